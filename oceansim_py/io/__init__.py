@@ -1,0 +1,1 @@
+"""Input/output helpers: YAML configs, image helpers, writers and message exports."""

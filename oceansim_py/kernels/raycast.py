@@ -1,0 +1,106 @@
+"""Ray/BVH queries shared by every sensor, and the batch ray-cast kernel behind ``Scene.raycast``.
+
+Frames: world, Z up, metres. Directions must be unit vectors (the kernels normalise what they are given);
+distances are metres along the ray. Misses have ``hit = 0``, ``face = obj = -1`` and distance ``+inf``.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+#: Distance written for a miss.
+MISS_DISTANCE = float("inf")
+
+
+@wp.struct
+class RayHit:
+    """The first hit of one ray.
+
+    hit: 1 if the ray hit within range, else 0. distance: metres along the unit ray. normal: unit geometric
+    normal turned to face the ray (``dot(normal, direction) <= 0``). face: triangle index in the world mesh.
+    obj: scene node id owning the face. cos_incidence: cos psi = -dot(direction, normal) in [0, 1].
+    """
+
+    hit: int
+    distance: float
+    normal: wp.vec3
+    face: int
+    obj: int
+    cos_incidence: float
+
+
+@wp.func
+def facing_normal(n: wp.vec3, direction: wp.vec3) -> wp.vec3:
+    """``n`` normalised and flipped if needed so that it faces against ``direction`` (two-sided surfaces)."""
+    m = wp.normalize(n)
+    if wp.dot(m, direction) > 0.0:
+        m = -m
+    return m
+
+
+@wp.func
+def cast_ray(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32), origin: wp.vec3, direction: wp.vec3,
+             max_range: float) -> RayHit:
+    """First hit of the ray ``origin + t * direction`` (``direction`` unit) for ``0 < t <= max_range``."""
+    h = RayHit()
+    h.hit = 0
+    h.distance = float(wp.inf)
+    h.normal = wp.vec3(0.0, 0.0, 0.0)
+    h.face = -1
+    h.obj = -1
+    h.cos_incidence = 0.0
+    q = wp.mesh_query_ray(mesh, origin, direction, max_range)
+    if q.result:
+        if q.t > 0.0:
+            n = facing_normal(q.normal, direction)
+            h.hit = 1
+            h.distance = q.t
+            h.normal = n
+            h.face = q.face
+            h.obj = face_object[q.face]
+            h.cos_incidence = wp.clamp(-wp.dot(direction, n), 0.0, 1.0)
+    return h
+
+
+@wp.func
+def two_way_absorption(alpha_db_per_m: float, r: float) -> float:
+    """Two-way intensity loss factor 10^(-2 alpha r / 10) for absorption alpha (dB/m, one way) at range r (m)."""
+    return wp.pow(10.0, -0.2 * alpha_db_per_m * r)
+
+
+@wp.func
+def sensor_to_world(pose: wp.transform, v: wp.vec3) -> wp.vec3:
+    """Rotate a sensor-frame (FLU) direction into the world frame."""
+    return wp.quat_rotate(wp.transform_get_rotation(pose), v)
+
+
+@wp.func
+def fan_direction(bearing: float, elevation: float) -> wp.vec3:
+    """Unit FLU direction of a ray at ``bearing`` (rad, positive to starboard) and ``elevation`` (rad, up)."""
+    ce = wp.cos(elevation)
+    return wp.vec3(ce * wp.cos(bearing), -ce * wp.sin(bearing), wp.sin(elevation))
+
+
+@wp.kernel
+def raycast_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32), origins: wp.array(dtype=wp.vec3),
+                   directions: wp.array(dtype=wp.vec3), max_range: wp.array(dtype=wp.float32),
+                   distance: wp.array(dtype=wp.float32), normal: wp.array(dtype=wp.vec3),
+                   face: wp.array(dtype=wp.int32), obj: wp.array(dtype=wp.int32), start: int):
+    """Batch ray cast: element i casts ray i (``max_range`` has one value, or one per ray)."""
+    i = wp.tid() + start
+    d = directions[i]
+    L = wp.length(d)
+    r = max_range[0]
+    if max_range.shape[0] > 1:
+        r = max_range[i]
+    if L > 0.0:
+        h = cast_ray(mesh, face_object, origins[i], d / L, r)
+        distance[i] = h.distance
+        normal[i] = h.normal
+        face[i] = h.face
+        obj[i] = h.obj
+    else:
+        distance[i] = float(wp.inf)
+        normal[i] = wp.vec3(0.0, 0.0, 0.0)
+        face[i] = -1
+        obj[i] = -1

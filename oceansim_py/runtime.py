@@ -1,0 +1,163 @@
+"""Devices, Warp start-up, CPU thread chunking and memory checks.
+
+Warp runs a CPU launch on one thread. :func:`launch_1d` splits a 1-D launch into contiguous chunks launched
+from a thread pool (ctypes releases the GIL), so every core works. Chunkable kernels take their flattened
+element count implicitly through ``dim`` and a final ``start: int`` argument, and compute
+``i = wp.tid() + start``. Each element's result depends only on its own index, so the output is
+bit-identical whatever the chunking. On CUDA the same kernel runs as one launch with ``start = 0``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Sequence
+
+import numpy as np
+import warp as wp
+
+from oceansim_py.errors import ConfigError
+
+wp.config.quiet = True
+
+_init_lock = threading.Lock()
+_initialised = False
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+_threads_override: int | None = None
+
+#: CPU launches smaller than this many elements per chunk are not split further.
+MIN_CHUNK = 4096
+
+
+def init_warp() -> None:
+    """Initialise Warp once, quietly (idempotent, thread-safe)."""
+    global _initialised
+    with _init_lock:
+        if not _initialised:
+            wp.config.quiet = True
+            wp.init()
+            _initialised = True
+
+
+def resolve_device(device: Any = None) -> wp.context.Device:
+    """``None`` -> ``cuda:0`` when Warp sees a GPU, else ``cpu``; otherwise Warp's device for ``device``."""
+    init_warp()
+    if device is None:
+        return wp.get_device("cuda:0") if wp.is_cuda_available() else wp.get_device("cpu")
+    try:
+        return wp.get_device(device)
+    except Exception as exc:  # Warp raises plain exceptions for unknown devices
+        names = [str(d) for d in wp.get_devices()]
+        raise ConfigError(f"device {device!r} is not available; choose one of {names}") from exc
+
+
+def cpu_threads() -> int:
+    """Threads used for CPU launches: ``set_cpu_threads`` override, ``OCEANSIM_THREADS``, else all cores."""
+    if _threads_override is not None:
+        return _threads_override
+    env = os.environ.get("OCEANSIM_THREADS")
+    if env:
+        try:
+            n = int(env)
+        except ValueError as exc:
+            raise ConfigError(f"OCEANSIM_THREADS={env!r} is not an integer") from exc
+        if n < 1:
+            raise ConfigError(f"OCEANSIM_THREADS={env!r} must be >= 1")
+        return n
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def set_cpu_threads(n: int | None) -> None:
+    """Override the number of CPU launch threads (``None`` restores the default). Used by benchmarks."""
+    global _threads_override
+    if n is not None and n < 1:
+        raise ConfigError(f"set_cpu_threads: n must be >= 1, got {n}")
+    _threads_override = n
+
+
+def _get_pool(n: int) -> ThreadPoolExecutor:
+    global _pool, _pool_size
+    with _init_lock:
+        if _pool is None or _pool_size < n:
+            if _pool is not None:
+                _pool.shutdown(wait=True)
+            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="oceansim-launch")
+            _pool_size = n
+        return _pool
+
+
+def chunk_bounds(n: int, parts: int, align: int = 1) -> list[tuple[int, int]]:
+    """Split ``range(n)`` into at most ``parts`` contiguous (start, stop) ranges whose starts are multiples
+    of ``align`` (so a chunk never splits a group of ``align`` elements, e.g. one pose's rays)."""
+    if n <= 0:
+        return []
+    groups = -(-n // align)
+    parts = max(1, min(parts, groups))
+    edges = [round(g * groups / parts) * align for g in range(parts + 1)]
+    edges[-1] = n
+    return [(a, min(b, n)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
+
+
+def launch_1d(kernel: Any, n: int, inputs: Sequence[Any], device: Any, align: int = 1,
+              threads: int | None = None) -> None:
+    """Launch ``kernel`` over ``n`` elements; the kernel's last argument is ``start: int``.
+
+    On CPU the range is split into chunks (starts aligned to ``align``) launched from a thread pool; on
+    CUDA it is one launch. Returns after all chunks finished.
+    """
+    dev = wp.get_device(device)
+    if n <= 0:
+        return
+    if not dev.is_cpu:
+        wp.launch(kernel, dim=n, inputs=[*inputs, 0], device=dev)
+        return
+    nthreads = threads if threads is not None else cpu_threads()
+    parts = min(nthreads, max(1, n // MIN_CHUNK)) if align == 1 else nthreads
+    bounds = chunk_bounds(n, parts, align)
+    if len(bounds) <= 1:
+        wp.launch(kernel, dim=n, inputs=[*inputs, 0], device=dev)
+        return
+    pool = _get_pool(nthreads)
+    futures = [pool.submit(wp.launch, kernel, dim=b - a, inputs=[*inputs, a], device=dev) for a, b in bounds]
+    for f in futures:
+        f.result()
+
+
+def available_memory_bytes(device: Any) -> int:
+    """Free memory on ``device`` (GPU free memory, or the host's available RAM for CPU)."""
+    dev = wp.get_device(device)
+    if dev.is_cuda:
+        return int(getattr(dev, "free_memory", 0) or dev.total_memory)
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+
+
+def check_memory(nbytes: int, device: Any, what: str, fix: str) -> None:
+    """Refuse (``ConfigError``) a request that needs more than 80 % of the device's free memory."""
+    free = available_memory_bytes(device)
+    if nbytes > 0.8 * free:
+        raise ConfigError(
+            f"{what} would need {nbytes / 2**30:.2f} GiB on {device} but only {free / 2**30:.2f} GiB is free; "
+            f"{fix}"
+        )
+
+
+def as_float32(a: Any, shape_tail: tuple[int, ...], what: str) -> np.ndarray:
+    """``a`` as a C-contiguous float32 array whose trailing shape is ``shape_tail``; non-finite values are a
+    ``ConfigError`` naming ``what`` and the first bad row."""
+    arr = np.ascontiguousarray(np.asarray(a, dtype=np.float32))
+    if arr.shape[arr.ndim - len(shape_tail):] != shape_tail:
+        raise ConfigError(f"{what}: expected shape (..., {', '.join(map(str, shape_tail))}), got {arr.shape}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        row = int(np.argwhere(bad.reshape(-1, int(np.prod(shape_tail))).any(axis=1))[0][0])
+        raise ConfigError(f"{what}: row {row} holds a non-finite value; all values must be finite")
+    return arr

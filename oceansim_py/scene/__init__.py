@@ -1,0 +1,73 @@
+"""The thin scene graph: loading (USD, mesh files), materials, world geometry and the built-in scenes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from oceansim_py.errors import SceneError
+from oceansim_py.scene.graph import Node, RaycastResult, Scene, TriangleMesh
+from oceansim_py.scene.materials import Material, MaterialTable
+from oceansim_py.scene.meshes import MESH_SUFFIXES
+
+USD_SUFFIXES = {".usd", ".usda", ".usdc", ".usdz"}
+
+
+def scenes_dir() -> Path:
+    """Folder of the built-in scenes: installed inside the package, or ``scenes/`` of a source checkout."""
+    here = Path(__file__).resolve().parent.parent
+    installed = here / "_scenes"
+    return installed if installed.is_dir() else here.parent / "scenes"
+
+
+def builtin_scene_names() -> list[str]:
+    return sorted(p.stem for p in scenes_dir().glob("*.usda"))
+
+
+def resolve_scene_path(path: str | Path) -> Path:
+    """A file path, or the name of a built-in scene (``tank``, ``pier``, ``wreck``)."""
+    p = Path(path)
+    if p.exists():
+        return p
+    if p.suffix == "" and p.parent == Path("."):
+        candidate = scenes_dir() / f"{p.name}.usda"
+        if candidate.is_file():
+            return candidate
+        raise SceneError(f"{path}: neither a file nor a built-in scene; built-in scenes are "
+                         f"{builtin_scene_names()}")
+    raise SceneError(f"{p}: no such file")
+
+
+def load_scene(path: str | Path, device: Any = None, materials: MaterialTable | str | Path | None = None,
+               **mesh_options: Any) -> Scene:
+    """Load a scene from USD (.usd/.usda/.usdc/.usdz), a mesh file (.obj/.stl/.ply/.glb/.gltf) or a built-in
+    scene name, and build its BVH on ``device`` (``None``: cuda:0 if present, else cpu).
+
+    ``materials``: a :class:`MaterialTable` or a YAML file of extra materials (added to the built-in table).
+    ``mesh_options`` (mesh files only): ``up_axis`` ("Y"/"Z"), ``meters_per_unit``, ``material``.
+    """
+    p = resolve_scene_path(path)
+    if isinstance(materials, (str, Path)):
+        table = MaterialTable.from_yaml(materials)
+    else:
+        table = materials if materials is not None else MaterialTable()
+    suffix = p.suffix.lower()
+    if suffix in USD_SUFFIXES:
+        from oceansim_py.scene.usd import read_usd
+
+        if mesh_options:
+            raise SceneError(f"{p}: options {sorted(mesh_options)} apply to mesh files only; a USD stage "
+                             f"carries its own up axis and units")
+        nodes, metadata = read_usd(p, table)
+        return Scene(nodes, source=str(p), device=device, metadata=metadata)
+    if suffix in MESH_SUFFIXES:
+        from oceansim_py.scene.meshes import read_mesh_file
+
+        nodes = read_mesh_file(p, table, **mesh_options)
+        return Scene(nodes, source=str(p), device=device, metadata={})
+    raise SceneError(f"{p}: unsupported file type {suffix or '(none)'}; use USD "
+                     f"({', '.join(sorted(USD_SUFFIXES))}) or a mesh ({', '.join(sorted(MESH_SUFFIXES))})")
+
+
+__all__ = ["Material", "MaterialTable", "Node", "RaycastResult", "Scene", "TriangleMesh", "builtin_scene_names",
+           "load_scene", "resolve_scene_path", "scenes_dir"]

@@ -1,0 +1,141 @@
+"""World geometry: one ``wp.Mesh`` (BVH) over every node's world-space triangles, with per-face object ids and
+per-object material and label arrays on the device. Animated nodes update their vertices in a kernel and the
+BVH is refitted, never rebuilt.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import warp as wp
+
+from oceansim_py.errors import SceneError
+from oceansim_py.kernels.geometry import transform_vertices_kernel
+from oceansim_py.runtime import launch_1d
+
+if TYPE_CHECKING:
+    from oceansim_py.scene.graph import Node
+
+log = logging.getLogger(__name__)
+
+#: Triangles with an area below this (m^2) are degenerate and dropped.
+DEGENERATE_AREA = 1e-12
+
+
+def transform_points(matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Apply a 4x4 affine (column vectors) to (N, 3) points, in float64."""
+    p = np.asarray(points, dtype=np.float64)
+    return p @ matrix[:3, :3].T + matrix[:3, 3]
+
+
+def triangle_areas(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    a, b, c = (points[triangles[:, k]] for k in range(3))
+    return 0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1)
+
+
+@dataclass
+class GeometryStats:
+    triangles: int
+    vertices: int
+    dropped_degenerate: int
+    build_seconds: float
+
+
+class WorldGeometry:
+    """Device-side world geometry of a scene (see module docstring).
+
+    Attributes (Warp arrays on ``device``):
+        mesh: the ``wp.Mesh``; pass ``mesh.id`` to kernels as ``wp.uint64``.
+        face_object: (F,) int32, node id of each triangle.
+        object_reflectivity: (N_nodes,) float32 acoustic reflectivity mu per node id.
+        object_albedo: (N_nodes,) vec3 linear RGB albedo per node id.
+        object_label: (N_nodes,) int32 index into ``Scene.labels`` per node id.
+    """
+
+    def __init__(self, nodes: list["Node"], label_ids: np.ndarray, device: wp.context.Device,
+                 source: str = "<scene>") -> None:
+        import time
+
+        t0 = time.perf_counter()
+        self.device = device
+        pts, tris, face_obj = [], [], []
+        anim_local, anim_slot, anim_dst = [], [], []
+        self.animated_nodes: list["Node"] = []
+        offset = 0
+        dropped = 0
+        for node in nodes:
+            if node.mesh is None or node.mesh.triangles.shape[0] == 0:
+                continue
+            local = np.asarray(node.mesh.vertices, dtype=np.float64)
+            t = np.asarray(node.mesh.triangles, dtype=np.int64)
+            world = transform_points(node.transform, local)
+            if np.linalg.det(node.transform[:3, :3]) < 0:
+                t = t[:, [0, 2, 1]]
+            keep = triangle_areas(world, t) > DEGENERATE_AREA
+            dropped += int((~keep).sum())
+            t = t[keep]
+            if t.shape[0] == 0:
+                continue
+            pts.append(world)
+            tris.append(t + offset)
+            face_obj.append(np.full(t.shape[0], node.id, dtype=np.int32))
+            if node.track is not None:
+                anim_local.append(local)
+                anim_slot.append(np.full(local.shape[0], len(self.animated_nodes), dtype=np.int32))
+                anim_dst.append(np.arange(offset, offset + local.shape[0], dtype=np.int32))
+                self.animated_nodes.append(node)
+            offset += local.shape[0]
+        if not tris:
+            raise SceneError(f"{source}: the scene holds no triangles to cast rays against; add a mesh or an "
+                             f"implicit primitive (Cube, Sphere, ...) that is visible")
+        if dropped:
+            log.warning("%s: dropped %d degenerate (zero-area) triangle(s)", source, dropped)
+        points = np.concatenate(pts).astype(np.float32)
+        indices = np.concatenate(tris).astype(np.int32)
+        self.num_triangles = int(indices.shape[0])
+        self.num_vertices = int(points.shape[0])
+        self.dropped_degenerate = dropped
+        self.bounds = (points.min(axis=0).astype(np.float64), points.max(axis=0).astype(np.float64))
+
+        n_nodes = max((n.id for n in nodes), default=-1) + 1
+        refl = np.zeros(n_nodes, dtype=np.float32)
+        albedo = np.zeros((n_nodes, 3), dtype=np.float32)
+        for node in nodes:
+            refl[node.id] = node.material.reflectivity
+            albedo[node.id] = node.material.albedo
+        with wp.ScopedDevice(device):
+            self.points = wp.array(points, dtype=wp.vec3)
+            self.indices = wp.array(indices.reshape(-1), dtype=wp.int32)
+            self.mesh = wp.Mesh(points=self.points, indices=self.indices,
+                                bvh_constructor="sah" if device.is_cpu else "lbvh")
+            self.face_object = wp.array(np.concatenate(face_obj), dtype=wp.int32)
+            self.object_reflectivity = wp.array(refl, dtype=wp.float32)
+            self.object_albedo = wp.array(albedo, dtype=wp.vec3)
+            self.object_label = wp.array(np.asarray(label_ids, dtype=np.int32), dtype=wp.int32)
+            if self.animated_nodes:
+                self._anim_local = wp.array(np.concatenate(anim_local).astype(np.float32), dtype=wp.vec3)
+                self._anim_slot = wp.array(np.concatenate(anim_slot), dtype=wp.int32)
+                self._anim_dst = wp.array(np.concatenate(anim_dst), dtype=wp.int32)
+                self._anim_xforms = wp.zeros(len(self.animated_nodes), dtype=wp.mat44)
+        self.build_seconds = time.perf_counter() - t0
+
+    @property
+    def is_animated(self) -> bool:
+        return bool(self.animated_nodes)
+
+    def update_animated(self) -> None:
+        """Move the animated nodes' vertices to their current ``Node.transform`` and refit the BVH."""
+        if not self.animated_nodes:
+            return
+        mats = np.stack([n.transform for n in self.animated_nodes]).astype(np.float32)
+        self._anim_xforms.assign(wp.array(mats, dtype=wp.mat44, device="cpu"))
+        launch_1d(transform_vertices_kernel, self._anim_local.shape[0],
+                  [self._anim_local, self._anim_slot, self._anim_dst, self._anim_xforms, self.points],
+                  self.device)
+        self.mesh.refit()
+
+    def stats(self) -> GeometryStats:
+        return GeometryStats(self.num_triangles, self.num_vertices, self.dropped_degenerate, self.build_seconds)

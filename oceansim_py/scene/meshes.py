@@ -1,0 +1,77 @@
+"""Plain mesh files (.obj, .stl, .ply, .glb, .gltf) -> scene nodes, through trimesh.
+
+Mesh files carry no up axis or unit: they are taken as Z-up metres unless ``up_axis="Y"`` is given (glTF is
+Y-up by specification, so .glb/.gltf default to Y). A file holding a scene graph (glTF, multi-object OBJ)
+gives one node per geometry instance, with its world transform from the file's graph.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from oceansim_py.errors import SceneError
+from oceansim_py.scene.graph import Node, TriangleMesh
+from oceansim_py.scene.materials import DEFAULT_MATERIAL, MaterialTable
+
+MESH_SUFFIXES = {".obj", ".stl", ".ply", ".glb", ".gltf", ".off"}
+
+#: Rotation taking a Y-up frame to Z-up (x stays, y -> z, z -> -y).
+Y_UP_TO_Z_UP = np.array([[1.0, 0, 0, 0], [0, 0, -1, 0], [0, 1, 0, 0], [0, 0, 0, 1]])
+
+
+def _sanitize(name: str) -> str:
+    out = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+    return out if out and not out[0].isdigit() else f"_{out}"
+
+
+def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = None,
+                   meters_per_unit: float = 1.0, material: str | None = None) -> list[Node]:
+    """Nodes for every geometry in a mesh file (see module docstring). ``material`` names a table entry
+    applied to all nodes (default: the table's ``default``)."""
+    import trimesh
+
+    if not path.is_file():
+        raise SceneError(f"{path}: no such file")
+    if not (np.isfinite(meters_per_unit) and meters_per_unit > 0):
+        raise SceneError(f"{path}: meters_per_unit must be > 0, got {meters_per_unit}")
+    try:
+        loaded = trimesh.load(str(path), force="scene", process=False)
+    except Exception as exc:  # trimesh raises many types for unreadable files
+        raise SceneError(f"{path}: not a readable mesh file ({type(exc).__name__}: {exc})") from exc
+    up = (up_axis or ("Y" if path.suffix.lower() in {".glb", ".gltf"} else "Z")).upper()
+    if up not in ("Y", "Z"):
+        raise SceneError(f"{path}: up_axis must be 'Y' or 'Z', got {up_axis!r}")
+    conv = np.diag([meters_per_unit] * 3 + [1.0])
+    if up == "Y":
+        conv = conv @ Y_UP_TO_Z_UP
+    mat = DEFAULT_MATERIAL
+    if material is not None:
+        found = materials.get(material)
+        if found is None:
+            raise SceneError(f"{path}: unknown material {material!r}; known: {materials.names()}")
+        mat = found
+    root_path = "/" + _sanitize(path.stem)
+    root = Node(path=root_path, material=mat, label=path.stem)
+    nodes = [root]
+    for i, node_name in enumerate(loaded.graph.nodes_geometry):
+        transform, geom_name = loaded.graph[node_name]
+        geom = loaded.geometry[geom_name]
+        if not hasattr(geom, "faces") or len(geom.faces) == 0:
+            continue
+        verts = np.asarray(geom.vertices, dtype=np.float64)
+        faces = np.asarray(geom.faces, dtype=np.int64)
+        if not np.isfinite(verts).all():
+            raise SceneError(f"{path}: geometry {geom_name!r} holds non-finite vertex coordinates")
+        if faces.size and (faces.min() < 0 or faces.max() >= verts.shape[0]):
+            raise SceneError(f"{path}: geometry {geom_name!r} has face indices out of range "
+                             f"(0..{verts.shape[0] - 1})")
+        node = Node(path=f"{root_path}/{_sanitize(str(node_name))}_{i}",
+                    transform=conv @ np.asarray(transform, dtype=np.float64),
+                    mesh=TriangleMesh(verts, faces), material=mat, label=str(node_name), parent=root)
+        root.children.append(node)
+        nodes.append(node)
+    if len(nodes) == 1:
+        raise SceneError(f"{path}: the file holds no triangle geometry")
+    return nodes
