@@ -1,0 +1,1 @@
+"""One module per ``oceansim-py`` subcommand, each with ``register(subparsers)``."""

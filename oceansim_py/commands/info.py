@@ -1,0 +1,30 @@
+"""``oceansim-py info``: package and Warp versions, devices, kernel cache, built-in scenes."""
+
+from __future__ import annotations
+
+import argparse
+import platform
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("info", help="versions, Warp devices and kernel cache")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import warp as wp
+
+    import oceansim_py
+    from oceansim_py.runtime import cpu_threads, init_warp
+    from oceansim_py.scene import builtin_scene_names, scenes_dir
+
+    init_warp()
+    print(f"oceansim_py {oceansim_py.__version__}  (Python {platform.python_version()}, {platform.machine()})")
+    print(f"warp-lang   {wp.config.version}")
+    print("devices:")
+    for d in wp.get_devices():
+        extra = f", {d.total_memory / 2**30:.1f} GiB" if d.is_cuda else f", {cpu_threads()} launch thread(s)"
+        print(f"  {d.alias:8s} {d.name}{extra}")
+    print(f"kernel cache: {wp.config.kernel_cache_dir}")
+    print(f"built-in scenes ({scenes_dir()}): {', '.join(builtin_scene_names()) or '(none)'}")
+    return 0
