@@ -15,7 +15,7 @@ import sys
 from oceansim_py.errors import OceanSimError
 
 #: Top-level subcommand modules, in help order.
-COMMANDS = ["info"]
+COMMANDS = ["info", "describe"]
 
 #: ``oceansim-py render <target>`` modules, in help order.
 RENDER_TARGETS: list[str] = []
@@ -46,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         import warp as wp
 
         wp.config.quiet = False
+        if hasattr(wp, "LOG_INFO"):
+            wp.config.log_level = wp.LOG_INFO
     try:
         return int(args.func(args) or 0)
     except OceanSimError as exc:

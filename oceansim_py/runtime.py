@@ -19,6 +19,9 @@ import warp as wp
 
 from oceansim_py.errors import ConfigError
 
+# Warp's start-up banner and per-module compile messages go through its log level; keep them for --verbose.
+if hasattr(wp, "LOG_WARNING"):
+    wp.config.log_level = wp.LOG_WARNING
 wp.config.quiet = True
 
 _init_lock = threading.Lock()
@@ -36,7 +39,6 @@ def init_warp() -> None:
     global _initialised
     with _init_lock:
         if not _initialised:
-            wp.config.quiet = True
             wp.init()
             _initialised = True
 
