@@ -1,0 +1,568 @@
+"""USD stage -> scene nodes. The only module of the package that imports ``pxr``.
+
+What is read:
+
+- every ``UsdGeom.Mesh`` (n-gons triangulated by vectorised ear clipping, ``holeIndices`` dropped,
+  ``orientation = leftHanded`` reversed), including meshes under instanceable prims (instance proxies);
+- the implicit primitives Cube, Sphere, Cylinder, Cone and Capsule, tessellated;
+- ``UsdGeom.PointInstancer``: each prototype placed at each instance, as nodes
+  ``<instancer>/instance_<k>/<prototype-relative path>``;
+- world transforms through ``UsdGeom.XformCache`` at the stage's start time code; time-sampled transforms of
+  a prim or its ancestors become a :class:`TransformTrack` sampled at the union of their time codes (motion
+  authored inside PointInstancer prototypes, and time-sampled instance positions, are read at the start time);
+- invisible prims and prims of purpose ``guide`` or ``proxy`` are skipped with their subtrees.
+
+Frames and units: the stage's frame is converted to the package's world frame (Z up, metres) by
+``C = metersPerUnit * R`` where ``R`` is the Y-up -> Z-up rotation for a Y-up stage (identity for Z-up).
+Node vertices are ``C @ p`` (local frame, metres) and node transforms ``C @ M @ C^-1`` (column vectors), so
+world points are ``C @ M @ p``. USD's fallbacks apply to unauthored stage metadata: upAxis Y, metersPerUnit
+0.01 (centimetres).
+
+Materials and labels, each inherited down the hierarchy (a prim without its own value takes the nearest
+ancestor's):
+
+- the *named material*: ``oceansim:material`` (string/token naming a table entry), else the name of the
+  UsdShade material bound to the prim (case-insensitive table lookup; names not in the table are ignored);
+- ``oceansim:reflectivity`` (float in [0, 1]) overrides the named material's reflectivity;
+- albedo: ``oceansim:albedo`` (color3f), else the named material's albedo, else the first value of
+  ``primvars:displayColor`` (clipped to [0, 1]), else the ``default`` material's albedo;
+- label: UsdSemantics ``semantics:labels:<taxonomy>`` (taxonomy ``class`` preferred, first value), else Isaac
+  Sim's ``semantic:<name>:params:semanticData`` (semanticType ``class`` preferred), else the prim's name.
+
+Stage metadata: the root layer's ``customLayerData["oceansim"]`` may hold ``description`` (string),
+``suggested_pose`` (7 numbers ``[px, py, pz, qx, qy, qz, qw]`` in the converted world frame) and ``surface_z``
+(m); other keys are passed through unchanged. The returned metadata adds ``up_axis``, ``meters_per_unit``,
+``start_time`` (s) and ``time_codes_per_second``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pxr import Tf, Usd, UsdGeom, UsdShade
+
+from oceansim_py.errors import ConfigError, SceneError
+from oceansim_py.scene.animation import TransformTrack
+from oceansim_py.scene.graph import Node, TriangleMesh
+from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material, MaterialTable
+from oceansim_py.scene.meshes import Y_UP_TO_Z_UP
+
+#: Segments around the axis of tessellated Cylinder, Cone and Capsule prims.
+IMPLICIT_SEGMENTS = 32
+#: Icosphere subdivisions for Sphere prims (1280 faces; every face lies within 0.5 % of the radius).
+SPHERE_SUBDIVISIONS = 3
+
+#: Polygons x vertices^2 per ear-clipping batch.
+_EAR_CLIP_BATCH = 4_000_000
+
+_PREDICATE = Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)
+_IMPLICIT_TYPES = ("Cube", "Sphere", "Cylinder", "Cone", "Capsule")
+
+
+# -- triangulation -----------------------------------------------------------------------------------------
+
+def _cross2(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+
+
+def _project_to_plane(xyz: np.ndarray) -> np.ndarray:
+    """(P, n, 3) polygons -> (P, n, 2) coordinates in each polygon's plane, counter-clockwise seen from the
+    side its Newell normal points to (the front for right-handed winding)."""
+    normal = np.cross(xyz, np.roll(xyz, -1, axis=1)).sum(axis=1)
+    length = np.linalg.norm(normal, axis=1, keepdims=True)
+    normal = np.where(length > 0, normal / np.where(length > 0, length, 1.0), [0.0, 0.0, 1.0])
+    helper = np.where(np.abs(normal[:, :1]) < 0.9, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0])
+    u = np.cross(helper, normal)
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    v = np.cross(normal, u)
+    return np.stack([np.einsum("pnk,pk->pn", xyz, u), np.einsum("pnk,pk->pn", xyz, v)], axis=-1)
+
+
+def _ear_clip(uv: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Ear clipping of P simple polygons of n vertices at once: uv (P, n, 2) counter-clockwise, ids (P, n)
+    vertex indices -> (P * (n - 2), 3) triangles with the polygons' winding.
+
+    Each step finds every ear of every polygon (vectorised over polygons and vertices) and clips the same
+    number m >= 1 of pairwise non-adjacent ears from each polygon (clipping one ear cannot spoil another that
+    does not share its tip's neighbours), so a large polygon needs far fewer than n - 3 steps.
+    """
+    p_count = uv.shape[0]
+    extent = np.ptp(uv.reshape(p_count, -1), axis=1)
+    tol = (1e-12 * extent * extent)[:, None]
+    out = []
+    while uv.shape[1] > 3:
+        k = uv.shape[1]
+        prev, nxt = np.roll(uv, 1, axis=1), np.roll(uv, -1, axis=1)
+        corner = _cross2(uv - prev, nxt - uv)                                  # (P, k), > 0: convex
+        convex = corner > tol
+        a, b, c, q = prev[:, :, None], uv[:, :, None], nxt[:, :, None], uv[:, None, :]
+        inside = ((_cross2(b - a, q - a) >= -tol[..., None]) & (_cross2(c - b, q - b) >= -tol[..., None])
+                  & (_cross2(a - c, q - c) >= -tol[..., None]))               # (P, candidate, vertex)
+        j = np.arange(k)
+        own = (j[None, :] == j[:, None]) | (j[None, :] == (j[:, None] - 1) % k) | (j[None, :] == (j[:, None] + 1) % k)
+        ear = convex & ~(inside & ~own).any(axis=2)
+        # Ears at even or at odd positions are never neighbours (with k odd, k - 1 neighbours 0: left out).
+        even = (j % 2 == 0) & (j != k - 1 if k % 2 else True)
+        ear_even, ear_odd = ear & even, ear & (j % 2 == 1)
+        pick = np.where((ear_even.sum(axis=1) >= ear_odd.sum(axis=1))[:, None], ear_even, ear_odd)
+        # A polygon without a clean ear (self-intersecting or degenerate) clips its most convex corner.
+        stuck = np.nonzero(~pick.any(axis=1))[0]
+        pick[stuck, np.argmax(np.where(convex, corner, -np.inf), axis=1)[stuck]] = True
+        m = min(int(pick.sum(axis=1).min()), k - 3)
+        pick &= np.cumsum(pick, axis=1) <= m
+        r, c = np.nonzero(pick)
+        out.append(np.stack([ids[r, (c - 1) % k], ids[r, c], ids[r, (c + 1) % k]], axis=1))
+        uv = uv[~pick].reshape(p_count, k - m, 2)
+        ids = ids[~pick].reshape(p_count, k - m)
+    out.append(ids)
+    return np.concatenate(out)
+
+
+def triangulate_polygons(points: np.ndarray, counts: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """Triangulate polygons given USD-style: ``counts`` (F,) vertices per face, ``indices`` (sum(counts),)
+    into ``points`` (V, 3). Returns (sum(counts - 2), 3) triangles keeping each polygon's winding.
+
+    Polygons are grouped by size; convex ones are fanned, the others ear-clipped in their plane (concave
+    polygons keep their area). Work is vectorised over the polygons of one size; no Python loop per face.
+    """
+    points = np.asarray(points, dtype=np.float64)
+    counts = np.asarray(counts, dtype=np.int64)
+    indices = np.asarray(indices, dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    out = []
+    for n in np.unique(counts):
+        n = int(n)
+        ids = indices[starts[counts == n][:, None] + np.arange(n)]
+        if n == 3:
+            out.append(ids)
+            continue
+        uv = _project_to_plane(points[ids])
+        corner = _cross2(uv - np.roll(uv, 1, axis=1), np.roll(uv, -1, axis=1) - uv)
+        extent = np.ptp(uv.reshape(uv.shape[0], -1), axis=1)
+        convex = (corner >= -1e-12 * (extent * extent)[:, None]).all(axis=1)
+        if convex.any():
+            fan = np.arange(1, n - 1)
+            c = ids[convex]
+            out.append(np.stack([np.repeat(c[:, 0], n - 2), c[:, fan].reshape(-1), c[:, fan + 1].reshape(-1)],
+                                axis=1))
+        concave = np.nonzero(~convex)[0]
+        step = max(1, _EAR_CLIP_BATCH // (n * n))  # bounds the (P, n, n) work arrays to ~100 MB
+        for first in range(0, concave.size, step):
+            chunk = concave[first:first + step]
+            out.append(_ear_clip(uv[chunk], ids[chunk]))
+    if not out:
+        return np.zeros((0, 3), dtype=np.int64)
+    return np.concatenate(out)
+
+
+# -- implicit primitives -----------------------------------------------------------------------------------
+
+def _axis_rotation(axis: str) -> np.ndarray:
+    """Proper rotation taking +Z to the given USD axis token."""
+    if axis == "X":
+        return np.array([[0.0, 0, 1], [0, 1, 0], [-1, 0, 0]])
+    if axis == "Y":
+        return np.array([[1.0, 0, 0], [0, 0, 1], [0, -1, 0]])
+    return np.eye(3)
+
+
+def _implicit_params(prim: Usd.Prim, time: Usd.TimeCode) -> tuple[str, float, float, str]:
+    """(kind, size or radius, height, axis) of an implicit primitive, in stage units."""
+    kind = prim.GetTypeName()
+    if kind == "Cube":
+        return kind, float(UsdGeom.Cube(prim).GetSizeAttr().Get(time)), 0.0, "Z"
+    if kind == "Sphere":
+        return kind, float(UsdGeom.Sphere(prim).GetRadiusAttr().Get(time)), 0.0, "Z"
+    schema = {"Cylinder": UsdGeom.Cylinder, "Cone": UsdGeom.Cone, "Capsule": UsdGeom.Capsule}[kind](prim)
+    return (kind, float(schema.GetRadiusAttr().Get(time)), float(schema.GetHeightAttr().Get(time)),
+            str(schema.GetAxisAttr().Get(time)))
+
+
+@functools.lru_cache(maxsize=256)
+def _tessellate(kind: str, size: float, height: float, axis: str) -> tuple[np.ndarray, np.ndarray]:
+    """Triangles of an implicit primitive centred on its origin, outward counter-clockwise faces (read-only
+    arrays, shared by every prim of the same shape). ``size``: Cube edge or radius; ``height`` along ``axis``."""
+    import trimesh.creation as tc
+
+    if kind == "Cube":
+        m = tc.box(extents=[size, size, size])
+        verts = np.asarray(m.vertices)
+    elif kind == "Sphere":
+        m = tc.icosphere(subdivisions=SPHERE_SUBDIVISIONS, radius=size)
+        verts = np.asarray(m.vertices)
+    elif kind == "Cylinder":
+        m = tc.cylinder(radius=size, height=height, sections=IMPLICIT_SEGMENTS)
+        verts = np.asarray(m.vertices)
+    elif kind == "Cone":  # trimesh: base at z = 0, apex at z = height; USD: centred on the origin
+        m = tc.cone(radius=size, height=height, sections=IMPLICIT_SEGMENTS)
+        verts = np.asarray(m.vertices) - [0.0, 0.0, height / 2]
+    else:  # Capsule: height is the cylindrical part, hemispherical caps added (as in trimesh)
+        m = tc.capsule(height=height, radius=size, count=[IMPLICIT_SEGMENTS, IMPLICIT_SEGMENTS // 2])
+        verts = np.asarray(m.vertices)
+    verts = np.ascontiguousarray(verts @ _axis_rotation(axis).T, dtype=np.float64)
+    faces = np.ascontiguousarray(m.faces, dtype=np.int64)
+    verts.setflags(write=False)
+    faces.setflags(write=False)
+    return verts, faces
+
+
+# -- the reader --------------------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class _Inherited:
+    """Material and label sources passed down the hierarchy (each the nearest ancestor's value)."""
+
+    named: Material | None = None
+    bound_path: str | None = None
+    reflectivity: float | None = None
+    albedo: tuple[float, float, float] | None = None
+    display_color: tuple[float, float, float] | None = None
+    label: str | None = None
+
+
+@dataclasses.dataclass
+class _Record:
+    """A node before conversion: ``matrix`` (4, 4) column-vector transform in stage units and axes, relative
+    to the walk's base (the world, or a prototype's parent); ``track`` (times in time codes, matrices)."""
+
+    path: str
+    parent: int
+    matrix: np.ndarray
+    label: str
+    material: Material
+    mesh: tuple[np.ndarray, np.ndarray] | None = None
+    track: tuple[np.ndarray, np.ndarray] | None = None
+
+
+class _StageReader:
+    def __init__(self, path: Path, stage: Usd.Stage, materials: MaterialTable) -> None:
+        self.path = path
+        self.stage = stage
+        self.table = materials
+        self.start = float(stage.GetStartTimeCode())
+        self.time = Usd.TimeCode(self.start)
+        self.tcps = float(stage.GetTimeCodesPerSecond())
+        if not (math.isfinite(self.tcps) and self.tcps > 0):
+            raise SceneError(f"{path}: timeCodesPerSecond must be > 0, got {self.tcps}")
+        self.up_axis = str(UsdGeom.GetStageUpAxis(stage))
+        self.meters_per_unit = float(UsdGeom.GetStageMetersPerUnit(stage))
+        if not (math.isfinite(self.meters_per_unit) and self.meters_per_unit > 0):
+            raise SceneError(f"{path}: stage metersPerUnit must be a finite number > 0, got "
+                             f"{self.meters_per_unit}; fix the layer metadata")
+        conv = np.diag([self.meters_per_unit] * 3 + [1.0])
+        if self.up_axis == "Y":
+            conv = conv @ Y_UP_TO_Z_UP
+        self.conv = conv
+        self.conv_inv = np.linalg.inv(conv)
+        self._caches: dict[float, UsdGeom.XformCache] = {}
+        self._templates: dict[str, list[_Record]] = {}
+
+    # -- helpers --------------------------------------------------------------------------------------------
+    def fail(self, prim: Usd.Prim, what: str) -> SceneError:
+        return SceneError(f"{self.path}: prim {prim.GetPath()}: {what}")
+
+    def cache(self, code: float) -> UsdGeom.XformCache:
+        if code not in self._caches:
+            self._caches[code] = UsdGeom.XformCache(Usd.TimeCode(code))
+        return self._caches[code]
+
+    def matrix(self, prim: Usd.Prim, base: Usd.Prim | None, code: float) -> np.ndarray:
+        """Column-vector transform of ``prim`` relative to ``base`` (``None``: the world), stage units."""
+        cache = self.cache(code)
+        if base is None:
+            m = cache.GetLocalToWorldTransform(prim)
+        else:
+            m = cache.ComputeRelativeTransform(prim, base)[0]
+        return np.array(m, dtype=np.float64).T
+
+    def value(self, prim: Usd.Prim, name: str) -> Any:
+        attr = prim.GetAttribute(name)
+        if not attr or not attr.HasAuthoredValue():
+            return None
+        return attr.Get(self.time)
+
+    # -- materials and labels -------------------------------------------------------------------------------
+    def resolve(self, prim: Usd.Prim, inh: _Inherited) -> _Inherited:
+        named = inh.named
+        name = self.value(prim, "oceansim:material")
+        bound = UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial()[0]
+        new_bound = str(bound.GetPath()) if bound else None
+        if name is not None:
+            named = self.table.get(str(name))
+            if named is None:
+                raise self.fail(prim, f"oceansim:material names unknown material {str(name)!r}; known materials "
+                                      f"are {self.table.names()} (add it in a materials YAML file)")
+        elif new_bound is not None and new_bound != inh.bound_path:
+            named = self.table.get(bound.GetPrim().GetName()) or named
+        refl = self.value(prim, "oceansim:reflectivity")
+        if refl is not None:
+            refl = self.number(prim, "oceansim:reflectivity", refl)
+        albedo = self.value(prim, "oceansim:albedo")
+        if albedo is not None:
+            albedo = self.color(prim, "oceansim:albedo", albedo)
+        color = self.value(prim, "primvars:displayColor")
+        if color is not None and len(color) > 0:
+            color = tuple(float(np.clip(c, 0.0, 1.0)) for c in self.color(prim, "primvars:displayColor", color[0]))
+        else:
+            color = None
+        return _Inherited(named, new_bound, inh.reflectivity if refl is None else refl,
+                          inh.albedo if albedo is None else albedo, inh.display_color if color is None else color,
+                          self.own_label(prim) or inh.label)
+
+    def number(self, prim: Usd.Prim, name: str, value: Any) -> float:
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise self.fail(prim, f"{name} must be a float, got {value!r}") from None
+
+    def color(self, prim: Usd.Prim, name: str, value: Any) -> tuple[float, float, float]:
+        try:
+            rgb = tuple(float(c) for c in value)
+        except (TypeError, ValueError):
+            rgb = ()
+        if len(rgb) != 3 or not all(math.isfinite(c) for c in rgb):
+            raise self.fail(prim, f"{name} must be three finite numbers (color3f), got {value!r}")
+        return rgb  # type: ignore[return-value]
+
+    def own_label(self, prim: Usd.Prim) -> str | None:
+        labels = {}
+        for prop in prim.GetAuthoredPropertiesInNamespace("semantics:labels"):
+            values = prop.Get(self.time) if isinstance(prop, Usd.Attribute) else None
+            if values is not None and len(values) > 0 and str(values[0]):
+                labels[prop.GetName().split(":", 2)[2]] = str(values[0])
+        if labels:
+            return labels.get("class", labels[sorted(labels)[0]])
+        isaac: dict[str, tuple[str, str]] = {}
+        for prop in prim.GetAuthoredPropertiesInNamespace("semantic"):
+            parts = prop.GetName().split(":")
+            if isinstance(prop, Usd.Attribute) and len(parts) == 4 and parts[2:] == ["params", "semanticData"]:
+                data = prop.Get(self.time)
+                kind = prim.GetAttribute(f"semantic:{parts[1]}:params:semanticType").Get(self.time)
+                if data:
+                    isaac[parts[1]] = (str(kind or ""), str(data))
+        if isaac:
+            chosen = [v for _, v in sorted(isaac.items()) if v[0] == "class"] or [v for _, v in sorted(isaac.items())]
+            return chosen[0][1]
+        return None
+
+    def material(self, prim: Usd.Prim, inh: _Inherited) -> Material:
+        base = inh.named or DEFAULT_MATERIAL
+        albedo = inh.albedo or (inh.named.albedo if inh.named else None) or inh.display_color or base.albedo
+        refl = base.reflectivity if inh.reflectivity is None else inh.reflectivity
+        if albedo == base.albedo and refl == base.reflectivity:
+            return base
+        try:
+            checked = Material.from_properties(base.name, albedo, reflectivity=refl,
+                                               source=f"{self.path}: prim {prim.GetPath()}")
+        except ConfigError as exc:
+            raise SceneError(str(exc)) from None
+        return checked if refl != base.reflectivity else dataclasses.replace(base, albedo=checked.albedo)
+
+    # -- geometry -------------------------------------------------------------------------------------------
+    def mesh(self, prim: Usd.Prim) -> tuple[np.ndarray, np.ndarray] | None:
+        mesh = UsdGeom.Mesh(prim)
+        pts = mesh.GetPointsAttr().Get(self.time)
+        counts = mesh.GetFaceVertexCountsAttr().Get(self.time)
+        indices = mesh.GetFaceVertexIndicesAttr().Get(self.time)
+        if pts is None or counts is None or indices is None or len(counts) == 0:
+            return None
+        pts = np.array(pts, dtype=np.float64).reshape(-1, 3)
+        counts = np.array(counts, dtype=np.int64)
+        indices = np.array(indices, dtype=np.int64)
+        if not np.isfinite(pts).all():
+            bad = int(np.nonzero(~np.isfinite(pts).all(axis=1))[0][0])
+            raise self.fail(prim, f"points hold non-finite coordinates (first at point {bad}); fix the mesh")
+        if counts.min() < 3:
+            bad = int(np.argmax(counts < 3))
+            raise self.fail(prim, f"faceVertexCounts[{bad}] = {counts[bad]}: every face needs at least 3 vertices")
+        if int(counts.sum()) != indices.size:
+            raise self.fail(prim, f"faceVertexCounts sum to {int(counts.sum())} but faceVertexIndices has "
+                                  f"{indices.size} entries; the two must agree")
+        if indices.size and (indices.min() < 0 or indices.max() >= pts.shape[0]):
+            raise self.fail(prim, f"faceVertexIndices out of range: values {int(indices.min())}..{int(indices.max())}"
+                                  f" but the mesh has {pts.shape[0]} points")
+        holes = mesh.GetHoleIndicesAttr().Get(self.time)
+        if holes is not None and len(holes) > 0:
+            keep_face = np.ones(counts.size, dtype=bool)
+            holes = np.asarray(holes, dtype=np.int64)
+            keep_face[holes[(holes >= 0) & (holes < counts.size)]] = False
+            indices = indices[np.repeat(keep_face, counts)]
+            counts = counts[keep_face]
+        tris = triangulate_polygons(pts, counts, indices)
+        if mesh.GetOrientationAttr().Get(self.time) == UsdGeom.Tokens.leftHanded:
+            tris = tris[:, [0, 2, 1]]
+        return pts, tris
+
+    # -- the walk -------------------------------------------------------------------------------------------
+    def walk(self, prim: Usd.Prim, parent: int, inh: _Inherited, times: tuple[float, ...],
+             base: Usd.Prim | None, out: list[_Record]) -> None:
+        """Append records for ``prim`` and its subtree. ``base`` None: world transforms, absolute paths and
+        animation tracks; else transforms and paths relative to ``base`` (a PointInstancer prototype's parent).
+        """
+        if prim.GetTypeName() and not prim.IsA(UsdGeom.Imageable):
+            return  # materials, shaders, geom subsets, ...
+        if prim.IsA(UsdGeom.Imageable):
+            img = UsdGeom.Imageable(prim)
+            if img.GetVisibilityAttr().Get(self.time) == UsdGeom.Tokens.invisible:
+                return
+            if img.GetPurposeAttr().Get(self.time) in (UsdGeom.Tokens.guide, UsdGeom.Tokens.proxy):
+                return
+        inh = self.resolve(prim, inh)
+        if base is None and prim.IsA(UsdGeom.Xformable):
+            xf = UsdGeom.Xformable(prim)
+            own = tuple(float(t) for t in xf.GetTimeSamples())
+            times = own if xf.GetResetXformStack() else tuple(sorted(set(times) | set(own)))
+        path = str(prim.GetPath()) if base is None else str(prim.GetPath().MakeRelativePath(base.GetPath()))
+        record = _Record(path, parent, self.matrix(prim, base, self.start), inh.label or prim.GetName(),
+                         self.material(prim, inh))
+        if base is None and len(times) >= 2:
+            record.track = (np.array(times), np.stack([self.matrix(prim, None, t) for t in times]))
+        if prim.IsA(UsdGeom.Mesh):
+            record.mesh = self.mesh(prim)
+        elif prim.GetTypeName() in _IMPLICIT_TYPES:
+            kind, size, height, axis = _implicit_params(prim, self.time)
+            if not (math.isfinite(size) and size > 0 and math.isfinite(height) and height >= 0):
+                raise self.fail(prim, f"{kind} needs a finite size/radius > 0 and height >= 0, got {size}, {height}")
+            record.mesh = _tessellate(kind, size, height, axis)
+        index = len(out)
+        out.append(record)
+        if prim.IsA(UsdGeom.PointInstancer):
+            self.instances(prim, index, inh, base, out)
+            return
+        for child in prim.GetFilteredChildren(_PREDICATE):
+            self.walk(child, index, inh, times, base, out)
+        if prim.GetTypeName() in ("", "Scope") and len(out) == index + 1:
+            out.pop()  # a typeless prim or Scope holding nothing imageable (e.g. a "Looks" scope of materials)
+
+    def instances(self, prim: Usd.Prim, index: int, inh: _Inherited, base: Usd.Prim | None,
+                  out: list[_Record]) -> None:
+        """Records for every (unmasked) instance of a PointInstancer and its prototype's subtree."""
+        inst = UsdGeom.PointInstancer(prim)
+        protos = []
+        for target in inst.GetPrototypesRel().GetForwardedTargets():
+            proto = self.stage.GetPrimAtPath(target)
+            if not proto:
+                raise self.fail(prim, f"prototype {target} does not exist")
+            protos.append(proto)
+        proto_index = np.asarray(inst.GetProtoIndicesAttr().Get(self.time) or [], dtype=np.int64)
+        if proto_index.size == 0:
+            return
+        if proto_index.min() < 0 or proto_index.max() >= len(protos):
+            raise self.fail(prim, f"protoIndices hold values {int(proto_index.min())}..{int(proto_index.max())} "
+                                  f"but there are {len(protos)} prototypes")
+        xforms = inst.ComputeInstanceTransformsAtTime(self.time, self.time, UsdGeom.PointInstancer.ExcludeProtoXform,
+                                                      UsdGeom.PointInstancer.IgnoreMask)
+        if len(xforms) != proto_index.size:
+            raise self.fail(prim, f"positions/orientations/scales do not match the {proto_index.size} protoIndices")
+        inst_mats = np.transpose(np.array(xforms, dtype=np.float64).reshape(-1, 4, 4), (0, 2, 1))
+        mask = np.asarray(inst.ComputeMaskAtTime(self.time), dtype=bool)
+        visible = np.nonzero(mask)[0] if mask.size else np.arange(proto_index.size)
+        owner = out[index]
+        templates = [self.template(prim, p, inh) for p in protos]
+        for k in visible:
+            k = int(k)
+            placed = owner.matrix @ inst_mats[k]
+            inst_index = len(out)
+            track = None
+            if owner.track is not None:
+                track = (owner.track[0], owner.track[1] @ inst_mats[k])
+            out.append(_Record(f"{owner.path}/instance_{k}", index, placed, owner.label, owner.material, track=track))
+            first = len(out)
+            for rec in templates[int(proto_index[k])]:
+                out.append(dataclasses.replace(
+                    rec, path=f"{owner.path}/instance_{k}/{rec.path}",
+                    parent=inst_index if rec.parent < 0 else first + rec.parent, matrix=placed @ rec.matrix,
+                    track=None if track is None else (track[0], track[1] @ rec.matrix)))
+
+    def template(self, instancer: Usd.Prim, proto: Usd.Prim, inh: _Inherited) -> list[_Record]:
+        """Records of a prototype subtree relative to the prototype's parent, with the instancer's inherited
+        materials and labels (parent indices local, -1 for the prototype root)."""
+        key = f"{instancer.GetPath()} {proto.GetPath()}"
+        if key not in self._templates:
+            recs: list[_Record] = []
+            self.walk(proto, -1, inh, (), proto.GetParent(), recs)
+            self._templates[key] = recs
+        return self._templates[key]
+
+    # -- output ---------------------------------------------------------------------------------------------
+    def nodes(self) -> list[Node]:
+        records: list[_Record] = []
+        for prim in self.stage.GetPseudoRoot().GetFilteredChildren(_PREDICATE):
+            self.walk(prim, -1, _Inherited(), (), None, records)
+        c3 = self.conv[:3, :3]
+        nodes: list[Node] = []
+        for rec in records:
+            mesh = None
+            if rec.mesh is not None:
+                mesh = TriangleMesh(rec.mesh[0] @ c3.T, rec.mesh[1])
+            node = Node(path=rec.path, transform=self.conv @ rec.matrix @ self.conv_inv, mesh=mesh,
+                        material=rec.material, label=rec.label)
+            if rec.track is not None:
+                codes, mats = rec.track
+                try:
+                    node.track = TransformTrack(codes / self.tcps, self.conv @ mats @ self.conv_inv)
+                except SceneError as exc:
+                    raise SceneError(f"{self.path}: prim {rec.path}: time-sampled transform: {exc}") from None
+            if rec.parent >= 0:
+                node.parent = nodes[rec.parent]
+                node.parent.children.append(node)
+            nodes.append(node)
+        if not any(n.mesh is not None and n.mesh.num_triangles > 0 for n in nodes):
+            raise SceneError(f"{self.path}: no geometry: the stage holds no visible Mesh, PointInstancer prototype "
+                             f"or implicit prim ({', '.join(_IMPLICIT_TYPES)}) with faces")
+        return nodes
+
+    def metadata(self) -> dict[str, Any]:
+        meta: dict[str, Any] = {"up_axis": self.up_axis, "meters_per_unit": self.meters_per_unit,
+                                "start_time": self.start / self.tcps, "time_codes_per_second": self.tcps}
+        data = self.stage.GetRootLayer().customLayerData.get("oceansim")
+        if data is None:
+            return meta
+        if not isinstance(data, dict):
+            raise SceneError(f"{self.path}: customLayerData 'oceansim' must be a dictionary")
+        for key in sorted(set(data) - {"description", "suggested_pose", "surface_z"}):
+            meta[key] = data[key]
+        if "description" in data:
+            meta["description"] = str(data["description"])
+        if "suggested_pose" in data:
+            pose = np.asarray(list(data["suggested_pose"]), dtype=np.float64)
+            if pose.shape != (7,) or not np.isfinite(pose).all() or np.linalg.norm(pose[3:]) == 0:
+                raise SceneError(f"{self.path}: customLayerData oceansim.suggested_pose must be 7 finite numbers "
+                                 f"[px, py, pz, qx, qy, qz, qw] with a non-zero quaternion")
+            pose[3:] /= np.linalg.norm(pose[3:])
+            meta["suggested_pose"] = pose.tolist()
+        if "surface_z" in data:
+            z = float(data["surface_z"])
+            if not math.isfinite(z):
+                raise SceneError(f"{self.path}: customLayerData oceansim.surface_z must be finite")
+            meta["surface_z"] = z
+        return meta
+
+
+def open_stage(path: Path) -> Usd.Stage:
+    """Open a USD stage; ``SceneError`` naming the file when it is missing or not USD."""
+    if not path.is_file():
+        raise SceneError(f"{path}: no such file")
+    try:
+        stage = Usd.Stage.Open(str(path))
+    except Tf.ErrorException as exc:
+        msg = " ".join(str(exc).split())
+        raise SceneError(f"{path}: not a readable USD file ({msg[:300]})") from None
+    if stage is None:
+        raise SceneError(f"{path}: not a readable USD file")
+    return stage
+
+
+def read_usd(path: Path, materials: MaterialTable) -> tuple[list[Node], dict[str, Any]]:
+    """Read a USD stage into scene nodes (world frame Z up, metres) and metadata; see the module docstring."""
+    path = Path(path)
+    reader = _StageReader(path, open_stage(path), materials)
+    return reader.nodes(), reader.metadata()
+
+
+__all__ = ["IMPLICIT_SEGMENTS", "SPHERE_SUBDIVISIONS", "open_stage", "read_usd", "triangulate_polygons"]
