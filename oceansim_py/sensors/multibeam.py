@@ -1,0 +1,488 @@
+"""Multibeam echosounder (MBES): point-based coherent scattering, beam pattern, per-beam time series
+(PHYSICS.md section 2; Choi et al. 2021, scattering model of Brown, Johnson & Olson 2017).
+
+Per beam j (bearing at the beam centre, uniformly spaced over the fan, positive to starboard) the sensor casts
+``azimuth_rays_per_beam x rays_per_beam`` rays spread over the beam's bearing width and the elevation field of
+view. Every hit is a point scatterer with a complex Gaussian amplitude (independent counter-based streams for
+the real and imaginary parts, keyed by seed, frame, sensor id and ray index). The complex baseband time series
+of each ideal fan beam is built by one of two methods:
+
+- ``"time"`` (default): each scatterer deposits its Gaussian pulse A_i exp(-b^2 (t - 2 r_i / c)^2) into its
+  beam's series, over the samples within ``pulse_extent_sigmas`` envelope sigmas of its delay;
+- ``"spectral"``: the paper's reference, per-frequency sums P_j(f) on the grid df = 1 / T, then an inverse FFT
+  (numpy.fft on the host). T covers the window plus a guard of the pulse's extent so that nothing wraps, and
+  the frequencies span +-``pulse_extent_sigmas`` spectral sigmas; frequencies beyond the sample rate's band
+  fold onto it exactly as sampling does, so both methods give the same samples (to the truncation error,
+  ~exp(-K^2/2) of the peak).
+
+The beams are then mixed with the paper's signed sinc weights w_ij = B(theta_i - theta_j), each beam
+normalised by sqrt(sum_i w_ij^2), as one batched matrix product on the device (BLAS on the CPU device, a Warp
+tile kernel on CUDA).
+
+Outputs: complex series (B, n_samples, n_beams) complex64 (``wp.vec2`` on the device), intensity |p|^2 and dB,
+``ranges`` r_n = c t_n / 2 (m, increasing from ``min_range``) and ``bearings`` (rad, column 0 most port).
+|p| is in the units of the source level (uPa at 1 m), p = S0 * (b / sqrt(pi)) * ... as in PHYSICS.md.
+Config angles are degrees, ranges metres, frequencies Hz, absorption dB/m (one way).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import warp as wp
+
+from oceansim_py.errors import ConfigError, OceanSimError
+from oceansim_py.io import images
+from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
+from oceansim_py.io.sonar_messages import projected_sonar_image
+from oceansim_py.kernels import multibeam as k
+from oceansim_py.poses import as_poses
+from oceansim_py.runtime import check_memory, launch_1d, resolve_device
+
+_OWNER = "MultibeamSonarConfig"
+
+#: Largest element count of one device array (Warp indexes launches with 32-bit integers).
+_MAX_ELEMENTS = 2**31 - 1
+
+#: Padding unit of the beam-major buffers (the mixing kernel's tile edge).
+_MIX_TILE = k.MIX_TILE
+
+
+@dataclasses.dataclass(frozen=True)
+class MultibeamSonarConfig(ConfigBase):
+    """Multibeam echosounder settings.
+
+    fov: bearing field of view (deg), beams uniformly spaced over it. n_beams: number of beams.
+    beam_width: -3 dB receive beam width (deg) used for the beam-pattern weights.
+    elevation_fov: elevation field of view (deg). rays_per_beam: rays spread over it per beam.
+    azimuth_rays_per_beam: rays spread over each beam's bearing width (1: one ray at the beam centre).
+    frequency: centre frequency (Hz). bandwidth: pulse bandwidth b (Hz) of S(f) = S0 exp(-pi^2 (f - fc)^2 / b^2).
+    sound_speed: c (m/s). min_range / max_range: the window of the time series (m).
+    source_level: SL (dB re 1 uPa at 1 m), S0 = 10^(SL / 20). absorption: dB/m, one way.
+    sample_rate: complex baseband sample rate (Hz); None means the bandwidth.
+    beam_pattern: mix beams with the signed sinc weights (side lobes). elevation_directivity: weight rays by
+    the line-array pattern whose -3 dB width is the elevation field of view (DAVE uses 1).
+    pulse_extent_sigmas: truncation of the pulse (time method) and of the spectrum (spectral method), in
+    sigmas of the Gaussian envelope. method: "time" or "spectral". seed: run seed of the speckle streams.
+    """
+
+    fov: float = 90.0
+    n_beams: int = 512
+    beam_width: float = 1.0
+    elevation_fov: float = 20.0
+    rays_per_beam: int = 11
+    azimuth_rays_per_beam: int = 1
+    frequency: float = 900e3
+    bandwidth: float = 29.9e3
+    sound_speed: float = 1500.0
+    min_range: float = 0.1
+    max_range: float = 10.0
+    source_level: float = 220.0
+    absorption: float = 0.0354
+    sample_rate: float | None = None
+    beam_pattern: bool = True
+    elevation_directivity: bool = False
+    pulse_extent_sigmas: float = 5.0
+    method: Literal["time", "spectral"] = "time"
+    seed: int = 0
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        # Teledyne BlueView P900-90. fov, n_beams, frequency, bandwidth (29.9 kHz), max_range (10 m) and
+        # source_level: DAVE model file (PHYSICS.md section 2); 1 deg x 20 deg beam: P900 datasheet;
+        # 11 elevation rays: the paper's live-view case; c, absorption: DAVE defaults.
+        "blueview_p900": {"fov": 90.0, "n_beams": 512, "beam_width": 1.0, "elevation_fov": 20.0,
+                          "rays_per_beam": 11, "frequency": 900e3, "bandwidth": 29.9e3, "max_range": 10.0,
+                          "source_level": 220.0, "sound_speed": 1500.0, "absorption": 0.0354},
+        # Blueprint Oculus M1200d, high-frequency mode. fov, n_beams, frequency, bandwidth (265.5 kHz): DAVE
+        # model file (PHYSICS.md section 2); 0.4 deg beam width, 12 deg elevation and 10 m range: Oculus
+        # datasheet figures for the 2.1 MHz mode; source level as the P900 (DAVE sets one value for all).
+        "oculus_m1200d": {"fov": 60.0, "n_beams": 256, "beam_width": 0.4, "elevation_fov": 12.0,
+                          "rays_per_beam": 11, "frequency": 2.1e6, "bandwidth": 265.5e3, "max_range": 10.0,
+                          "source_level": 220.0, "sound_speed": 1500.0, "absorption": 0.0354},
+        # Teledyne SeaBat F50. fov 140 deg, 256 beams, 400 kHz: DAVE model file (PHYSICS.md section 2).
+        # PHYSICS.md gives no bandwidth: 29.9 kHz as the DAVE P900 file (our assumption); 1 deg beam width,
+        # 20 deg elevation and 50 m range are our reading of the F50 datasheet at 400 kHz.
+        "seabat_f50": {"fov": 140.0, "n_beams": 256, "beam_width": 1.0, "elevation_fov": 20.0,
+                       "rays_per_beam": 11, "frequency": 400e3, "bandwidth": 29.9e3, "max_range": 50.0,
+                       "source_level": 220.0, "sound_speed": 1500.0, "absorption": 0.0354},
+    }
+
+    def validate(self) -> None:
+        o = _OWNER
+        require_positive(self.fov, o, "fov", "deg")
+        require(self.fov <= 180.0, o, "fov", f"must be <= 180 deg, got {self.fov}")
+        require(self.n_beams >= 1, o, "n_beams", f"must be >= 1, got {self.n_beams}")
+        require_positive(self.beam_width, o, "beam_width", "deg")
+        require_positive(self.elevation_fov, o, "elevation_fov", "deg")
+        require(self.elevation_fov < 180.0, o, "elevation_fov", f"must be < 180 deg, got {self.elevation_fov}")
+        require(self.rays_per_beam >= 1, o, "rays_per_beam", f"must be >= 1, got {self.rays_per_beam}")
+        require(self.azimuth_rays_per_beam >= 1, o, "azimuth_rays_per_beam",
+                f"must be >= 1, got {self.azimuth_rays_per_beam}")
+        require_positive(self.frequency, o, "frequency", "Hz")
+        require_positive(self.bandwidth, o, "bandwidth", "Hz")
+        require(self.bandwidth <= self.frequency, o, "bandwidth",
+                f"{self.bandwidth} Hz exceeds the centre frequency {self.frequency} Hz; a pulse cannot be wider "
+                f"than its carrier")
+        require_positive(self.sound_speed, o, "sound_speed", "m/s")
+        require_non_negative(self.min_range, o, "min_range", "m")
+        require_positive(self.max_range, o, "max_range", "m")
+        require(self.max_range > self.min_range, o, "max_range",
+                f"must be > min_range ({self.min_range} m), got {self.max_range}")
+        require_finite(self.source_level, o, "source_level")
+        require_non_negative(self.absorption, o, "absorption", "dB/m")
+        if self.sample_rate is not None:
+            require_positive(self.sample_rate, o, "sample_rate", "Hz")
+            require(self.sample_rate >= self.bandwidth, o, "sample_rate",
+                    f"{self.sample_rate} Hz cannot resolve a pulse of bandwidth {self.bandwidth} Hz; a complex "
+                    f"baseband series needs sample_rate >= bandwidth (leave it unset to use the bandwidth)")
+        require_finite(self.pulse_extent_sigmas, o, "pulse_extent_sigmas")
+        require(self.pulse_extent_sigmas >= 3.0, o, "pulse_extent_sigmas",
+                f"must be >= 3 (truncation error exp(-K^2/2)), got {self.pulse_extent_sigmas}")
+        require(self.method in ("time", "spectral"), o, "method",
+                f"must be 'time' or 'spectral', got {self.method!r}")
+        require(0 <= self.seed < 2**31, o, "seed", f"must be in [0, 2^31), got {self.seed}")
+        largest = self.largest_array_elements()
+        require(largest <= _MAX_ELEMENTS, o, "max_range",
+                f"{self.max_range} m at {self.fs:g} Hz ({self.n_samples} samples x {self.n_beams} beams) needs "
+                f"{largest} elements in one array, more than the {_MAX_ELEMENTS} a launch can index "
+                f"(about {32 * self.n_samples * self.n_beams / 2**30:.1f} GiB per ping); lower max_range, "
+                f"n_beams or sample_rate")
+
+    def largest_array_elements(self) -> int:
+        """Elements of the largest per-ping device array (beam-major series, rays or spectral sums)."""
+        return max(_pad(self.n_beams, _MIX_TILE) * _pad(2 * self.n_samples, _MIX_TILE), self.rays_per_pose,
+                   self.n_beams * self.n_frequencies)
+
+    # -- derived quantities --------------------------------------------------------------------------------
+    @property
+    def fs(self) -> float:
+        """Sample rate of the complex baseband series (Hz)."""
+        return float(self.sample_rate if self.sample_rate is not None else self.bandwidth)
+
+    @property
+    def range_resolution(self) -> float:
+        """Range step between samples, c / (2 fs) (m)."""
+        return self.sound_speed / (2.0 * self.fs)
+
+    @property
+    def n_samples(self) -> int:
+        """Samples per beam: r_n = min_range + n c / (2 fs) for every r_n <= max_range."""
+        return int(math.floor((self.max_range - self.min_range) / self.range_resolution + 1e-9)) + 1
+
+    @property
+    def t0(self) -> float:
+        """Two-way time of the first sample, 2 min_range / c (s)."""
+        return 2.0 * self.min_range / self.sound_speed
+
+    @property
+    def rays_per_pose(self) -> int:
+        return self.n_beams * self.azimuth_rays_per_beam * self.rays_per_beam
+
+    @property
+    def pulse_half_width(self) -> float:
+        """Truncation half width of the pulse in samples: K sigma_t fs with sigma_t = 1 / (b sqrt 2)."""
+        return self.pulse_extent_sigmas * self.fs / (self.bandwidth * math.sqrt(2.0))
+
+    @property
+    def fft_length(self) -> int:
+        """Length of the spectral method's grid (samples): the window plus a guard on each side."""
+        return self.n_samples + 2 * int(math.ceil(self.pulse_half_width)) + 2
+
+    @property
+    def n_frequencies(self) -> int:
+        """Frequencies of the spectral method: df = fs / fft_length over +-K sigma_f, sigma_f = b / (pi sqrt 2)."""
+        span = self.pulse_extent_sigmas * self.bandwidth / (math.pi * math.sqrt(2.0))
+        return 2 * int(math.ceil(span * self.fft_length / self.fs)) + 1
+
+    def ranges(self) -> np.ndarray:
+        """Range of each sample (m), increasing from min_range."""
+        return (self.min_range + np.arange(self.n_samples) * self.range_resolution).astype(np.float32)
+
+    def bearings(self) -> np.ndarray:
+        """Beam-centre bearings (rad, positive to starboard), column 0 most port."""
+        fov = math.radians(self.fov)
+        return (-0.5 * fov + (np.arange(self.n_beams) + 0.5) * fov / self.n_beams).astype(np.float32)
+
+    def beam_weights(self) -> np.ndarray:
+        """(n_beams, n_beams) mixing matrix W[j, i] = B(theta_i - theta_j) / sqrt(sum_i B(theta_i - theta_j)^2)
+        with the signed line-array pattern B(theta) = sin(x)/x, x = pi (0.884 / theta_bw) sin(theta)."""
+        th = self.bearings().astype(np.float64)
+        x = math.pi * (0.884 / math.radians(self.beam_width)) * np.sin(th[None, :] - th[:, None])
+        w = np.sinc(x / math.pi)
+        return w / np.sqrt(np.sum(w * w, axis=1, keepdims=True))
+
+
+def _pad(n: int, tile: int) -> int:
+    return -(-n // tile) * tile
+
+
+@dataclasses.dataclass
+class MultibeamResult:
+    """Pings of a batch of B poses, as Warp arrays on the sensor's device.
+
+    time_series: (B, n_samples, n_beams) wp.vec2 = complex baseband pressure (real, imaginary).
+    intensity: (B, n_samples, n_beams) float32, |p|^2. db: 10 log10 |p|^2 (-300 where p = 0).
+    ranges: (n_samples,) m, increasing. bearings: (n_beams,) rad, positive to starboard, column 0 most port.
+    """
+
+    time_series: wp.array
+    intensity: wp.array
+    db: wp.array
+    ranges: np.ndarray
+    bearings: np.ndarray
+    config: MultibeamSonarConfig
+    frame_index: int
+    method: str
+
+    @property
+    def batch_size(self) -> int:
+        return int(self.intensity.shape[0])
+
+    def numpy(self) -> dict[str, np.ndarray]:
+        """Host copies: time_series (complex64), intensity, db, ranges, bearings."""
+        ts = self.time_series.numpy()  # (B, S, NB, 2) float32
+        return {"time_series": np.ascontiguousarray(ts).view(np.complex64)[..., 0],
+                "intensity": self.intensity.numpy(), "db": self.db.numpy(),
+                "ranges": self.ranges.copy(), "bearings": self.bearings.copy()}
+
+    def torch(self) -> dict[str, Any]:
+        """Zero-copy torch tensors (``wp.to_torch``); time_series as complex64 (``torch.view_as_complex``)."""
+        try:
+            import torch
+        except ImportError as exc:
+            raise OceanSimError("MultibeamResult.torch() needs PyTorch; install it (pip install torch) or use "
+                                ".numpy()") from exc
+        return {"time_series": torch.view_as_complex(wp.to_torch(self.time_series)),
+                "intensity": wp.to_torch(self.intensity), "db": wp.to_torch(self.db)}
+
+    def to_uint8(self, db_range: float = 60.0) -> np.ndarray:
+        """(B, n_samples, n_beams) uint8: each ping's dB intensity from -db_range (0) to its peak (255)."""
+        values = self.intensity.numpy()
+        return np.stack([images.to_uint8(v, mode="db", db_range=db_range) for v in values])
+
+    def to_cartesian(self, width: int = 512) -> np.ndarray:
+        """(B, H, width) float32 fan images of the intensity: sonar at the bottom centre, starboard right."""
+        return images.polar_to_cartesian(self.intensity.numpy(), self.ranges, self.bearings, width)
+
+    def save_png(self, path: str | Path, frame: int = 0, fan_width: int | None = None,
+                 db_range: float = 60.0) -> Path:
+        """Write ping ``frame`` as an 8-bit dB PNG: polar, or the fan image when ``fan_width`` is set."""
+        if not 0 <= frame < self.batch_size:
+            raise ConfigError(f"save_png: frame {frame} is outside the batch of {self.batch_size}")
+        if fan_width is None:
+            img = self.to_uint8(db_range)[frame]
+        else:
+            img = images.to_uint8(self.to_cartesian(fan_width)[frame], mode="db", db_range=db_range)
+        return images.save_png(path, img)
+
+    def to_projected_sonar_image(self, frame: int = 0, dtype: Literal["float32", "uint8"] = "float32",
+                                 frame_id: str = "sonar", stamp: float = 0.0,
+                                 db_range: float = 60.0) -> dict[str, Any]:
+        """Ping ``frame`` as a dict with the fields and byte layout of marine_acoustic_msgs/ProjectedSonarImage
+        (see :func:`oceansim_py.io.sonar_messages.projected_sonar_image`). ``float32``: intensity |p|^2;
+        ``uint8``: the dB image of :meth:`to_uint8`."""
+        if not 0 <= frame < self.batch_size:
+            raise ConfigError(f"to_projected_sonar_image: frame {frame} is outside the batch of {self.batch_size}")
+        c = self.config
+        image = self.intensity.numpy()[frame] if dtype == "float32" else self.to_uint8(db_range)[frame]
+        return projected_sonar_image(image, self.ranges, self.bearings, frequency=c.frequency,
+                                     sound_speed=c.sound_speed, rx_beamwidth=math.radians(c.beam_width),
+                                     tx_beamwidth=math.radians(c.elevation_fov), frame_id=frame_id, stamp=stamp)
+
+
+class _Buffers:
+    """Device scratch for one batch size (reused between renders): poses, scatterers, beam-major series."""
+
+    def __init__(self, config: MultibeamSonarConfig, batch: int, device: wp.context.Device) -> None:
+        c = config
+        n_rays = batch * c.rays_per_pose
+        self.beams_pad = _pad(c.n_beams, _MIX_TILE)
+        self.cols_pad = _pad(2 * c.n_samples, _MIX_TILE)
+        with wp.ScopedDevice(device):
+            self.poses = wp.empty(batch, dtype=wp.transform)
+            self.amp = wp.empty(n_rays, dtype=wp.vec2)
+            self.delay = wp.empty(n_rays, dtype=wp.float32)
+            # padded rows/columns stay zero: kernels only write the first n_beams rows, 2 n_samples columns
+            self.raw = wp.zeros((batch, self.beams_pad, self.cols_pad), dtype=wp.float32)  # beam-major
+            self.mixed = wp.zeros((batch, self.cols_pad, self.beams_pad), dtype=wp.float32)  # sample-major
+        self.spectrum: wp.array | None = None
+
+    @staticmethod
+    def nbytes(config: MultibeamSonarConfig, batch: int, method: str) -> int:
+        c = config
+        beams_pad = _pad(c.n_beams, _MIX_TILE)
+        cols_pad = _pad(2 * c.n_samples, _MIX_TILE)
+        total = batch * (28 + 12 * c.rays_per_pose + 2 * 4 * beams_pad * cols_pad
+                         + 16 * c.n_samples * c.n_beams)  # scratch + result (vec2 + intensity + dB)
+        if method == "spectral":
+            # device spectrum + host fold and FFT (complex128)
+            total += batch * c.n_beams * (8 * c.n_frequencies + 32 * c.fft_length)
+        return total
+
+
+class MultibeamSonar:
+    """A multibeam echosounder on ``device`` (``None``: cuda:0 if present, else cpu).
+
+    ``sensor_id`` separates the speckle of several sonars sharing a seed.
+    """
+
+    def __init__(self, config: MultibeamSonarConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
+        self.config = config if config is not None else MultibeamSonarConfig()
+        if not isinstance(self.config, MultibeamSonarConfig):
+            raise ConfigError(f"MultibeamSonar: config must be a MultibeamSonarConfig, got {type(config).__name__}")
+        self.device = resolve_device(device)
+        self.sensor_id = int(sensor_id)
+        # compile (or load from the cache) here, once, rather than in each CPU launch thread at first use
+        wp.load_module(k, device=self.device)
+        c = self.config
+        self._ranges = c.ranges()
+        self._bearings = c.bearings()
+        self._buffers: dict[int, _Buffers] = {}
+        self._weights: wp.array | None = None
+        self._weights_host: np.ndarray | None = None
+        if c.beam_pattern:
+            pad = _pad(c.n_beams, _MIX_TILE)
+            w = np.zeros((pad, pad), dtype=np.float32)
+            w[: c.n_beams, : c.n_beams] = c.beam_weights().T  # W^T: mixed = raw^T @ W^T
+            self._weights_host = w
+            self._weights = wp.array(w, dtype=wp.float32, device=self.device)
+        self._spectrum_scale: wp.array | None = None
+        self._fold_index: np.ndarray | None = None
+
+    def memory_bytes(self, batch: int, method: str | None = None) -> int:
+        """Bytes a render of ``batch`` poses needs (scratch and result; spectral adds its spectra)."""
+        return _Buffers.nbytes(self.config, batch, method or self.config.method)
+
+    def _buffers_for(self, batch: int, method: str) -> _Buffers:
+        c = self.config
+        need = self.memory_bytes(batch, method)
+        largest = batch * c.largest_array_elements()
+        if largest > _MAX_ELEMENTS:
+            raise ConfigError(f"{_OWNER}.max_range: {c.max_range} m with {c.n_beams} beams and a batch of {batch} "
+                              f"needs {largest} elements in one array (limit {_MAX_ELEMENTS}, "
+                              f"{need / 2**30:.1f} GiB in all); lower max_range, n_beams or the batch size")
+        buf = self._buffers.get(batch)
+        if buf is None or (method == "spectral" and buf.spectrum is None):
+            check_memory(need, self.device,
+                         f"{_OWNER}.max_range: a {method} multibeam render of {batch} pose(s) to {c.max_range} m "
+                         f"({c.n_samples} samples x {c.n_beams} beams)",
+                         "lower max_range, n_beams, rays_per_beam or the batch size")
+        if buf is None:
+            buf = _Buffers(c, batch, self.device)
+            self._buffers[batch] = buf
+        if method == "spectral" and buf.spectrum is None:
+            buf.spectrum = wp.empty(batch * c.n_beams * c.n_frequencies, dtype=wp.vec2, device=self.device)
+        return buf
+
+    def render(self, scene: Any, poses: Any, frame_index: int = 0, method: str | None = None,
+               out: MultibeamResult | None = None) -> MultibeamResult:
+        """Render B pings.
+
+        Args:
+            scene: a :class:`~oceansim_py.scene.Scene` on this sensor's device.
+            poses: sensor poses in the world, (7,), (B, 7) ``[px, py, pz, qx, qy, qz, qw]`` or a Trajectory.
+            frame_index: frame number of pose 0 (pose b is frame ``frame_index + b``; keys the speckle).
+            method: "time" or "spectral" (default: the config's ``method``).
+            out: a result of a previous call with the same batch size to write into (its arrays are reused);
+                by default new result arrays are allocated.
+        """
+        c = self.config
+        method = method or c.method
+        if method not in ("time", "spectral"):
+            raise ConfigError(f"MultibeamSonar.render: method must be 'time' or 'spectral', got {method!r}")
+        p = as_poses(poses)
+        batch = p.shape[0]
+        if scene.device != self.device:
+            raise ConfigError(f"MultibeamSonar: the scene is on {scene.device} but the sensor on {self.device}; "
+                              f"load the scene with device={str(self.device)!r}")
+        if not isinstance(frame_index, (int, np.integer)) or frame_index < 0:
+            raise ConfigError(f"MultibeamSonar.render: frame_index must be an integer >= 0, got {frame_index!r}")
+        buf = self._buffers_for(batch, method)
+        shape = (batch, c.n_samples, c.n_beams)
+        if out is None:
+            with wp.ScopedDevice(self.device):
+                out = MultibeamResult(wp.empty(shape, dtype=wp.vec2), wp.empty(shape, dtype=wp.float32),
+                                      wp.empty(shape, dtype=wp.float32), self._ranges, self._bearings, c,
+                                      int(frame_index), method)
+        else:
+            if tuple(out.intensity.shape) != shape or out.config != c:
+                raise ConfigError(f"MultibeamSonar.render: out holds pings of shape {tuple(out.intensity.shape)} "
+                                  f"from another config; pass a result of this sensor with a batch of {batch}")
+            out.frame_index = int(frame_index)
+            out.method = method
+        dev = self.device
+        buf.poses.assign(wp.array(p, dtype=wp.transform, device="cpu"))
+        g = scene.geometry
+        hw = float(c.pulse_half_width)
+        launch_1d(k.multibeam_scatter_kernel, batch * c.rays_per_pose,
+                  [g.mesh.id, g.face_object, g.object_reflectivity, buf.poses, c.n_beams, c.azimuth_rays_per_beam,
+                   c.rays_per_beam, math.radians(c.fov), math.radians(c.elevation_fov), int(c.elevation_directivity),
+                   float(c.max_range), float(c.sound_speed), float(c.frequency), c.fs, c.t0, float(c.n_samples - 1),
+                   hw, 10.0 ** (c.source_level / 20.0) * c.bandwidth / math.sqrt(math.pi),
+                   c.absorption * math.log(10.0) / 20.0, int(c.seed), int(frame_index), self.sensor_id,
+                   buf.amp, buf.delay], dev)
+        rays_per_beam = c.azimuth_rays_per_beam * c.rays_per_beam
+        if method == "time":
+            launch_1d(k.multibeam_deposit_kernel, batch * c.n_beams,
+                      [buf.amp, buf.delay, rays_per_beam, c.n_beams, c.n_samples, hw, c.bandwidth / c.fs, buf.raw],
+                      dev, min_chunk=1)
+        else:
+            self._spectral_series(buf, batch, rays_per_beam)
+        src = buf.raw
+        if c.beam_pattern:
+            self._mix(buf)
+            src = buf.mixed
+        launch_1d(k.multibeam_finish_kernel, batch * c.n_samples,
+                  [src, int(c.beam_pattern), c.n_beams, c.n_samples, out.time_series, out.intensity, out.db], dev,
+                  min_chunk=64)
+        return out
+
+    def _spectral_series(self, buf: _Buffers, batch: int, rays_per_beam: int) -> None:
+        """The reference: device per-frequency sums, host fold onto the FFT grid and inverse FFT (numpy)."""
+        c = self.config
+        m = c.n_frequencies
+        n_fft = c.fft_length
+        if self._spectrum_scale is None:
+            f = (np.arange(m) - m // 2) * (c.fs / n_fft)
+            scale = math.sqrt(math.pi) / c.bandwidth * np.exp(-(math.pi * f / c.bandwidth) ** 2)
+            self._spectrum_scale = wp.array(scale.astype(np.float32), dtype=wp.float32, device=self.device)
+            self._fold_index = (np.arange(m) - m // 2) % n_fft
+        launch_1d(k.multibeam_spectrum_kernel, batch * c.n_beams * m,
+                  [buf.amp, buf.delay, rays_per_beam, c.n_beams, m, n_fft, self._spectrum_scale, buf.spectrum],
+                  self.device)
+        spec = buf.spectrum.numpy().astype(np.float64).view(np.complex128)[..., 0].reshape(batch, c.n_beams, m)
+        folded = np.zeros((batch, c.n_beams, n_fft), dtype=np.complex128)
+        for lo in range(0, m, n_fft):  # indices within one block are distinct: a deterministic fold
+            hi = min(lo + n_fft, m)
+            folded[:, :, self._fold_index[lo:hi]] += spec[:, :, lo:hi]
+        series = c.fs * np.fft.ifft(folded, axis=-1)[:, :, : c.n_samples]
+        host = np.zeros((batch, buf.beams_pad, buf.cols_pad), dtype=np.float32)
+        host[:, : c.n_beams, : 2 * c.n_samples] = series.astype(np.complex64).view(np.float32)
+        buf.raw.assign(wp.array(host, dtype=wp.float32, device="cpu"))
+
+    def _mix(self, buf: _Buffers) -> None:
+        """mixed[b] = raw[b]^T @ W^T (sample-major): BLAS on the CPU device (zero-copy views; one GEMM per pose,
+        so a pose's result does not depend on the batch), the Warp tile kernel on CUDA."""
+        if self.device.is_cpu:
+            np.matmul(buf.raw.numpy().transpose(0, 2, 1), self._weights_host, out=buf.mixed.numpy())
+        else:
+            mix_beams_tiled(self._weights, buf.raw, buf.mixed, self.device)
+
+
+def mix_beams_tiled(weights_t: wp.array, raw: wp.array, mixed: wp.array, device: Any) -> None:
+    """``mixed[b] = raw[b]^T @ weights_t`` for every pose with the Warp tile kernel (one launch).
+
+    ``weights_t`` (P, P) = W^T, ``raw`` (B, P, C) beam-major, ``mixed`` (B, C, P) sample-major, float32, P and
+    C multiples of ``MIX_TILE``. Used on CUDA; it also runs on the CPU device (one thread: Warp's CPU tile
+    arena is not safe from several launch threads), which the tests use to check it against BLAS.
+    """
+    batch, beams_pad, cols_pad = raw.shape
+    n_tiles = batch * (cols_pad // _MIX_TILE) * (beams_pad // _MIX_TILE)
+    wp.launch_tiled(k.multibeam_mix_tiles_kernel, dim=[n_tiles],
+                    inputs=[weights_t, raw.reshape((batch * beams_pad, cols_pad)),
+                            mixed.reshape((batch * cols_pad, beams_pad)), beams_pad, cols_pad],
+                    block_dim=64 if wp.get_device(device).is_cuda else 1, device=device)
