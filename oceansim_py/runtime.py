@@ -103,11 +103,13 @@ def chunk_bounds(n: int, parts: int, align: int = 1) -> list[tuple[int, int]]:
 
 
 def launch_1d(kernel: Any, n: int, inputs: Sequence[Any], device: Any, align: int = 1,
-              threads: int | None = None) -> None:
+              threads: int | None = None, min_chunk: int = MIN_CHUNK) -> None:
     """Launch ``kernel`` over ``n`` elements; the kernel's last argument is ``start: int``.
 
     On CPU the range is split into chunks (starts aligned to ``align``) launched from a thread pool; on
-    CUDA it is one launch. Returns after all chunks finished.
+    CUDA it is one launch. ``min_chunk``: fewest elements per chunk when ``align == 1`` (lower it for
+    kernels whose elements are heavy, e.g. one element per sonar beam looping over its rays). Returns after
+    all chunks finished.
     """
     dev = wp.get_device(device)
     if n <= 0:
@@ -116,11 +118,13 @@ def launch_1d(kernel: Any, n: int, inputs: Sequence[Any], device: Any, align: in
         wp.launch(kernel, dim=n, inputs=[*inputs, 0], device=dev)
         return
     nthreads = threads if threads is not None else cpu_threads()
-    parts = min(nthreads, max(1, n // MIN_CHUNK)) if align == 1 else nthreads
+    parts = min(nthreads, max(1, n // max(1, min_chunk))) if align == 1 else nthreads
     bounds = chunk_bounds(n, parts, align)
     if len(bounds) <= 1:
         wp.launch(kernel, dim=n, inputs=[*inputs, 0], device=dev)
         return
+    # Compile/load the kernel's module once here, not concurrently in every pool thread.
+    kernel.module.load(dev)
     pool = _get_pool(nthreads)
     futures = [pool.submit(wp.launch, kernel, dim=b - a, inputs=[*inputs, a], device=dev) for a, b in bounds]
     for f in futures:
