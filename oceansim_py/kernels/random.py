@@ -12,8 +12,11 @@ import warp as wp
 
 @wp.func
 def pcg_hash(x: wp.uint32) -> wp.uint32:
-    """PCG-RXS-M-XS 32-bit hash (Jarzynski & Olano 2020): a well-mixed bijection of uint32."""
-    state = x * wp.uint32(747796405) + wp.uint32(2891336453)
+    """PCG-RXS-M-XS 32-bit hash (Jarzynski & Olano 2020): a well-mixed bijection of uint32.
+
+    Constants above 2^31 are written as the int32 with the same bits (Warp types integer literals as int32).
+    """
+    state = x * wp.uint32(747796405) + wp.uint32(-1403630843)  # 2891336453
     word = ((state >> ((state >> wp.uint32(28)) + wp.uint32(4))) ^ state) * wp.uint32(277803737)
     return (word >> wp.uint32(22)) ^ word
 
@@ -23,8 +26,8 @@ def stream_key(seed: int, frame: int, sensor: int, stream: int) -> int:
     """A 32-bit key naming one noise stream of one frame of one sensor."""
     h = pcg_hash(wp.uint32(seed))
     h = pcg_hash(h ^ wp.uint32(frame))
-    h = pcg_hash(h ^ wp.uint32(sensor) * wp.uint32(0x9E3779B9))
-    h = pcg_hash(h ^ wp.uint32(stream) * wp.uint32(0x85EBCA6B))
+    h = pcg_hash(h ^ wp.uint32(sensor) * wp.uint32(-1640531527))  # 0x9E3779B9
+    h = pcg_hash(h ^ wp.uint32(stream) * wp.uint32(-2048144789))  # 0x85EBCA6B
     return wp.int32(h >> wp.uint32(1))
 
 

@@ -1,0 +1,94 @@
+"""Barometer / depth sensor (PHYSICS.md §6; OceanSim's barometer, holoocean-2022 eq. 6):
+
+    P = P_atm + rho g max(0, z_s - z) + N(0, sigma^2)      (Pa)
+
+with ``z_s`` the sea-surface height (``scene.surface_z``, default 0) and ``z`` the sensor's world height.
+The depth it reports is the noisy pressure converted back, ``(P - P_atm) / (rho g)`` (m, may be slightly
+negative at the surface from noise); the true depth is returned as ground truth.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+import numpy as np
+
+from oceansim_py.errors import ConfigError
+from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
+from oceansim_py.sensors import host_noise
+from oceansim_py.sensors.imu import STANDARD_GRAVITY
+from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source, surface_height
+
+_OWNER = "BarometerConfig"
+
+
+@dataclasses.dataclass(frozen=True)
+class BarometerConfig(ConfigBase):
+    """Barometer parameters.
+
+    rate: Hz (when measuring a Trajectory without explicit times). atmospheric_pressure: Pa. water_density:
+    kg/m^3. gravity: m/s^2. noise_sigma: Pa per sample. noise: False turns the noise off. seed: run seed.
+    """
+
+    rate: float = 10.0
+    atmospheric_pressure: float = 101325.0
+    water_density: float = 1025.0
+    gravity: float = STANDARD_GRAVITY
+    noise_sigma: float = 20.0
+    noise: bool = True
+    seed: int = 0
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        # Sea water (1025 kg/m^3); 20 Pa = 0.2 mbar, the resolution of the MS5837-30BA sensor of the Blue
+        # Robotics Bar30 (about 2 mm of water).
+        "bar30": {"rate": 10.0, "water_density": 1025.0, "noise_sigma": 20.0},
+        # Fresh water (tanks, lakes).
+        "freshwater": {"water_density": 997.0},
+    }
+
+    def validate(self) -> None:
+        require_positive(self.rate, _OWNER, "rate", "Hz")
+        require_non_negative(self.atmospheric_pressure, _OWNER, "atmospheric_pressure", "Pa")
+        require_positive(self.water_density, _OWNER, "water_density", "kg/m^3")
+        require_positive(self.gravity, _OWNER, "gravity", "m/s^2")
+        require_non_negative(self.noise_sigma, _OWNER, "noise_sigma", "Pa")
+        require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
+                f"must be an integer in [0, 2^31), got {self.seed!r}")
+
+
+@dataclasses.dataclass
+class BarometerResult(HostResult):
+    """pressure: (N,) Pa. depth: (N,) m from the measured pressure. true_depth: (N,) m, ``max(0, z_s - z)``.
+    times: (N,) s or ``None`` for bare poses."""
+
+    pressure: np.ndarray
+    depth: np.ndarray
+    true_depth: np.ndarray
+    times: np.ndarray | None
+    frame_index: int
+
+
+class Barometer:
+    """A pressure / depth sensor. ``sensor_id`` separates the noise of several sensors sharing a seed."""
+
+    def __init__(self, config: BarometerConfig | None = None, sensor_id: int = 0) -> None:
+        self.config = config if config is not None else BarometerConfig()
+        if not isinstance(self.config, BarometerConfig):
+            raise ConfigError(f"Barometer: config must be a BarometerConfig, got {type(config).__name__}")
+        self.sensor_id = int(sensor_id)
+
+    def measure(self, source: Any, times: Any = None, scene: Any = None, surface_z: float | None = None,
+                frame_index: int = 0) -> BarometerResult:
+        """Pressure at a Trajectory's samples (at ``times`` or every 1 / rate) or at poses (7,) / (B, 7).
+        The surface is ``surface_z`` if given, else ``scene.surface_z``, else 0."""
+        fi = check_frame_index(frame_index, "Barometer.measure")
+        s = sample_source(source, times, self.config.rate, "Barometer.measure")
+        c = self.config
+        zs = surface_height(surface_z, scene)
+        depth = np.maximum(0.0, zs - s.poses[:, 2])
+        rho_g = c.water_density * c.gravity
+        p = c.atmospheric_pressure + rho_g * depth
+        if c.noise and c.noise_sigma > 0:
+            p = p + c.noise_sigma * host_noise.gaussian(c.seed, self.sensor_id, 0, fi + np.arange(p.size), 1)[:, 0]
+        return BarometerResult(p, (p - c.atmospheric_pressure) / rho_g, depth, s.times, fi)

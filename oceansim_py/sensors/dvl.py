@@ -1,0 +1,283 @@
+"""Doppler velocity log: a four-beam Janus array cast on the scene's BVH (PHYSICS.md §5).
+
+Geometry (sensor frame, FLU): beam ``k`` points at ``beam_angle`` alpha from the sensor's -z axis, at azimuth
+``phi_k = 45° + k·90°`` (layout "X") or ``k·90°`` (layout "+"), azimuth measured from +x towards +y:
+``d_k = (sin a cos phi_k, sin a sin phi_k, -cos a)``. Mount the sensor looking down (identity rotation on a
+level vehicle).
+
+Model, per sample: beam ``k`` is valid when its ray hits within ``[min_range, max_range]``; its range gets
+N(0, range_sigma) and its velocity is ``v_k = d_k · v + N(0, velocity_sigma)``, ``v`` the sensor's velocity
+over the bottom in the sensor frame (positive ``v_k``: closing on the bottom along the beam). The velocity is
+the least-squares solution over the valid beams; with all four beams of the "+" layout this is HoloOcean's
+Janus matrix (holoocean-2022 eq. 4, whose beam vectors are ``-d`` of the opposite beams). Fewer than three
+valid beams is a dropout: ``valid`` false and velocity NaN (never zeros, which a filter cannot tell from a
+stop). Altitude: mean of ``r_k cos(alpha)`` (the sensor-frame vertical component) over the valid beams.
+
+Adaptive rate (:func:`adaptive_rate_hz`): OceanSim pings at 100 Hz below 7.5 m, follows c/(2h) up to 50 m and
+jumps to 5 Hz beyond (its ramp ends at 15 Hz). Here, with h0 = sound_speed / (2 max_rate):
+
+    f(h) = max_rate                                         h <= h0            (7.5 m)
+         = sound_speed / (2 h)                              h0 < h <= knee     (50 m: 15 Hz)
+         = f(knee) + (min_rate - f(knee)) (h - knee) / ramp knee < h < knee + ramp (to 60 m)
+         = min_rate                                         h >= knee + ramp   (5 Hz)
+
+which is continuous everywhere. A dropout (unknown altitude) reports ``min_rate``. ``DVL.render`` samples at
+the poses it is given (each result carries ``rate_hz``); ``DVL.render_adaptive`` pings a Trajectory at this rate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+import warp as wp
+
+from oceansim_py.errors import ConfigError, OceanSimError
+from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
+from oceansim_py.kernels.dvl import NUM_BEAMS, dvl_beams_kernel, dvl_solve_kernel
+from oceansim_py.poses import as_poses, quat_to_matrix
+from oceansim_py.runtime import as_float32, check_memory, launch_1d, resolve_device
+
+_OWNER = "DVLConfig"
+
+
+@dataclasses.dataclass(frozen=True)
+class DVLConfig(ConfigBase):
+    """DVL parameters.
+
+    beam_angle: deg, angle of each beam from the sensor's -z axis. layout: "X" (azimuths 45° + k·90°) or "+"
+    (k·90°). min_range / max_range: m, slant range window of a valid beam. velocity_sigma: m/s, per-beam velocity
+    noise. range_sigma: m, per-beam range noise. sound_speed: m/s (adaptive rate). max_rate / min_rate: Hz.
+    rate_knee: m, end of the c/(2h) part. rate_ramp: m, length of the linear fall from f(knee) to min_rate.
+    noise: False turns all noise off. seed: run seed of the counter-based noise.
+    """
+
+    beam_angle: float = 22.5
+    layout: str = "X"
+    min_range: float = 0.1
+    max_range: float = 50.0
+    velocity_sigma: float = 0.01
+    range_sigma: float = 0.02
+    sound_speed: float = 1500.0
+    max_rate: float = 100.0
+    min_rate: float = 5.0
+    rate_knee: float = 50.0
+    rate_ramp: float = 10.0
+    noise: bool = True
+    seed: int = 0
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        # Generic 4-beam Janus DVLs at the two common beam angles (PHYSICS.md §5); noise of a 1 cm/s-class
+        # per-beam velocity and 2 cm range, 50 m maximum range (OceanSim's rate knee).
+        "dvl_22_5deg": {"beam_angle": 22.5, "layout": "X"},
+        "dvl_30deg": {"beam_angle": 30.0, "layout": "X"},
+        # HoloOcean's layout: "+" beams, the order and angle its Janus matrix (eq. 4) assumes.
+        "holoocean": {"beam_angle": 22.5, "layout": "+"},
+        # Water Linked DVL A50 (public spec sheet): 4 beams at 22.5°, 0.05-50 m altitude. Noise values are
+        # this library's typical figures, not the vendor's.
+        "waterlinked_a50": {"beam_angle": 22.5, "layout": "X", "min_range": 0.05, "max_range": 50.0 / math.cos(
+            math.radians(22.5)), "velocity_sigma": 0.005, "range_sigma": 0.01},
+    }
+
+    def validate(self) -> None:
+        require_positive(self.beam_angle, _OWNER, "beam_angle", "deg")
+        require(self.beam_angle < 90.0, _OWNER, "beam_angle", f"must be < 90 deg, got {self.beam_angle!r}")
+        require(self.layout in ("X", "+"), _OWNER, "layout", f"must be 'X' or '+', got {self.layout!r}")
+        require_non_negative(self.min_range, _OWNER, "min_range", "m")
+        require_positive(self.max_range, _OWNER, "max_range", "m")
+        require(self.max_range > self.min_range, _OWNER, "max_range",
+                f"must be > min_range ({self.min_range}), got {self.max_range!r}")
+        require_non_negative(self.velocity_sigma, _OWNER, "velocity_sigma", "m/s")
+        require_non_negative(self.range_sigma, _OWNER, "range_sigma", "m")
+        require_positive(self.sound_speed, _OWNER, "sound_speed", "m/s")
+        require_positive(self.max_rate, _OWNER, "max_rate", "Hz")
+        require_positive(self.min_rate, _OWNER, "min_rate", "Hz")
+        require(self.max_rate > self.min_rate, _OWNER, "max_rate",
+                f"must be > min_rate ({self.min_rate}), got {self.max_rate!r}")
+        require_positive(self.rate_knee, _OWNER, "rate_knee", "m")
+        h0 = self.sound_speed / (2.0 * self.max_rate)
+        require(self.rate_knee > h0, _OWNER, "rate_knee",
+                f"must be above sound_speed / (2 max_rate) = {h0:g} m, got {self.rate_knee!r}")
+        require(self.sound_speed / (2.0 * self.rate_knee) >= self.min_rate, _OWNER, "rate_knee",
+                f"c / (2 rate_knee) = {self.sound_speed / (2.0 * self.rate_knee):g} Hz must be >= min_rate "
+                f"({self.min_rate} Hz); lower rate_knee or min_rate")
+        require_positive(self.rate_ramp, _OWNER, "rate_ramp", "m")
+        require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
+                f"must be an integer in [0, 2^31), got {self.seed!r}")
+
+    def beam_directions(self) -> np.ndarray:
+        """(4, 3) unit beam directions in the sensor frame (see the module docstring)."""
+        a = math.radians(self.beam_angle)
+        phi = np.radians((45.0 if self.layout == "X" else 0.0) + 90.0 * np.arange(NUM_BEAMS))
+        return np.column_stack([math.sin(a) * np.cos(phi), math.sin(a) * np.sin(phi),
+                                np.full(NUM_BEAMS, -math.cos(a))])
+
+
+def adaptive_rate_hz(altitude: Any, config: DVLConfig | None = None) -> np.ndarray:
+    """Ping rate (Hz) at ``altitude`` (m), continuous piecewise formula of the module docstring; NaN altitude
+    (dropout) gives ``min_rate``."""
+    c = config if config is not None else DVLConfig()
+    h = np.asarray(altitude, dtype=np.float64)
+    h0 = c.sound_speed / (2.0 * c.max_rate)
+    f_knee = c.sound_speed / (2.0 * c.rate_knee)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ping = c.sound_speed / (2.0 * np.maximum(h, h0))
+        ramp = f_knee + (c.min_rate - f_knee) * (h - c.rate_knee) / c.rate_ramp
+    out = np.where(h <= c.rate_knee, np.minimum(ping, c.max_rate), np.maximum(ramp, c.min_rate))
+    return np.where(np.isnan(h), c.min_rate, out)
+
+
+@dataclasses.dataclass
+class DVLResult:
+    """DVL samples of a batch of B poses, as Warp arrays on the sensor's device.
+
+    velocity: (B,) vec3, sensor frame (FLU), m/s; NaN on dropout. valid: (B,) int32, 1 when >= 3 beams.
+    beam_range: (B * 4,) float32 slant ranges (m), NaN for invalid beams. beam_velocity: (B * 4,) float32 beam
+    velocities ``d_k · v`` (m/s), NaN for invalid beams. beam_valid: (B * 4,) int32. altitude: (B,) float32 (m),
+    NaN when no beam is valid. times: (B,) seconds when the poses came from a Trajectory, else ``None``.
+    """
+
+    velocity: wp.array
+    valid: wp.array
+    beam_range: wp.array
+    beam_velocity: wp.array
+    beam_valid: wp.array
+    altitude: wp.array
+    config: DVLConfig
+    frame_index: int
+    times: np.ndarray | None = None
+
+    @property
+    def batch_size(self) -> int:
+        return int(self.valid.shape[0])
+
+    def numpy(self) -> dict[str, np.ndarray]:
+        """Host copies: velocity (B, 3), valid (B,) bool, beam_range / beam_velocity / beam_valid (B, 4),
+        altitude (B,), rate_hz (B,) from :func:`adaptive_rate_hz`, beam_directions (4, 3), and times."""
+        b = self.batch_size
+        alt = self.altitude.numpy()
+        out = {"velocity": self.velocity.numpy().reshape(b, 3), "valid": self.valid.numpy().astype(bool),
+               "beam_range": self.beam_range.numpy().reshape(b, NUM_BEAMS),
+               "beam_velocity": self.beam_velocity.numpy().reshape(b, NUM_BEAMS),
+               "beam_valid": self.beam_valid.numpy().reshape(b, NUM_BEAMS).astype(bool), "altitude": alt,
+               "rate_hz": adaptive_rate_hz(alt, self.config), "beam_directions": self.config.beam_directions()}
+        if self.times is not None:
+            out["times"] = self.times.copy()
+        return out
+
+    def torch(self) -> dict[str, Any]:
+        """Zero-copy torch tensors of the device arrays (``wp.to_torch``); needs PyTorch installed."""
+        try:
+            import torch  # noqa: F401
+        except ImportError as exc:
+            raise OceanSimError("DVLResult.torch() needs PyTorch; install it (pip install torch) or use "
+                                ".numpy()") from exc
+        b = self.batch_size
+        return {"velocity": wp.to_torch(self.velocity), "valid": wp.to_torch(self.valid),
+                "beam_range": wp.to_torch(self.beam_range).reshape(b, NUM_BEAMS),
+                "beam_velocity": wp.to_torch(self.beam_velocity).reshape(b, NUM_BEAMS),
+                "beam_valid": wp.to_torch(self.beam_valid).reshape(b, NUM_BEAMS),
+                "altitude": wp.to_torch(self.altitude)}
+
+
+class DVL:
+    """A four-beam DVL on ``device`` (``None``: cuda:0 if present, else cpu). ``sensor_id`` separates the noise
+    of several DVLs sharing a seed."""
+
+    #: Device bytes per sample: pose, velocity, 4 x (range, velocity, valid), velocity, valid, altitude.
+    BYTES_PER_SAMPLE = 28 + 12 + 4 * 12 + 12 + 4 + 4
+
+    def __init__(self, config: DVLConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
+        self.config = config if config is not None else DVLConfig()
+        if not isinstance(self.config, DVLConfig):
+            raise ConfigError(f"DVL: config must be a DVLConfig, got {type(config).__name__}")
+        self.device = resolve_device(device)
+        self.sensor_id = int(sensor_id)
+        with wp.ScopedDevice(self.device):
+            self._dirs = wp.array(self.config.beam_directions().astype(np.float32), dtype=wp.vec3)
+
+    def _sensor_velocities(self, poses: np.ndarray, source: Any, velocities: Any, velocity_frame: str) \
+            -> np.ndarray:
+        if velocities is None:
+            if not hasattr(source, "velocity") or not hasattr(source, "times"):
+                raise ConfigError("DVL.render: pass velocities (B, 3) with the poses, or a Trajectory (whose "
+                                  "velocity over the bottom is used)")
+            return np.asarray(source.velocity(frame="body"), dtype=np.float64)
+        v = as_float32(velocities, (3,), "DVL.render velocities").astype(np.float64).reshape(-1, 3)
+        if v.shape[0] == 1 and poses.shape[0] > 1:
+            v = np.repeat(v, poses.shape[0], axis=0)
+        if v.shape[0] != poses.shape[0]:
+            raise ConfigError(f"DVL.render: {v.shape[0]} velocities for {poses.shape[0]} poses; give one per pose")
+        if velocity_frame == "sensor":
+            return v
+        if velocity_frame == "world":
+            return np.einsum("nji,nj->ni", quat_to_matrix(poses[:, 3:].astype(np.float64)), v)
+        raise ConfigError(f"DVL.render: velocity_frame must be 'world' or 'sensor', got {velocity_frame!r}")
+
+    def render(self, scene: Any, poses: Any, velocities: Any = None, velocity_frame: str = "world",
+               frame_index: int = 0) -> DVLResult:
+        """Sample the DVL at B poses in one ray-cast launch (element = (sample, beam)) and one solve launch.
+
+        Args:
+            scene: a :class:`~oceansim_py.scene.Scene` on this sensor's device.
+            poses: sensor poses (7,), (B, 7) or a Trajectory (then its times are carried into the result and,
+                without ``velocities``, its velocity is the velocity over the bottom).
+            velocities: (B, 3) or (3,) sensor velocity over the bottom (m/s) in ``velocity_frame``: "world"
+                (rotated into the sensor frame here) or "sensor".
+            frame_index: frame number of sample 0 (sample b is frame ``frame_index + b``; keys the noise).
+        """
+        if not isinstance(frame_index, (int, np.integer)) or frame_index < 0:
+            raise ConfigError(f"DVL.render: frame_index must be an integer >= 0, got {frame_index!r}")
+        p = as_poses(poses, "DVL.render poses")
+        v = self._sensor_velocities(p, poses, velocities, velocity_frame)
+        b = p.shape[0]
+        c = self.config
+        dev = self.device
+        check_memory(b * self.BYTES_PER_SAMPLE, dev, f"DVL render of {b} samples", "render fewer samples at once")
+        with wp.ScopedDevice(dev):
+            wposes = wp.array(p, dtype=wp.transform)
+            wvel = wp.array(v.astype(np.float32), dtype=wp.vec3)
+            out = DVLResult(wp.empty(b, dtype=wp.vec3), wp.empty(b, dtype=wp.int32),
+                            wp.empty(b * NUM_BEAMS, dtype=wp.float32), wp.empty(b * NUM_BEAMS, dtype=wp.float32),
+                            wp.empty(b * NUM_BEAMS, dtype=wp.int32), wp.empty(b, dtype=wp.float32), c,
+                            int(frame_index), np.asarray(poses.times, dtype=np.float64).copy()
+                            if hasattr(poses, "times") else None)
+        g = scene.geometry
+        launch_1d(dvl_beams_kernel, b * NUM_BEAMS,
+                  [g.mesh.id, g.face_object, wposes, wvel, self._dirs, float(c.min_range), float(c.max_range),
+                   float(c.range_sigma), float(c.velocity_sigma), int(c.noise), int(c.seed), int(frame_index),
+                   self.sensor_id, out.beam_range, out.beam_velocity, out.beam_valid], dev, align=NUM_BEAMS)
+        launch_1d(dvl_solve_kernel, b, [self._dirs, out.beam_range, out.beam_velocity, out.beam_valid,
+                                        out.velocity, out.valid, out.altitude], dev)
+        return out
+
+    def render_adaptive(self, scene: Any, trajectory: Any, frame_index: int = 0) -> DVLResult:
+        """Ping along a Trajectory at the adaptive rate: ping ``n + 1`` comes ``1 / f(h_n)`` s after ping ``n``
+        (:func:`adaptive_rate_hz` of the altitude at ping n), from the trajectory's start to its end.
+
+        Two batched passes: the noise-free altitude on a grid of spacing ``1 / max_rate`` (linearly interpolated
+        between grid points) gives the schedule on the host; then one render at the scheduled times, ping n
+        being frame ``frame_index + n``. The result's ``times`` are the ping times.
+        """
+        if not hasattr(trajectory, "resample"):
+            raise ConfigError("DVL.render_adaptive: needs a Trajectory (the ping times depend on the path)")
+        c = self.config
+        grid = trajectory.resample(c.max_rate)
+        probe = DVL(c.replace(noise=False), device=self.device, sensor_id=self.sensor_id)
+        altitude = probe.render(scene, grid).altitude.numpy().astype(np.float64)
+        times = [trajectory.start_time]
+        end = trajectory.end_time
+        while True:
+            t = times[-1]
+            k = min(int((t - grid.start_time) * c.max_rate), len(grid) - 1)
+            h = altitude[k]
+            if k + 1 < len(grid) and np.isfinite(h) and np.isfinite(altitude[k + 1]):
+                u = (t - grid.times[k]) * c.max_rate
+                h = (1.0 - u) * h + u * altitude[k + 1]
+            nxt = t + 1.0 / float(adaptive_rate_hz(h, c))
+            if nxt > end + 1e-9:
+                break
+            times.append(nxt)
+        return self.render(scene, trajectory.interpolate(np.array(times)), frame_index=frame_index)

@@ -1,0 +1,99 @@
+"""GPS near the surface (PHYSICS.md §6, holoocean-2022 eq. 7): ``z = p + N(0, diag(sh^2, sh^2, sv^2))`` in the
+world frame (metres; this library's world is a local metric frame, not latitude/longitude), received only when
+the antenna's depth ``z_s - z`` is at most ``d``, where ``d ~ N(depth_threshold, depth_threshold_sigma^2)`` is
+drawn per sample (``depth_threshold_sigma = 0``: fixed). Without a fix the position is NaN and ``fix`` false.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+import numpy as np
+
+from oceansim_py.errors import ConfigError
+from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
+from oceansim_py.sensors import host_noise
+from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source, surface_height
+
+_OWNER = "GPSConfig"
+_POSITION, _THRESHOLD = 0, 1
+
+
+@dataclasses.dataclass(frozen=True)
+class GPSConfig(ConfigBase):
+    """GPS parameters.
+
+    rate: Hz (when measuring a Trajectory without explicit times). horizontal_sigma / vertical_sigma: m per
+    sample. depth_threshold: m, deepest antenna depth with a fix. depth_threshold_sigma: m, per-sample spread of
+    that threshold. noise: False turns all randomness off (fixed threshold, exact positions). seed: run seed.
+    """
+
+    rate: float = 5.0
+    horizontal_sigma: float = 2.0
+    vertical_sigma: float = 3.0
+    depth_threshold: float = 0.5
+    depth_threshold_sigma: float = 0.0
+    noise: bool = True
+    seed: int = 0
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        # Stand-alone receiver: 2.5 m CEP horizontal (u-blox NEO-M8 class) ~ 2.1 m 1-sigma per axis.
+        "standalone": {"horizontal_sigma": 2.1, "vertical_sigma": 3.5},
+        # RTK fix: 0.01 m + 1 ppm CEP (u-blox ZED-F9P class), vertical about twice the horizontal.
+        "rtk": {"horizontal_sigma": 0.01, "vertical_sigma": 0.02},
+        # HoloOcean's "within a depth d of the surface, d random": a 0.5 m mast with 0.1 m spread.
+        "wave_washed": {"depth_threshold": 0.5, "depth_threshold_sigma": 0.1},
+    }
+
+    def validate(self) -> None:
+        require_positive(self.rate, _OWNER, "rate", "Hz")
+        for name in ("horizontal_sigma", "vertical_sigma", "depth_threshold", "depth_threshold_sigma"):
+            require_non_negative(getattr(self, name), _OWNER, name, "m")
+        require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
+                f"must be an integer in [0, 2^31), got {self.seed!r}")
+
+
+@dataclasses.dataclass
+class GPSResult(HostResult):
+    """position: (N, 3) world metres, NaN without a fix. fix: (N,) bool. depth: (N,) true antenna depth (m,
+    negative above the surface). threshold: (N,) the depth threshold used per sample (m). times: (N,) s or
+    ``None``."""
+
+    position: np.ndarray
+    fix: np.ndarray
+    depth: np.ndarray
+    threshold: np.ndarray
+    times: np.ndarray | None
+    frame_index: int
+
+
+class GPS:
+    """A GPS receiver that only has a fix near the surface. ``sensor_id`` separates the noise of several
+    receivers sharing a seed."""
+
+    def __init__(self, config: GPSConfig | None = None, sensor_id: int = 0) -> None:
+        self.config = config if config is not None else GPSConfig()
+        if not isinstance(self.config, GPSConfig):
+            raise ConfigError(f"GPS: config must be a GPSConfig, got {type(config).__name__}")
+        self.sensor_id = int(sensor_id)
+
+    def measure(self, source: Any, times: Any = None, scene: Any = None, surface_z: float | None = None,
+                frame_index: int = 0) -> GPSResult:
+        """Fixes at a Trajectory's samples (at ``times`` or every 1 / rate) or at poses (7,) / (B, 7)."""
+        fi = check_frame_index(frame_index, "GPS.measure")
+        s = sample_source(source, times, self.config.rate, "GPS.measure")
+        c = self.config
+        pos = s.poses[:, :3].copy()
+        depth = surface_height(surface_z, scene) - pos[:, 2]
+        n = pos.shape[0]
+        frames = fi + np.arange(n)
+        threshold = np.full(n, c.depth_threshold)
+        if c.noise:
+            threshold = threshold + c.depth_threshold_sigma * host_noise.gaussian(
+                c.seed, self.sensor_id, _THRESHOLD, frames, 1)[:, 0]
+            sig = np.array([c.horizontal_sigma, c.horizontal_sigma, c.vertical_sigma])
+            pos = pos + sig * host_noise.gaussian(c.seed, self.sensor_id, _POSITION, frames, 3)
+        fix = depth <= threshold
+        pos[~fix] = np.nan
+        return GPSResult(pos, fix, depth, threshold, s.times, fi)

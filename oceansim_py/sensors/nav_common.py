@@ -1,0 +1,74 @@
+"""What the trajectory-based sensors (IMU, barometer, GPS, pose sensor) share: where their samples come
+from, the sea-surface height, and host-side results with ``numpy()`` / ``torch()``.
+
+A sensor's ``measure(source, times=None, ...)`` accepts a :class:`~oceansim_py.trajectory.Trajectory`
+(sampled at ``times``, or every ``1 / config.rate`` s over its span when ``times`` is ``None``) or plain poses
+(7,) / (B, 7) used as they are (``times`` then only labels the samples). Sample ``i`` is frame
+``frame_index + i`` of the sensor's counter-based noise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from oceansim_py.errors import ConfigError, OceanSimError
+from oceansim_py.poses import as_poses
+
+
+@dataclasses.dataclass
+class Samples:
+    """Resolved samples: times (N,) s or ``None``, poses (N, 7) float64, and the trajectory if there was one."""
+
+    times: np.ndarray | None
+    poses: np.ndarray
+    trajectory: Any
+
+
+def sample_source(source: Any, times: Any, rate: float, what: str) -> Samples:
+    """Resolve a Trajectory or poses into :class:`Samples` (see the module docstring)."""
+    if hasattr(source, "resample") and hasattr(source, "times"):
+        traj = source.resample(rate) if times is None else source.interpolate(times)
+        return Samples(traj.times.copy(), np.asarray(traj.poses, dtype=np.float64), traj)
+    as_poses(source, f"{what} poses")  # validation only: it returns float32, and positions keep float64 here
+    poses = np.array(getattr(source, "poses", source), dtype=np.float64).reshape(-1, 7)
+    poses[:, 3:] /= np.linalg.norm(poses[:, 3:], axis=1, keepdims=True)
+    t = None
+    if times is not None:
+        t = np.asarray(times, dtype=np.float64).reshape(-1)
+        if t.size != poses.shape[0]:
+            raise ConfigError(f"{what}: {t.size} times for {poses.shape[0]} poses; give one time per pose")
+    return Samples(t, poses, None)
+
+
+def surface_height(surface_z: float | None, scene: Any) -> float:
+    """The sea-surface height (m): ``surface_z`` if given, else ``scene.surface_z``, else 0."""
+    if surface_z is not None:
+        return float(surface_z)
+    return float(scene.surface_z) if scene is not None else 0.0
+
+
+def check_frame_index(frame_index: Any, what: str) -> int:
+    if isinstance(frame_index, bool) or not isinstance(frame_index, (int, np.integer)) or frame_index < 0:
+        raise ConfigError(f"{what}: frame_index must be an integer >= 0, got {frame_index!r}")
+    return int(frame_index)
+
+
+class HostResult:
+    """Mixin for dataclass results holding numpy arrays: ``numpy()`` and ``torch()`` of the array fields."""
+
+    def numpy(self) -> dict[str, np.ndarray]:
+        """Copies of every array field (``times`` only when known)."""
+        return {f.name: np.array(getattr(self, f.name)) for f in dataclasses.fields(self)  # type: ignore[arg-type]
+                if isinstance(getattr(self, f.name), np.ndarray)}
+
+    def torch(self) -> dict[str, Any]:
+        """Torch tensors of the array fields (CPU); needs PyTorch installed."""
+        try:
+            import torch
+        except ImportError as exc:
+            raise OceanSimError(f"{type(self).__name__}.torch() needs PyTorch; install it (pip install torch) "
+                                f"or use .numpy()") from exc
+        return {k: torch.from_numpy(v) for k, v in self.numpy().items()}

@@ -1,0 +1,82 @@
+"""Pose sensor (PHYSICS.md §6, holoocean-2022 eq. 8): the sensor's world pose as a 4x4 SE(3) matrix
+``[[R, t], [0, 1]]`` (R rotates sensor-frame FLU vectors into the world, t in metres), for ground truth, with
+optional noise: ``t + N(0, position_sigma^2 I)`` and ``R exp([N(0, rotation_sigma^2 I)]x)`` (a small rotation
+about a random sensor-frame axis).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from oceansim_py.errors import ConfigError
+from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
+from oceansim_py.poses import pose_to_matrix, quat_to_matrix
+from oceansim_py.sensors import host_noise
+from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source
+from oceansim_py.trajectory import rotvec_to_quat
+
+_OWNER = "PoseSensorConfig"
+_POSITION, _ROTATION = 0, 1
+
+
+@dataclasses.dataclass(frozen=True)
+class PoseSensorConfig(ConfigBase):
+    """rate: Hz (when measuring a Trajectory without explicit times). position_sigma: m. rotation_sigma: deg.
+    noise: False gives the exact pose. seed: run seed. Default: noise-free ground truth."""
+
+    rate: float = 30.0
+    position_sigma: float = 0.0
+    rotation_sigma: float = 0.0
+    noise: bool = True
+    seed: int = 0
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "ground_truth": {},
+        # A motion-capture-like reference: 1 mm and 0.1 deg.
+        "mocap": {"rate": 100.0, "position_sigma": 0.001, "rotation_sigma": 0.1},
+    }
+
+    def validate(self) -> None:
+        require_positive(self.rate, _OWNER, "rate", "Hz")
+        require_non_negative(self.position_sigma, _OWNER, "position_sigma", "m")
+        require_non_negative(self.rotation_sigma, _OWNER, "rotation_sigma", "deg")
+        require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
+                f"must be an integer in [0, 2^31), got {self.seed!r}")
+
+
+@dataclasses.dataclass
+class PoseSensorResult(HostResult):
+    """matrix: (N, 4, 4) measured SE(3) poses. true_matrix: (N, 4, 4) exact. times: (N,) s or ``None``."""
+
+    matrix: np.ndarray
+    true_matrix: np.ndarray
+    times: np.ndarray | None
+    frame_index: int
+
+
+class PoseSensor:
+    """Ground-truth pose as SE(3) matrices. ``sensor_id`` separates the noise of several sensors."""
+
+    def __init__(self, config: PoseSensorConfig | None = None, sensor_id: int = 0) -> None:
+        self.config = config if config is not None else PoseSensorConfig()
+        if not isinstance(self.config, PoseSensorConfig):
+            raise ConfigError(f"PoseSensor: config must be a PoseSensorConfig, got {type(config).__name__}")
+        self.sensor_id = int(sensor_id)
+
+    def measure(self, source: Any, times: Any = None, frame_index: int = 0) -> PoseSensorResult:
+        """Poses of a Trajectory's samples (at ``times`` or every 1 / rate) or of poses (7,) / (B, 7)."""
+        fi = check_frame_index(frame_index, "PoseSensor.measure")
+        s = sample_source(source, times, self.config.rate, "PoseSensor.measure")
+        c = self.config
+        true = pose_to_matrix(s.poses)
+        m = true.copy()
+        if c.noise and (c.position_sigma > 0 or c.rotation_sigma > 0):
+            frames = fi + np.arange(m.shape[0])
+            m[:, :3, 3] += c.position_sigma * host_noise.gaussian(c.seed, self.sensor_id, _POSITION, frames, 3)
+            rv = math.radians(c.rotation_sigma) * host_noise.gaussian(c.seed, self.sensor_id, _ROTATION, frames, 3)
+            m[:, :3, :3] = m[:, :3, :3] @ quat_to_matrix(rotvec_to_quat(rv))
+        return PoseSensorResult(m, true, s.times, fi)
