@@ -1,0 +1,130 @@
+"""Underwater camera throughput: 640x480 frames/s on each built-in scene, batch 1 and 8, one thread and all.
+
+Poses: the scene's suggested pose, panned in yaw by -14..+14 degrees across the batch (2 degrees per frame,
+batch 1 uses the suggested pose). One frame is the whole ``UnderwaterCamera.render`` into reused result
+arrays (``out=``): pose upload and the single render launch, synchronised; the host copy is not included.
+Default camera config (jerlov_IB water, sun with shadow rays, no vehicle lights) and a second config with two
+vehicle lights (``coastal_with_lights`` preset: two more shadow rays per pixel).
+
+Usage: python benchmarks/camera_throughput.py [--quick] [--out PATH] [--device DEV] [--scenes ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import warp as wp
+
+import oceansim_py as osp
+from oceansim_py.poses import compose_poses, pose_from_euler
+from oceansim_py.runtime import cpu_threads, set_cpu_threads
+from oceansim_py.sensors.camera import UnderwaterCamera, UnderwaterCameraConfig
+
+WIDTH, HEIGHT = 640, 480
+BATCHES = (1, 8)
+
+
+def time_call(fn: Callable[[], None], device: Any, min_seconds: float, max_repeats: int) -> float:
+    """Median seconds of ``fn`` (synchronised), repeated until ``min_seconds`` total or ``max_repeats``."""
+    samples: list[float] = []
+    total = 0.0
+    while len(samples) < max_repeats and (total < min_seconds or not samples):
+        t0 = time.perf_counter()
+        fn()
+        wp.synchronize_device(device)
+        dt = time.perf_counter() - t0
+        samples.append(dt)
+        total += dt
+    return float(np.median(samples))
+
+
+def batch_poses(scene: Any, batch: int) -> np.ndarray:
+    base = scene.suggested_pose
+    if base is None:
+        lo, hi = scene.bounds
+        base = pose_from_euler(float(lo[0]) - 2.0, 0.5 * float(lo[1] + hi[1]), 0.5 * float(lo[2] + hi[2]))
+    yaws = [0.0] if batch == 1 else np.linspace(-14.0, 14.0, batch)
+    return np.stack([compose_poses(base, pose_from_euler(0, 0, 0, 0, 0, float(y))) for y in yaws])
+
+
+def configs() -> dict[str, UnderwaterCameraConfig]:
+    return {"default": UnderwaterCameraConfig(width=WIDTH, height=HEIGHT),
+            "two_lights": UnderwaterCameraConfig.preset("coastal_with_lights", width=WIDTH, height=HEIGHT)}
+
+
+def bench(scene_name: str, device: Any, thread_counts: list[int], min_seconds: float,
+          max_repeats: int) -> list[dict[str, Any]]:
+    scene = osp.load_scene(scene_name, device=device)
+    rows = []
+    for cfg_name, cfg in configs().items():
+        cam = UnderwaterCamera(cfg, device=scene.device)
+        for batch in BATCHES:
+            poses = batch_poses(scene, batch)
+            first = time.perf_counter()
+            out = cam.render(scene, poses)  # compiles on first use
+            wp.synchronize_device(scene.device)
+            first = time.perf_counter() - first
+            hit = float((out.label.numpy() >= 0).mean())
+            for threads in thread_counts if scene.device.is_cpu else [None]:
+                set_cpu_threads(threads)
+                seconds = time_call(lambda: cam.render(scene, poses, out=out), scene.device, min_seconds,
+                                    max_repeats)
+                row = {"scene": scene_name, "triangles": scene.num_triangles, "config": cfg_name,
+                       "device": str(scene.device), "threads": cpu_threads() if scene.device.is_cpu else None,
+                       "batch": batch, "width": WIDTH, "height": HEIGHT, "seconds_per_batch": seconds,
+                       "frames_per_s": batch / seconds,
+                       "megapixels_per_s": batch * WIDTH * HEIGHT / seconds / 1e6, "hit_fraction": hit,
+                       "first_call_seconds": first}
+                rows.append(row)
+                print(format_row(row), flush=True)
+            set_cpu_threads(None)
+    return rows
+
+
+HEADER = f"{'scene':8s} {'triangles':>9s} {'config':10s} {'device':7s} {'threads':>7s} {'batch':>5s} " \
+         f"{'s/batch':>9s} {'frames/s':>9s} {'Mpix/s':>7s} {'hit':>5s}"
+
+
+def format_row(r: dict[str, Any]) -> str:
+    threads = "-" if r["threads"] is None else str(r["threads"])
+    return (f"{r['scene']:8s} {r['triangles']:9d} {r['config']:10s} {r['device']:7s} {threads:>7s} "
+            f"{r['batch']:5d} {r['seconds_per_batch']:9.4f} {r['frames_per_s']:9.2f} "
+            f"{r['megapixels_per_s']:7.2f} {r['hit_fraction']:5.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "camera_throughput.json"))
+    parser.add_argument("--device", default=None, help="Warp device (default: cuda:0 if present, else cpu)")
+    parser.add_argument("--scenes", nargs="*", default=None, help="scenes (default: every built-in scene)")
+    args = parser.parse_args(argv)
+    min_seconds, max_repeats = (0.3, 3) if args.quick else (2.0, 30)
+    thread_counts = sorted({1, cpu_threads()})
+    print(HEADER)
+    rows: list[dict[str, Any]] = []
+    for name in args.scenes or osp.builtin_scene_names():
+        rows += bench(name, args.device, thread_counts, min_seconds, max_repeats)
+    report = {
+        "benchmark": "camera_throughput", "quick": args.quick, "width": WIDTH, "height": HEIGHT,
+        "configs": {name: cfg.to_dict() for name, cfg in configs().items()},
+        "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+                    "cpu_count": os.cpu_count(), "warp": wp.config.version},
+        "rows": rows,
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

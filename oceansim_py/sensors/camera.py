@@ -1,0 +1,415 @@
+"""Underwater RGB camera: pinhole rays on the scene BVH, Lambertian in-air shading, the image formation model of
+PHYSICS.md §4 in linear space, sRGB encoding at the end.
+
+Frames: the pose is the camera's sensor frame (FLU: x = optical axis, y left, z up) in the world (Z up, m).
+Image row 0 is the top, column 0 the left; image right is -y, image down is -z. Vehicle lights are given in the
+sensor frame. The math lives in :mod:`oceansim_py.kernels.camera`; see its docstring for the formulas.
+
+Radiometric units are relative: a white Lambertian surface under unit irradiance has in-air radiance J = 1
+(the 1/pi of a Lambertian BRDF is folded into the units), and ``exposure`` maps linear values to the sRGB
+encoder's [0, 1] input. The sun is a directional light from above whose irradiance (given just below the
+surface, on a plane facing it) is dimmed with the hit point's depth by ``exp(-K_d depth)``; ambient is a
+constant irradiance floor (not dimmed). With ``shadows`` on, a shadow ray is cast towards the sun (up to
+the sea surface along the sun direction) and towards each light. The veiling light B_inf of the water type is
+given for unit illumination; with ``veiling_scales_with_light`` it is multiplied by the illumination at the
+camera (ambient + sun irradiance dimmed by K_d over the camera's depth), per pose (Akkaynak & Treibitz
+2018: B_inf = b E / c). The camera has no noise model: images are deterministic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import warp as wp
+
+from oceansim_py.errors import ConfigError, OceanSimError
+from oceansim_py.io import images
+from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
+from oceansim_py.kernels import camera as k
+from oceansim_py.poses import as_poses
+from oceansim_py.runtime import check_memory, launch_1d, resolve_device
+from oceansim_py.sensors.water import WaterType
+
+RGB = tuple[float, float, float]
+Vec3 = tuple[float, float, float]
+
+#: Device bytes per pixel of a result: rgb 3 + in_air 12 + linear 12 + range 4 + depth 4 + label 4 +
+#: instance 4 + normal 12.
+BYTES_PER_PIXEL = 55
+
+
+def _require_rgb(value: Any, owner: str, field: str, unit: str = "") -> None:
+    require(isinstance(value, tuple) and len(value) == 3, owner, field,
+            f"must be three values (R, G, B), got {value!r}")
+    for c, v in zip("RGB", value):
+        require_non_negative(v, owner, f"{field}[{c}]", unit)
+
+
+def _require_vec3(value: Any, owner: str, field: str) -> None:
+    require(isinstance(value, tuple) and len(value) == 3, owner, field,
+            f"must be three values (x, y, z), got {value!r}")
+    for c, v in zip("xyz", value):
+        require_finite(v, owner, f"{field}[{c}]")
+
+
+@dataclasses.dataclass(frozen=True)
+class VehicleLight(ConfigBase):
+    """A spot light on the vehicle, in the camera's sensor frame (FLU, metres).
+
+    position: light position (m). direction: beam axis (normalised here). half_angle: cone half angle (deg,
+    (0, 180]); the beam fades to zero over the last ``edge`` degrees inside it (smoothstep; 0 = hard edge).
+    intensity: RGB radiant intensity in relative units: the irradiance it gives 1 m away on its axis, before
+    water attenuation exp(-beta^D d) along its path.
+    """
+
+    position: Vec3 = (0.0, 0.0, 0.0)
+    direction: Vec3 = (1.0, 0.0, 0.0)
+    half_angle: float = 45.0
+    edge: float = 10.0
+    intensity: RGB = (1.0, 1.0, 1.0)
+
+    def validate(self) -> None:
+        owner = "VehicleLight"
+        _require_vec3(self.position, owner, "position")
+        _require_vec3(self.direction, owner, "direction")
+        require(math.hypot(*self.direction) > 0, owner, "direction", "must be a non-zero vector")
+        require_finite(self.half_angle, owner, "half_angle")
+        require(0 < self.half_angle <= 180, owner, "half_angle", f"must be in (0, 180] degrees, got "
+                f"{self.half_angle!r}")
+        require_non_negative(self.edge, owner, "edge", "degrees")
+        require(self.edge <= self.half_angle, owner, "edge", f"must not exceed half_angle ({self.half_angle}), "
+                f"got {self.edge!r}")
+        _require_rgb(self.intensity, owner, "intensity")
+
+    def cone_cosines(self) -> tuple[float, float]:
+        """(cos of the outer half angle, cos of the inner, fully lit half angle)."""
+        return (math.cos(math.radians(self.half_angle)),
+                math.cos(math.radians(self.half_angle - self.edge)))
+
+
+@dataclasses.dataclass(frozen=True)
+class UnderwaterCameraConfig(ConfigBase):
+    """Pinhole underwater camera (see the module docstring for frames and units).
+
+    Intrinsics: ``width`` x ``height`` pixels; ``horizontal_fov`` (deg, (0, 180)) sets ``fx`` when ``fx`` is
+    None; ``fy`` defaults to ``fx`` (square pixels); ``cx``/``cy`` (pixels) default to the image centre.
+    ``max_range`` (m): rays that hit nothing nearer see the veiling light.
+    Lighting: ``ambient`` RGB irradiance; ``sun`` on/off with ``sun_irradiance`` (RGB, just below the surface)
+    from ``sun_zenith`` (deg from straight above, [0, 90)) and ``sun_azimuth`` (deg, counter-clockwise from
+    world +x); ``lights`` (vehicle spot lights); ``shadows`` (shadow rays to the sun and lights).
+    Water: ``water`` preset name (see ``WaterType.preset_names()``, default ``jerlov_IB``, clear oceanic); any of the
+    ``water_*`` fields replaces that coefficient of the preset (custom water). ``veiling_scales_with_light``:
+    see the module docstring. ``exposure``: linear gain applied before sRGB encoding.
+    """
+
+    width: int = 640
+    height: int = 480
+    horizontal_fov: float = 90.0
+    fx: float | None = None
+    fy: float | None = None
+    cx: float | None = None
+    cy: float | None = None
+    max_range: float = 100.0
+    ambient: RGB = (0.1, 0.1, 0.1)
+    sun: bool = True
+    sun_irradiance: RGB = (1.0, 1.0, 1.0)
+    sun_zenith: float = 20.0
+    sun_azimuth: float = 0.0
+    lights: tuple[VehicleLight, ...] = ()
+    shadows: bool = True
+    water: str = "jerlov_IB"
+    water_attenuation: RGB | None = None
+    water_backscatter: RGB | None = None
+    water_veiling_light: RGB | None = None
+    water_diffuse_attenuation: RGB | None = None
+    veiling_scales_with_light: bool = True
+    exposure: float = 1.0
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "clear_ocean_sunlit": {"water": "jerlov_IB", "sun": True, "lights": []},
+        "coastal_with_lights": {
+            "water": "jerlov_3C", "sun": True, "sun_irradiance": [0.3, 0.3, 0.3], "ambient": [0.02, 0.02, 0.02],
+            "lights": [
+                {"position": [0.0, 0.3, 0.0], "direction": [1.0, 0.0, 0.0], "half_angle": 40.0,
+                 "edge": 15.0, "intensity": [4.0, 4.0, 4.0]},
+                {"position": [0.0, -0.3, 0.0], "direction": [1.0, 0.0, 0.0], "half_angle": 40.0,
+                 "edge": 15.0, "intensity": [4.0, 4.0, 4.0]},
+            ]},
+        "night_with_lights": {
+            "water": "jerlov_II", "sun": False, "ambient": [0.0, 0.0, 0.0], "veiling_scales_with_light": False,
+            "water_veiling_light": [0.0, 0.01, 0.015],
+            "lights": [{"position": [0.0, 0.0, 0.2], "direction": [1.0, 0.0, -0.2], "half_angle": 50.0,
+                        "edge": 20.0, "intensity": [6.0, 6.0, 6.0]}]},
+    }
+
+    def __post_init__(self) -> None:
+        lights = []
+        for i, light in enumerate(self.lights):
+            if isinstance(light, VehicleLight):
+                lights.append(light)
+            elif isinstance(light, dict):
+                lights.append(VehicleLight.from_dict(light, source=f"UnderwaterCameraConfig.lights[{i}]"))
+            else:
+                raise ConfigError(f"UnderwaterCameraConfig.lights[{i}]: expected a VehicleLight or a mapping of "
+                                  f"its fields, got {type(light).__name__}")
+        object.__setattr__(self, "lights", tuple(lights))
+        super().__post_init__()
+
+    def validate(self) -> None:
+        owner = "UnderwaterCameraConfig"
+        for name in ("width", "height"):
+            v = getattr(self, name)
+            require(isinstance(v, int) and v >= 1, owner, name, f"must be an integer >= 1 pixel, got {v!r}")
+        require_finite(self.horizontal_fov, owner, "horizontal_fov")
+        require(0 < self.horizontal_fov < 180, owner, "horizontal_fov",
+                f"must be in (0, 180) degrees, got {self.horizontal_fov!r}")
+        for name in ("fx", "fy"):
+            v = getattr(self, name)
+            if v is not None:
+                require_positive(v, owner, name, "pixels")
+        for name in ("cx", "cy"):
+            v = getattr(self, name)
+            if v is not None:
+                require_finite(v, owner, name)
+        require_positive(self.max_range, owner, "max_range", "m")
+        _require_rgb(self.ambient, owner, "ambient")
+        _require_rgb(self.sun_irradiance, owner, "sun_irradiance")
+        require_finite(self.sun_zenith, owner, "sun_zenith")
+        require(0 <= self.sun_zenith < 90, owner, "sun_zenith",
+                f"must be in [0, 90) degrees (the sun is above), got {self.sun_zenith!r}")
+        require_finite(self.sun_azimuth, owner, "sun_azimuth")
+        require(self.water in WaterType.PRESETS, owner, "water",
+                f"unknown water preset {self.water!r}; choose one of {WaterType.preset_names()} and override "
+                f"water_attenuation / water_backscatter / water_veiling_light / water_diffuse_attenuation for "
+                f"custom water")
+        for name in ("water_attenuation", "water_backscatter", "water_veiling_light", "water_diffuse_attenuation"):
+            v = getattr(self, name)
+            if v is not None:
+                _require_rgb(v, owner, name)
+        require_positive(self.exposure, owner, "exposure")
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out["lights"] = [light.to_dict() for light in self.lights]
+        return out
+
+    # -- derived quantities -------------------------------------------------------------------------------
+    @property
+    def water_type(self) -> WaterType:
+        """The resolved :class:`WaterType`: the preset with any ``water_*`` overrides applied."""
+        base = WaterType.preset(self.water)
+        overrides = {f: getattr(self, f"water_{f}") for f in
+                     ("attenuation", "backscatter", "veiling_light", "diffuse_attenuation")
+                     if getattr(self, f"water_{f}") is not None}
+        if overrides:
+            return base.replace(name=f"{self.water}+custom", **overrides)
+        return base
+
+    def intrinsics(self) -> tuple[float, float, float, float]:
+        """(fx, fy, cx, cy) in pixels; pixel (row, col) has its centre at (col + 0.5, row + 0.5)."""
+        fx = self.fx if self.fx is not None else 0.5 * self.width / math.tan(math.radians(self.horizontal_fov) / 2)
+        fy = self.fy if self.fy is not None else fx
+        cx = self.cx if self.cx is not None else 0.5 * self.width
+        cy = self.cy if self.cy is not None else 0.5 * self.height
+        return float(fx), float(fy), float(cx), float(cy)
+
+    def camera_matrix(self) -> np.ndarray:
+        """3x3 pinhole matrix K (OpenCV convention: x right, y down, z forward)."""
+        fx, fy, cx, cy = self.intrinsics()
+        return np.array([[fx, 0.0, cx], [0.0, fy, cy], [0.0, 0.0, 1.0]])
+
+    def sun_direction(self) -> np.ndarray:
+        """World unit vector towards the sun."""
+        z, a = math.radians(self.sun_zenith), math.radians(self.sun_azimuth)
+        return np.array([math.sin(z) * math.cos(a), math.sin(z) * math.sin(a), math.cos(z)])
+
+
+@dataclasses.dataclass
+class CameraResult:
+    """Images of a batch of B poses, as Warp arrays on the camera's device (row 0 = top, column 0 = left).
+
+    rgb: (B, H, W, 3) uint8, sRGB-encoded underwater image. linear: (B, H, W) vec3, linear underwater image I
+    (before exposure). in_air: (B, H, W) vec3, linear in-air radiance J (0 for misses). range: (B, H, W)
+    float32, metres along the pixel's ray (inf for misses). depth: (B, H, W) float32, planar z-depth along the
+    optical axis (m, inf for misses). label: (B, H, W) int32, index into ``label_names`` (-1 for misses).
+    instance: (B, H, W) int32, scene node id (-1 for misses). normal: (B, H, W) vec3, world-frame unit normal
+    facing the camera (0 for misses).
+    """
+
+    rgb: wp.array
+    linear: wp.array
+    in_air: wp.array
+    range: wp.array
+    depth: wp.array
+    label: wp.array
+    instance: wp.array
+    normal: wp.array
+    label_names: list[str]
+    camera_matrix: np.ndarray
+    config: UnderwaterCameraConfig
+    frame_index: int
+
+    FIELDS: ClassVar[tuple[str, ...]] = ("rgb", "linear", "in_air", "range", "depth", "label", "instance", "normal")
+
+    @property
+    def batch_size(self) -> int:
+        return int(self.rgb.shape[0])
+
+    def numpy(self) -> dict[str, np.ndarray]:
+        """Host copies; vec3 images come back as (B, H, W, 3) float32."""
+        return {name: getattr(self, name).numpy() for name in self.FIELDS}
+
+    def torch(self) -> dict[str, Any]:
+        """Zero-copy torch tensors of the device arrays (``wp.to_torch``); needs PyTorch installed."""
+        try:
+            import torch  # noqa: F401
+        except ImportError as exc:
+            raise OceanSimError("CameraResult.torch() needs PyTorch; install it (pip install torch) or use "
+                                ".numpy()") from exc
+        return {name: wp.to_torch(getattr(self, name)) for name in self.FIELDS}
+
+    def depth_uint8(self, frame: int = 0) -> np.ndarray:
+        """(H, W) uint8 planar depth image: 255 at the camera falling linearly to 0 at the frame's farthest hit;
+        misses are 0."""
+        d = self.depth.numpy()[self._check_frame(frame)]
+        hit = np.isfinite(d)
+        far = float(d[hit].max()) if hit.any() else 1.0
+        return images.to_uint8(np.where(hit, 1.0 - d / far, 0.0))
+
+    def label_uint8(self, frame: int = 0) -> np.ndarray:
+        """(H, W, 3) uint8 label image: a fixed colour per label id, black for misses."""
+        return label_colours(self.label.numpy()[self._check_frame(frame)])
+
+    def save_png(self, folder: str | Path, frame: int = 0, prefix: str = "") -> dict[str, Path]:
+        """Write ``<prefix>rgb.png``, ``<prefix>depth.png`` and ``<prefix>label.png`` of one frame into
+        ``folder``."""
+        f = self._check_frame(frame)
+        folder = Path(folder)
+        return {"rgb": images.save_png(folder / f"{prefix}rgb.png", self.rgb.numpy()[f]),
+                "depth": images.save_png(folder / f"{prefix}depth.png", self.depth_uint8(f)),
+                "label": images.save_png(folder / f"{prefix}label.png", self.label_uint8(f))}
+
+    def _check_frame(self, frame: int) -> int:
+        if not 0 <= frame < self.batch_size:
+            raise ConfigError(f"CameraResult: frame {frame} is outside the batch of {self.batch_size}")
+        return int(frame)
+
+
+def label_colours(label: np.ndarray) -> np.ndarray:
+    """uint8 RGB colours for label ids (a fixed golden-ratio hue walk, so id k always gets the same colour);
+    ids < 0 are black."""
+    ids = np.asarray(label, dtype=np.int64)
+    hue = (np.maximum(ids, 0) * 0.618033988749895) % 1.0
+    k = (np.stack([5.0, 3.0, 1.0]) + hue[..., None] * 6.0) % 6.0
+    rgb = 1.0 - 0.75 * np.clip(np.minimum(k, 4.0 - k), 0.0, 1.0)
+    out = np.rint(255.0 * rgb).astype(np.uint8)
+    out[ids < 0] = 0
+    return out
+
+
+class UnderwaterCamera:
+    """An underwater RGB camera on ``device`` (``None``: cuda:0 if present, else cpu).
+
+    ``render`` draws a batch of poses in one launch. The poses buffer is kept per batch size and reused; pass
+    ``out`` (a previous result of the same batch size) to reuse the image arrays too.
+    """
+
+    MAX_CACHED_BATCH_SIZES = 2
+
+    def __init__(self, config: UnderwaterCameraConfig | None = None, device: Any = None) -> None:
+        self.config = config if config is not None else UnderwaterCameraConfig()
+        if not isinstance(self.config, UnderwaterCameraConfig):
+            raise ConfigError(f"UnderwaterCamera: config must be an UnderwaterCameraConfig, got "
+                              f"{type(config).__name__}")
+        self.device = resolve_device(device)
+        c = self.config
+        self.water = c.water_type
+        lights = c.lights
+        cones = [light.cone_cosines() for light in lights]
+        dirs = [np.asarray(light.direction, dtype=np.float64) / math.hypot(*light.direction) for light in lights]
+        with wp.ScopedDevice(self.device):
+            self._light_position = wp.array(np.array([l.position for l in lights], np.float32).reshape(-1, 3),
+                                            dtype=wp.vec3)
+            self._light_direction = wp.array(np.array(dirs, np.float32).reshape(-1, 3), dtype=wp.vec3)
+            self._light_cos_outer = wp.array(np.array([cc[0] for cc in cones], np.float32), dtype=wp.float32)
+            self._light_cos_inner = wp.array(np.array([cc[1] for cc in cones], np.float32), dtype=wp.float32)
+            self._light_intensity = wp.array(np.array([l.intensity for l in lights], np.float32).reshape(-1, 3),
+                                             dtype=wp.vec3)
+        self._poses: dict[int, wp.array] = {}
+
+    def memory_bytes(self, batch: int) -> int:
+        """Device bytes the result images of ``batch`` poses need."""
+        return batch * (28 + self.config.width * self.config.height * BYTES_PER_PIXEL)
+
+    def _poses_for(self, batch: int) -> wp.array:
+        buf = self._poses.get(batch)
+        if buf is None:
+            if len(self._poses) >= self.MAX_CACHED_BATCH_SIZES:
+                self._poses.pop(next(iter(self._poses)))
+            buf = wp.empty(batch, dtype=wp.transform, device=self.device)
+            self._poses[batch] = buf
+        return buf
+
+    def allocate(self, batch: int, label_names: list[str] | None = None, frame_index: int = 0) -> CameraResult:
+        """New result arrays for ``batch`` images (refused with the estimate if the device lacks memory)."""
+        c = self.config
+        check_memory(self.memory_bytes(batch), self.device,
+                     f"camera render of {batch} image(s) of {c.width}x{c.height}",
+                     "lower width/height or render fewer poses at once")
+        shape = (batch, c.height, c.width)
+        with wp.ScopedDevice(self.device):
+            return CameraResult(
+                rgb=wp.empty((*shape, 3), dtype=wp.uint8), linear=wp.empty(shape, dtype=wp.vec3),
+                in_air=wp.empty(shape, dtype=wp.vec3), range=wp.empty(shape, dtype=wp.float32),
+                depth=wp.empty(shape, dtype=wp.float32), label=wp.empty(shape, dtype=wp.int32),
+                instance=wp.empty(shape, dtype=wp.int32), normal=wp.empty(shape, dtype=wp.vec3),
+                label_names=list(label_names or []), camera_matrix=c.camera_matrix(), config=c,
+                frame_index=int(frame_index))
+
+    def render(self, scene: Any, poses: Any, frame_index: int = 0, out: CameraResult | None = None,
+               threads: int | None = None) -> CameraResult:
+        """Render B images.
+
+        Args:
+            scene: a :class:`~oceansim_py.scene.Scene` on this camera's device.
+            poses: camera poses in the world, (7,), (B, 7) ``[px, py, pz, qx, qy, qz, qw]`` or a Trajectory.
+            frame_index: frame number of pose 0 (pose b is frame ``frame_index + b``), recorded in the result.
+            out: a previous result of this camera with the same batch size to write into.
+            threads: CPU launch threads (default: all; see ``runtime.set_cpu_threads``).
+        """
+        c = self.config
+        p = as_poses(poses)
+        batch = p.shape[0]
+        if scene.device != self.device:
+            raise ConfigError(f"UnderwaterCamera: the scene is on {scene.device} but the camera on {self.device}; "
+                              f"load the scene with device={str(self.device)!r}")
+        if not isinstance(frame_index, (int, np.integer)) or frame_index < 0:
+            raise ConfigError(f"UnderwaterCamera.render: frame_index must be an integer >= 0, got {frame_index!r}")
+        if out is None:
+            out = self.allocate(batch, scene.labels, frame_index)
+        else:
+            if tuple(out.rgb.shape) != (batch, c.height, c.width, 3) or out.config != c:
+                raise ConfigError(f"UnderwaterCamera.render: out holds images of shape {tuple(out.rgb.shape)} "
+                                  f"from another config; pass a result of this camera with a batch of {batch}")
+            out.label_names = list(scene.labels)
+            out.frame_index = int(frame_index)
+        pose_buf = self._poses_for(batch)
+        pose_buf.assign(wp.array(p, dtype=wp.transform, device="cpu"))
+        fx, fy, cx, cy = c.intrinsics()
+        w = self.water
+        sun = np.asarray(c.sun_irradiance if c.sun else (0.0, 0.0, 0.0), dtype=np.float32)
+        g = scene.geometry
+        launch_1d(k.camera_render_kernel, batch * c.width * c.height,
+                  [g.mesh.id, g.face_object, g.object_albedo, g.object_label, pose_buf, c.width, c.height,
+                   fx, fy, cx, cy, float(c.max_range), wp.vec3(*c.ambient), wp.vec3(*sun),
+                   wp.vec3(*c.sun_direction()), float(scene.surface_z), wp.vec3(*w.diffuse_attenuation),
+                   int(c.shadows), self._light_position, self._light_direction, self._light_cos_outer,
+                   self._light_cos_inner, self._light_intensity, wp.vec3(*w.attenuation), wp.vec3(*w.backscatter),
+                   wp.vec3(*w.veiling_light), int(c.veiling_scales_with_light), float(c.exposure),
+                   out.rgb, out.in_air, out.linear, out.range, out.depth, out.label, out.instance, out.normal],
+                  self.device, threads=threads, min_chunk=1024)
+        return out
