@@ -122,8 +122,8 @@ class ConfigBase:
                 f"{where}: unknown key(s) {unknown} for {cls.__name__}; valid keys are {sorted(fields)} "
                 f"(and 'preset')"
             )
-        values = dict(base)
-        for key, value in data.items():
+        values = {}
+        for key, value in {**base, **data}.items():
             values[key] = _coerce(value, hints[key], f"{where}: field '{key}'")
         return cls(**values)
 

@@ -1,0 +1,151 @@
+"""Batch dataset generation: plan shards, skip complete ones on resume, render the rest with an executor,
+keep ``manifest.json`` current, and show progress.
+
+Executors: ``local`` (in process: CPU thread chunks or one GPU) and ``ray`` (one task per shard on Ray actors
+that keep the scene, BVH and compiled kernels alive). Both write byte-identical shards: every draw of noise is
+a function of (seed, sensor, sample index, element), never of the order or place of rendering.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from oceansim_py.dataset.manifest import FORMAT, FORMAT_VERSION, read_manifest, versions, write_manifest
+from oceansim_py.dataset.rig import Rig
+from oceansim_py.dataset.shards import ShardPlan, partial_name, plan_shards, shard_name, verify_shard
+from oceansim_py.errors import ConfigError, DatasetError
+
+
+def prepare_output(rig: Rig, out: Path, resume: bool) -> tuple[dict[str, Any] | None, list[int]]:
+    """Check the output folder before any rendering: (existing manifest, indices of complete shards kept).
+
+    A folder holding a different run (another rig fingerprint) is a ``ConfigError``. A folder holding this run
+    is continued: complete shards that verify are kept (``--resume``), partial ones are redone.
+    """
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: exists and is not a folder")
+    existing = read_manifest(out) if out.is_dir() else None
+    if existing is None:
+        if out.is_dir() and any(p.name.startswith(("shard_", ".shard_")) for p in out.iterdir()):
+            raise ConfigError(f"--out {out}: holds shards but no manifest.json; choose another folder")
+        return None, []
+    if existing.get("fingerprint") != rig.fingerprint():
+        raise ConfigError(
+            f"--out {out}: holds a different run (rig {existing.get('rig', {}).get('name')!r}, other settings); "
+            f"choose another --out or delete that folder")
+    if not resume:
+        print(f"oceansim-py: {out} already holds this run; continuing it (as --resume)", file=sys.stderr)
+    kept = []
+    for rec in existing.get("shards", []):
+        folder = out / shard_name(rec["index"])
+        meta = verify_shard(folder)
+        if meta is not None and meta["checksum"] == rec["checksum"]:
+            kept.append(rec["index"])
+    return existing, kept
+
+
+def new_manifest(rig: Rig, sensors_meta: dict[str, Any], scene_meta: dict[str, Any]) -> dict[str, Any]:
+    sensors = {}
+    for spec in rig.sensors:
+        sensors[spec.name] = {"type": spec.type, "rate_hz": spec.rate_hz, "mount": list(spec.mount),
+                              "products": list(spec.products), "sensor_id": spec.sensor_id,
+                              **sensors_meta[spec.name]}
+    return {"format": FORMAT, "format_version": FORMAT_VERSION, "rig": rig.to_dict(), "fingerprint": rig.fingerprint(),
+            "versions": versions(), "seed": rig.seed, "frames": rig.frames, "tick_rate_hz": rig.tick_rate_hz,
+            "start_time": rig.start_time, "scene": scene_meta, "sensors": sensors, "shards": [],
+            "status": "running"}
+
+
+def _progress(total: int, initial: int, disable: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, unit="frame", desc="generate", disable=disable, dynamic_ncols=True,
+                file=sys.stderr)
+
+
+def generate(rig: Rig, out: str | Path, executor: str = "local", device: Any = None, resume: bool = False,
+             ray_address: str | None = None, progress: bool = True,
+             on_shard: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Generate (or continue) the dataset of ``rig`` into ``out``; returns the final manifest.
+
+    ``on_shard`` is called with each new shard's record after the manifest lists it.
+    """
+    out = Path(out)
+    if executor not in ("local", "ray"):
+        raise ConfigError(f"--executor must be 'local' or 'ray', got {executor!r}")
+    existing, kept = prepare_output(rig, out, resume)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DatasetError(f"--out {out}: cannot create the folder ({exc.strerror})") from exc
+    for stale in out.glob(".shard_*.partial"):
+        shutil.rmtree(stale, ignore_errors=True)
+    plans = plan_shards(rig.frames, rig.shard_size, rig.tick_rate_hz, {s.name: s.rate_hz for s in rig.sensors})
+    todo = [p for p in plans if p.index not in kept]
+
+    from oceansim_py.dataset.worker import ShardWorker
+
+    t_start = time.perf_counter()
+    local_worker = ShardWorker(rig, out, device) if executor == "local" or existing is None else None
+    if existing is None:
+        assert local_worker is not None
+        manifest = new_manifest(rig, local_worker.metadata(), _scene_meta(local_worker.scene))
+    else:
+        manifest = existing
+        manifest["shards"] = [s for s in manifest["shards"] if s["index"] in kept]
+        manifest["status"] = "running"
+    write_manifest(out, manifest)
+
+    bar = _progress(rig.frames, sum(p.frames for p in plans if p.index in kept), not progress)
+    render_total = 0.0
+    try:
+        if executor == "local":
+            assert local_worker is not None
+            results: Iterable[dict[str, Any]] = (local_worker.run_shard(p) for p in todo)
+        else:
+            from oceansim_py.dataset.ray_executor import run_on_ray
+
+            local_worker = None
+            results = run_on_ray(rig, out, todo, device, ray_address)
+        for record in results:
+            manifest["shards"] = sorted([*manifest["shards"], record], key=lambda s: s["index"])
+            write_manifest(out, manifest)
+            render_total += record.get("render_seconds") or 0.0
+            bar.update(record["frames"])
+            if on_shard is not None:
+                on_shard(record)
+    finally:
+        bar.close()
+    elapsed = time.perf_counter() - t_start
+    manifest["status"] = "complete"
+    manifest["timing"] = {"wall_seconds": round(elapsed, 3), "render_seconds": round(render_total, 3),
+                          "shards_rendered": len(todo), "shards_kept": len(kept), "executor": executor}
+    write_manifest(out, manifest)
+    return manifest
+
+
+def _scene_meta(scene: Any) -> dict[str, Any]:
+    lo, hi = scene.bounds
+    return {"source": scene.source, "description": scene.description, "triangles": scene.num_triangles,
+            "labels": scene.labels, "bounds": [lo.tolist(), hi.tolist()], "surface_z": scene.surface_z}
+
+
+def summarize(manifest: dict[str, Any], out: Path) -> str:
+    t = manifest.get("timing", {})
+    frames = manifest["frames"]
+    wall = t.get("wall_seconds", 0.0) or 0.0
+    lines = [f"wrote {out}: {len(manifest['shards'])} shard(s), {frames} frame(s), "
+             f"{len(manifest['sensors'])} sensor(s) ({', '.join(manifest['sensors'])})"]
+    if t:
+        rate = (sum(s['frames'] for s in manifest['shards'] if s.get('render_seconds') is not None) / wall) if wall else 0
+        lines.append(f"  {t['shards_rendered']} shard(s) rendered, {t['shards_kept']} kept from before; "
+                     f"{wall:.2f} s wall, {t['render_seconds']:.2f} s rendering, {rate:.2f} frames/s "
+                     f"({t['executor']} executor)")
+    return "\n".join(lines)
+
+
+__all__ = ["ShardPlan", "generate", "partial_name", "prepare_output", "summarize"]

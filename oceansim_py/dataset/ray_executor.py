@@ -1,0 +1,101 @@
+"""The Ray executor: one task per shard on a pool of actors (extra ``distributed``: ``pip install
+'oceansim_py[distributed]'``).
+
+Each actor is a :class:`~oceansim_py.dataset.worker.ShardWorker` that loads the scene, builds the BVH and
+compiles the kernels once, then renders shard after shard. On a GPU cluster every actor asks for one GPU; on
+CPUs each asks for ``threads`` CPUs and uses that many launch threads. Every actor slot has its own Warp kernel
+cache folder (``<warp cache>/ray-worker-<k>``), reused between runs, so concurrent workers on one node never
+write the same cache files. Actors write their shards straight into ``out``, which must therefore be on a file
+system every node sees (the driver's local disk for a local Ray).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+from oceansim_py.dataset.rig import Rig
+from oceansim_py.dataset.shards import ShardPlan
+from oceansim_py.errors import ConfigError, OceanSimError
+
+
+class _ActorBody:
+    """What runs inside each Ray actor process."""
+
+    def __init__(self, rig: Rig, out: str, device: Any, slot: int, threads: int | None) -> None:
+        import warp as wp
+
+        if threads is not None:
+            os.environ["OCEANSIM_THREADS"] = str(threads)
+        base = os.environ.get("OCEANSIM_WARP_CACHE") or wp.config.kernel_cache_dir
+        if base:
+            wp.config.kernel_cache_dir = os.path.join(str(Path(base).parent), f"{Path(base).name}-ray-worker-{slot}")
+        from oceansim_py.dataset.worker import ShardWorker
+
+        self.worker = ShardWorker(rig, out, device)
+
+    def run_shard(self, plan: ShardPlan) -> dict[str, Any]:
+        return self.worker.run_shard(plan)
+
+
+def run_on_ray(rig: Rig, out: Path, plans: list[ShardPlan], device: Any, address: str | None,
+               num_workers: int | None = None) -> Iterator[dict[str, Any]]:
+    """Render ``plans`` on Ray actors; yields each shard's record as it completes (in completion order)."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise ConfigError("--executor ray needs Ray: pip install 'oceansim_py[distributed]'") from exc
+    if not plans:
+        return
+    started_here = False
+    if not ray.is_initialized():
+        try:
+            if address:
+                ray.init(address=address, log_to_driver=False)
+            else:
+                ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False)
+                started_here = True
+        except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ... for a bad address
+            raise ConfigError(f"--ray-address {address or '(local)'}: could not start or reach Ray ({exc})") from exc
+    try:
+        resources = ray.cluster_resources()
+        gpus = int(resources.get("GPU", 0))
+        use_gpu = gpus > 0 and (device is None or str(device).startswith("cuda"))
+        if use_gpu:
+            n = num_workers or gpus
+            options = {"num_gpus": 1, "num_cpus": 1}
+            threads = None
+        else:
+            cpus = int(resources.get("CPU", 1))
+            n = num_workers or max(1, cpus)
+            threads = max(1, cpus // n)
+            options = {"num_cpus": threads}
+        n = max(1, min(n, len(plans)))
+        actor_cls = ray.remote(**options)(_ActorBody)
+        actors = [actor_cls.remote(rig, str(out), None if use_gpu else (device or "cpu"), k, threads)
+                  for k in range(n)]
+        pending: dict[Any, Any] = {}
+        queue = list(plans)
+        for actor in actors:
+            if queue:
+                pending[actor.run_shard.remote(queue.pop(0))] = actor
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            ref = done[0]
+            actor = pending.pop(ref)
+            try:
+                record = ray.get(ref)
+            except ray.exceptions.RayTaskError as exc:
+                cause = exc.cause if hasattr(exc, "cause") else exc
+                if isinstance(cause, OceanSimError):
+                    raise cause from None
+                raise
+            if queue:
+                pending[actor.run_shard.remote(queue.pop(0))] = actor
+            yield record
+        for actor in actors:
+            ray.kill(actor)
+    finally:
+        if started_here:
+            ray.shutdown()

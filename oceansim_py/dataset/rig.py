@@ -1,0 +1,278 @@
+"""Rig files: a vehicle with sensors, a trajectory, a scene, and how to cut the run into shards.
+
+A rig is YAML (see ``scenes/rigs/*.yaml``)::
+
+    name: pier_survey                 # used in the manifest
+    description: one line
+    scene: pier                       # built-in scene name, or a path relative to the rig file
+    seed: 7                           # run seed of every counter-based noise stream
+    frames: 24                        # ticks of the rig clock (or duration: seconds)
+    tick_rate_hz: 2.0                 # rig clock; default: the highest sensor rate
+    shard_size: 8                     # ticks per shard
+    batch_size: 8                     # poses per render call
+    trajectory: {type: lawnmower, altitude: 4.0, spacing: 6.0, speed: 1.0}
+    sensors:
+      - {name: fls, type: imaging_sonar, preset: oceansim_default, rate_hz: 2.0,
+         mount: [0.5, 0, 0, 0, 20, 0], config: {max_range: 20.0}, products: [intensity, fan_png]}
+
+``mount`` is the sensor's pose on the vehicle: ``[x, y, z, roll, pitch, yaw]`` (m, degrees, FLU body frame).
+Every key is checked before rendering starts: an unknown key, a sensor type that does not exist, a rate of 0,
+a missing scene: :class:`ConfigError` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import json
+import math
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from oceansim_py.errors import ConfigError, OceanSimError
+from oceansim_py.io.config import load_yaml
+from oceansim_py.poses import pose_from_euler
+
+_RIG_KEYS = {"name", "description", "scene", "seed", "frames", "duration", "tick_rate_hz", "shard_size",
+             "batch_size", "trajectory", "sensors", "start_time", "device"}
+_SENSOR_KEYS = {"name", "type", "preset", "config", "rate_hz", "mount", "products"}
+
+
+def rigs_dir() -> Path:
+    """Folder of the built-in rigs (``scenes/rigs``)."""
+    from oceansim_py.scene import scenes_dir
+
+    return scenes_dir() / "rigs"
+
+
+def builtin_rig_names() -> list[str]:
+    return sorted(p.stem for p in rigs_dir().glob("*.yaml"))
+
+
+@dataclasses.dataclass(frozen=True)
+class SensorSpec:
+    """One sensor on the rig: its type name, config mapping (validated by the sensor's config class), rate (Hz),
+    mount pose (7,) on the vehicle, and the products to write."""
+
+    name: str
+    type: str
+    config: dict[str, Any]
+    rate_hz: float
+    mount: tuple[float, ...]
+    products: tuple[str, ...]
+    sensor_id: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Rig:
+    """A validated rig (see the module docstring). ``source`` is the rig file; ``scene`` is resolved to a path
+    or a built-in scene name."""
+
+    name: str
+    description: str
+    source: str
+    scene: str
+    seed: int
+    frames: int
+    tick_rate_hz: float
+    shard_size: int
+    batch_size: int
+    start_time: float
+    trajectory: dict[str, Any]
+    sensors: tuple[SensorSpec, ...]
+
+    @property
+    def num_shards(self) -> int:
+        return -(-self.frames // self.shard_size)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["sensors"] = [dataclasses.asdict(s) for s in self.sensors]
+        return json.loads(json.dumps(d, default=list))
+
+    def fingerprint(self) -> str:
+        """SHA-256 of everything that determines the output (not the source path)."""
+        d = self.to_dict()
+        d.pop("source", None)
+        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()
+
+    def with_overrides(self, frames: int | None = None, scene: str | None = None) -> "Rig":
+        out = self
+        if frames is not None:
+            if frames < 1:
+                raise ConfigError(f"--frames must be >= 1, got {frames}")
+            out = dataclasses.replace(out, frames=int(frames))
+        if scene is not None:
+            out = dataclasses.replace(out, scene=_resolve_scene(scene, Path.cwd(), "--scene"))
+        return out
+
+
+def _where(source: str, key: str) -> str:
+    return f"{source}: {key}"
+
+
+def _number(value: Any, where: str, kind: type = float, positive: bool = True, allow_zero: bool = False) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(f"{where}: expected a finite number, got {value!r}")
+    if kind is int and not float(value).is_integer():
+        raise ConfigError(f"{where}: expected an integer, got {value!r}")
+    if positive and (value < 0 or (value == 0 and not allow_zero)):
+        raise ConfigError(f"{where}: must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+    return kind(value)
+
+
+def _resolve_scene(scene: Any, base: Path, where: str) -> str:
+    from oceansim_py.scene import builtin_scene_names
+
+    if not isinstance(scene, str) or not scene:
+        raise ConfigError(f"{where}: expected a scene file or a built-in scene name, got {scene!r}")
+    p = Path(scene)
+    if p.suffix == "" and p.parent == Path(".") and scene in builtin_scene_names():
+        return scene
+    path = p if p.is_absolute() else (base / p)
+    if not path.is_file():
+        if p.suffix == "":
+            raise ConfigError(f"{where}: {scene!r} is not a built-in scene ({builtin_scene_names()}) or a file")
+        raise ConfigError(f"{where}: scene file {path} does not exist")
+    return str(path.resolve())
+
+
+def _mount(value: Any, where: str) -> tuple[float, ...]:
+    if value is None:
+        return tuple(float(v) for v in pose_from_euler(0, 0, 0))
+    if not isinstance(value, (list, tuple)) or len(value) not in (6, 7):
+        raise ConfigError(f"{where}: expected [x, y, z, roll, pitch, yaw] (m, deg) or [x, y, z, qx, qy, qz, qw]")
+    vals = [_number(v, where, positive=False) for v in value]
+    pose = pose_from_euler(*vals) if len(vals) == 6 else np.asarray(vals, dtype=np.float64)
+    n = float(np.linalg.norm(pose[3:]))
+    if abs(n - 1.0) > 1e-3:
+        raise ConfigError(f"{where}: the mount quaternion must be unit (norm {n:.4f})")
+    pose[3:] /= n
+    return tuple(float(v) for v in pose)
+
+
+def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
+    """Validate a rig mapping (from YAML) into a :class:`Rig`; ``base`` resolves relative scene/CSV paths."""
+    from oceansim_py.dataset.adapters import SENSOR_TYPES
+
+    base = base or Path.cwd()
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}: a rig file must hold a mapping of {sorted(_RIG_KEYS)}")
+    unknown = sorted(set(data) - _RIG_KEYS)
+    if unknown:
+        raise ConfigError(f"{source}: unknown key(s) {unknown}; valid keys are {sorted(_RIG_KEYS)}")
+    for required in ("scene", "trajectory", "sensors"):
+        if required not in data:
+            raise ConfigError(f"{source}: missing key '{required}'")
+    if "frames" in data and "duration" in data:
+        raise ConfigError(f"{source}: give 'frames' or 'duration', not both")
+    sensors_raw = data["sensors"]
+    if not isinstance(sensors_raw, list) or not sensors_raw:
+        raise ConfigError(f"{_where(source, 'sensors')}: expected a non-empty list of sensors")
+    sensors = []
+    names: set[str] = set()
+    for i, s in enumerate(sensors_raw):
+        key = f"sensors[{i}]"
+        if not isinstance(s, Mapping):
+            raise ConfigError(f"{_where(source, key)}: expected a mapping of {sorted(_SENSOR_KEYS)}")
+        unknown = sorted(set(s) - _SENSOR_KEYS)
+        if unknown:
+            raise ConfigError(f"{_where(source, key)}: unknown key(s) {unknown}; valid keys are "
+                              f"{sorted(_SENSOR_KEYS)}")
+        stype = s.get("type")
+        if stype not in SENSOR_TYPES:
+            raise ConfigError(f"{_where(source, key + '.type')}: unknown sensor type {stype!r}; types are "
+                              f"{sorted(SENSOR_TYPES)}")
+        name = s.get("name", f"{stype}{i}")
+        if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
+            raise ConfigError(f"{_where(source, key + '.name')}: use letters, digits, '_' or '-', got {name!r}")
+        if name in names:
+            raise ConfigError(f"{_where(source, key + '.name')}: duplicate sensor name {name!r}")
+        names.add(name)
+        if "rate_hz" not in s:
+            raise ConfigError(f"{_where(source, key)}: missing key 'rate_hz' (samples per second)")
+        rate = _number(s["rate_hz"], _where(source, key + ".rate_hz"))
+        cfg = dict(s.get("config") or {})
+        if not isinstance(s.get("config", {}) or {}, Mapping):
+            raise ConfigError(f"{_where(source, key + '.config')}: expected a mapping of config fields")
+        if "preset" in s:
+            cfg = {"preset": s["preset"], **cfg}
+        adapter = SENSOR_TYPES[stype]
+        try:
+            adapter.config_from_dict(cfg, f"{source}: {key}.config")
+        except OceanSimError as exc:
+            raise ConfigError(str(exc)) from exc
+        products = s.get("products", adapter.default_products)
+        if isinstance(products, str) or not isinstance(products, (list, tuple)):
+            raise ConfigError(f"{_where(source, key + '.products')}: expected a list, e.g. "
+                              f"{list(adapter.products)}")
+        bad = sorted(set(products) - set(adapter.products))
+        if bad or not products:
+            raise ConfigError(f"{_where(source, key + '.products')}: unknown product(s) {bad or '(none given)'} "
+                              f"for {stype}; choose from {list(adapter.products)}")
+        sensors.append(SensorSpec(name, stype, cfg, rate, _mount(s.get("mount"), _where(source, key + ".mount")),
+                                  tuple(products), sensor_id=i))
+    max_rate = max(s.rate_hz for s in sensors)
+    tick = _number(data.get("tick_rate_hz", max_rate), _where(source, "tick_rate_hz"))
+    if "duration" in data:
+        frames = max(1, int(round(_number(data["duration"], _where(source, "duration")) * tick)))
+    else:
+        frames = _number(data.get("frames", 16), _where(source, "frames"), kind=int)
+    traj = data["trajectory"]
+    if not isinstance(traj, Mapping) or "type" not in traj:
+        raise ConfigError(f"{_where(source, 'trajectory')}: expected a mapping with 'type' "
+                          f"(one of {sorted(TRAJECTORY_TYPES)})")
+    traj = dict(traj)
+    _check_trajectory(traj, source, base)
+    name = data.get("name", Path(source).stem)
+    return Rig(
+        name=str(name), description=str(data.get("description", "")), source=source,
+        scene=_resolve_scene(data["scene"], base, _where(source, "scene")),
+        seed=_number(data.get("seed", 0), _where(source, "seed"), kind=int, allow_zero=True),
+        frames=frames, tick_rate_hz=tick,
+        shard_size=_number(data.get("shard_size", 16), _where(source, "shard_size"), kind=int),
+        batch_size=_number(data.get("batch_size", 8), _where(source, "batch_size"), kind=int),
+        start_time=_number(data.get("start_time", 0.0), _where(source, "start_time"), positive=False),
+        trajectory=traj, sensors=tuple(sensors))
+
+
+def load_rig(path: str | Path) -> Rig:
+    """Load and validate a rig file, or a built-in rig by name (``oceansim-py generate --rig pier_survey``)."""
+    p = Path(path)
+    if not p.is_file() and p.suffix == "" and p.parent == Path("."):
+        candidate = rigs_dir() / f"{p.name}.yaml"
+        if not candidate.is_file():
+            raise ConfigError(f"{path}: neither a rig file nor a built-in rig ({builtin_rig_names()})")
+        p = candidate
+    return parse_rig(load_yaml(p), str(p), p.resolve().parent)
+
+
+#: trajectory type -> Trajectory constructor name; its keyword arguments are the rig's keys.
+TRAJECTORY_TYPES = {"lawnmower": "lawnmower", "orbit": "orbit", "transect": "transect", "csv": "from_csv",
+                    "usd_prim": "from_usd_prim"}
+
+
+def _check_trajectory(traj: dict[str, Any], source: str, base: Path) -> None:
+    from oceansim_py.trajectory import Trajectory
+
+    kind = traj["type"]
+    if kind not in TRAJECTORY_TYPES:
+        raise ConfigError(f"{source}: trajectory.type: unknown type {kind!r}; choose one of "
+                          f"{sorted(TRAJECTORY_TYPES)}")
+    ctor = getattr(Trajectory, TRAJECTORY_TYPES[kind])
+    params = inspect.signature(ctor).parameters
+    allowed = {k for k in params if k not in ("cls", "self", "scene", "bounds")}
+    unknown = sorted(set(traj) - {"type"} - allowed)
+    if unknown:
+        raise ConfigError(f"{source}: trajectory: unknown key(s) {unknown} for type {kind!r}; valid keys are "
+                          f"{sorted(allowed)}")
+    for key in ("path",):
+        if key in traj and kind in ("csv", "usd_prim"):
+            p = Path(str(traj[key]))
+            p = p if p.is_absolute() else base / p
+            if not p.is_file():
+                raise ConfigError(f"{source}: trajectory.{key}: file {p} does not exist")
+            traj[key] = str(p.resolve())

@@ -1,0 +1,92 @@
+"""The shard worker: holds a scene, a trajectory and the rig's sensors, and renders + writes whole shards.
+
+The local executor uses one in process; the Ray executor runs one per actor so that the scene, its BVH and the
+compiled kernels stay alive between shards.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from oceansim_py.dataset.adapters import SENSOR_TYPES, SensorAdapter
+from oceansim_py.dataset.rig import TRAJECTORY_TYPES, Rig
+from oceansim_py.dataset.shards import ShardPlan, begin_shard, finish_shard
+from oceansim_py.errors import ConfigError
+from oceansim_py.poses import compose_poses
+
+
+def build_trajectory(rig: Rig, scene: Any) -> Any:
+    """The rig's trajectory (a :class:`~oceansim_py.trajectory.Trajectory`), built against the loaded scene."""
+    import inspect
+
+    from oceansim_py.trajectory import Trajectory
+
+    params = {k: v for k, v in rig.trajectory.items() if k != "type"}
+    ctor = getattr(Trajectory, TRAJECTORY_TYPES[rig.trajectory["type"]])
+    sig = inspect.signature(ctor).parameters
+    if "scene" in sig and "scene" not in params:
+        params["scene"] = scene
+    try:
+        return ctor(**params)
+    except TypeError as exc:
+        raise ConfigError(f"{rig.source}: trajectory: {exc}") from exc
+
+
+def sample_times(rig: Rig, rate_hz: float, lo: int, hi: int) -> np.ndarray:
+    """Times (s) of a sensor's samples ``lo..hi-1``: ``start_time + m / rate``."""
+    return rig.start_time + np.arange(lo, hi, dtype=np.float64) / rate_hz
+
+
+class ShardWorker:
+    """Renders and writes shards of one rig into ``out`` (see module docstring)."""
+
+    def __init__(self, rig: Rig, out: str | Path, device: Any = None) -> None:
+        from oceansim_py.scene import load_scene
+
+        self.rig = rig
+        self.out = Path(out)
+        self.scene = load_scene(rig.scene, device=device)
+        self.trajectory = build_trajectory(rig, self.scene)
+        self.sensors: list[SensorAdapter] = [SENSOR_TYPES[s.type](s, rig.seed, self.scene.device) for s in rig.sensors]
+        end = rig.start_time + rig.frames / rig.tick_rate_hz
+        t0, t1 = float(self.trajectory.start_time), float(self.trajectory.end_time)
+        if rig.start_time < t0 - 1e-9 or end > t1 + 1e-6:
+            raise ConfigError(
+                f"{rig.source}: the run covers t = {rig.start_time:g} .. {end:g} s ({rig.frames} frames at "
+                f"{rig.tick_rate_hz:g} Hz) but the trajectory spans {t0:g} .. {t1:g} s; lower 'frames' (at most "
+                f"{int((t1 - rig.start_time) * rig.tick_rate_hz)}) or lengthen the trajectory")
+
+    def metadata(self) -> dict[str, Any]:
+        """Per-sensor metadata for the manifest (config, ranges, bearings, intrinsics, ...)."""
+        return {a.spec.name: a.manifest_entry() for a in self.sensors}
+
+    def run_shard(self, plan: ShardPlan) -> dict[str, Any]:
+        """Render every sample of every sensor in ``plan`` and write the shard; returns its manifest record
+        (with ``render_seconds``: time spent rendering, excluding writing)."""
+        tmp = begin_shard(self.out, plan.index)
+        render_s = 0.0
+        for adapter in self.sensors:
+            lo, hi = plan.samples[adapter.spec.name]
+            if hi <= lo:
+                continue
+            folder = tmp / adapter.spec.name
+            folder.mkdir()
+            times = sample_times(self.rig, adapter.spec.rate_hz, lo, hi)
+            vehicle = np.asarray(self.trajectory.at(times), dtype=np.float64)
+            poses = compose_poses(vehicle, np.asarray(adapter.spec.mount)[None, :])
+            # An animated scene is moved to each sample's time, so its samples render one at a time.
+            step = 1 if self.scene.is_animated else self.rig.batch_size
+            for b0 in range(0, hi - lo, step):
+                b1 = min(hi - lo, b0 + step)
+                t_start = time.perf_counter()
+                if self.scene.is_animated:
+                    self.scene.set_time(float(times[b0]))
+                products = adapter.render(self.scene, self.trajectory, times[b0:b1], poses[b0:b1], lo + b0)
+                render_s += time.perf_counter() - t_start
+                adapter.write(folder, products, times[b0:b1], lo + b0)
+            adapter.finish(folder)
+        return finish_shard(self.out, plan, tmp, {"render_seconds": round(render_s, 6)})
