@@ -7,8 +7,9 @@ compiled kernels stay alive between shards.
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -42,7 +43,11 @@ def sample_times(rig: Rig, rate_hz: float, lo: int, hi: int) -> np.ndarray:
 
 
 class ShardWorker:
-    """Renders and writes shards of one rig into ``out`` (see module docstring)."""
+    """Renders and writes shards of one rig into ``out`` (see module docstring).
+
+    Files are written by one background thread in submission order while the next batch renders, so disk
+    and PNG encoding overlap with the kernels; a shard completes only after all of its writes succeeded.
+    """
 
     def __init__(self, rig: Rig, out: str | Path, device: Any = None) -> None:
         from oceansim_py.scene import load_scene
@@ -52,6 +57,7 @@ class ShardWorker:
         self.scene = load_scene(rig.scene, device=device)
         self.trajectory = build_trajectory(rig, self.scene)
         self.sensors: list[SensorAdapter] = [SENSOR_TYPES[s.type](s, rig.seed, self.scene.device) for s in rig.sensors]
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="oceansim-writer")
         end = rig.start_time + rig.frames / rig.tick_rate_hz
         t0, t1 = float(self.trajectory.start_time), float(self.trajectory.end_time)
         if rig.start_time < t0 - 1e-9 or end > t1 + 1e-6:
@@ -64,17 +70,14 @@ class ShardWorker:
         """Per-sensor metadata for the manifest (config, ranges, bearings, intrinsics, ...)."""
         return {a.spec.name: a.manifest_entry() for a in self.sensors}
 
-    def run_shard(self, plan: ShardPlan) -> dict[str, Any]:
-        """Render every sample of every sensor in ``plan`` and write the shard; returns its manifest record
-        (with ``render_seconds``: time spent rendering, excluding writing)."""
-        tmp = begin_shard(self.out, plan.index)
-        render_s = 0.0
+    def render_batches(self, plan: ShardPlan) -> Iterator[tuple[SensorAdapter, np.ndarray, int,
+                                                                 dict[str, np.ndarray], float]]:
+        """Render every sample of every sensor in ``plan``, a batch at a time: yields (adapter, sample times,
+        first sample index, products, seconds spent rendering the batch). Nothing is written."""
         for adapter in self.sensors:
             lo, hi = plan.samples[adapter.spec.name]
             if hi <= lo:
                 continue
-            folder = tmp / adapter.spec.name
-            folder.mkdir()
             times = sample_times(self.rig, adapter.spec.rate_hz, lo, hi)
             vehicle = np.asarray(self.trajectory.at(times), dtype=np.float64)
             poses = compose_poses(vehicle, np.asarray(adapter.spec.mount)[None, :])
@@ -86,7 +89,25 @@ class ShardWorker:
                 if self.scene.is_animated:
                     self.scene.set_time(float(times[b0]))
                 products = adapter.render(self.scene, self.trajectory, times[b0:b1], poses[b0:b1], lo + b0)
-                render_s += time.perf_counter() - t_start
-                adapter.write(folder, products, times[b0:b1], lo + b0)
-            adapter.finish(folder)
+                yield adapter, times[b0:b1], lo + b0, products, time.perf_counter() - t_start
+
+    def run_shard(self, plan: ShardPlan) -> dict[str, Any]:
+        """Render and write shard ``plan``; returns its manifest record (with ``render_seconds``: the time spent
+        in the sensors' render calls)."""
+        tmp = begin_shard(self.out, plan.index)
+        render_s = 0.0
+        writes: list[Future] = []
+        folders: dict[str, Path] = {}
+        for adapter, times, first, products, seconds in self.render_batches(plan):
+            render_s += seconds
+            folder = folders.get(adapter.spec.name)
+            if folder is None:
+                folder = folders[adapter.spec.name] = tmp / adapter.spec.name
+                folder.mkdir()
+            writes.append(self._writer.submit(adapter.write, folder, products, times, first))
+        for adapter in self.sensors:
+            if adapter.spec.name in folders:
+                writes.append(self._writer.submit(adapter.finish, folders[adapter.spec.name]))
+        for w in writes:
+            w.result()
         return finish_shard(self.out, plan, tmp, {"render_seconds": round(render_s, 6)})

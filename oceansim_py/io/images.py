@@ -88,7 +88,8 @@ def polar_to_cartesian(polar: np.ndarray, ranges: np.ndarray, bearings: np.ndarr
 
 
 def save_png(path: str | Path, image: np.ndarray) -> Path:
-    """Write a uint8 image (H, W) or (H, W, 3|4) as PNG, atomically (temporary name, then rename)."""
+    """Write a uint8 image (H, W) or (H, W, 3|4) as PNG, atomically (temporary name, then rename). zlib level 3:
+    within 30 % of the smallest files at less than 70 % of the default level's encoding time."""
     import imageio.v3 as iio
 
     p = Path(path)
@@ -98,7 +99,7 @@ def save_png(path: str | Path, image: np.ndarray) -> Path:
     tmp = p.with_name(p.name + ".tmp")
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        iio.imwrite(tmp, img, extension=".png")
+        iio.imwrite(tmp, img, extension=".png", compress_level=3)
         tmp.replace(p)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
