@@ -3,6 +3,8 @@
 The public API, re-exported from the modules that own it.
 """
 
+from oceansim_py.dataset import DatasetReader, TorchDataset
+from oceansim_py.dataset import load as load_dataset
 from oceansim_py.errors import ConfigError, DatasetError, OceanSimError, SceneError
 from oceansim_py.poses import as_poses, pose_from_euler
 from oceansim_py.runtime import resolve_device, set_cpu_threads
@@ -16,25 +18,34 @@ from oceansim_py.scene import (
     builtin_scene_names,
     load_scene,
 )
+from oceansim_py.sensors.barometer import Barometer, BarometerConfig, BarometerResult
+from oceansim_py.sensors.camera import CameraResult, UnderwaterCamera, UnderwaterCameraConfig, VehicleLight
+from oceansim_py.sensors.dvl import DVL, DVLConfig, DVLResult, adaptive_rate_hz
+from oceansim_py.sensors.gps import GPS, GPSConfig, GPSResult
+from oceansim_py.sensors.imaging_sonar import ImagingSonar, ImagingSonarConfig, ImagingSonarResult
+from oceansim_py.sensors.imu import IMU, IMUConfig, IMUResult
+from oceansim_py.sensors.multibeam import MultibeamResult, MultibeamSonar, MultibeamSonarConfig
+from oceansim_py.sensors.pose_sensor import PoseSensor, PoseSensorConfig, PoseSensorResult
+from oceansim_py.sensors.water import WaterType
+from oceansim_py.trajectory import Trajectory
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ConfigError",
-    "DatasetError",
-    "Material",
-    "MaterialTable",
-    "Node",
-    "OceanSimError",
-    "RaycastResult",
-    "Scene",
-    "SceneError",
-    "TriangleMesh",
-    "__version__",
-    "as_poses",
-    "builtin_scene_names",
+    "DVL", "GPS", "IMU",
+    "Barometer", "BarometerConfig", "BarometerResult",
+    "CameraResult", "UnderwaterCamera", "UnderwaterCameraConfig", "VehicleLight", "WaterType",
+    "ConfigError", "DatasetError", "OceanSimError", "SceneError",
+    "DVLConfig", "DVLResult", "adaptive_rate_hz",
+    "DatasetReader", "TorchDataset", "load_dataset",
+    "GPSConfig", "GPSResult",
+    "IMUConfig", "IMUResult",
+    "ImagingSonar", "ImagingSonarConfig", "ImagingSonarResult",
+    "Material", "MaterialTable", "Node", "RaycastResult", "Scene", "TriangleMesh", "builtin_scene_names",
     "load_scene",
-    "pose_from_euler",
-    "resolve_device",
-    "set_cpu_threads",
+    "MultibeamResult", "MultibeamSonar", "MultibeamSonarConfig",
+    "PoseSensor", "PoseSensorConfig", "PoseSensorResult",
+    "Trajectory",
+    "__version__",
+    "as_poses", "pose_from_euler", "resolve_device", "set_cpu_threads",
 ]

@@ -15,10 +15,10 @@ import sys
 from oceansim_py.errors import OceanSimError
 
 #: Top-level subcommand modules, in help order.
-COMMANDS = ["info", "describe"]
+COMMANDS = ["generate", "info", "describe"]
 
 #: ``oceansim-py render <target>`` modules, in help order.
-RENDER_TARGETS: list[str] = []
+RENDER_TARGETS: list[str] = ["sonar", "multibeam", "camera"]
 
 
 def build_parser() -> argparse.ArgumentParser:

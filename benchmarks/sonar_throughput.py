@@ -1,0 +1,247 @@
+"""Sonar throughput: frames/s, Mrays/s and overhead over a bare ray cast, per preset, scene, batch and threads.
+
+One function per sensor family (``bench_imaging_sonar`` for the forward-looking imaging sonar); each returns
+rows of plain dicts that ``main`` prints as a table and writes as JSON with the peers' published figures.
+
+Imaging sonar rows: every preset on every built-in scene (at the scene's suggested pose, batches of that pose
+with small offsets), batch sizes 1, 8, 32, one CPU thread and all threads. ``ratio_to_raycast`` is the time of
+a whole render (ray generation, cast, return, binning, normalisation, noise) over the time of
+``Scene.raycast_into`` on the same rays (precomputed origins and directions), under the same thread count.
+The first-call latency (import + scene load + first render, compile included) is measured in subprocesses:
+cold with ``WARP_CACHE_PATH`` pointing at an empty folder, warm with the same folder once populated.
+
+Usage: python benchmarks/sonar_throughput.py [--quick] [--out PATH] [--scenes tank,pier] [--presets ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import warp as wp
+
+import oceansim_py as osp
+from oceansim_py.poses import compose_poses, pose_from_euler, quat_to_matrix
+from oceansim_py.runtime import cpu_threads, set_cpu_threads
+from oceansim_py.scene import RaycastResult
+from oceansim_py.sensors.imaging_sonar import ImagingSonar, ImagingSonarConfig
+
+#: Published figures of the peers, with the hardware they were measured on.
+PEER_FIGURES = [
+    {"simulator": "HoloOcean (holoocean-2022)", "sensor": "imaging sonar, 120 x 20 deg, 1-50 m, octree 2 cm",
+     "images_per_s": 2.0, "scene": "50 m range scene", "hardware": "CPU (octree projection, no GPU)"},
+    {"simulator": "OceanSim (oceansim-2025)", "sensor": "imaging sonar, Oculus M750d-like default",
+     "images_per_s": 41.7, "scene": "MHL towing tank", "hardware": "NVIDIA RTX A6000 GPU"},
+    {"simulator": "OceanSim (oceansim-2025)", "sensor": "imaging sonar, Oculus M750d-like default",
+     "images_per_s": 35.7, "scene": "pier", "hardware": "NVIDIA RTX A6000 GPU"},
+    {"simulator": "OceanSim (oceansim-2025)", "sensor": "imaging sonar, Oculus M750d-like default",
+     "images_per_s": 11.8, "scene": "underwater mall", "hardware": "NVIDIA RTX A6000 GPU"},
+]
+
+
+def batch_poses(base: np.ndarray, batch: int) -> np.ndarray:
+    """``batch`` poses near ``base``: pose b is moved 2 cm forward per frame and yawed 0.5 deg per frame."""
+    deltas = np.stack([pose_from_euler(0.02 * b, 0.0, 0.0, 0.0, 0.0, 0.5 * b) for b in range(batch)])
+    return np.stack([compose_poses(base, d) for d in deltas]).astype(np.float32)
+
+
+def world_rays(config: ImagingSonarConfig, poses: np.ndarray, device: Any) -> tuple[wp.array, wp.array]:
+    """The render's ray set as explicit world-frame origins and unit directions (pose-major, same order)."""
+    b = config.ray_bearings()
+    e = config.ray_elevations()
+    bb = np.repeat(b, e.size)
+    ee = np.tile(e, b.size)
+    d_flu = np.stack([np.cos(ee) * np.cos(bb), -np.cos(ee) * np.sin(bb), np.sin(ee)], axis=1)
+    rot = quat_to_matrix(poses[:, 3:].astype(np.float64))
+    dirs = np.einsum("bij,nj->bni", rot, d_flu).reshape(-1, 3).astype(np.float32)
+    origins = np.repeat(poses[:, :3], d_flu.shape[0], axis=0).astype(np.float32)
+    return wp.array(origins, dtype=wp.vec3, device=device), wp.array(dirs, dtype=wp.vec3, device=device)
+
+
+def time_call(fn: Callable[[], None], device: Any, min_seconds: float, max_repeats: int) -> float:
+    """Median seconds of ``fn`` (synchronised), repeated until ``min_seconds`` total or ``max_repeats``."""
+    samples: list[float] = []
+    total = 0.0
+    while len(samples) < max_repeats and (total < min_seconds or not samples):
+        t0 = time.perf_counter()
+        fn()
+        wp.synchronize_device(device)
+        dt = time.perf_counter() - t0
+        samples.append(dt)
+        total += dt
+    return float(np.median(samples))
+
+
+def bench_imaging_sonar(scenes: list[str], presets: list[str], batches: list[int], thread_counts: list[int],
+                        device: Any, min_seconds: float, max_repeats: int,
+                        pitch_deg: float = 0.0) -> list[dict[str, Any]]:
+    """Rows for the forward-looking imaging sonar (see the module docstring); ``pitch_deg`` tips the suggested
+    pose nose-down (degrees) so that short-range presets see the seafloor."""
+    rows: list[dict[str, Any]] = []
+    for scene_name in scenes:
+        scene = osp.load_scene(scene_name, device=device)
+        base = scene.suggested_pose
+        if base is None:
+            base = pose_from_euler(0.0, 0.0, 0.0)
+        base = compose_poses(base, pose_from_euler(0.0, 0.0, 0.0, 0.0, pitch_deg, 0.0))
+        for preset in presets:
+            config = ImagingSonarConfig.preset(preset)
+            sonar = ImagingSonar(config, device=scene.device)
+            for batch in batches:
+                poses = batch_poses(base, batch)
+                n_rays = batch * config.rays_per_pose
+                result = sonar.render(scene, poses)          # allocates the buffers, compiles on first use
+                hit_fraction = float(result.numpy()["hit_count"].sum()) / n_rays
+                origins, dirs = world_rays(config, poses, scene.device)
+                max_range = wp.array([config.max_range], dtype=wp.float32, device=scene.device)
+                cast = RaycastResult(wp.empty(n_rays, dtype=wp.float32, device=scene.device),
+                                     wp.empty(n_rays, dtype=wp.vec3, device=scene.device),
+                                     wp.empty(n_rays, dtype=wp.int32, device=scene.device),
+                                     wp.empty(n_rays, dtype=wp.int32, device=scene.device))
+                for threads in thread_counts:
+                    set_cpu_threads(threads)
+                    try:
+                        frame = time_call(lambda: sonar.render(scene, poses, out=result), scene.device,
+                                          min_seconds, max_repeats)
+                        bare = time_call(lambda: scene.raycast_into(origins, dirs, max_range, cast), scene.device,
+                                         min_seconds, max_repeats)
+                    finally:
+                        set_cpu_threads(None)
+                    rows.append({
+                        "sensor": "imaging_sonar", "scene": scene_name, "preset": preset, "batch": batch,
+                        "threads": threads if scene.device.is_cpu else None, "device": str(scene.device),
+                        "pitch_deg": pitch_deg,
+                        "rays_per_frame": config.rays_per_pose, "hit_fraction": round(hit_fraction, 4),
+                        "batch_seconds": frame, "frames_per_s": batch / frame, "mrays_per_s": n_rays / frame / 1e6,
+                        "raycast_seconds": bare, "ratio_to_raycast": frame / bare,
+                    })
+                    print(format_row(rows[-1]), flush=True)
+                del origins, dirs, cast
+    add_thread_speedups(rows)
+    return rows
+
+
+def add_thread_speedups(rows: list[dict[str, Any]]) -> None:
+    """Add ``speedup_vs_1_thread`` to every row that has a one-thread twin."""
+    one = {(r["scene"], r["preset"], r["batch"]): r["batch_seconds"] for r in rows if r["threads"] == 1}
+    for r in rows:
+        key = (r["scene"], r["preset"], r["batch"])
+        if key in one and r["threads"]:
+            r["speedup_vs_1_thread"] = one[key] / r["batch_seconds"]
+
+
+_LATENCY_CHILD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import oceansim_py as osp
+from oceansim_py.sensors.imaging_sonar import ImagingSonar, ImagingSonarConfig
+t1 = time.perf_counter()
+scene = osp.load_scene(sys.argv[1], device=sys.argv[3] or None)
+t2 = time.perf_counter()
+sonar = ImagingSonar(ImagingSonarConfig.preset(sys.argv[2]), device=scene.device)
+pose = scene.suggested_pose
+sonar.render(scene, pose).numpy()
+t3 = time.perf_counter()
+sonar.render(scene, pose).numpy()
+t4 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "scene_load_s": t2 - t1, "first_render_s": t3 - t2,
+                  "second_render_s": t4 - t3}))
+"""
+
+
+def bench_first_call_latency(scene: str, preset: str, device: str | None) -> dict[str, Any]:
+    """First render in a fresh process with a cold (empty) and then a warm kernel cache."""
+    out: dict[str, Any] = {"sensor": "imaging_sonar", "scene": scene, "preset": preset}
+    with tempfile.TemporaryDirectory(prefix="oceansim_bench_cache_") as cache:
+        env = dict(os.environ, WARP_CACHE_PATH=cache)
+        for label in ("cold", "warm"):
+            proc = subprocess.run([sys.executable, "-c", _LATENCY_CHILD, scene, preset, device or ""], env=env,
+                                  capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                raise RuntimeError(f"latency child failed ({label}):\n{proc.stderr[-2000:]}")
+            out[label] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out
+
+
+def format_row(r: dict[str, Any]) -> str:
+    threads = "gpu" if r["threads"] is None else str(r["threads"])
+    return (f"{r['scene']:6s} {r['preset']:18s} B={r['batch']:<3d} thr={threads:3s} "
+            f"{r['frames_per_s']:9.2f} fr/s {r['mrays_per_s']:8.2f} Mray/s  ratio/raycast {r['ratio_to_raycast']:5.2f}"
+            f"  hits {100 * r['hit_fraction']:5.1f}%")
+
+
+def print_table(rows: list[dict[str, Any]], latency: list[dict[str, Any]]) -> None:
+    print()
+    print(f"{'scene':6s} {'preset':18s} {'B':>3s} {'thr':>3s} {'frames/s':>9s} {'Mrays/s':>8s} "
+          f"{'ratio':>6s} {'speedup':>7s} {'hits%':>6s}")
+    for r in rows:
+        threads = "gpu" if r["threads"] is None else str(r["threads"])
+        sp = r.get("speedup_vs_1_thread")
+        print(f"{r['scene']:6s} {r['preset']:18s} {r['batch']:3d} {threads:>3s} {r['frames_per_s']:9.2f} "
+              f"{r['mrays_per_s']:8.2f} {r['ratio_to_raycast']:6.2f} {'' if sp is None else f'{sp:7.2f}':>7s} "
+              f"{100 * r['hit_fraction']:6.1f}")
+    for lat in latency:
+        print(f"\nfirst-call latency ({lat['scene']}, {lat['preset']}): "
+              + "; ".join(f"{k}: import {v['import_s']:.2f} s, load {v['scene_load_s']:.2f} s, first render "
+                          f"{v['first_render_s']:.2f} s, second {v['second_render_s']:.3f} s"
+                          for k, v in lat.items() if isinstance(v, dict)))
+    print("\npublished peer figures (other hardware; not measured here):")
+    for p in PEER_FIGURES:
+        print(f"  {p['simulator']}: {p['images_per_s']} images/s, {p['scene']}, {p['sensor']}; {p['hardware']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="short run: tank only, batches 1 and 8, fewer repeats")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "sonar_throughput.json"))
+    parser.add_argument("--scenes", default=None, help="comma-separated built-in scenes (default: all)")
+    parser.add_argument("--presets", default=None, help="comma-separated ImagingSonarConfig presets (default: all)")
+    parser.add_argument("--batches", default=None, help="comma-separated batch sizes (default 1,8,32)")
+    parser.add_argument("--device", default=None, help="Warp device (default: cuda:0 if present, else cpu)")
+    parser.add_argument("--pitch", type=float, default=0.0,
+                        help="tip the scenes' suggested poses nose-down by this many degrees (default 0)")
+    parser.add_argument("--no-latency", action="store_true", help="skip the cold/warm first-call measurement")
+    args = parser.parse_args(argv)
+
+    device = osp.resolve_device(args.device)
+    scenes = args.scenes.split(",") if args.scenes else (["tank"] if args.quick else osp.builtin_scene_names())
+    presets = args.presets.split(",") if args.presets else ImagingSonarConfig.preset_names()
+    batches = ([int(b) for b in args.batches.split(",")] if args.batches
+               else ([1, 8] if args.quick else [1, 8, 32]))
+    all_threads = cpu_threads()
+    thread_counts = sorted({1, all_threads}) if device.is_cpu else [all_threads]
+    min_seconds, max_repeats = (0.3, 2) if args.quick else (1.0, 5)
+
+    rows = bench_imaging_sonar(scenes, presets, batches, thread_counts, device, min_seconds, max_repeats,
+                               args.pitch)
+    latency = [] if args.no_latency else [bench_first_call_latency(scenes[0], "oceansim_default", args.device)]
+    print_table(rows, latency)
+    report = {
+        "benchmark": "sonar_throughput",
+        "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+                    "cpu_threads": all_threads, "device": str(device), "device_name": device.name,
+                    "warp": wp.config.version, "python": platform.python_version()},
+        "quick": args.quick,
+        "pitch_deg": args.pitch,
+        "imaging_sonar": rows,
+        "first_call_latency": latency,
+        "peer_figures": PEER_FIGURES,
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2))
+    print(f"\nwrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,399 @@
+"""Forward-looking imaging sonar (FLS): configuration, sensor and result (PHYSICS.md §1).
+
+Rays are spaced uniformly in angle over the bearing x elevation fan; each carries the solid angle it stands
+for, so the image does not depend on the ray density. The first hit of each ray returns
+``s = mu * cos(psi) * dOmega * 10^(-2 alpha r / 10) * [(1 m / r)^2] * g(e)``; returns are summed (or averaged)
+into range x beam bins, optionally normalised, then speckled: ``z = I * (1 + w_m) + w_a * h``.
+
+Frames and conventions (DESIGN.md): sensor frame FLU (x boresight, y port, z up); bearing positive to
+starboard; polar images (B, n_range, n_beams), row 0 the nearest range bin, column 0 the most-port beam.
+Config angles are degrees, ranges metres, absorption dB/m (one way).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import warp as wp
+
+from oceansim_py.errors import ConfigError, OceanSimError
+from oceansim_py.io import images
+from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
+from oceansim_py.kernels import imaging_sonar as k
+from oceansim_py.poses import as_poses
+from oceansim_py.runtime import check_memory, launch_1d, resolve_device
+
+_OWNER = "ImagingSonarConfig"
+
+
+@dataclasses.dataclass(frozen=True)
+class ImagingSonarConfig(ConfigBase):
+    """Imaging sonar parameters.
+
+    Attributes:
+        horizontal_fov: bearing field of view Theta (degrees, 0 < Theta < 360).
+        vertical_fov: elevation field of view Phi (degrees, 0 < Phi < 180).
+        min_range, max_range: range window (m); bins cover [min_range, max_range).
+        n_beams: beams (image columns) across the horizontal field of view.
+        range_bins: range bins (image rows); the range resolution is (max - min) / range_bins.
+        rays_per_beam: rays in bearing per beam (the fan has n_beams * rays_per_beam bearing rays).
+        elevation_rays: rays in elevation.
+        absorption: alpha, one-way absorption in dB/m (the return is scaled by 10^(-2 alpha r / 10)).
+        spreading: multiply returns by (1 m / r)^2 (two-way spreading less the footprint's growth).
+        elevation_pattern: "flat" (g = 1) or "gaussian" (g = exp(-ln 2 (2 e / Phi)^2): -3 dB at the edges).
+        aggregation: "sum" of the returns in a bin, or their "mean" (HoloOcean 2022 eq. 2; a mean scales with
+            the ray solid angle, so pair it with a normalisation).
+        normalisation: "none" (physical units, sr), "row" (each range row by its maximum), "global".
+        multiplicative_sigma: sigma_m of the Gaussian speckle w_m.
+        additive_sigma: sigma_a of the Rayleigh additive noise w_a (in the units of the normalised image).
+        additive_range_scaled: h = (r / r_max)^2 * (1 + additive_beam_gain * exp(-(b / additive_beam_width)^2))
+            instead of h = 1 (OceanSim eq. 3; its sigma_phi is additive_beam_width^2 in rad^2).
+        additive_beam_gain: c_p of that formula.
+        additive_beam_width: its bearing width (degrees).
+        seed: noise seed; draws are keyed by (seed, frame index, sensor id, stream, bin).
+        gain, gamma: 8-bit display mapping clip(255 * gain * z^gamma).
+    """
+
+    horizontal_fov: float = 130.0
+    vertical_fov: float = 20.0
+    min_range: float = 0.2
+    max_range: float = 3.0
+    n_beams: int = 260
+    range_bins: int = 350
+    rays_per_beam: int = 12
+    elevation_rays: int = 461
+    absorption: float = 0.1
+    spreading: bool = False
+    elevation_pattern: Literal["flat", "gaussian"] = "flat"
+    aggregation: Literal["sum", "mean"] = "sum"
+    normalisation: Literal["none", "row", "global"] = "row"
+    multiplicative_sigma: float = 0.2
+    additive_sigma: float = 0.05
+    additive_range_scaled: bool = True
+    additive_beam_gain: float = 0.5
+    additive_beam_width: float = 30.0
+    seed: int = 0
+    gain: float = 1.0
+    gamma: float = 1.0
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        # HoloOcean ImagingSonar sensor defaults (HoloOcean docs; holoocean-2022.txt §III): 120 x 20 deg,
+        # 0.1-10 m, 512 range x 512 azimuth bins, per-bin mean, noise off (AddSigma = MultSigma = 0).
+        # Rays (2 per beam x 256 in elevation) and the global normalisation are chosen here: HoloOcean
+        # projects octree leaves instead of casting rays.
+        "holoocean_default": dict(
+            horizontal_fov=120.0, vertical_fov=20.0, min_range=0.1, max_range=10.0, n_beams=512,
+            range_bins=512, rays_per_beam=2, elevation_rays=256, absorption=0.0, aggregation="mean",
+            normalisation="global", multiplicative_sigma=0.0, additive_sigma=0.0, additive_range_scaled=False,
+        ),
+        # The HoloOcean paper's figure (holoocean-2022.txt §III, Fig. 4): 120 x 20 deg, 1-50 m,
+        # 1024 range bins x 512 beams, "minor multiplicative and additive noise" (sigmas 0.1 / 0.02 chosen
+        # here; the paper gives no values). Rays chosen here as for holoocean_default.
+        "holoocean_paper": dict(
+            horizontal_fov=120.0, vertical_fov=20.0, min_range=1.0, max_range=50.0, n_beams=512,
+            range_bins=1024, rays_per_beam=2, elevation_rays=256, absorption=0.0, aggregation="mean",
+            normalisation="global", multiplicative_sigma=0.1, additive_sigma=0.02, additive_range_scaled=False,
+        ),
+        # OceanSim default (oceansim-2025.txt §III-A2, modelled on an Oculus M750d): 130 x 20 deg, 0.2-3 m,
+        # 0.008 m x 0.5 deg bins = 350 x 260, ~3000 x 461 rays (here 260 beams x 12 = 3120 bearing rays,
+        # spaced in angle, not through OceanSim's pinhole), alpha = 0.1 (applied here as dB/m), summed bins,
+        # per-row normalisation, sigma_m = 0.2, sigma_a = 0.05, range-scaled additive noise with c_p = 0.5
+        # (eq. 3; the beam width 30 deg is chosen here). OceanSim's 0.5 + w_m (eq. 5) is a display offset;
+        # this engine uses 1 + w_m as HoloOcean does (PHYSICS.md §1).
+        "oceansim_default": dict(
+            horizontal_fov=130.0, vertical_fov=20.0, min_range=0.2, max_range=3.0, n_beams=260,
+            range_bins=350, rays_per_beam=12, elevation_rays=461, absorption=0.1, aggregation="sum",
+            normalisation="row", multiplicative_sigma=0.2, additive_sigma=0.05, additive_range_scaled=True,
+            additive_beam_gain=0.5, additive_beam_width=30.0,
+        ),
+        # Blueprint Subsea Oculus M750d, 750 kHz mode (PHYSICS.md §1: 130 x 20 deg, 512 beams, 0.1-120 m).
+        # 1024 range bins, 2 x 128 rays per beam, absorption 0.2 dB/m (~750 kHz sea water) and the noise
+        # levels are chosen here.
+        "oculus_m750d": dict(
+            horizontal_fov=130.0, vertical_fov=20.0, min_range=0.1, max_range=120.0, n_beams=512,
+            range_bins=1024, rays_per_beam=2, elevation_rays=128, absorption=0.2, aggregation="sum",
+            normalisation="row", multiplicative_sigma=0.2, additive_sigma=0.05, additive_range_scaled=True,
+            additive_beam_gain=0.5, additive_beam_width=30.0,
+        ),
+        # Teledyne BlueView P900 (PHYSICS.md §1 and the DAVE model file: 90 x 20 deg, 512 beams, 10 m,
+        # 114 rays in elevation). 392 range bins from 0.2 m = the c / (2 bandwidth) = 1500 / (2 * 29.9 kHz)
+        # = 2.5 cm resolution; min range, absorption (DAVE's 0.0354 dB/m) and noise levels as stated.
+        "blueview_p900": dict(
+            horizontal_fov=90.0, vertical_fov=20.0, min_range=0.2, max_range=10.0, n_beams=512,
+            range_bins=392, rays_per_beam=2, elevation_rays=114, absorption=0.0354, aggregation="sum",
+            normalisation="row", multiplicative_sigma=0.2, additive_sigma=0.05, additive_range_scaled=False,
+        ),
+    }
+
+    def validate(self) -> None:
+        for name in ("horizontal_fov", "vertical_fov", "min_range", "max_range", "absorption",
+                     "multiplicative_sigma", "additive_sigma", "additive_beam_gain", "additive_beam_width",
+                     "gain", "gamma"):
+            require_finite(getattr(self, name), _OWNER, name)
+        require(0.0 < self.horizontal_fov < 360.0, _OWNER, "horizontal_fov",
+                f"must be in (0, 360) degrees, got {self.horizontal_fov}; set the sonar's bearing aperture")
+        require(0.0 < self.vertical_fov < 180.0, _OWNER, "vertical_fov",
+                f"must be in (0, 180) degrees, got {self.vertical_fov}; set the sonar's elevation aperture")
+        require_non_negative(self.min_range, _OWNER, "min_range", "m")
+        require(self.max_range > self.min_range, _OWNER, "max_range",
+                f"must be greater than min_range ({self.min_range} m), got {self.max_range} m; "
+                f"raise max_range or lower min_range")
+        for name in ("n_beams", "range_bins", "rays_per_beam", "elevation_rays"):
+            v = getattr(self, name)
+            require(isinstance(v, int) and v >= 1, _OWNER, name, f"must be an integer >= 1, got {v!r}")
+        require_non_negative(self.absorption, _OWNER, "absorption", "dB/m")
+        require_non_negative(self.multiplicative_sigma, _OWNER, "multiplicative_sigma")
+        require_non_negative(self.additive_sigma, _OWNER, "additive_sigma")
+        require_non_negative(self.additive_beam_gain, _OWNER, "additive_beam_gain")
+        require_positive(self.additive_beam_width, _OWNER, "additive_beam_width", "degrees")
+        require_positive(self.gain, _OWNER, "gain")
+        require_positive(self.gamma, _OWNER, "gamma")
+        for name, allowed in (("elevation_pattern", ("flat", "gaussian")), ("aggregation", ("sum", "mean")),
+                              ("normalisation", ("none", "row", "global"))):
+            require(getattr(self, name) in allowed, _OWNER, name,
+                    f"must be one of {list(allowed)}, got {getattr(self, name)!r}")
+        require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
+                f"must be an integer in [0, 2^31), got {self.seed!r}")
+
+    # -- derived geometry --------------------------------------------------------------------------------
+    @property
+    def range_resolution(self) -> float:
+        """Range bin size (m)."""
+        return (self.max_range - self.min_range) / self.range_bins
+
+    @property
+    def rays_per_pose(self) -> int:
+        return self.n_beams * self.rays_per_beam * self.elevation_rays
+
+    def ranges(self) -> np.ndarray:
+        """Range-bin centres (m), nearest first."""
+        return (self.min_range + (np.arange(self.range_bins) + 0.5) * self.range_resolution).astype(np.float32)
+
+    def bearings(self) -> np.ndarray:
+        """Beam centres (rad, positive to starboard), most-port beam first."""
+        fov = math.radians(self.horizontal_fov)
+        return (-0.5 * fov + (np.arange(self.n_beams) + 0.5) * fov / self.n_beams).astype(np.float32)
+
+    def ray_bearings(self) -> np.ndarray:
+        """Bearing of every bearing ray (rad): b_i = -Theta/2 + (i + 1/2) Theta / N_b."""
+        fov = math.radians(self.horizontal_fov)
+        n = self.n_beams * self.rays_per_beam
+        return -0.5 * fov + (np.arange(n) + 0.5) * fov / n
+
+    def ray_elevations(self) -> np.ndarray:
+        """Elevation of every elevation ray (rad): e_k = -Phi/2 + (k + 1/2) Phi / N_e."""
+        fov = math.radians(self.vertical_fov)
+        return -0.5 * fov + (np.arange(self.elevation_rays) + 0.5) * fov / self.elevation_rays
+
+    def elevation_weights(self) -> np.ndarray:
+        """Solid angle per ray times the elevation pattern, per elevation ray: cos e * db * de * g(e) (sr)."""
+        e = self.ray_elevations()
+        db = math.radians(self.horizontal_fov) / (self.n_beams * self.rays_per_beam)
+        de = math.radians(self.vertical_fov) / self.elevation_rays
+        w = np.cos(e) * db * de
+        if self.elevation_pattern == "gaussian":
+            w = w * np.exp(-math.log(2.0) * (2.0 * e / math.radians(self.vertical_fov)) ** 2)
+        return w
+
+
+@dataclasses.dataclass
+class ImagingSonarResult:
+    """Images of a batch of B poses, as Warp arrays on the sensor's device.
+
+    intensity: (B, n_range, n_beams) float32, normalised image with speckle and noise (>= 0).
+    clean_intensity: the same before noise (after normalisation; in sr when normalisation is "none").
+    hit_count: (B, n_range, n_beams) int32, rays binned per cell.
+    label_id: (B, n_range, n_beams) int32, index into ``label_names`` of the strongest return, -1 where empty.
+    ranges: (n_range,) bin centres (m), row 0 nearest. bearings: (n_beams,) rad, +starboard, column 0 most port.
+    """
+
+    intensity: wp.array
+    clean_intensity: wp.array
+    hit_count: wp.array
+    label_id: wp.array
+    ranges: np.ndarray
+    bearings: np.ndarray
+    label_names: list[str]
+    config: ImagingSonarConfig
+    frame_index: int
+
+    @property
+    def batch_size(self) -> int:
+        return int(self.intensity.shape[0])
+
+    def numpy(self) -> dict[str, np.ndarray]:
+        """Host copies: intensity, clean_intensity, hit_count, label_id, ranges, bearings."""
+        return {"intensity": self.intensity.numpy(), "clean_intensity": self.clean_intensity.numpy(),
+                "hit_count": self.hit_count.numpy(), "label_id": self.label_id.numpy(),
+                "ranges": self.ranges.copy(), "bearings": self.bearings.copy()}
+
+    def torch(self) -> dict[str, Any]:
+        """Zero-copy torch tensors of the device arrays (``wp.to_torch``); needs PyTorch installed."""
+        try:
+            import torch  # noqa: F401
+        except ImportError as exc:
+            raise OceanSimError("ImagingSonarResult.torch() needs PyTorch; install it (pip install torch) or "
+                                "use .numpy()") from exc
+        return {"intensity": wp.to_torch(self.intensity), "clean_intensity": wp.to_torch(self.clean_intensity),
+                "hit_count": wp.to_torch(self.hit_count), "label_id": wp.to_torch(self.label_id)}
+
+    def to_uint8(self, clean: bool = False) -> np.ndarray:
+        """(B, n_range, n_beams) uint8 images: clip(255 * gain * z^gamma) with the config's gain and gamma."""
+        values = (self.clean_intensity if clean else self.intensity).numpy()
+        return images.to_uint8(values, gain=self.config.gain, gamma=self.config.gamma)
+
+    def to_cartesian(self, width: int = 512, clean: bool = False) -> np.ndarray:
+        """(B, H, width) float32 fan images: sonar at the bottom centre, boresight up, starboard right."""
+        values = (self.clean_intensity if clean else self.intensity).numpy()
+        return images.polar_to_cartesian(values, self.ranges, self.bearings, width)
+
+    def save_png(self, path: str | Path, frame: int = 0, fan_width: int | None = None) -> Path:
+        """Write frame ``frame`` as an 8-bit PNG: the polar image, or the fan image when ``fan_width`` is set."""
+        if not 0 <= frame < self.batch_size:
+            raise ConfigError(f"save_png: frame {frame} is outside the batch of {self.batch_size}")
+        if fan_width is None:
+            img = self.to_uint8()[frame]
+        else:
+            fan = self.to_cartesian(fan_width)[frame]
+            img = images.to_uint8(fan, gain=self.config.gain, gamma=self.config.gamma)
+        return images.save_png(path, img)
+
+
+class _Buffers:
+    """Device scratch for one batch size: poses and per-ray returns (reused between renders)."""
+
+    def __init__(self, config: ImagingSonarConfig, batch: int, device: wp.context.Device) -> None:
+        n_rays = batch * config.rays_per_pose
+        with wp.ScopedDevice(device):
+            self.poses = wp.empty(batch, dtype=wp.transform)
+            self.ray_value = wp.empty(n_rays, dtype=wp.float32)
+            self.ray_bin = wp.empty(n_rays, dtype=wp.int32)
+            self.ray_label = wp.empty(n_rays, dtype=wp.int32)
+            self.peak = wp.empty((batch, config.range_bins, config.n_beams), dtype=wp.float32)
+            self.row_max = wp.empty((batch, config.range_bins), dtype=wp.float32)
+            self.frame_max = wp.empty(batch, dtype=wp.float32)
+            self.noise_keys = wp.empty((batch, 2), dtype=wp.int32)
+
+    @staticmethod
+    def nbytes(config: ImagingSonarConfig, batch: int) -> int:
+        per_bin = 4 * 5  # peak scratch + the result's four images
+        return batch * (40 + 12 * config.rays_per_pose + config.range_bins * (4 + per_bin * config.n_beams))
+
+
+class ImagingSonar:
+    """A forward-looking imaging sonar on ``device`` (``None``: cuda:0 if present, else cpu).
+
+    ``sensor_id`` separates the noise of several sonars sharing a seed. Scratch buffers are kept for the
+    last ``MAX_CACHED_BATCH_SIZES`` batch sizes rendered (e.g. a dataset's full batches and its last,
+    shorter one) and reused by later renders of those sizes.
+    """
+
+    MAX_CACHED_BATCH_SIZES = 2
+
+    def __init__(self, config: ImagingSonarConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
+        self.config = config if config is not None else ImagingSonarConfig()
+        if not isinstance(self.config, ImagingSonarConfig):
+            raise ConfigError(f"ImagingSonar: config must be an ImagingSonarConfig, got {type(config).__name__}")
+        self.device = resolve_device(device)
+        self.sensor_id = int(sensor_id)
+        c = self.config
+        b = c.ray_bearings()
+        e = c.ray_elevations()
+        with wp.ScopedDevice(self.device):
+            self._bearing_cs = wp.array(np.stack([np.cos(b), np.sin(b)], axis=1).astype(np.float32), dtype=wp.vec2)
+            self._elev_table = wp.array(np.stack([np.cos(e), np.sin(e), c.elevation_weights()], axis=1)
+                                        .astype(np.float32), dtype=wp.vec3)
+        self._buffers: dict[int, _Buffers] = {}
+        self._ranges = c.ranges()
+        self._bearings = c.bearings()
+
+    def memory_bytes(self, batch: int) -> int:
+        """Device bytes a render of ``batch`` poses needs (scratch and result)."""
+        return _Buffers.nbytes(self.config, batch)
+
+    def _buffers_for(self, batch: int) -> _Buffers:
+        buf = self._buffers.get(batch)
+        if buf is None:
+            n = batch * max(self.config.rays_per_pose, self.config.range_bins * self.config.n_beams)
+            if n >= 2**31:
+                raise ConfigError(f"imaging sonar render of {batch} pose(s) would index {n} rays or bins, past "
+                                  f"the 2^31 limit of a launch; render fewer poses at once")
+            check_memory(self.memory_bytes(batch), self.device, f"imaging sonar render of {batch} pose(s) "
+                         f"({self.config.rays_per_pose} rays each)",
+                         "lower rays_per_beam, elevation_rays, n_beams or range_bins, or render fewer poses at once")
+            if len(self._buffers) >= self.MAX_CACHED_BATCH_SIZES:
+                self._buffers.pop(next(iter(self._buffers)))
+            buf = _Buffers(self.config, batch, self.device)
+            self._buffers[batch] = buf
+        return buf
+
+    def render(self, scene: Any, poses: Any, frame_index: int = 0,
+               out: ImagingSonarResult | None = None) -> ImagingSonarResult:
+        """Render B sonar images.
+
+        Args:
+            scene: a :class:`~oceansim_py.scene.Scene` on this sensor's device.
+            poses: sensor poses in the world, (7,), (B, 7) ``[px, py, pz, qx, qy, qz, qw]`` or a Trajectory.
+            frame_index: frame number of pose 0 (pose b is frame ``frame_index + b``; keys the noise).
+            out: a result of a previous call with the same batch size to write into (its arrays are reused);
+                by default new result arrays are allocated.
+        """
+        c = self.config
+        p = as_poses(poses)
+        batch = p.shape[0]
+        if scene.device != self.device:
+            raise ConfigError(f"ImagingSonar: the scene is on {scene.device} but the sensor on {self.device}; "
+                              f"load the scene with device={str(self.device)!r}")
+        if not isinstance(frame_index, (int, np.integer)) or frame_index < 0:
+            raise ConfigError(f"ImagingSonar.render: frame_index must be an integer >= 0, got {frame_index!r}")
+        buf = self._buffers_for(batch)
+        shape = (batch, c.range_bins, c.n_beams)
+        if out is None:
+            with wp.ScopedDevice(self.device):
+                out = ImagingSonarResult(wp.empty(shape, dtype=wp.float32), wp.empty(shape, dtype=wp.float32),
+                                         wp.empty(shape, dtype=wp.int32), wp.empty(shape, dtype=wp.int32),
+                                         self._ranges, self._bearings, list(scene.labels), c, int(frame_index))
+        else:
+            if tuple(out.intensity.shape) != shape or out.config != c:
+                raise ConfigError(f"ImagingSonar.render: out holds images of shape {tuple(out.intensity.shape)} "
+                                  f"from another config; pass a result of this sensor with a batch of {batch}")
+            out.label_names = list(scene.labels)
+            out.frame_index = int(frame_index)
+        buf.poses.assign(wp.array(p, dtype=wp.transform, device="cpu"))
+        g = scene.geometry
+        dev = self.device
+        dr = float(c.range_resolution)
+        launch_1d(k.sonar_ray_kernel, batch * c.rays_per_pose,
+                  [g.mesh.id, g.face_object, g.object_reflectivity, g.object_label, buf.poses, self._bearing_cs,
+                   self._elev_table, c.elevation_rays, c.rays_per_pose, float(c.min_range), float(c.max_range), dr,
+                   c.range_bins, float(c.absorption), int(c.spreading), buf.ray_value, buf.ray_bin,
+                   buf.ray_label], dev)
+        out.clean_intensity.zero_()
+        out.hit_count.zero_()
+        out.label_id.fill_(-1)
+        launch_1d(k.sonar_bin_kernel, batch * c.n_beams,
+                  [buf.ray_value, buf.ray_bin, buf.ray_label, c.rays_per_beam * c.elevation_rays, c.rays_per_pose,
+                   c.n_beams, out.clean_intensity, out.hit_count, out.label_id, buf.peak], dev, min_chunk=1)
+        n_bins = batch * c.range_bins * c.n_beams
+        if c.aggregation == "mean":
+            launch_1d(k.sonar_mean_kernel, n_bins, [out.clean_intensity, out.hit_count, c.n_beams, c.range_bins],
+                      dev)
+        mode = {"none": k.NORMALISE_NONE, "row": k.NORMALISE_ROW, "global": k.NORMALISE_GLOBAL}[c.normalisation]
+        if mode != k.NORMALISE_NONE:
+            launch_1d(k.sonar_row_max_kernel, batch * c.range_bins,
+                      [out.clean_intensity, c.n_beams, c.range_bins, buf.row_max], dev, min_chunk=64)
+        if mode == k.NORMALISE_GLOBAL:
+            launch_1d(k.sonar_frame_max_kernel, batch, [buf.row_max, c.range_bins, buf.frame_max], dev, min_chunk=1)
+        launch_1d(k.sonar_noise_keys_kernel, batch, [int(c.seed), int(frame_index), self.sensor_id, buf.noise_keys],
+                  dev, min_chunk=batch)
+        launch_1d(k.sonar_finish_kernel, n_bins,
+                  [out.clean_intensity, buf.row_max, buf.frame_max, mode, c.n_beams, c.range_bins,
+                   float(c.min_range), dr, float(c.max_range), math.radians(c.horizontal_fov),
+                   float(c.multiplicative_sigma), float(c.additive_sigma), int(c.additive_range_scaled),
+                   float(c.additive_beam_gain), math.radians(c.additive_beam_width), buf.noise_keys,
+                   out.intensity], dev)
+        return out
