@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import importlib
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -19,18 +20,30 @@ import numpy as np
 from oceansim_py.dataset.loader import TABLE_FILE
 from oceansim_py.dataset.shards import write_table
 from oceansim_py.io.config import ConfigBase
-from oceansim_py.io.images import save_npy, save_png
+from oceansim_py.io.images import save_npy, save_png, to_uint8
 
 #: product kinds
 NPY, PNG, TABLE = "npy", "png", "table"
 
 
+def _import(path: str) -> Any:
+    """``"package.module:Name"`` -> the object (imported on first use, so rig validation stays light)."""
+    module, name = path.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
 class SensorAdapter(abc.ABC):
     """Base of every adapter (see module docstring). Subclasses set the class attributes and implement
-    ``_make_sensor`` and ``render``; ``sensor_metadata`` adds what a reader needs (ranges, intrinsics, ...)."""
+    ``render``; ``sensor_metadata`` adds what a reader needs (ranges, intrinsics, ...).
+
+    ``sensor_class`` / ``config_class``: ``"module:Name"`` of the sensor and its config; ``sensor_args``: which
+    of ``device`` and ``sensor_id`` the sensor's constructor takes besides the config.
+    """
 
     type_name: ClassVar[str]
-    config_cls: ClassVar[type[ConfigBase]]
+    sensor_class: ClassVar[str]
+    config_class: ClassVar[str]
+    sensor_args: ClassVar[tuple[str, ...]] = ("device", "sensor_id")
     products: ClassVar[dict[str, str]]          # product name -> NPY | PNG | TABLE
     default_products: ClassVar[tuple[str, ...]]
 
@@ -47,11 +60,11 @@ class SensorAdapter(abc.ABC):
 
     @classmethod
     def config_from_dict(cls, cfg: dict[str, Any], source: str) -> ConfigBase:
-        return cls.config_cls.from_dict(cfg, source)
+        return _import(cls.config_class).from_dict(cfg, source)
 
-    @abc.abstractmethod
     def _make_sensor(self) -> Any:
-        """Build the wrapped sensor from ``self.config`` on ``self.device``."""
+        kwargs = {"device": self.device, "sensor_id": self.spec.sensor_id}
+        return _import(self.sensor_class)(self.config, **{k: kwargs[k] for k in self.sensor_args})
 
     @abc.abstractmethod
     def render(self, scene: Any, trajectory: Any, times: np.ndarray, poses: np.ndarray,
@@ -95,75 +108,56 @@ class SensorAdapter(abc.ABC):
         self._rows = []
 
 
-class ImagingSonarAdapter(SensorAdapter):
+class _PolarSonarAdapter(SensorAdapter):
+    """Sonars whose result is a polar image (range x beam) with ``numpy()``, ``to_uint8()`` and
+    ``to_cartesian(width)``: the raw arrays, the polar 8-bit view and the fan view (``fan_display`` maps it)."""
+
+    fan_width = 512
+    image_layout: ClassVar[str]
+
+    def render(self, scene: Any, trajectory: Any, times: np.ndarray, poses: np.ndarray,
+               first_sample: int) -> dict[str, np.ndarray]:
+        res = self.sensor.render(scene, poses, frame_index=first_sample)
+        out = dict(res.numpy())
+        if "polar_png" in self.spec.products:
+            out["polar_png"] = res.to_uint8()
+        if "fan_png" in self.spec.products:
+            out["fan_png"] = np.stack([self.fan_display(f) for f in res.to_cartesian(self.fan_width)])
+        return out
+
+    @abc.abstractmethod
+    def fan_display(self, fan: np.ndarray) -> np.ndarray:
+        """The uint8 view of one fan image, mapped like the sensor's own polar view."""
+
+    def sensor_metadata(self) -> dict[str, Any]:
+        return {"ranges_m": self.config.ranges().tolist(), "bearings_rad": self.config.bearings().tolist(),
+                "image_layout": self.image_layout}
+
+
+class ImagingSonarAdapter(_PolarSonarAdapter):
     type_name = "imaging_sonar"
+    sensor_class = "oceansim_py.sensors.imaging_sonar:ImagingSonar"
+    config_class = "oceansim_py.sensors.imaging_sonar:ImagingSonarConfig"
     products = {"intensity": NPY, "clean_intensity": NPY, "hit_count": NPY, "label_id": NPY, "polar_png": PNG,
                 "fan_png": PNG}
     default_products = ("intensity", "polar_png", "fan_png")
-    fan_width = 512
+    image_layout = "(n_range, n_beams): row 0 nearest range, column 0 most-port beam"
 
-    @classmethod
-    def config_from_dict(cls, cfg: dict[str, Any], source: str) -> ConfigBase:
-        from oceansim_py.sensors.imaging_sonar import ImagingSonarConfig
-
-        return ImagingSonarConfig.from_dict(cfg, source)
-
-    def _make_sensor(self) -> Any:
-        from oceansim_py.sensors.imaging_sonar import ImagingSonar
-
-        return ImagingSonar(self.config, device=self.device, sensor_id=self.spec.sensor_id)
-
-    def render(self, scene: Any, trajectory: Any, times: np.ndarray, poses: np.ndarray,
-               first_sample: int) -> dict[str, np.ndarray]:
-        res = self.sensor.render(scene, poses, frame_index=first_sample)
-        out = dict(res.numpy())
-        if "polar_png" in self.spec.products:
-            out["polar_png"] = res.to_uint8()
-        if "fan_png" in self.spec.products:
-            from oceansim_py.io.images import to_uint8
-
-            c = self.config
-            out["fan_png"] = to_uint8(res.to_cartesian(self.fan_width), gain=c.gain, gamma=c.gamma)
-        return out
-
-    def sensor_metadata(self) -> dict[str, Any]:
-        return {"ranges_m": self.config.ranges().tolist(), "bearings_rad": self.config.bearings().tolist(),
-                "image_layout": "(n_range, n_beams): row 0 nearest range, column 0 most-port beam"}
+    def fan_display(self, fan: np.ndarray) -> np.ndarray:
+        return to_uint8(fan, gain=self.config.gain, gamma=self.config.gamma)
 
 
-class MultibeamAdapter(SensorAdapter):
+class MultibeamAdapter(_PolarSonarAdapter):
     type_name = "multibeam"
+    sensor_class = "oceansim_py.sensors.multibeam:MultibeamSonar"
+    config_class = "oceansim_py.sensors.multibeam:MultibeamSonarConfig"
     products = {"time_series": NPY, "intensity": NPY, "db": NPY, "polar_png": PNG, "fan_png": PNG}
     default_products = ("intensity", "polar_png", "fan_png")
-    fan_width = 512
+    image_layout = ("(n_samples, n_beams): row 0 nearest range, column 0 most-port beam; time_series complex64 "
+                    "baseband")
 
-    @classmethod
-    def config_from_dict(cls, cfg: dict[str, Any], source: str) -> ConfigBase:
-        from oceansim_py.sensors.multibeam import MultibeamSonarConfig
-
-        return MultibeamSonarConfig.from_dict(cfg, source)
-
-    def _make_sensor(self) -> Any:
-        from oceansim_py.sensors.multibeam import MultibeamSonar
-
-        return MultibeamSonar(self.config, device=self.device, sensor_id=self.spec.sensor_id)
-
-    def render(self, scene: Any, trajectory: Any, times: np.ndarray, poses: np.ndarray,
-               first_sample: int) -> dict[str, np.ndarray]:
-        from oceansim_py.io.images import to_uint8
-
-        res = self.sensor.render(scene, poses, frame_index=first_sample)
-        out = dict(res.numpy())
-        if "polar_png" in self.spec.products:
-            out["polar_png"] = res.to_uint8()
-        if "fan_png" in self.spec.products:
-            out["fan_png"] = np.stack([to_uint8(f, mode="db") for f in res.to_cartesian(self.fan_width)])
-        return out
-
-    def sensor_metadata(self) -> dict[str, Any]:
-        return {"ranges_m": self.config.ranges().tolist(), "bearings_rad": self.config.bearings().tolist(),
-                "image_layout": "(n_samples, n_beams): row 0 nearest range, column 0 most-port beam; "
-                                "time_series complex64 baseband"}
+    def fan_display(self, fan: np.ndarray) -> np.ndarray:
+        return to_uint8(fan, mode="db")
 
 
 class CameraAdapter(SensorAdapter):
@@ -172,16 +166,9 @@ class CameraAdapter(SensorAdapter):
                 "linear": NPY, "in_air": NPY, "normal": NPY}
     default_products = ("rgb_png", "depth", "label")
 
-    @classmethod
-    def config_from_dict(cls, cfg: dict[str, Any], source: str) -> ConfigBase:
-        from oceansim_py.sensors.camera import UnderwaterCameraConfig
-
-        return UnderwaterCameraConfig.from_dict(cfg, source)
-
-    def _make_sensor(self) -> Any:
-        from oceansim_py.sensors.camera import UnderwaterCamera
-
-        return UnderwaterCamera(self.config, device=self.device)
+    sensor_class = "oceansim_py.sensors.camera:UnderwaterCamera"
+    config_class = "oceansim_py.sensors.camera:UnderwaterCameraConfig"
+    sensor_args = ("device",)
 
     def render(self, scene: Any, trajectory: Any, times: np.ndarray, poses: np.ndarray,
                first_sample: int) -> dict[str, np.ndarray]:
@@ -225,16 +212,8 @@ class DVLAdapter(_MountedTrajectoryMixin, SensorAdapter):
                 "beam_velocity": TABLE, "beam_valid": TABLE}
     default_products = ("velocity", "valid", "altitude", "beam_range", "beam_velocity")
 
-    @classmethod
-    def config_from_dict(cls, cfg: dict[str, Any], source: str) -> ConfigBase:
-        from oceansim_py.sensors.dvl import DVLConfig
-
-        return DVLConfig.from_dict(cfg, source)
-
-    def _make_sensor(self) -> Any:
-        from oceansim_py.sensors.dvl import DVL
-
-        return DVL(self.config, device=self.device, sensor_id=self.spec.sensor_id)
+    sensor_class = "oceansim_py.sensors.dvl:DVL"
+    config_class = "oceansim_py.sensors.dvl:DVLConfig"
 
     def render(self, scene: Any, trajectory: Any, times: np.ndarray, poses: np.ndarray,
                first_sample: int) -> dict[str, np.ndarray]:
@@ -257,16 +236,9 @@ class IMUAdapter(_MountedTrajectoryMixin, SensorAdapter):
                 "true_gyro": TABLE}
     default_products = ("accel", "gyro", "accel_bias", "gyro_bias")
 
-    @classmethod
-    def config_from_dict(cls, cfg: dict[str, Any], source: str) -> ConfigBase:
-        from oceansim_py.sensors.imu import IMUConfig
-
-        return IMUConfig.from_dict(cfg, source)
-
-    def _make_sensor(self) -> Any:
-        from oceansim_py.sensors.imu import IMU
-
-        return IMU(self.config, sensor_id=self.spec.sensor_id)
+    sensor_class = "oceansim_py.sensors.imu:IMU"
+    config_class = "oceansim_py.sensors.imu:IMUConfig"
+    sensor_args = ("sensor_id",)
 
     def render(self, scene: Any, trajectory: Any, times: np.ndarray, poses: np.ndarray,
                first_sample: int) -> dict[str, np.ndarray]:
@@ -295,16 +267,9 @@ class BarometerAdapter(_PoseDrivenAdapter):
     products = {"pressure": TABLE, "depth": TABLE, "true_depth": TABLE}
     default_products = ("pressure", "depth", "true_depth")
 
-    @classmethod
-    def config_from_dict(cls, cfg: dict[str, Any], source: str) -> ConfigBase:
-        from oceansim_py.sensors.barometer import BarometerConfig
-
-        return BarometerConfig.from_dict(cfg, source)
-
-    def _make_sensor(self) -> Any:
-        from oceansim_py.sensors.barometer import Barometer
-
-        return Barometer(self.config, sensor_id=self.spec.sensor_id)
+    sensor_class = "oceansim_py.sensors.barometer:Barometer"
+    config_class = "oceansim_py.sensors.barometer:BarometerConfig"
+    sensor_args = ("sensor_id",)
 
     def _measure(self, scene: Any, poses: np.ndarray, first_sample: int) -> Any:
         return self.sensor.measure(poses, scene=scene, frame_index=first_sample)
@@ -315,16 +280,9 @@ class GPSAdapter(_PoseDrivenAdapter):
     products = {"position": TABLE, "fix": TABLE, "depth": TABLE, "threshold": TABLE}
     default_products = ("position", "fix")
 
-    @classmethod
-    def config_from_dict(cls, cfg: dict[str, Any], source: str) -> ConfigBase:
-        from oceansim_py.sensors.gps import GPSConfig
-
-        return GPSConfig.from_dict(cfg, source)
-
-    def _make_sensor(self) -> Any:
-        from oceansim_py.sensors.gps import GPS
-
-        return GPS(self.config, sensor_id=self.spec.sensor_id)
+    sensor_class = "oceansim_py.sensors.gps:GPS"
+    config_class = "oceansim_py.sensors.gps:GPSConfig"
+    sensor_args = ("sensor_id",)
 
     def _measure(self, scene: Any, poses: np.ndarray, first_sample: int) -> Any:
         return self.sensor.measure(poses, scene=scene, frame_index=first_sample)
@@ -335,16 +293,9 @@ class PoseSensorAdapter(_PoseDrivenAdapter):
     products = {"matrix": TABLE, "true_matrix": TABLE}
     default_products = ("matrix",)
 
-    @classmethod
-    def config_from_dict(cls, cfg: dict[str, Any], source: str) -> ConfigBase:
-        from oceansim_py.sensors.pose_sensor import PoseSensorConfig
-
-        return PoseSensorConfig.from_dict(cfg, source)
-
-    def _make_sensor(self) -> Any:
-        from oceansim_py.sensors.pose_sensor import PoseSensor
-
-        return PoseSensor(self.config, sensor_id=self.spec.sensor_id)
+    sensor_class = "oceansim_py.sensors.pose_sensor:PoseSensor"
+    config_class = "oceansim_py.sensors.pose_sensor:PoseSensorConfig"
+    sensor_args = ("sensor_id",)
 
     def _measure(self, scene: Any, poses: np.ndarray, first_sample: int) -> Any:
         return self.sensor.measure(poses, frame_index=first_sample)
