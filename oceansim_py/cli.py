@@ -15,10 +15,10 @@ import sys
 from oceansim_py.errors import OceanSimError
 
 #: Top-level subcommand modules, in help order.
-COMMANDS = ["generate", "info", "describe"]
+COMMANDS = ["generate", "scenes", "describe", "info"]
 
 #: ``oceansim-py render <target>`` modules, in help order.
-RENDER_TARGETS: list[str] = ["sonar", "multibeam", "camera"]
+RENDER_TARGETS: list[str] = ["sonar", "multibeam", "camera", "sidescan", "profiling", "singlebeam"]
 
 
 def build_parser() -> argparse.ArgumentParser:
