@@ -6,15 +6,14 @@ arrays (``out=``): pose upload and the single render launch, synchronised; the h
 Default camera config (jerlov_IB water, sun with shadow rays, no vehicle lights) and a second config with two
 vehicle lights (``coastal_with_lights`` preset: two more shadow rays per pixel).
 
+Then DVL samples/s in a batch of 10,000 on the same scenes (the rows of ``dvl_throughput.py``).
+
 Usage: python benchmarks/camera_throughput.py [--quick] [--out PATH] [--device DEV] [--scenes ...]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -22,6 +21,8 @@ from typing import Any, Callable
 import numpy as np
 import warp as wp
 
+import dvl_throughput
+from bench_common import machine, time_call, write_report
 import oceansim_py as osp
 from oceansim_py.poses import compose_poses, pose_from_euler
 from oceansim_py.runtime import cpu_threads, set_cpu_threads
@@ -29,20 +30,8 @@ from oceansim_py.sensors.camera import UnderwaterCamera, UnderwaterCameraConfig
 
 WIDTH, HEIGHT = 640, 480
 BATCHES = (1, 8)
+DVL_BATCH = 10_000
 
-
-def time_call(fn: Callable[[], None], device: Any, min_seconds: float, max_repeats: int) -> float:
-    """Median seconds of ``fn`` (synchronised), repeated until ``min_seconds`` total or ``max_repeats``."""
-    samples: list[float] = []
-    total = 0.0
-    while len(samples) < max_repeats and (total < min_seconds or not samples):
-        t0 = time.perf_counter()
-        fn()
-        wp.synchronize_device(device)
-        dt = time.perf_counter() - t0
-        samples.append(dt)
-        total += dt
-    return float(np.median(samples))
 
 
 def batch_poses(scene: Any, batch: int) -> np.ndarray:
@@ -110,19 +99,20 @@ def main(argv: list[str] | None = None) -> int:
     thread_counts = sorted({1, cpu_threads()})
     print(HEADER)
     rows: list[dict[str, Any]] = []
-    for name in args.scenes or osp.builtin_scene_names():
+    scenes = args.scenes or osp.builtin_scene_names()
+    for name in scenes:
         rows += bench(name, args.device, thread_counts, min_seconds, max_repeats)
-    report = {
+    # The DVL in a batch of 10,000 samples (benchmarks/dvl_throughput.py measures it alone, with more options).
+    print()
+    print(dvl_throughput.HEADER)
+    dvl_rows: list[dict[str, Any]] = []
+    for name in scenes:
+        dvl_rows += dvl_throughput.bench(name, args.device, DVL_BATCH, thread_counts, min_seconds, max_repeats)
+    write_report(args.out, {
         "benchmark": "camera_throughput", "quick": args.quick, "width": WIDTH, "height": HEIGHT,
-        "configs": {name: cfg.to_dict() for name, cfg in configs().items()},
-        "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-                    "cpu_count": os.cpu_count(), "warp": wp.config.version},
-        "rows": rows,
-    }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2))
-    print(f"wrote {out}")
+        "configs": {name: cfg.to_dict() for name, cfg in configs().items()}, "machine": machine(),
+        "rows": rows, "dvl_batch": DVL_BATCH, "dvl_rows": dvl_rows,
+    })
     return 0
 
 

@@ -24,24 +24,12 @@ from typing import Any, Callable
 import numpy as np
 import warp as wp
 
+from bench_common import time_call
 import oceansim_py as osp
 from oceansim_py.runtime import cpu_threads, set_cpu_threads
 from oceansim_py.sensors.dvl import DVL, DVLConfig
 from oceansim_py.trajectory import Trajectory
 
-
-def time_call(fn: Callable[[], None], device: Any, min_seconds: float, max_repeats: int) -> float:
-    """Median seconds of ``fn`` (synchronised), repeated until ``min_seconds`` total or ``max_repeats``."""
-    samples: list[float] = []
-    total = 0.0
-    while len(samples) < max_repeats and (total < min_seconds or not samples):
-        t0 = time.perf_counter()
-        fn()
-        wp.synchronize_device(device)
-        dt = time.perf_counter() - t0
-        samples.append(dt)
-        total += dt
-    return float(np.median(samples))
 
 
 def survey(scene: Any, batch: int) -> Trajectory:
