@@ -1,7 +1,8 @@
 """Sonar throughput: frames/s, Mrays/s and overhead over a bare ray cast, per preset, scene, batch and threads.
 
-One function per sensor family (``bench_imaging_sonar`` for the forward-looking imaging sonar); each returns
-rows of plain dicts that ``main`` prints as a table and writes as JSON with the peers' published figures.
+One function per sensor family (``bench_imaging_sonar`` for the forward-looking imaging sonar,
+``bench_sidescan``, ``bench_profiling`` and ``bench_singlebeam`` for the ray-fan sonars); each returns rows of
+plain dicts that ``main`` prints as a table and writes as JSON with the peers' published figures.
 
 Imaging sonar rows: every preset on every built-in scene (at the scene's suggested pose, batches of that pose
 with small offsets), batch sizes 1, 8, 32, one CPU thread and all threads. ``ratio_to_raycast`` is the time of
@@ -10,7 +11,14 @@ a whole render (ray generation, cast, return, binning, normalisation, noise) ove
 The first-call latency (import + scene load + first render, compile included) is measured in subprocesses:
 cold with ``WARP_CACHE_PATH`` pointing at an empty folder, warm with the same folder once populated.
 
+Ray-fan sonar rows (side-scan, profiling, single-beam): pings/s and Mrays/s of every preset on every built-in
+scene, batch sizes 1 and 32, one CPU thread and all threads. The sensor sits at the scene's suggested position,
+level with its heading (side-scan and profiling look down across track) or pitched 90 deg down (single-beam
+altimeter); a batch is that pose moved 2 cm forward per ping. ``hit_fraction``: rays binned in the range window
+(profiling: beams with a detection).
+
 Usage: python benchmarks/sonar_throughput.py [--quick] [--out PATH] [--scenes tank,pier] [--presets ...]
+       [--sensors imaging_sonar,sidescan,profiling,singlebeam]
 """
 
 from __future__ import annotations
@@ -34,6 +42,9 @@ from oceansim_py.poses import compose_poses, pose_from_euler, quat_to_matrix
 from oceansim_py.runtime import cpu_threads, set_cpu_threads
 from oceansim_py.scene import RaycastResult
 from oceansim_py.sensors.imaging_sonar import ImagingSonar, ImagingSonarConfig
+from oceansim_py.sensors.profiling_sonar import ProfilingSonar, ProfilingSonarConfig
+from oceansim_py.sensors.sidescan import SidescanSonar, SidescanSonarConfig
+from oceansim_py.sensors.singlebeam import SinglebeamSonar, SinglebeamSonarConfig
 
 #: Published figures of the peers, with the hardware they were measured on.
 PEER_FIGURES = [
@@ -130,11 +141,84 @@ def bench_imaging_sonar(scenes: list[str], presets: list[str], batches: list[int
     return rows
 
 
+def level_pose(scene: Any, pitch_deg: float) -> np.ndarray:
+    """The scene's suggested position with a level attitude keeping its heading, then pitched ``pitch_deg``
+    nose-down (degrees)."""
+    base = scene.suggested_pose if scene.suggested_pose is not None else pose_from_euler(0.0, 0.0, 0.0)
+    forward = quat_to_matrix(np.asarray(base[3:], dtype=np.float64))[:, 0]
+    yaw = float(np.degrees(np.arctan2(forward[1], forward[0])))
+    return pose_from_euler(float(base[0]), float(base[1]), float(base[2]), 0.0, pitch_deg, yaw)
+
+
+def bench_fan_sonar(sensor: str, sensor_cls: Any, config_cls: Any, hit_fraction: Callable[[Any, dict], float],
+                    scenes: list[str], presets: list[str] | None, batches: list[int], thread_counts: list[int],
+                    device: Any, min_seconds: float, max_repeats: int, pitch_deg: float) -> list[dict[str, Any]]:
+    """Rows for one ray-fan sonar (see the module docstring): pings/s and Mrays/s per scene, preset, batch and
+    thread count; ``hit_fraction(config, result.numpy())`` says how much of the fan returned."""
+    rows: list[dict[str, Any]] = []
+    for scene_name in scenes:
+        scene = osp.load_scene(scene_name, device=device)
+        base = level_pose(scene, pitch_deg)
+        for preset in presets or config_cls.preset_names():
+            config = config_cls.preset(preset)
+            sonar = sensor_cls(config, device=scene.device)
+            for batch in batches:
+                poses = np.stack([compose_poses(base, pose_from_euler(0.02 * b, 0.0, 0.0)) for b in range(batch)])
+                poses = poses.astype(np.float32)
+                fraction = hit_fraction(config, sonar.render(scene, poses).numpy())   # compiles on first use
+                for threads in thread_counts:
+                    set_cpu_threads(threads)
+                    try:
+                        seconds = time_call(lambda: sonar.render(scene, poses), scene.device, min_seconds,
+                                            max_repeats)
+                    finally:
+                        set_cpu_threads(None)
+                    rows.append({
+                        "sensor": sensor, "scene": scene_name, "preset": preset, "batch": batch,
+                        "threads": threads if scene.device.is_cpu else None, "device": str(scene.device),
+                        "pitch_deg": pitch_deg, "rays_per_frame": config.rays_per_pose,
+                        "hit_fraction": round(fraction, 4), "batch_seconds": seconds,
+                        "frames_per_s": batch / seconds, "pings_per_s": batch / seconds,
+                        "mrays_per_s": batch * config.rays_per_pose / seconds / 1e6,
+                    })
+                    print(format_row(rows[-1]), flush=True)
+    add_thread_speedups(rows)
+    return rows
+
+
+def binned_fraction(config: Any, data: dict) -> float:
+    """Fraction of a batch's rays that landed in a range bin."""
+    hits = data["hit_count"]
+    return float(hits.sum()) / (hits.shape[0] * config.rays_per_pose)
+
+
+def bench_sidescan(scenes: list[str], batches: list[int], thread_counts: list[int], device: Any, min_seconds: float,
+                   max_repeats: int, presets: list[str] | None = None) -> list[dict[str, Any]]:
+    """Side-scan sonar rows: level at the suggested position, heading kept."""
+    return bench_fan_sonar("sidescan", SidescanSonar, SidescanSonarConfig, binned_fraction, scenes, presets, batches,
+                           thread_counts, device, min_seconds, max_repeats, 0.0)
+
+
+def bench_profiling(scenes: list[str], batches: list[int], thread_counts: list[int], device: Any,
+                    min_seconds: float, max_repeats: int, presets: list[str] | None = None) -> list[dict[str, Any]]:
+    """Profiling sonar rows: level at the suggested position; hit fraction = beams with a bottom detection."""
+    return bench_fan_sonar("profiling", ProfilingSonar, ProfilingSonarConfig,
+                           lambda config, d: float(d["valid"].mean()), scenes, presets, batches, thread_counts,
+                           device, min_seconds, max_repeats, 0.0)
+
+
+def bench_singlebeam(scenes: list[str], batches: list[int], thread_counts: list[int], device: Any,
+                     min_seconds: float, max_repeats: int, presets: list[str] | None = None) -> list[dict[str, Any]]:
+    """Single-beam rows: an altimeter pitched 90 deg down at the suggested position."""
+    return bench_fan_sonar("singlebeam", SinglebeamSonar, SinglebeamSonarConfig, binned_fraction, scenes, presets,
+                           batches, thread_counts, device, min_seconds, max_repeats, 90.0)
+
+
 def add_thread_speedups(rows: list[dict[str, Any]]) -> None:
     """Add ``speedup_vs_1_thread`` to every row that has a one-thread twin."""
-    one = {(r["scene"], r["preset"], r["batch"]): r["batch_seconds"] for r in rows if r["threads"] == 1}
+    one = {(r["sensor"], r["scene"], r["preset"], r["batch"]): r["batch_seconds"] for r in rows if r["threads"] == 1}
     for r in rows:
-        key = (r["scene"], r["preset"], r["batch"])
+        key = (r["sensor"], r["scene"], r["preset"], r["batch"])
         if key in one and r["threads"]:
             r["speedup_vs_1_thread"] = one[key] / r["batch_seconds"]
 
@@ -174,20 +258,22 @@ def bench_first_call_latency(scene: str, preset: str, device: str | None) -> dic
 
 def format_row(r: dict[str, Any]) -> str:
     threads = "gpu" if r["threads"] is None else str(r["threads"])
-    return (f"{r['scene']:6s} {r['preset']:18s} B={r['batch']:<3d} thr={threads:3s} "
-            f"{r['frames_per_s']:9.2f} fr/s {r['mrays_per_s']:8.2f} Mray/s  ratio/raycast {r['ratio_to_raycast']:5.2f}"
+    ratio = f"{r['ratio_to_raycast']:5.2f}" if "ratio_to_raycast" in r else "    -"
+    return (f"{r['sensor']:13s} {r['scene']:6s} {r['preset']:18s} B={r['batch']:<3d} thr={threads:3s} "
+            f"{r['frames_per_s']:9.2f} fr/s {r['mrays_per_s']:8.2f} Mray/s  ratio/raycast {ratio}"
             f"  hits {100 * r['hit_fraction']:5.1f}%")
 
 
 def print_table(rows: list[dict[str, Any]], latency: list[dict[str, Any]]) -> None:
     print()
-    print(f"{'scene':6s} {'preset':18s} {'B':>3s} {'thr':>3s} {'frames/s':>9s} {'Mrays/s':>8s} "
+    print(f"{'sensor':13s} {'scene':6s} {'preset':18s} {'B':>3s} {'thr':>3s} {'frames/s':>9s} {'Mrays/s':>8s} "
           f"{'ratio':>6s} {'speedup':>7s} {'hits%':>6s}")
     for r in rows:
         threads = "gpu" if r["threads"] is None else str(r["threads"])
         sp = r.get("speedup_vs_1_thread")
-        print(f"{r['scene']:6s} {r['preset']:18s} {r['batch']:3d} {threads:>3s} {r['frames_per_s']:9.2f} "
-              f"{r['mrays_per_s']:8.2f} {r['ratio_to_raycast']:6.2f} {'' if sp is None else f'{sp:7.2f}':>7s} "
+        ratio = f"{r['ratio_to_raycast']:6.2f}" if "ratio_to_raycast" in r else "     -"
+        print(f"{r['sensor']:13s} {r['scene']:6s} {r['preset']:18s} {r['batch']:3d} {threads:>3s} "
+              f"{r['frames_per_s']:9.2f} {r['mrays_per_s']:8.2f} {ratio} {'' if sp is None else f'{sp:7.2f}':>7s} "
               f"{100 * r['hit_fraction']:6.1f}")
     for lat in latency:
         print(f"\nfirst-call latency ({lat['scene']}, {lat['preset']}): "
@@ -199,18 +285,32 @@ def print_table(rows: list[dict[str, Any]], latency: list[dict[str, Any]]) -> No
         print(f"  {p['simulator']}: {p['images_per_s']} images/s, {p['scene']}, {p['sensor']}; {p['hardware']}")
 
 
+#: Sensor family -> its benchmark function (the imaging sonar's is called with its own arguments in ``main``).
+SENSOR_FAMILIES: dict[str, Callable[..., list[dict[str, Any]]]] = {
+    "imaging_sonar": bench_imaging_sonar, "sidescan": bench_sidescan, "profiling": bench_profiling,
+    "singlebeam": bench_singlebeam,
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="short run: tank only, batches 1 and 8, fewer repeats")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "sonar_throughput.json"))
     parser.add_argument("--scenes", default=None, help="comma-separated built-in scenes (default: all)")
     parser.add_argument("--presets", default=None, help="comma-separated ImagingSonarConfig presets (default: all)")
-    parser.add_argument("--batches", default=None, help="comma-separated batch sizes (default 1,8,32)")
+    parser.add_argument("--batches", default=None,
+                        help="comma-separated batch sizes (default 1,8,32 for the imaging sonar, 1,32 for the others)")
+    parser.add_argument("--sensors", default=",".join(SENSOR_FAMILIES),
+                        help=f"comma-separated sensor families (default: all of {','.join(SENSOR_FAMILIES)})")
     parser.add_argument("--device", default=None, help="Warp device (default: cuda:0 if present, else cpu)")
     parser.add_argument("--pitch", type=float, default=0.0,
                         help="tip the scenes' suggested poses nose-down by this many degrees (default 0)")
     parser.add_argument("--no-latency", action="store_true", help="skip the cold/warm first-call measurement")
     args = parser.parse_args(argv)
+    sensors = args.sensors.split(",")
+    unknown = sorted(set(sensors) - set(SENSOR_FAMILIES))
+    if unknown:
+        parser.error(f"--sensors: unknown {unknown}; choose from {list(SENSOR_FAMILIES)}")
 
     device = osp.resolve_device(args.device)
     scenes = args.scenes.split(",") if args.scenes else (["tank"] if args.quick else osp.builtin_scene_names())
@@ -221,10 +321,14 @@ def main(argv: list[str] | None = None) -> int:
     thread_counts = sorted({1, all_threads}) if device.is_cpu else [all_threads]
     min_seconds, max_repeats = (0.3, 2) if args.quick else (1.0, 5)
 
-    rows = bench_imaging_sonar(scenes, presets, batches, thread_counts, device, min_seconds, max_repeats,
-                               args.pitch)
-    latency = [] if args.no_latency else [bench_first_call_latency(scenes[0], "oceansim_default", args.device)]
-    print_table(rows, latency)
+    rows = (bench_imaging_sonar(scenes, presets, batches, thread_counts, device, min_seconds, max_repeats,
+                                args.pitch) if "imaging_sonar" in sensors else [])
+    fan_batches = [int(b) for b in args.batches.split(",")] if args.batches else [1, 32]
+    fan_rows = {name: SENSOR_FAMILIES[name](scenes, fan_batches, thread_counts, device, min_seconds, max_repeats)
+                for name in sensors if name != "imaging_sonar"}
+    latency = ([bench_first_call_latency(scenes[0], "oceansim_default", args.device)]
+               if "imaging_sonar" in sensors and not args.no_latency else [])
+    print_table(rows + [r for name in fan_rows for r in fan_rows[name]], latency)
     report = {
         "benchmark": "sonar_throughput",
         "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
@@ -233,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         "quick": args.quick,
         "pitch_deg": args.pitch,
         "imaging_sonar": rows,
+        **fan_rows,
         "first_call_latency": latency,
         "peer_figures": PEER_FIGURES,
     }

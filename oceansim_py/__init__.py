@@ -26,6 +26,9 @@ from oceansim_py.sensors.imaging_sonar import ImagingSonar, ImagingSonarConfig, 
 from oceansim_py.sensors.imu import IMU, IMUConfig, IMUResult
 from oceansim_py.sensors.multibeam import MultibeamResult, MultibeamSonar, MultibeamSonarConfig
 from oceansim_py.sensors.pose_sensor import PoseSensor, PoseSensorConfig, PoseSensorResult
+from oceansim_py.sensors.profiling_sonar import ProfilingResult, ProfilingSonar, ProfilingSonarConfig
+from oceansim_py.sensors.sidescan import SidescanResult, SidescanSonar, SidescanSonarConfig
+from oceansim_py.sensors.singlebeam import SinglebeamResult, SinglebeamSonar, SinglebeamSonarConfig
 from oceansim_py.sensors.water import WaterType
 from oceansim_py.trajectory import Trajectory
 
@@ -45,6 +48,9 @@ __all__ = [
     "load_scene",
     "MultibeamResult", "MultibeamSonar", "MultibeamSonarConfig",
     "PoseSensor", "PoseSensorConfig", "PoseSensorResult",
+    "ProfilingResult", "ProfilingSonar", "ProfilingSonarConfig",
+    "SidescanResult", "SidescanSonar", "SidescanSonarConfig",
+    "SinglebeamResult", "SinglebeamSonar", "SinglebeamSonarConfig",
     "Trajectory",
     "__version__",
     "as_poses", "pose_from_euler", "resolve_device", "set_cpu_threads",

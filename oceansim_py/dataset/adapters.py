@@ -160,6 +160,94 @@ class MultibeamAdapter(_PolarSonarAdapter):
         return to_uint8(fan, mode="db")
 
 
+class SidescanAdapter(SensorAdapter):
+    type_name = "sidescan"
+    products = {"intensity": NPY, "clean_intensity": NPY, "ground_intensity": NPY, "hit_count": NPY,
+                "label_id": NPY, "altitude": TABLE}
+    default_products = ("intensity", "ground_intensity", "altitude")
+
+    @classmethod
+    def config_from_dict(cls, cfg: dict[str, Any], source: str) -> ConfigBase:
+        from oceansim_py.sensors.sidescan import SidescanSonarConfig
+
+        return SidescanSonarConfig.from_dict(cfg, source)
+
+    def _make_sensor(self) -> Any:
+        from oceansim_py.sensors.sidescan import SidescanSonar
+
+        return SidescanSonar(self.config, device=self.device, sensor_id=self.spec.sensor_id)
+
+    def render(self, scene: Any, trajectory: Any, times: np.ndarray, poses: np.ndarray,
+               first_sample: int) -> dict[str, np.ndarray]:
+        return self.sensor.render(scene, poses, frame_index=first_sample).numpy()
+
+    def sensor_metadata(self) -> dict[str, Any]:
+        return {"ranges_m": self.config.ranges().tolist(), "ground_ranges_m": self.config.ground_ranges().tolist(),
+                "series_layout": "(n_range, 2): row 0 nearest range, column 0 port, 1 starboard; stack the samples "
+                                 "into a waterfall [port reversed | starboard]; altitude = first return (m)"}
+
+
+class ProfilingAdapter(SensorAdapter):
+    type_name = "profiling"
+    products = {"bottom_range": NPY, "intensity": NPY, "valid": NPY, "label_id": NPY, "point_sensor": NPY,
+                "point_world": NPY, "image": NPY, "clean_image": NPY, "image_png": PNG}
+    default_products = ("bottom_range", "point_world", "intensity", "image_png")
+
+    @classmethod
+    def config_from_dict(cls, cfg: dict[str, Any], source: str) -> ConfigBase:
+        from oceansim_py.sensors.profiling_sonar import ProfilingSonarConfig
+
+        return ProfilingSonarConfig.from_dict(cfg, source)
+
+    def _make_sensor(self) -> Any:
+        from oceansim_py.errors import ConfigError
+        from oceansim_py.sensors.profiling_sonar import ProfilingSonar
+
+        wanted = sorted({"image", "clean_image", "image_png"} & set(self.spec.products))
+        if wanted and not self.config.image:
+            raise ConfigError(f"sensor {self.spec.name}: products {wanted} need the image, but its config has "
+                              f"image: false (e.g. the em2040 presets); add image: true to its config or drop them")
+        return ProfilingSonar(self.config, device=self.device, sensor_id=self.spec.sensor_id)
+
+    def render(self, scene: Any, trajectory: Any, times: np.ndarray, poses: np.ndarray,
+               first_sample: int) -> dict[str, np.ndarray]:
+        res = self.sensor.render(scene, poses, frame_index=first_sample)
+        out = res.numpy()
+        if "image_png" in self.spec.products:
+            out["image_png"] = res.to_uint8()
+        return out
+
+    def sensor_metadata(self) -> dict[str, Any]:
+        return {"beam_angles_rad": self.config.beam_angles().tolist(), "ranges_m": self.config.ranges().tolist(),
+                "layout": "per beam, most port first; beam angle from nadir, + starboard; points (n_beams, 3) in "
+                          "m, NaN where the beam saw no bottom; image (n_range, n_beams), row 0 nearest"}
+
+
+class SinglebeamAdapter(SensorAdapter):
+    type_name = "singlebeam"
+    products = {"intensity": NPY, "clean_intensity": NPY, "hit_count": NPY, "label_id": NPY, "altitude": TABLE}
+    default_products = ("intensity", "altitude")
+
+    @classmethod
+    def config_from_dict(cls, cfg: dict[str, Any], source: str) -> ConfigBase:
+        from oceansim_py.sensors.singlebeam import SinglebeamSonarConfig
+
+        return SinglebeamSonarConfig.from_dict(cfg, source)
+
+    def _make_sensor(self) -> Any:
+        from oceansim_py.sensors.singlebeam import SinglebeamSonar
+
+        return SinglebeamSonar(self.config, device=self.device, sensor_id=self.spec.sensor_id)
+
+    def render(self, scene: Any, trajectory: Any, times: np.ndarray, poses: np.ndarray,
+               first_sample: int) -> dict[str, np.ndarray]:
+        return self.sensor.render(scene, poses, frame_index=first_sample).numpy()
+
+    def sensor_metadata(self) -> dict[str, Any]:
+        return {"ranges_m": self.config.ranges().tolist(),
+                "layout": "intensity (n_range,), bin 0 nearest; altitude = first return (m, NaN without one)"}
+
+
 class CameraAdapter(SensorAdapter):
     type_name = "camera"
     products = {"rgb_png": PNG, "depth_png": PNG, "label_png": PNG, "depth": NPY, "range": NPY, "label": NPY,
@@ -303,5 +391,6 @@ class PoseSensorAdapter(_PoseDrivenAdapter):
 
 SENSOR_TYPES: dict[str, type[SensorAdapter]] = {
     a.type_name: a for a in (ImagingSonarAdapter, MultibeamAdapter, CameraAdapter, DVLAdapter, IMUAdapter,
-                             BarometerAdapter, GPSAdapter, PoseSensorAdapter)
+                             BarometerAdapter, GPSAdapter, PoseSensorAdapter, SidescanAdapter, ProfilingAdapter,
+                             SinglebeamAdapter)
 }

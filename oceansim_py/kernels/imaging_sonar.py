@@ -36,6 +36,27 @@ NORMALISE_ROW = wp.constant(1)
 NORMALISE_GLOBAL = wp.constant(2)
 
 
+@wp.func
+def range_cell(distance: float, min_range: float, range_resolution: float, n_range: int) -> int:
+    """Range bin of a return at ``distance`` (m): floor((r - min_range) / dr), or -1 outside [min_range, max_range)."""
+    cell = int(-1)
+    f = (distance - min_range) / range_resolution
+    if f >= 0.0 and f < float(n_range):
+        cell = wp.min(int(wp.floor(f)), n_range - 1)
+    return cell
+
+
+@wp.func
+def ray_return(reflectivity: float, cos_incidence: float, weight: float, alpha_db_per_m: float, distance: float,
+               spreading: int) -> float:
+    """Return of one ray (PHYSICS.md §1): s = mu * cos(psi) * w * 10^(-2 alpha r / 10) * [(1 m / r)^2 if spreading],
+    with w the ray's solid angle (sr) times the beam pattern."""
+    value = reflectivity * cos_incidence * weight * two_way_absorption(alpha_db_per_m, distance)
+    if spreading == 1:
+        value = value / (distance * distance)
+    return value
+
+
 @wp.kernel
 def sonar_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
                      object_reflectivity: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
@@ -65,13 +86,10 @@ def sonar_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
     cell = int(-1)
     label = int(-1)
     if h.hit == 1:
-        f = (h.distance - min_range) / range_resolution
-        if f >= 0.0 and f < float(n_range):
-            cell = wp.min(int(wp.floor(f)), n_range - 1)
-            value = object_reflectivity[h.obj] * h.cos_incidence * et[2] * two_way_absorption(alpha_db_per_m,
-                                                                                              h.distance)
-            if spreading == 1:
-                value = value / (h.distance * h.distance)
+        cell = range_cell(h.distance, min_range, range_resolution, n_range)
+        if cell >= 0:
+            value = ray_return(object_reflectivity[h.obj], h.cos_incidence, et[2], alpha_db_per_m, h.distance,
+                               spreading)
             label = object_label[h.obj]
     ray_value[i] = value
     ray_bin[i] = cell

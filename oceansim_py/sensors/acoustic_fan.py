@@ -1,0 +1,223 @@
+"""The ray fan shared by the side-scan, profiling and single-beam sonars (PHYSICS.md §3).
+
+A sensor describes its fan as a table of unit sensor-frame (FLU) ray directions, the solid angle (sr) times
+beam pattern each ray stands for, and a number of *channels* whose rays are contiguous in the table.
+:class:`AcousticFan` casts the fan from B poses in one set of launches and gathers every channel's returns
+into a range series (B, n_range, n_channels) with the imaging sonar's binning, normalisation and noise
+kernels (PHYSICS.md §1: z = I (1 + w_m) + w_a). The per-ray returns and hit distances stay in its scratch
+buffers for the sensor's own follow-up kernels (altitude, ground range, bottom detection).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import warp as wp
+
+from oceansim_py.errors import ConfigError, OceanSimError
+from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
+from oceansim_py.kernels import acoustic_fans as fk
+from oceansim_py.kernels import imaging_sonar as sk
+from oceansim_py.poses import as_poses
+from oceansim_py.runtime import check_memory, launch_1d, resolve_device
+
+
+def validate_range_and_noise(c: ConfigBase, owner: str) -> None:
+    """Checks shared by the fan sonars' configs: the range window and bins, absorption, speckle, seed, display."""
+    for name in ("min_range", "max_range", "absorption", "multiplicative_sigma", "additive_sigma", "gain",
+                 "gamma"):
+        require_finite(getattr(c, name), owner, name)
+    require_non_negative(c.min_range, owner, "min_range", "m")
+    require(c.max_range > c.min_range, owner, "max_range",
+            f"must be greater than min_range ({c.min_range} m), got {c.max_range} m; raise max_range or lower "
+            f"min_range")
+    require(isinstance(c.range_bins, int) and c.range_bins >= 2, owner, "range_bins",
+            f"must be an integer >= 2, got {c.range_bins!r}")
+    require_non_negative(c.absorption, owner, "absorption", "dB/m")
+    require(isinstance(c.spreading, bool), owner, "spreading", f"must be true or false, got {c.spreading!r}")
+    require_non_negative(c.multiplicative_sigma, owner, "multiplicative_sigma")
+    require_non_negative(c.additive_sigma, owner, "additive_sigma")
+    require(c.normalisation in ("none", "global"), owner, "normalisation",
+            f"must be one of ['none', 'global'], got {c.normalisation!r}")
+    require(isinstance(c.seed, int) and 0 <= c.seed < 2**31, owner, "seed",
+            f"must be an integer in [0, 2^31), got {c.seed!r}")
+    require_positive(c.gain, owner, "gain")
+    require_positive(c.gamma, owner, "gamma")
+
+
+def require_count(c: ConfigBase, owner: str, name: str, minimum: int = 1) -> None:
+    v = getattr(c, name)
+    require(isinstance(v, int) and v >= minimum, owner, name, f"must be an integer >= {minimum}, got {v!r}")
+
+
+def range_bin_centres(min_range: float, max_range: float, range_bins: int) -> np.ndarray:
+    """Range-bin centres (m), nearest first."""
+    dr = (max_range - min_range) / range_bins
+    return (min_range + (np.arange(range_bins) + 0.5) * dr).astype(np.float32)
+
+
+def torch_tensors(owner: str, arrays: dict[str, wp.array]) -> dict[str, Any]:
+    """Zero-copy torch tensors of device arrays (``wp.to_torch``); an ``OceanSimError`` without PyTorch."""
+    try:
+        import torch  # noqa: F401
+    except ImportError as exc:
+        raise OceanSimError(f"{owner}.torch() needs PyTorch; install it (pip install torch) or use .numpy()") from exc
+    return {k: wp.to_torch(v) for k, v in arrays.items()}
+
+
+@dataclasses.dataclass
+class FanSeries:
+    """One render's range series, (B, n_range, n_channels) Warp arrays: ``intensity`` (with noise, >= 0),
+    ``clean`` (before noise, after normalisation), ``hits`` (rays binned), ``labels`` (label index of the
+    strongest return, -1 where empty)."""
+
+    intensity: wp.array
+    clean: wp.array
+    hits: wp.array
+    labels: wp.array
+
+
+#: Fewest rays per CPU chunk: each ray is a BVH traversal, so one ping's few thousand rays are worth splitting.
+RAY_CHUNK = 1024
+
+
+class FanBuffers:
+    """Device scratch for one batch size: poses, per-ray returns, bins, labels and distances; the series'
+    scratch (peaks, maxima, noise keys) is allocated by the first render that gathers series."""
+
+    def __init__(self, n_rays: int, batch: int, device: Any) -> None:
+        self.batch = batch
+        self.device = device
+        with wp.ScopedDevice(device):
+            self.poses = wp.empty(batch, dtype=wp.transform)
+            self.ray_value = wp.empty(n_rays, dtype=wp.float32)
+            self.ray_bin = wp.empty(n_rays, dtype=wp.int32)
+            self.ray_label = wp.empty(n_rays, dtype=wp.int32)
+            self.ray_range = wp.empty(n_rays, dtype=wp.float32)
+        self.peak: wp.array | None = None
+
+    def series_scratch(self, n_range: int, n_channels: int) -> None:
+        if self.peak is None:
+            with wp.ScopedDevice(self.device):
+                self.peak = wp.empty((self.batch, n_range, n_channels), dtype=wp.float32)
+                self.row_max = wp.empty((self.batch, n_range), dtype=wp.float32)
+                self.frame_max = wp.empty(self.batch, dtype=wp.float32)
+                self.noise_keys = wp.empty((self.batch, 2), dtype=wp.int32)
+
+
+class AcousticFan:
+    """Casts one sensor's ray fan (see module docstring) on ``device``.
+
+    Args:
+        owner: the sensor's name, for error messages.
+        directions: (N, 3) unit FLU ray directions, channel-major (channel c owns rays
+            ``[c * N / n_channels, (c + 1) * N / n_channels)``).
+        weights: (N,) solid angle (sr) times beam pattern per ray.
+        n_channels: channels (series columns).
+        config: the sensor's config (fields min_range, max_range, range_bins, absorption, spreading, seed,
+            multiplicative_sigma, additive_sigma, normalisation).
+    """
+
+    MAX_CACHED_BATCH_SIZES = 2
+
+    def __init__(self, owner: str, directions: np.ndarray, weights: np.ndarray, n_channels: int, config: Any,
+                 device: Any, sensor_id: int) -> None:
+        self.owner = owner
+        self.config = config
+        self.device = resolve_device(device)
+        self.sensor_id = int(sensor_id)
+        self.rays_per_pose = int(weights.shape[0])
+        self.n_channels = int(n_channels)
+        self.rays_per_channel = self.rays_per_pose // self.n_channels
+        self.range_resolution = (config.max_range - config.min_range) / config.range_bins
+        with wp.ScopedDevice(self.device):
+            self.directions = wp.array(np.asarray(directions, dtype=np.float32), dtype=wp.vec3)
+            self.weights = wp.array(np.asarray(weights, dtype=np.float32), dtype=wp.float32)
+        self._buffers: dict[int, FanBuffers] = {}
+
+    def memory_bytes(self, batch: int) -> int:
+        """Device bytes a render of ``batch`` poses needs (scratch and the four series; an upper bound when the
+        series are skipped)."""
+        return batch * (40 + 16 * self.rays_per_pose + self.config.range_bins * (4 + 20 * self.n_channels))
+
+    def buffers(self, batch: int) -> FanBuffers:
+        buf = self._buffers.get(batch)
+        if buf is None:
+            n = batch * max(self.rays_per_pose, self.config.range_bins * self.n_channels)
+            if n >= 2**31:
+                raise ConfigError(f"{self.owner} render of {batch} pose(s) would index {n} rays or bins, past the "
+                                  f"2^31 limit of a launch; render fewer poses at once")
+            check_memory(self.memory_bytes(batch), self.device, f"{self.owner} render of {batch} pose(s) "
+                         f"({self.rays_per_pose} rays each)", "use fewer rays or range bins, or render fewer poses "
+                         "at once")
+            if len(self._buffers) >= self.MAX_CACHED_BATCH_SIZES:
+                self._buffers.pop(next(iter(self._buffers)))
+            buf = FanBuffers(batch * self.rays_per_pose, batch, self.device)
+            self._buffers[batch] = buf
+        return buf
+
+    def check(self, scene: Any, poses: Any, frame_index: Any) -> np.ndarray:
+        """Validated (B, 7) poses; a ``ConfigError`` for a scene on another device or a bad frame index."""
+        if scene.device != self.device:
+            raise ConfigError(f"{self.owner}: the scene is on {scene.device} but the sensor on {self.device}; "
+                              f"load the scene with device={str(self.device)!r}")
+        if not isinstance(frame_index, (int, np.integer)) or isinstance(frame_index, bool) or frame_index < 0:
+            raise ConfigError(f"{self.owner}.render: frame_index must be an integer >= 0, got {frame_index!r}")
+        return as_poses(poses)
+
+    def render(self, scene: Any, poses: np.ndarray, frame_index: int,
+               series: bool = True) -> tuple[FanSeries | None, FanBuffers]:
+        """Cast the fan from (B, 7) ``poses`` and, if ``series``, gather the range series; returns them (or
+        None) and the scratch, whose ray arrays hold this render's returns until the next render of the same
+        batch size."""
+        c = self.config
+        batch = poses.shape[0]
+        buf = self.buffers(batch)
+        dev = self.device
+        buf.poses.assign(wp.array(poses, dtype=wp.transform, device="cpu"))
+        g = scene.geometry
+        dr = float(self.range_resolution)
+        launch_1d(fk.fan_ray_kernel, batch * self.rays_per_pose,
+                  [g.mesh.id, g.face_object, g.object_reflectivity, g.object_label, buf.poses, self.directions,
+                   self.weights, self.rays_per_pose, float(c.min_range), float(c.max_range), dr, c.range_bins,
+                   float(c.absorption), int(c.spreading), buf.ray_value, buf.ray_bin, buf.ray_label, buf.ray_range],
+                  dev, min_chunk=RAY_CHUNK)
+        if not series:
+            return None, buf
+        return self._series(buf, batch, frame_index), buf
+
+    def _series(self, buf: FanBuffers, batch: int, frame_index: int) -> FanSeries:
+        c = self.config
+        dev = self.device
+        dr = float(self.range_resolution)
+        shape = (batch, c.range_bins, self.n_channels)
+        buf.series_scratch(c.range_bins, self.n_channels)
+        with wp.ScopedDevice(dev):
+            series = FanSeries(wp.empty(shape, dtype=wp.float32), wp.zeros(shape, dtype=wp.float32),
+                               wp.zeros(shape, dtype=wp.int32), wp.full(shape, -1, dtype=wp.int32))
+        launch_1d(sk.sonar_bin_kernel, batch * self.n_channels,
+                  [buf.ray_value, buf.ray_bin, buf.ray_label, self.rays_per_channel, self.rays_per_pose,
+                   self.n_channels, series.clean, series.hits, series.labels, buf.peak], dev, min_chunk=1)
+        mode = sk.NORMALISE_GLOBAL if c.normalisation == "global" else sk.NORMALISE_NONE
+        if mode == sk.NORMALISE_GLOBAL:
+            launch_1d(sk.sonar_row_max_kernel, batch * c.range_bins,
+                      [series.clean, self.n_channels, c.range_bins, buf.row_max], dev, min_chunk=64)
+            launch_1d(sk.sonar_frame_max_kernel, batch, [buf.row_max, c.range_bins, buf.frame_max], dev, min_chunk=1)
+        launch_1d(sk.sonar_noise_keys_kernel, batch, [int(c.seed), int(frame_index), self.sensor_id, buf.noise_keys],
+                  dev, min_chunk=batch)
+        launch_1d(sk.sonar_finish_kernel, batch * c.range_bins * self.n_channels,
+                  [series.clean, buf.row_max, buf.frame_max, mode, self.n_channels, c.range_bins,
+                   float(c.min_range), dr, float(c.max_range), 1.0, float(c.multiplicative_sigma),
+                   float(c.additive_sigma), 0, 0.0, 1.0, buf.noise_keys, series.intensity], dev)
+        return series
+
+    def altitude(self, buf: FanBuffers, batch: int, frame_index: int, range_sigma: float) -> wp.array:
+        """(B,) first return of each pose's fan (m, NaN without a hit), plus N(0, range_sigma) noise."""
+        with wp.ScopedDevice(self.device):
+            alt = wp.empty(batch, dtype=wp.float32)
+        launch_1d(fk.first_return_kernel, batch,
+                  [buf.ray_range, self.rays_per_pose, int(self.config.seed), int(frame_index), self.sensor_id,
+                   float(range_sigma), alt], self.device, min_chunk=1)
+        return alt

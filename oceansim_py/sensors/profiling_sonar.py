@@ -1,0 +1,300 @@
+"""Profiling sonar (multibeam swath bathymetry): configuration, sensor and result (PHYSICS.md §3).
+
+A swath of narrow beams across track pointing down. Per ping and beam: the detected bottom range (the
+return-weighted mean range of the beam's rays, a centre-of-gravity detection), the beam intensity, and the
+sounding as a 3-D point in the sensor and world frames; over a trajectory the soundings form a bathymetric
+point cloud (:meth:`ProfilingResult.point_cloud`, :meth:`ProfilingResult.save_ply` through trimesh). Range
+and beam-angle noise are Gaussian. The same rays also give a (range x beam) intensity image with the imaging
+sonar's speckle (PHYSICS.md §1), HoloOcean's ProfilingSonar output.
+
+Frames: sensor FLU (x along track, y port, z up); mount it level, x along the track (tilt it with the mount).
+Beam j is centred at theta_j = -W/2 + (j + 1/2) W / n_beams from nadir (rad, positive to starboard), most-port
+beam first, and points along (0, -sin theta_j, -cos theta_j). A ray at along-track angle a and across angle
+theta points along (sin a, -cos a sin theta, -cos a cos theta) and stands for cos a * da * dtheta (sr).
+Config angles in degrees, ranges in metres, absorption in dB/m (one way).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import warp as wp
+
+from oceansim_py.errors import ConfigError
+from oceansim_py.io import images
+from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative
+from oceansim_py.kernels import acoustic_fans as fk
+from oceansim_py.runtime import launch_1d
+from oceansim_py.sensors.acoustic_fan import (AcousticFan, range_bin_centres, require_count, torch_tensors,
+                                              validate_range_and_noise)
+
+_OWNER = "ProfilingSonarConfig"
+
+
+@dataclasses.dataclass(frozen=True)
+class ProfilingSonarConfig(ConfigBase):
+    """Profiling sonar parameters.
+
+    Attributes:
+        swath_width: across-track field of view W (degrees, 0 < W < 180), centred on nadir.
+        along_track_beamwidth: along-track beam width (degrees, 0 < w < 90).
+        n_beams: beams across the swath (contiguous, W / n_beams wide each).
+        across_rays_per_beam, along_track_rays: rays per beam across and along track.
+        min_range, max_range: range window (m); range_bins bins cover [min_range, max_range) for the image.
+        absorption: one-way absorption alpha (dB/m). spreading: multiply returns by (1 m / r)^2.
+        range_noise: sigma of the Gaussian noise on each detected range (m).
+        angle_noise: sigma of the Gaussian noise on each beam's angle (degrees).
+        normalisation: image normalisation, "none" (sr) or "global" (each ping by its largest bin).
+        multiplicative_sigma, additive_sigma: image speckle z = I (1 + w_m) + w_a (PHYSICS.md §1); the beam
+            intensities get the multiplicative term only.
+        seed: noise seed; draws keyed by (seed, frame index, sensor id, stream, beam or bin).
+        image: also render the (range x beam) intensity image (HoloOcean's output); off, a render computes
+            the soundings only and skips the image's n_range x n_beams bins per ping.
+        gain, gamma: 8-bit image mapping clip(255 gain z^gamma) when normalisation is "global"; a
+            "none" image is shown in dB over db_range.
+    """
+
+    swath_width: float = 120.0
+    along_track_beamwidth: float = 1.0
+    n_beams: int = 120
+    across_rays_per_beam: int = 4
+    along_track_rays: int = 4
+    min_range: float = 0.5
+    max_range: float = 75.0
+    range_bins: int = 745
+    absorption: float = 0.0
+    spreading: bool = False
+    range_noise: float = 0.0
+    angle_noise: float = 0.0
+    normalisation: Literal["none", "global"] = "none"
+    multiplicative_sigma: float = 0.0
+    additive_sigma: float = 0.0
+    seed: int = 0
+    image: bool = True
+    db_range: float = 50.0
+    gain: float = 1.0
+    gamma: float = 1.0
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        # HoloOcean ProfilingSonar (PHYSICS.md §3: 120 deg x 1 deg, 0.5-75 m); 120 beams of 1 deg, 0.1 m bins
+        # (745), 4 x 4 rays per beam and noise off chosen here.
+        "holoocean_default": dict(
+            swath_width=120.0, along_track_beamwidth=1.0, n_beams=120, across_rays_per_beam=4, along_track_rays=4,
+            min_range=0.5, max_range=75.0, range_bins=745, absorption=0.0, range_noise=0.0, angle_noise=0.0,
+            normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0,
+        ),
+        # Kongsberg EM 2040-04 at 600 kHz, single RX (unity-ros-underwater-simulator-2021.txt §V, the paper's
+        # variants and its coverage table, cold ocean water): max depth 95 m with 130 m coverage, i.e. a swath
+        # of 2 atan(65 / 95) = 68.8 deg out to the slant range sqrt(95^2 + 65^2) = 115 m. 0.4 deg beams (the
+        # "-04" model's beam width, nominal), 172 beams (0.4 deg spacing), 0.05 m bins, absorption 0.18 dB/m
+        # (~600 kHz sea water), range noise 0.02 m and angle noise 0.02 deg chosen here. Soundings only (a
+        # multibeam's product), no water-column image: set image true to get one.
+        "em2040_600khz": dict(
+            swath_width=68.8, along_track_beamwidth=0.4, n_beams=172, across_rays_per_beam=3, along_track_rays=3,
+            min_range=0.5, max_range=115.0, range_bins=2290, absorption=0.18, range_noise=0.02, angle_noise=0.02,
+            normalisation="global", multiplicative_sigma=0.2, additive_sigma=0.0, image=False,
+        ),
+        # The same at 700 kHz (the paper's table: max depth 55 m with 27 m coverage): swath 2 atan(13.5 / 55)
+        # = 27.6 deg, slant range sqrt(55^2 + 13.5^2) = 56.6 m; 69 beams of 0.4 deg, absorption 0.21 dB/m
+        # (~700 kHz sea water) and noise chosen here.
+        "em2040_700khz": dict(
+            swath_width=27.6, along_track_beamwidth=0.4, n_beams=69, across_rays_per_beam=3, along_track_rays=3,
+            min_range=0.5, max_range=56.6, range_bins=1122, absorption=0.21, range_noise=0.02, angle_noise=0.02,
+            normalisation="global", multiplicative_sigma=0.2, additive_sigma=0.0, image=False,
+        ),
+    }
+
+    def validate(self) -> None:
+        for name in ("swath_width", "along_track_beamwidth", "range_noise", "angle_noise", "db_range"):
+            require_finite(getattr(self, name), _OWNER, name)
+        validate_range_and_noise(self, _OWNER)
+        require(0.0 < self.swath_width < 180.0, _OWNER, "swath_width",
+                f"must be in (0, 180) degrees, got {self.swath_width}; set the across-track aperture")
+        require(0.0 < self.along_track_beamwidth < 90.0, _OWNER, "along_track_beamwidth",
+                f"must be in (0, 90) degrees, got {self.along_track_beamwidth}")
+        for name in ("n_beams", "across_rays_per_beam", "along_track_rays"):
+            require_count(self, _OWNER, name)
+        require_non_negative(self.range_noise, _OWNER, "range_noise", "m")
+        require_non_negative(self.angle_noise, _OWNER, "angle_noise", "degrees")
+        require(isinstance(self.image, bool), _OWNER, "image", f"must be true or false, got {self.image!r}")
+        require(self.db_range > 0.0, _OWNER, "db_range", f"must be > 0 dB, got {self.db_range}")
+
+    # -- derived geometry --------------------------------------------------------------------------------
+    @property
+    def range_resolution(self) -> float:
+        """Image range bin size (m)."""
+        return (self.max_range - self.min_range) / self.range_bins
+
+    @property
+    def rays_per_beam(self) -> int:
+        return self.across_rays_per_beam * self.along_track_rays
+
+    @property
+    def rays_per_pose(self) -> int:
+        return self.n_beams * self.rays_per_beam
+
+    def ranges(self) -> np.ndarray:
+        """Image range-bin centres (m), nearest first."""
+        return range_bin_centres(self.min_range, self.max_range, self.range_bins)
+
+    def beam_angles(self) -> np.ndarray:
+        """Beam centres (rad from nadir, positive to starboard), most-port beam first."""
+        w = math.radians(self.swath_width)
+        return (-0.5 * w + (np.arange(self.n_beams) + 0.5) * w / self.n_beams).astype(np.float32)
+
+    def ray_table(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rays_per_pose, 3) FLU directions and solid angles (sr), ordered (beam, along, across)."""
+        w = math.radians(self.swath_width)
+        wa = math.radians(self.along_track_beamwidth)
+        n_across = self.n_beams * self.across_rays_per_beam
+        theta = (-0.5 * w + (np.arange(n_across) + 0.5) * w / n_across).reshape(self.n_beams, 1,
+                                                                               self.across_rays_per_beam)
+        a = (-0.5 * wa + (np.arange(self.along_track_rays) + 0.5) * wa / self.along_track_rays).reshape(1, -1, 1)
+        theta, a = np.broadcast_arrays(theta, a)
+        theta, a = theta.ravel(), a.ravel()
+        dirs = np.stack([np.sin(a), -np.cos(a) * np.sin(theta), -np.cos(a) * np.cos(theta)], axis=1)
+        weights = np.cos(a) * (wa / self.along_track_rays) * (w / n_across)
+        return dirs, weights
+
+
+@dataclasses.dataclass
+class ProfilingResult:
+    """Swaths of a batch of B poses (frames ``frame_index ..``), as Warp arrays on the sensor's device.
+
+    bottom_range: (B, n_beams) detected range per beam (m, with noise; NaN where the beam saw no bottom).
+    intensity: (B, n_beams) beam return (sum over its rays, sr, with speckle). valid: (B, n_beams) int32 1/0.
+    label_id: (B, n_beams) label index of the beam's strongest return (-1 invalid).
+    point_sensor, point_world: (B, n_beams, 3) soundings in the sensor and world frames (m; NaN invalid).
+    image, clean_image: (B, n_range, n_beams) range x beam intensity with and without noise; None when the
+    config's ``image`` is off.
+    beam_angles: (n_beams,) rad from nadir, + starboard. ranges: (n_range,) image bin centres (m).
+    """
+
+    bottom_range: wp.array
+    intensity: wp.array
+    valid: wp.array
+    label_id: wp.array
+    point_sensor: wp.array
+    point_world: wp.array
+    image: wp.array | None
+    clean_image: wp.array | None
+    beam_angles: np.ndarray
+    ranges: np.ndarray
+    label_names: list[str]
+    config: ProfilingSonarConfig
+    frame_index: int
+
+    @property
+    def batch_size(self) -> int:
+        return int(self.bottom_range.shape[0])
+
+    def _arrays(self) -> dict[str, wp.array]:
+        out = {"bottom_range": self.bottom_range, "intensity": self.intensity, "valid": self.valid,
+               "label_id": self.label_id, "point_sensor": self.point_sensor, "point_world": self.point_world}
+        if self.image is not None:
+            out.update(image=self.image, clean_image=self.clean_image)
+        return out
+
+    def numpy(self) -> dict[str, np.ndarray]:
+        """Host copies of the arrays above (points as (B, n_beams, 3) float32; no images when they are off)."""
+        out = {k: v.numpy() for k, v in self._arrays().items()}
+        out.update(beam_angles=self.beam_angles.copy(), ranges=self.ranges.copy())
+        return out
+
+    def torch(self) -> dict[str, Any]:
+        """Zero-copy torch tensors of the device arrays (``wp.to_torch``); needs PyTorch installed."""
+        return torch_tensors("ProfilingResult", self._arrays())
+
+    def point_cloud(self, frame: Literal["world", "sensor"] = "world") -> tuple[np.ndarray, np.ndarray]:
+        """The valid soundings of every ping: (N, 3) float32 points in ``frame`` and their (N,) intensities."""
+        if frame not in ("world", "sensor"):
+            raise ConfigError(f"ProfilingResult.point_cloud: frame must be 'world' or 'sensor', got {frame!r}")
+        pts = (self.point_world if frame == "world" else self.point_sensor).numpy()
+        ok = self.valid.numpy().astype(bool)
+        return pts[ok], self.intensity.numpy()[ok]
+
+    def save_ply(self, path: str | Path, frame: Literal["world", "sensor"] = "world") -> Path:
+        """Write the point cloud (:meth:`point_cloud`) as PLY through trimesh, grey levels = intensity in dB."""
+        import trimesh
+
+        pts, inten = self.point_cloud(frame)
+        if pts.shape[0] == 0:
+            raise ConfigError(f"ProfilingResult.save_ply: no valid sounding in the {self.batch_size} ping(s); "
+                              f"nothing to write to {path}")
+        grey = images.to_uint8(inten, mode="db", db_range=self.config.db_range)
+        colours = np.stack([grey, grey, grey, np.full_like(grey, 255)], axis=1)
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_name(f".{p.name}.tmp")
+        trimesh.PointCloud(pts.astype(np.float64), colors=colours).export(str(tmp), file_type="ply")
+        tmp.replace(p)
+        return p
+
+    def to_uint8(self) -> np.ndarray:
+        """(B, n_range, n_beams) uint8 images: linear (gain, gamma) when normalised, else dB over db_range."""
+        c = self.config
+        if self.image is None:
+            raise ConfigError("ProfilingResult: this render has no image (the config's image is false); set "
+                              "image: true to render one")
+        v = self.image.numpy()
+        if c.normalisation == "global":
+            return images.to_uint8(v, gain=c.gain, gamma=c.gamma)
+        return np.stack([images.to_uint8(f, mode="db", db_range=c.db_range) for f in v])
+
+    def save_png(self, path: str | Path, frame: int = 0) -> Path:
+        """Write ping ``frame``'s range x beam image (row 0 nearest, column 0 most port) as an 8-bit PNG."""
+        if not 0 <= frame < self.batch_size:
+            raise ConfigError(f"save_png: frame {frame} is outside the batch of {self.batch_size}")
+        return images.save_png(path, self.to_uint8()[frame])
+
+
+class ProfilingSonar:
+    """A profiling (swath bathymetry) sonar on ``device`` (``None``: cuda:0 if present, else cpu);
+    ``sensor_id`` separates the noise of several sensors sharing a seed."""
+
+    def __init__(self, config: ProfilingSonarConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
+        self.config = config if config is not None else ProfilingSonarConfig()
+        if not isinstance(self.config, ProfilingSonarConfig):
+            raise ConfigError(f"ProfilingSonar: config must be a ProfilingSonarConfig, got {type(config).__name__}")
+        dirs, weights = self.config.ray_table()
+        self._fan = AcousticFan("ProfilingSonar", dirs, weights, self.config.n_beams, self.config, device,
+                                sensor_id)
+        self.device = self._fan.device
+        self.sensor_id = self._fan.sensor_id
+        self._beam_angles = self.config.beam_angles()
+        with wp.ScopedDevice(self.device):
+            self._beam_angles_dev = wp.array(self._beam_angles, dtype=wp.float32)
+
+    def memory_bytes(self, batch: int) -> int:
+        """Device bytes a render of ``batch`` pings needs."""
+        return self._fan.memory_bytes(batch) + batch * self.config.n_beams * 40
+
+    def render(self, scene: Any, poses: Any, frame_index: int = 0) -> ProfilingResult:
+        """Render B swaths.
+
+        Args:
+            scene: a :class:`~oceansim_py.scene.Scene` on this sensor's device.
+            poses: sensor poses in the world, (7,), (B, 7) ``[px, py, pz, qx, qy, qz, qw]`` or a Trajectory.
+            frame_index: frame number of pose 0 (pose b is frame ``frame_index + b``; keys the noise).
+        """
+        c = self.config
+        p = self._fan.check(scene, poses, frame_index)
+        batch = p.shape[0]
+        series, buf = self._fan.render(scene, p, frame_index, series=c.image)
+        shape = (batch, c.n_beams)
+        with wp.ScopedDevice(self.device):
+            rng, inten = wp.empty(shape, dtype=wp.float32), wp.empty(shape, dtype=wp.float32)
+            valid, label = wp.empty(shape, dtype=wp.int32), wp.empty(shape, dtype=wp.int32)
+            ps, pw = wp.empty(shape, dtype=wp.vec3), wp.empty(shape, dtype=wp.vec3)
+        launch_1d(fk.profile_detect_kernel, batch * c.n_beams,
+                  [buf.ray_value, buf.ray_bin, buf.ray_label, buf.ray_range, c.rays_per_beam, c.rays_per_pose,
+                   c.n_beams, self._beam_angles_dev, buf.poses, int(c.seed), int(frame_index), self.sensor_id,
+                   float(c.range_noise), math.radians(c.angle_noise), float(c.multiplicative_sigma), rng, inten,
+                   valid, label, ps, pw], self.device, min_chunk=64)
+        image, clean = (series.intensity, series.clean) if series is not None else (None, None)
+        return ProfilingResult(rng, inten, valid, label, ps, pw, image, clean, self._beam_angles, c.ranges(),
+                               list(scene.labels), c, int(frame_index))
