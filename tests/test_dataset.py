@@ -116,11 +116,12 @@ def test_killed_run_resumes_to_identical_checksums(clean_run, tmp_path):
     proc.wait()
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "running"
-    done_before = len(manifest["shards"])
-    assert done_before < 3
+    # complete shards on disk (the manifest may not list the newest yet if the kill fell between the two)
+    done_before = sum(verify_shard(out / f"shard_{i:05d}") is not None for i in range(3))
+    assert 1 <= done_before < 3
     assert main(["generate", "--rig", str(rig), "--out", str(out), "--resume", "--no-progress"]) == 0
     final = json.loads((out / "manifest.json").read_text())
-    assert final["timing"]["shards_kept"] == done_before >= 1
+    assert final["timing"]["shards_kept"] == done_before
     assert checksums(out) == checksums(clean_run)
     for s in final["shards"]:
         a = (out / s["name"] / "shard.json").read_bytes()

@@ -20,11 +20,14 @@ from oceansim_py.dataset.shards import ShardPlan, partial_name, plan_shards, sha
 from oceansim_py.errors import ConfigError, DatasetError
 
 
-def prepare_output(rig: Rig, out: Path, resume: bool) -> tuple[dict[str, Any] | None, list[int]]:
-    """Check the output folder before any rendering: (existing manifest, indices of complete shards kept).
+def prepare_output(rig: Rig, out: Path, resume: bool,
+                   plans: list[ShardPlan]) -> tuple[dict[str, Any] | None, dict[int, dict[str, Any]]]:
+    """Check the output folder before any rendering: (existing manifest, records of the complete shards kept).
 
     A folder holding a different run (another rig fingerprint) is a ``ConfigError``. A folder holding this run
-    is continued: complete shards that verify are kept (``--resume``), partial ones are redone.
+    is continued: every shard folder whose files match its ``shard.json`` and whose frames match this run's
+    plan is kept (also one completed just before a kill, before the manifest could list it); partial shards
+    are redone.
     """
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: exists and is not a folder")
@@ -32,19 +35,22 @@ def prepare_output(rig: Rig, out: Path, resume: bool) -> tuple[dict[str, Any] | 
     if existing is None:
         if out.is_dir() and any(p.name.startswith(("shard_", ".shard_")) for p in out.iterdir()):
             raise ConfigError(f"--out {out}: holds shards but no manifest.json; choose another folder")
-        return None, []
+        return None, {}
     if existing.get("fingerprint") != rig.fingerprint():
         raise ConfigError(
             f"--out {out}: holds a different run (rig {existing.get('rig', {}).get('name')!r}, other settings); "
             f"choose another --out or delete that folder")
     if not resume:
         print(f"oceansim-py: {out} already holds this run; continuing it (as --resume)", file=sys.stderr)
-    kept = []
-    for rec in existing.get("shards", []):
-        folder = out / shard_name(rec["index"])
-        meta = verify_shard(folder)
-        if meta is not None and meta["checksum"] == rec["checksum"]:
-            kept.append(rec["index"])
+    listed = {rec["index"]: rec for rec in existing.get("shards", [])}
+    kept: dict[int, dict[str, Any]] = {}
+    for plan in plans:
+        meta = verify_shard(out / shard_name(plan.index))
+        if meta is None or meta.get("ticks") != [plan.tick_start, plan.tick_stop] or \
+                meta.get("samples") != {k: list(v) for k, v in plan.samples.items()}:
+            continue
+        meta.pop("file_sha256", None)
+        kept[plan.index] = {**meta, "render_seconds": listed.get(plan.index, {}).get("render_seconds")}
     return existing, kept
 
 
@@ -77,14 +83,14 @@ def generate(rig: Rig, out: str | Path, executor: str = "local", device: Any = N
     out = Path(out)
     if executor not in ("local", "ray"):
         raise ConfigError(f"--executor must be 'local' or 'ray', got {executor!r}")
-    existing, kept = prepare_output(rig, out, resume)
+    plans = plan_shards(rig.frames, rig.shard_size, rig.tick_rate_hz, {s.name: s.rate_hz for s in rig.sensors})
+    existing, kept = prepare_output(rig, out, resume, plans)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DatasetError(f"--out {out}: cannot create the folder ({exc.strerror})") from exc
     for stale in out.glob(".shard_*.partial"):
         shutil.rmtree(stale, ignore_errors=True)
-    plans = plan_shards(rig.frames, rig.shard_size, rig.tick_rate_hz, {s.name: s.rate_hz for s in rig.sensors})
     todo = [p for p in plans if p.index not in kept]
 
     from oceansim_py.dataset.worker import ShardWorker
@@ -96,7 +102,7 @@ def generate(rig: Rig, out: str | Path, executor: str = "local", device: Any = N
         manifest = new_manifest(rig, local_worker.metadata(), _scene_meta(local_worker.scene))
     else:
         manifest = existing
-        manifest["shards"] = [s for s in manifest["shards"] if s["index"] in kept]
+        manifest["shards"] = [kept[i] for i in sorted(kept)]
         manifest["status"] = "running"
     write_manifest(out, manifest)
 
