@@ -37,6 +37,7 @@ from typing import Any, Callable
 import numpy as np
 import warp as wp
 
+from bench_common import time_call
 import oceansim_py as osp
 from oceansim_py.poses import compose_poses, pose_from_euler, quat_to_matrix
 from oceansim_py.runtime import cpu_threads, set_cpu_threads
@@ -77,19 +78,6 @@ def world_rays(config: ImagingSonarConfig, poses: np.ndarray, device: Any) -> tu
     origins = np.repeat(poses[:, :3], d_flu.shape[0], axis=0).astype(np.float32)
     return wp.array(origins, dtype=wp.vec3, device=device), wp.array(dirs, dtype=wp.vec3, device=device)
 
-
-def time_call(fn: Callable[[], None], device: Any, min_seconds: float, max_repeats: int) -> float:
-    """Median seconds of ``fn`` (synchronised), repeated until ``min_seconds`` total or ``max_repeats``."""
-    samples: list[float] = []
-    total = 0.0
-    while len(samples) < max_repeats and (total < min_seconds or not samples):
-        t0 = time.perf_counter()
-        fn()
-        wp.synchronize_device(device)
-        dt = time.perf_counter() - t0
-        samples.append(dt)
-        total += dt
-    return float(np.median(samples))
 
 
 def bench_imaging_sonar(scenes: list[str], presets: list[str], batches: list[int], thread_counts: list[int],
