@@ -33,6 +33,10 @@ _threads_override: int | None = None
 #: CPU launches smaller than this many elements per chunk are not split further.
 MIN_CHUNK = 4096
 
+#: Chunks per thread of a CPU launch: more chunks than threads let a thread that finishes early take the next
+#: one, which evens out elements of uneven cost (rays that miss vs rays that traverse deep into the BVH).
+CHUNKS_PER_THREAD = 4
+
 
 def init_warp() -> None:
     """Initialise Warp once, quietly (idempotent, thread-safe)."""
@@ -106,8 +110,8 @@ def launch_1d(kernel: Any, n: int, inputs: Sequence[Any], device: Any, align: in
               threads: int | None = None, min_chunk: int = MIN_CHUNK) -> None:
     """Launch ``kernel`` over ``n`` elements; the kernel's last argument is ``start: int``.
 
-    On CPU the range is split into chunks (starts aligned to ``align``) launched from a thread pool; on
-    CUDA it is one launch. ``min_chunk``: fewest elements per chunk when ``align == 1`` (lower it for
+    On CPU the range is split into up to ``CHUNKS_PER_THREAD`` chunks per thread (starts aligned to ``align``)
+    launched from a thread pool; on CUDA it is one launch. ``min_chunk``: fewest elements per chunk when ``align == 1`` (lower it for
     kernels whose elements are heavy, e.g. one element per sonar beam looping over its rays). Returns after
     all chunks finished.
     """
@@ -118,7 +122,9 @@ def launch_1d(kernel: Any, n: int, inputs: Sequence[Any], device: Any, align: in
         wp.launch(kernel, dim=n, inputs=[*inputs, 0], device=dev)
         return
     nthreads = threads if threads is not None else cpu_threads()
-    parts = min(nthreads, max(1, n // max(1, min_chunk))) if align == 1 else nthreads
+    parts = 1 if nthreads == 1 else nthreads * CHUNKS_PER_THREAD
+    if align == 1:
+        parts = min(parts, max(1, n // max(1, min_chunk)))
     bounds = chunk_bounds(n, parts, align)
     if len(bounds) <= 1:
         wp.launch(kernel, dim=n, inputs=[*inputs, 0], device=dev)
