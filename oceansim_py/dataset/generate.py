@@ -129,7 +129,8 @@ def generate(rig: Rig, out: str | Path, executor: str = "local", device: Any = N
     elapsed = time.perf_counter() - t_start
     manifest["status"] = "complete"
     manifest["timing"] = {"wall_seconds": round(elapsed, 3), "render_seconds": round(render_total, 3),
-                          "shards_rendered": len(todo), "shards_kept": len(kept), "executor": executor}
+                          "shards_rendered": len(todo), "frames_rendered": sum(p.frames for p in todo),
+                          "shards_kept": len(kept), "executor": executor}
     write_manifest(out, manifest)
     return manifest
 
@@ -141,16 +142,15 @@ def _scene_meta(scene: Any) -> dict[str, Any]:
 
 
 def summarize(manifest: dict[str, Any], out: Path) -> str:
-    t = manifest.get("timing", {})
-    frames = manifest["frames"]
-    wall = t.get("wall_seconds", 0.0) or 0.0
-    lines = [f"wrote {out}: {len(manifest['shards'])} shard(s), {frames} frame(s), "
+    """Two lines for the end of a run: what the folder holds, and what this run did and how fast."""
+    lines = [f"wrote {out}: {len(manifest['shards'])} shard(s), {manifest['frames']} frame(s), "
              f"{len(manifest['sensors'])} sensor(s) ({', '.join(manifest['sensors'])})"]
+    t = manifest.get("timing")
     if t:
-        rate = (sum(s['frames'] for s in manifest['shards'] if s.get('render_seconds') is not None) / wall) if wall else 0
+        wall = t["wall_seconds"]
+        rate = f", {t['frames_rendered'] / wall:.2f} frames/s" if t["frames_rendered"] and wall > 0 else ""
         lines.append(f"  {t['shards_rendered']} shard(s) rendered, {t['shards_kept']} kept from before; "
-                     f"{wall:.2f} s wall, {t['render_seconds']:.2f} s rendering, {rate:.2f} frames/s "
-                     f"({t['executor']} executor)")
+                     f"{wall:.2f} s wall, {t['render_seconds']:.2f} s rendering{rate} ({t['executor']} executor)")
     return "\n".join(lines)
 
 
