@@ -14,17 +14,14 @@ Usage: python benchmarks/dvl_throughput.py [--quick] [--out PATH] [--batch N] [-
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import warp as wp
 
-from bench_common import time_call
+from bench_common import machine, time_call, write_report
 import oceansim_py as osp
 from oceansim_py.runtime import cpu_threads, set_cpu_threads
 from oceansim_py.sensors.dvl import DVL, DVLConfig
@@ -94,17 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     for name in args.scenes or osp.builtin_scene_names():
         rows += bench(name, args.device, args.batch, thread_counts, min_seconds, max_repeats)
-    report = {
+    write_report(args.out, {
         "benchmark": "dvl_throughput", "quick": args.quick, "batch": args.batch,
-        "config": DVLConfig().to_dict(),
-        "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-                    "cpu_count": os.cpu_count(), "warp": wp.config.version},
-        "rows": rows,
-    }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2))
-    print(f"wrote {out}")
+        "config": DVLConfig().to_dict(), "machine": machine(), "rows": rows,
+    })
     return 0
 
 

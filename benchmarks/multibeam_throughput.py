@@ -14,17 +14,12 @@ Usage: python benchmarks/multibeam_throughput.py [--quick] [--out PATH] [--scene
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
-import warp as wp
 
-from bench_common import time_call
+from bench_common import machine, time_call, write_report
 import oceansim_py as osp
 from oceansim_py.poses import compose_poses, pose_from_euler
 from oceansim_py.runtime import cpu_threads, set_cpu_threads
@@ -120,18 +115,12 @@ def main(argv: list[str] | None = None) -> int:
                         "time_beats_dave": t["pings_per_s"] > case["dave_pings_per_s"]})
         print(f"{t['case']:24s} {t['pings_per_s']:12.2f} {s['pings_per_s']:16.2f} {t['spectral_over_time']:13.1f} "
               f"{case['dave_pings_per_s']:6.1f}")
-    report = {
-        "benchmark": "multibeam_throughput", "quick": args.quick, "scene": args.scene,
-        "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-                    "cpu_count": os.cpu_count(), "warp": wp.config.version},
+    write_report(args.out, {
+        "benchmark": "multibeam_throughput", "quick": args.quick, "scene": args.scene, "machine": machine(),
         "dave": {"hardware": DAVE_HARDWARE, "source": "Choi et al. 2021, Frontiers in Robotics and AI, Table 2",
                  "cases": DAVE_CASES},
         "rows": rows, "summary": summary,
-    }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2))
-    print(f"wrote {out}")
+    })
     return 0
 
 

@@ -26,18 +26,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 import warp as wp
 
-from bench_common import time_call
+from bench_common import machine, time_call, write_report
 import oceansim_py as osp
 from oceansim_py.poses import compose_poses, pose_from_euler, quat_to_matrix
 from oceansim_py.runtime import cpu_threads, set_cpu_threads
@@ -317,22 +315,17 @@ def main(argv: list[str] | None = None) -> int:
     latency = ([bench_first_call_latency(scenes[0], "oceansim_default", args.device)]
                if "imaging_sonar" in sensors and not args.no_latency else [])
     print_table(rows + [r for name in fan_rows for r in fan_rows[name]], latency)
-    report = {
+    print()
+    write_report(args.out, {
         "benchmark": "sonar_throughput",
-        "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-                    "cpu_threads": all_threads, "device": str(device), "device_name": device.name,
-                    "warp": wp.config.version, "python": platform.python_version()},
+        "machine": {**machine(), "cpu_threads": all_threads, "device": str(device), "device_name": device.name},
         "quick": args.quick,
         "pitch_deg": args.pitch,
         "imaging_sonar": rows,
         **fan_rows,
         "first_call_latency": latency,
         "peer_figures": PEER_FIGURES,
-    }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2))
-    print(f"\nwrote {out}")
+    })
     return 0
 
 

@@ -10,8 +10,9 @@ buffers for the sensor's own follow-up kernels (altitude, ground range, bottom d
 
 from __future__ import annotations
 
+import abc
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import warp as wp
@@ -24,10 +25,11 @@ from oceansim_py.poses import as_poses
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 
 
-def validate_range_and_noise(c: ConfigBase, owner: str) -> None:
-    """Checks shared by the fan sonars' configs: the range window and bins, absorption, speckle, seed, display."""
-    for name in ("min_range", "max_range", "absorption", "multiplicative_sigma", "additive_sigma", "gain",
-                 "gamma"):
+def validate_range_and_noise(c: ConfigBase, owner: str, finite: tuple[str, ...] = ()) -> None:
+    """Checks shared by the fan sonars' configs: the sensor's own ``finite`` fields and ``db_range`` are finite,
+    then the range window and bins, absorption, speckle, seed, display."""
+    for name in (*finite, "db_range", "min_range", "max_range", "absorption", "multiplicative_sigma",
+                 "additive_sigma", "gain", "gamma"):
         require_finite(getattr(c, name), owner, name)
     require_non_negative(c.min_range, owner, "min_range", "m")
     require(c.max_range > c.min_range, owner, "max_range",
@@ -56,6 +58,20 @@ def range_bin_centres(min_range: float, max_range: float, range_bins: int) -> np
     """Range-bin centres (m), nearest first."""
     dr = (max_range - min_range) / range_bins
     return (min_range + (np.arange(range_bins) + 0.5) * dr).astype(np.float32)
+
+
+class RangeBinnedConfig(ConfigBase):
+    """Base of the fan sonars' configs, whose fields ``min_range``, ``max_range`` (m) and ``range_bins`` give
+    ``range_bins`` equal bins over [min_range, max_range)."""
+
+    @property
+    def range_resolution(self) -> float:
+        """Range bin size (m)."""
+        return (self.max_range - self.min_range) / self.range_bins
+
+    def ranges(self) -> np.ndarray:
+        """Range-bin centres (m), nearest first."""
+        return range_bin_centres(self.min_range, self.max_range, self.range_bins)
 
 
 def torch_tensors(owner: str, arrays: dict[str, wp.array]) -> dict[str, Any]:
@@ -221,3 +237,47 @@ class AcousticFan:
                   [buf.ray_range, self.rays_per_pose, int(self.config.seed), int(frame_index), self.sensor_id,
                    float(range_sigma), alt], self.device, min_chunk=1)
         return alt
+
+
+class FanSonar(abc.ABC):
+    """Base of the sonars built on one :class:`AcousticFan` on ``device`` (``None``: cuda:0 if present, else
+    cpu); ``sensor_id`` separates the noise of several sensors sharing a seed. A subclass names its config
+    class (``CONFIG``, default-constructed when ``config`` is None), its channels and its result's bytes."""
+
+    CONFIG: ClassVar[type[ConfigBase]]
+
+    def __init__(self, config: Any = None, device: Any = None, sensor_id: int = 0) -> None:
+        name = type(self).__name__
+        self.config = config if config is not None else self.CONFIG()
+        if not isinstance(self.config, self.CONFIG):
+            raise ConfigError(f"{name}: config must be a {self.CONFIG.__name__}, got {type(config).__name__}")
+        dirs, weights = self.config.ray_table()
+        self._fan = AcousticFan(name, dirs, weights, self._n_channels(), self.config, device, sensor_id)
+        self.device = self._fan.device
+        self.sensor_id = self._fan.sensor_id
+
+    @abc.abstractmethod
+    def _n_channels(self) -> int:
+        """Series columns of the fan (beams or sides)."""
+
+    @abc.abstractmethod
+    def _result_bytes(self, batch: int) -> int:
+        """Device bytes of a render's own outputs beyond the fan's scratch and series."""
+
+    def memory_bytes(self, batch: int) -> int:
+        """Device bytes a render of ``batch`` pings needs."""
+        return self._fan.memory_bytes(batch) + self._result_bytes(batch)
+
+    def _cast(self, scene: Any, poses: Any, frame_index: int,
+              series: bool = True) -> tuple[int, FanSeries | None, FanBuffers]:
+        """Validate the arguments and cast the fan; returns the batch size B and :meth:`AcousticFan.render`'s
+        series (None unless ``series``) and scratch.
+
+        Args:
+            scene: a :class:`~oceansim_py.scene.Scene` on this sensor's device.
+            poses: sensor poses in the world, (7,), (B, 7) ``[px, py, pz, qx, qy, qz, qw]`` or a Trajectory.
+            frame_index: frame number of pose 0 (pose b is frame ``frame_index + b``; keys the noise).
+        """
+        p = self._fan.check(scene, poses, frame_index)
+        fan_series, buf = self._fan.render(scene, p, frame_index, series=series)
+        return p.shape[0], fan_series, buf

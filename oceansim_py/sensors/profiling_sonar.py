@@ -26,17 +26,17 @@ import warp as wp
 
 from oceansim_py.errors import ConfigError
 from oceansim_py.io import images
-from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative
+from oceansim_py.io.config import require, require_non_negative
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.runtime import launch_1d
-from oceansim_py.sensors.acoustic_fan import (AcousticFan, range_bin_centres, require_count, torch_tensors,
+from oceansim_py.sensors.acoustic_fan import (FanSonar, RangeBinnedConfig, require_count, torch_tensors,
                                               validate_range_and_noise)
 
 _OWNER = "ProfilingSonarConfig"
 
 
 @dataclasses.dataclass(frozen=True)
-class ProfilingSonarConfig(ConfigBase):
+class ProfilingSonarConfig(RangeBinnedConfig):
     """Profiling sonar parameters.
 
     Attributes:
@@ -109,9 +109,7 @@ class ProfilingSonarConfig(ConfigBase):
     }
 
     def validate(self) -> None:
-        for name in ("swath_width", "along_track_beamwidth", "range_noise", "angle_noise", "db_range"):
-            require_finite(getattr(self, name), _OWNER, name)
-        validate_range_and_noise(self, _OWNER)
+        validate_range_and_noise(self, _OWNER, ("swath_width", "along_track_beamwidth", "range_noise", "angle_noise"))
         require(0.0 < self.swath_width < 180.0, _OWNER, "swath_width",
                 f"must be in (0, 180) degrees, got {self.swath_width}; set the across-track aperture")
         require(0.0 < self.along_track_beamwidth < 90.0, _OWNER, "along_track_beamwidth",
@@ -123,12 +121,7 @@ class ProfilingSonarConfig(ConfigBase):
         require(isinstance(self.image, bool), _OWNER, "image", f"must be true or false, got {self.image!r}")
         require(self.db_range > 0.0, _OWNER, "db_range", f"must be > 0 dB, got {self.db_range}")
 
-    # -- derived geometry --------------------------------------------------------------------------------
-    @property
-    def range_resolution(self) -> float:
-        """Image range bin size (m)."""
-        return (self.max_range - self.min_range) / self.range_bins
-
+    # -- derived geometry (range_resolution and ranges() of the image bins: RangeBinnedConfig) --------------
     @property
     def rays_per_beam(self) -> int:
         return self.across_rays_per_beam * self.along_track_rays
@@ -136,10 +129,6 @@ class ProfilingSonarConfig(ConfigBase):
     @property
     def rays_per_pose(self) -> int:
         return self.n_beams * self.rays_per_beam
-
-    def ranges(self) -> np.ndarray:
-        """Image range-bin centres (m), nearest first."""
-        return range_bin_centres(self.min_range, self.max_range, self.range_bins)
 
     def beam_angles(self) -> np.ndarray:
         """Beam centres (rad from nadir, positive to starboard), most-port beam first."""
@@ -252,39 +241,29 @@ class ProfilingResult:
         return images.save_png(path, self.to_uint8()[frame])
 
 
-class ProfilingSonar:
+class ProfilingSonar(FanSonar):
     """A profiling (swath bathymetry) sonar on ``device`` (``None``: cuda:0 if present, else cpu);
     ``sensor_id`` separates the noise of several sensors sharing a seed."""
 
+    CONFIG = ProfilingSonarConfig
+
     def __init__(self, config: ProfilingSonarConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
-        self.config = config if config is not None else ProfilingSonarConfig()
-        if not isinstance(self.config, ProfilingSonarConfig):
-            raise ConfigError(f"ProfilingSonar: config must be a ProfilingSonarConfig, got {type(config).__name__}")
-        dirs, weights = self.config.ray_table()
-        self._fan = AcousticFan("ProfilingSonar", dirs, weights, self.config.n_beams, self.config, device,
-                                sensor_id)
-        self.device = self._fan.device
-        self.sensor_id = self._fan.sensor_id
+        super().__init__(config, device, sensor_id)
         self._beam_angles = self.config.beam_angles()
         with wp.ScopedDevice(self.device):
             self._beam_angles_dev = wp.array(self._beam_angles, dtype=wp.float32)
 
-    def memory_bytes(self, batch: int) -> int:
-        """Device bytes a render of ``batch`` pings needs."""
-        return self._fan.memory_bytes(batch) + batch * self.config.n_beams * 40
+    def _n_channels(self) -> int:
+        return self.config.n_beams
+
+    def _result_bytes(self, batch: int) -> int:
+        return batch * self.config.n_beams * 40
 
     def render(self, scene: Any, poses: Any, frame_index: int = 0) -> ProfilingResult:
-        """Render B swaths.
-
-        Args:
-            scene: a :class:`~oceansim_py.scene.Scene` on this sensor's device.
-            poses: sensor poses in the world, (7,), (B, 7) ``[px, py, pz, qx, qy, qz, qw]`` or a Trajectory.
-            frame_index: frame number of pose 0 (pose b is frame ``frame_index + b``; keys the noise).
-        """
+        """Render B swaths (arguments as :meth:`FanSonar._cast`: the scene, (7,) or (B, 7) poses or a
+        Trajectory, and the frame number of pose 0)."""
         c = self.config
-        p = self._fan.check(scene, poses, frame_index)
-        batch = p.shape[0]
-        series, buf = self._fan.render(scene, p, frame_index, series=c.image)
+        batch, series, buf = self._cast(scene, poses, frame_index, series=c.image)
         shape = (batch, c.n_beams)
         with wp.ScopedDevice(self.device):
             rng, inten = wp.empty(shape, dtype=wp.float32), wp.empty(shape, dtype=wp.float32)

@@ -22,12 +22,11 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import warp as wp
 
-from oceansim_py.errors import ConfigError
 from oceansim_py.io import images
-from oceansim_py.io.config import ConfigBase, require, require_finite
+from oceansim_py.io.config import require
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.runtime import launch_1d
-from oceansim_py.sensors.acoustic_fan import (AcousticFan, range_bin_centres, require_count, torch_tensors,
+from oceansim_py.sensors.acoustic_fan import (FanSonar, RangeBinnedConfig, require_count, torch_tensors,
                                               validate_range_and_noise)
 
 _OWNER = "SidescanSonarConfig"
@@ -37,7 +36,7 @@ PORT, STARBOARD = 0, 1
 
 
 @dataclasses.dataclass(frozen=True)
-class SidescanSonarConfig(ConfigBase):
+class SidescanSonarConfig(RangeBinnedConfig):
     """Side-scan sonar parameters (one value for both sides).
 
     Attributes:
@@ -103,9 +102,7 @@ class SidescanSonarConfig(ConfigBase):
     }
 
     def validate(self) -> None:
-        for name in ("along_track_beamwidth", "vertical_beamwidth", "depression", "db_range"):
-            require_finite(getattr(self, name), _OWNER, name)
-        validate_range_and_noise(self, _OWNER)
+        validate_range_and_noise(self, _OWNER, ("along_track_beamwidth", "vertical_beamwidth", "depression"))
         require(0.0 < self.along_track_beamwidth < 90.0, _OWNER, "along_track_beamwidth",
                 f"must be in (0, 90) degrees, got {self.along_track_beamwidth}")
         require(0.0 < self.vertical_beamwidth <= 180.0, _OWNER, "vertical_beamwidth",
@@ -123,12 +120,8 @@ class SidescanSonarConfig(ConfigBase):
                 f"must be one of ['db', 'linear'], got {self.display!r}")
         require(self.db_range > 0.0, _OWNER, "db_range", f"must be > 0 dB, got {self.db_range}")
 
-    # -- derived geometry --------------------------------------------------------------------------------
-    @property
-    def range_resolution(self) -> float:
-        """Slant-range bin size (m); ground-range bins have the same size."""
-        return (self.max_range - self.min_range) / self.range_bins
-
+    # -- derived geometry (slant-range bins: range_resolution and ranges() of RangeBinnedConfig; ground-range
+    # bins have the same size) ------------------------------------------------------------------------------
     @property
     def rays_per_side(self) -> int:
         return self.along_track_rays * self.across_track_rays
@@ -136,10 +129,6 @@ class SidescanSonarConfig(ConfigBase):
     @property
     def rays_per_pose(self) -> int:
         return 2 * self.rays_per_side
-
-    def ranges(self) -> np.ndarray:
-        """Slant-range bin centres (m), nearest first."""
-        return range_bin_centres(self.min_range, self.max_range, self.range_bins)
 
     def ground_ranges(self) -> np.ndarray:
         """Ground-range bin centres (m from the point below the sensor), nearest first."""
@@ -232,35 +221,23 @@ def waterfall(series: np.ndarray) -> np.ndarray:
     return np.concatenate([s[:, ::-1, PORT], s[:, :, STARBOARD]], axis=1)
 
 
-class SidescanSonar:
+class SidescanSonar(FanSonar):
     """A side-scan sonar on ``device`` (``None``: cuda:0 if present, else cpu); ``sensor_id`` separates the
-    noise of several sensors sharing a seed."""
+    noise of several sensors sharing a seed. Takes a :class:`SidescanSonarConfig` (default: its defaults)."""
 
-    def __init__(self, config: SidescanSonarConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
-        self.config = config if config is not None else SidescanSonarConfig()
-        if not isinstance(self.config, SidescanSonarConfig):
-            raise ConfigError(f"SidescanSonar: config must be a SidescanSonarConfig, got {type(config).__name__}")
-        dirs, weights = self.config.ray_table()
-        self._fan = AcousticFan("SidescanSonar", dirs, weights, 2, self.config, device, sensor_id)
-        self.device = self._fan.device
-        self.sensor_id = self._fan.sensor_id
+    CONFIG = SidescanSonarConfig
 
-    def memory_bytes(self, batch: int) -> int:
-        """Device bytes a render of ``batch`` pings needs."""
-        return self._fan.memory_bytes(batch) + batch * (4 + 8 * self.config.range_bins)
+    def _n_channels(self) -> int:
+        return 2
+
+    def _result_bytes(self, batch: int) -> int:
+        return batch * (4 + 8 * self.config.range_bins)
 
     def render(self, scene: Any, poses: Any, frame_index: int = 0) -> SidescanResult:
-        """Render B pings.
-
-        Args:
-            scene: a :class:`~oceansim_py.scene.Scene` on this sensor's device.
-            poses: sensor poses in the world, (7,), (B, 7) ``[px, py, pz, qx, qy, qz, qw]`` or a Trajectory.
-            frame_index: frame number of pose 0 (pose b is frame ``frame_index + b``; keys the noise).
-        """
+        """Render B pings (arguments as :meth:`FanSonar._cast`: the scene, (7,) or (B, 7) poses or a
+        Trajectory, and the frame number of pose 0)."""
         c = self.config
-        p = self._fan.check(scene, poses, frame_index)
-        batch = p.shape[0]
-        series, buf = self._fan.render(scene, p, frame_index)
+        batch, series, buf = self._cast(scene, poses, frame_index)
         altitude = self._fan.altitude(buf, batch, frame_index, 0.0)
         with wp.ScopedDevice(self.device):
             ground = wp.empty((batch, c.range_bins, 2), dtype=wp.float32)

@@ -21,17 +21,16 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import warp as wp
 
-from oceansim_py.errors import ConfigError
 from oceansim_py.io import images
-from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative
-from oceansim_py.sensors.acoustic_fan import (AcousticFan, range_bin_centres, require_count, torch_tensors,
+from oceansim_py.io.config import require, require_non_negative
+from oceansim_py.sensors.acoustic_fan import (FanSonar, RangeBinnedConfig, require_count, torch_tensors,
                                               validate_range_and_noise)
 
 _OWNER = "SinglebeamSonarConfig"
 
 
 @dataclasses.dataclass(frozen=True)
-class SinglebeamSonarConfig(ConfigBase):
+class SinglebeamSonarConfig(RangeBinnedConfig):
     """Single-beam sonar parameters.
 
     Attributes:
@@ -81,9 +80,7 @@ class SinglebeamSonarConfig(ConfigBase):
     }
 
     def validate(self) -> None:
-        for name in ("opening_angle", "range_noise", "db_range"):
-            require_finite(getattr(self, name), _OWNER, name)
-        validate_range_and_noise(self, _OWNER)
+        validate_range_and_noise(self, _OWNER, ("opening_angle", "range_noise"))
         require(0.0 < self.opening_angle < 180.0, _OWNER, "opening_angle",
                 f"must be in (0, 180) degrees, got {self.opening_angle}; set the full cone angle")
         require_count(self, _OWNER, "cone_rings")
@@ -92,17 +89,8 @@ class SinglebeamSonarConfig(ConfigBase):
         require(self.db_range > 0.0, _OWNER, "db_range", f"must be > 0 dB, got {self.db_range}")
 
     @property
-    def range_resolution(self) -> float:
-        """Range bin size (m)."""
-        return (self.max_range - self.min_range) / self.range_bins
-
-    @property
     def rays_per_pose(self) -> int:
         return self.cone_rings * self.rays_per_ring
-
-    def ranges(self) -> np.ndarray:
-        """Range-bin centres (m), nearest first."""
-        return range_bin_centres(self.min_range, self.max_range, self.range_bins)
 
     def ray_table(self) -> tuple[np.ndarray, np.ndarray]:
         """(rays_per_pose, 3) FLU directions and solid angles (sr), ordered (ring, azimuth)."""
@@ -163,36 +151,24 @@ class SinglebeamResult:
         return images.save_png(path, self.to_uint8())
 
 
-class SinglebeamSonar:
+class SinglebeamSonar(FanSonar):
     """A single-beam sonar / altimeter on ``device`` (``None``: cuda:0 if present, else cpu); ``sensor_id``
-    separates the noise of several sensors sharing a seed."""
+    separates the noise of several sensors sharing a seed. Takes a :class:`SinglebeamSonarConfig` (default: its
+    defaults)."""
 
-    def __init__(self, config: SinglebeamSonarConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
-        self.config = config if config is not None else SinglebeamSonarConfig()
-        if not isinstance(self.config, SinglebeamSonarConfig):
-            raise ConfigError(f"SinglebeamSonar: config must be a SinglebeamSonarConfig, got "
-                              f"{type(config).__name__}")
-        dirs, weights = self.config.ray_table()
-        self._fan = AcousticFan("SinglebeamSonar", dirs, weights, 1, self.config, device, sensor_id)
-        self.device = self._fan.device
-        self.sensor_id = self._fan.sensor_id
+    CONFIG = SinglebeamSonarConfig
 
-    def memory_bytes(self, batch: int) -> int:
-        """Device bytes a render of ``batch`` pings needs."""
-        return self._fan.memory_bytes(batch) + 4 * batch
+    def _n_channels(self) -> int:
+        return 1
+
+    def _result_bytes(self, batch: int) -> int:
+        return 4 * batch
 
     def render(self, scene: Any, poses: Any, frame_index: int = 0) -> SinglebeamResult:
-        """Render B pings.
-
-        Args:
-            scene: a :class:`~oceansim_py.scene.Scene` on this sensor's device.
-            poses: sensor poses in the world, (7,), (B, 7) ``[px, py, pz, qx, qy, qz, qw]`` or a Trajectory.
-            frame_index: frame number of pose 0 (pose b is frame ``frame_index + b``; keys the noise).
-        """
+        """Render B pings (arguments as :meth:`FanSonar._cast`: the scene, (7,) or (B, 7) poses or a
+        Trajectory, and the frame number of pose 0)."""
         c = self.config
-        p = self._fan.check(scene, poses, frame_index)
-        batch = p.shape[0]
-        series, buf = self._fan.render(scene, p, frame_index)
+        batch, series, buf = self._cast(scene, poses, frame_index)
         altitude = self._fan.altitude(buf, batch, frame_index, c.range_noise)
         shape = (batch, c.range_bins)
         return SinglebeamResult(series.intensity.reshape(shape), series.clean.reshape(shape),
