@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from oceansim_py.kernels.imaging_sonar import range_cell, ray_return
+from oceansim_py.kernels.imaging_sonar import binned_return
 from oceansim_py.kernels.random import stream_state
 from oceansim_py.kernels.raycast import cast_ray, sensor_to_world
 
@@ -52,18 +52,11 @@ def fan_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
     pose = poses[b]
     h = cast_ray(mesh, face_object, wp.transform_get_translation(pose), sensor_to_world(pose, directions[k]),
                  max_range)
-    value = float(0.0)
-    cell = int(-1)
-    label = int(-1)
-    if h.hit == 1:
-        cell = range_cell(h.distance, min_range, range_resolution, n_range)
-        if cell >= 0:
-            value = ray_return(object_reflectivity[h.obj], h.cos_incidence, weights[k], alpha_db_per_m, h.distance,
-                               spreading)
-            label = object_label[h.obj]
-    ray_value[i] = value
-    ray_bin[i] = cell
-    ray_label[i] = label
+    ret = binned_return(h, object_reflectivity, object_label, weights[k], alpha_db_per_m, spreading, min_range,
+                        range_resolution, n_range)
+    ray_value[i] = ret.value
+    ray_bin[i] = ret.cell
+    ray_label[i] = ret.label
     ray_range[i] = h.distance
 
 

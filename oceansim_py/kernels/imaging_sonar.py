@@ -24,7 +24,7 @@ from __future__ import annotations
 import warp as wp
 
 from oceansim_py.kernels.random import rayleigh, stream_key
-from oceansim_py.kernels.raycast import cast_ray, sensor_to_world, two_way_absorption
+from oceansim_py.kernels.raycast import RayHit, cast_ray, sensor_to_world, two_way_absorption
 
 #: Noise stream ids (kernels/random.py): the multiplicative and additive terms draw from unrelated streams.
 STREAM_MULTIPLICATIVE = wp.constant(1)
@@ -57,6 +57,36 @@ def ray_return(reflectivity: float, cos_incidence: float, weight: float, alpha_d
     return value
 
 
+@wp.struct
+class BinnedReturn:
+    """A ray's contribution to a range-binned image: return s, range bin (-1 outside the window) and the label
+    of the surface it hit (-1 if none)."""
+
+    value: float
+    cell: int
+    label: int
+
+
+@wp.func
+def binned_return(h: RayHit, object_reflectivity: wp.array(dtype=wp.float32),
+                  object_label: wp.array(dtype=wp.int32), weight: float, alpha_db_per_m: float, spreading: int,
+                  min_range: float, range_resolution: float, n_range: int) -> BinnedReturn:
+    """The :func:`ray_return` of hit ``h`` and its :func:`range_cell`; zero and -1 for misses and hits outside
+    the range window."""
+    out = BinnedReturn()
+    out.value = 0.0
+    out.cell = -1
+    out.label = -1
+    if h.hit == 1:
+        cell = range_cell(h.distance, min_range, range_resolution, n_range)
+        if cell >= 0:
+            out.value = ray_return(object_reflectivity[h.obj], h.cos_incidence, weight, alpha_db_per_m, h.distance,
+                                   spreading)
+            out.cell = cell
+            out.label = object_label[h.obj]
+    return out
+
+
 @wp.kernel
 def sonar_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
                      object_reflectivity: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
@@ -82,18 +112,11 @@ def sonar_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
     d_flu = wp.vec3(et[0] * bcs[0], -et[0] * bcs[1], et[1])
     pose = poses[b]
     h = cast_ray(mesh, face_object, wp.transform_get_translation(pose), sensor_to_world(pose, d_flu), max_range)
-    value = float(0.0)
-    cell = int(-1)
-    label = int(-1)
-    if h.hit == 1:
-        cell = range_cell(h.distance, min_range, range_resolution, n_range)
-        if cell >= 0:
-            value = ray_return(object_reflectivity[h.obj], h.cos_incidence, et[2], alpha_db_per_m, h.distance,
-                               spreading)
-            label = object_label[h.obj]
-    ray_value[i] = value
-    ray_bin[i] = cell
-    ray_label[i] = label
+    ret = binned_return(h, object_reflectivity, object_label, et[2], alpha_db_per_m, spreading, min_range,
+                        range_resolution, n_range)
+    ray_value[i] = ret.value
+    ray_bin[i] = ret.cell
+    ray_label[i] = ret.label
 
 
 @wp.kernel
