@@ -2,7 +2,7 @@
 
 What is read:
 
-- every ``UsdGeom.Mesh`` (n-gons triangulated by vectorised ear clipping, ``holeIndices`` dropped,
+- every ``UsdGeom.Mesh`` (n-gons triangulated in their plane, see :func:`triangulate_polygons`; ``holeIndices`` dropped,
   ``orientation = leftHanded`` reversed), including meshes under instanceable prims (instance proxies);
 - the implicit primitives Cube, Sphere, Cylinder, Cone and Capsule, tessellated;
 - ``UsdGeom.PointInstancer``: each prototype placed at each instance, as nodes
@@ -43,6 +43,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import mapbox_earcut
 import numpy as np
 from pxr import Tf, Usd, UsdGeom, UsdShade
 
@@ -57,9 +58,6 @@ IMPLICIT_SEGMENTS = 32
 #: Icosphere subdivisions for Sphere prims (1280 faces; every face lies within 0.5 % of the radius).
 SPHERE_SUBDIVISIONS = 3
 
-#: Polygons x vertices^2 per ear-clipping batch.
-_EAR_CLIP_BATCH = 4_000_000
-
 _PREDICATE = Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)
 _IMPLICIT_TYPES = ("Cube", "Sphere", "Cylinder", "Cone", "Capsule")
 
@@ -71,8 +69,11 @@ def _cross2(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _project_to_plane(xyz: np.ndarray) -> np.ndarray:
-    """(P, n, 3) polygons -> (P, n, 2) coordinates in each polygon's plane, counter-clockwise seen from the
-    side its Newell normal points to (the front for right-handed winding)."""
+    """(P, n, 3) polygons -> (P, n, 2) coordinates in each polygon's best-fit plane (the plane normal to its
+    Newell normal), counter-clockwise seen from the side that normal points to (the front for right-handed
+    winding). Coordinates are taken relative to the polygon's first vertex, so far-off polygons keep their
+    precision."""
+    xyz = xyz - xyz[:, :1]
     normal = np.cross(xyz, np.roll(xyz, -1, axis=1)).sum(axis=1)
     length = np.linalg.norm(normal, axis=1, keepdims=True)
     normal = np.where(length > 0, normal / np.where(length > 0, length, 1.0), [0.0, 0.0, 1.0])
@@ -83,52 +84,60 @@ def _project_to_plane(xyz: np.ndarray) -> np.ndarray:
     return np.stack([np.einsum("pnk,pk->pn", xyz, u), np.einsum("pnk,pk->pn", xyz, v)], axis=-1)
 
 
-def _ear_clip(uv: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """Ear clipping of P simple polygons of n vertices at once: uv (P, n, 2) counter-clockwise, ids (P, n)
-    vertex indices -> (P * (n - 2), 3) triangles with the polygons' winding.
+def _convex(uv: np.ndarray) -> np.ndarray:
+    """(P,) True for the polygons of uv (P, n, 2) (counter-clockwise) that a fan from vertex 0 triangulates
+    exactly: no corner turns clockwise and no fan triangle is clockwise (collinear and repeated vertices are
+    allowed; a polygon that winds around more than once is not convex)."""
+    corner, tol = _corners(uv)
+    fan = _cross2(uv[:, 1:-1] - uv[:, :1], uv[:, 2:] - uv[:, :1])
+    return (corner >= -tol).all(axis=1) & (fan >= -tol).all(axis=1)
 
-    Each step finds every ear of every polygon (vectorised over polygons and vertices) and clips the same
-    number m >= 1 of pairwise non-adjacent ears from each polygon (clipping one ear cannot spoil another that
-    does not share its tip's neighbours), so a large polygon needs far fewer than n - 3 steps.
-    """
-    p_count = uv.shape[0]
-    extent = np.ptp(uv.reshape(p_count, -1), axis=1)
-    tol = (1e-12 * extent * extent)[:, None]
-    out = []
-    while uv.shape[1] > 3:
-        k = uv.shape[1]
-        prev, nxt = np.roll(uv, 1, axis=1), np.roll(uv, -1, axis=1)
-        corner = _cross2(uv - prev, nxt - uv)                                  # (P, k), > 0: convex
-        convex = corner > tol
-        a, b, c, q = prev[:, :, None], uv[:, :, None], nxt[:, :, None], uv[:, None, :]
-        inside = ((_cross2(b - a, q - a) >= -tol[..., None]) & (_cross2(c - b, q - b) >= -tol[..., None])
-                  & (_cross2(a - c, q - c) >= -tol[..., None]))               # (P, candidate, vertex)
-        j = np.arange(k)
-        own = (j[None, :] == j[:, None]) | (j[None, :] == (j[:, None] - 1) % k) | (j[None, :] == (j[:, None] + 1) % k)
-        ear = convex & ~(inside & ~own).any(axis=2)
-        # Ears at even or at odd positions are never neighbours (with k odd, k - 1 neighbours 0: left out).
-        even = (j % 2 == 0) & (j != k - 1 if k % 2 else True)
-        ear_even, ear_odd = ear & even, ear & (j % 2 == 1)
-        pick = np.where((ear_even.sum(axis=1) >= ear_odd.sum(axis=1))[:, None], ear_even, ear_odd)
-        # A polygon without a clean ear (self-intersecting or degenerate) clips its most convex corner.
-        stuck = np.nonzero(~pick.any(axis=1))[0]
-        pick[stuck, np.argmax(np.where(convex, corner, -np.inf), axis=1)[stuck]] = True
-        m = min(int(pick.sum(axis=1).min()), k - 3)
-        pick &= np.cumsum(pick, axis=1) <= m
-        r, c = np.nonzero(pick)
-        out.append(np.stack([ids[r, (c - 1) % k], ids[r, c], ids[r, (c + 1) % k]], axis=1))
-        uv = uv[~pick].reshape(p_count, k - m, 2)
-        ids = ids[~pick].reshape(p_count, k - m)
-    out.append(ids)
-    return np.concatenate(out)
+
+def _corners(uv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Turn at each corner of polygons uv (P, n, 2) (> 0: counter-clockwise) and a tolerance (P, 1) for it."""
+    extent = np.ptp(uv.reshape(uv.shape[0], -1), axis=1)
+    corner = _cross2(uv - np.roll(uv, 1, axis=1), np.roll(uv, -1, axis=1) - uv)
+    return corner, (1e-12 * extent * extent)[:, None]
+
+
+def _darts(uv: np.ndarray) -> np.ndarray:
+    """(Q,) True for the quads uv (Q, 4, 2) with one clockwise (reflex) corner and three counter-clockwise
+    ones: simple concave quads, which the diagonal from the reflex corner splits exactly."""
+    corner, tol = _corners(uv)
+    return ((corner < -tol).sum(axis=1) == 1) & ((corner > tol).sum(axis=1) == 3)
+
+
+def _split_darts(uv: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Two triangles per dart (see :func:`_darts`), (Q, 4) vertex ids -> (2Q, 3)."""
+    corner, _ = _corners(uv)
+    r = np.argmin(corner, axis=1)[:, None]
+    k = ids[np.arange(ids.shape[0])[:, None], (r + np.arange(4)) % 4]
+    return np.concatenate([k[:, [0, 1, 2]], k[:, [0, 2, 3]]])
+
+
+def _earcut(uv: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Triangles of one polygon uv (n, 2) (counter-clockwise) by ``mapbox_earcut`` (z-order-hashed ear
+    clipping: O(n) memory, about O(n log n) time). It takes keyhole boundaries (a slit into a hole and back),
+    collinear and repeated vertices and zero-area spikes, and drops the zero-area triangles these would give.
+    Triangles come back counter-clockwise, i.e. with the polygon's winding."""
+    ring = np.array([uv.shape[0]], dtype=np.uint32)
+    tri = mapbox_earcut.triangulate_float64(np.ascontiguousarray(uv), ring).astype(np.int64).reshape(-1, 3)
+    a, b, c = uv[tri[:, 0]], uv[tri[:, 1]], uv[tri[:, 2]]
+    flip = _cross2(b - a, c - a) < 0
+    tri[flip] = tri[flip][:, [0, 2, 1]]
+    return ids[tri]
 
 
 def triangulate_polygons(points: np.ndarray, counts: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """Triangulate polygons given USD-style: ``counts`` (F,) vertices per face, ``indices`` (sum(counts),)
-    into ``points`` (V, 3). Returns (sum(counts - 2), 3) triangles keeping each polygon's winding.
+    into ``points`` (V, 3). Returns (T, 3) triangles keeping each polygon's winding, T <= sum(counts - 2)
+    (equal for polygons without repeated or collinear vertices); the triangles of each polygon cover exactly
+    its area (the shoelace area in its plane).
 
-    Polygons are grouped by size; convex ones are fanned, the others ear-clipped in their plane (concave
-    polygons keep their area). Work is vectorised over the polygons of one size; no Python loop per face.
+    Each polygon is triangulated in its best-fit plane (Newell normal). Convex polygons are fanned and simple
+    concave quads split at their reflex corner, vectorised over all polygons of one size; every other concave
+    polygon (keyholes, slits, stars, combs of any size) goes to ``mapbox_earcut``, one call per polygon.
+    Memory stays O(V + F) whatever the polygon sizes.
     """
     points = np.asarray(points, dtype=np.float64)
     counts = np.asarray(counts, dtype=np.int64)
@@ -137,24 +146,26 @@ def triangulate_polygons(points: np.ndarray, counts: np.ndarray, indices: np.nda
     out = []
     for n in np.unique(counts):
         n = int(n)
-        ids = indices[starts[counts == n][:, None] + np.arange(n)]
+        first = starts[counts == n]
         if n == 3:
-            out.append(ids)
+            out.append(indices[first[:, None] + np.arange(3)])
             continue
-        uv = _project_to_plane(points[ids])
-        corner = _cross2(uv - np.roll(uv, 1, axis=1), np.roll(uv, -1, axis=1) - uv)
-        extent = np.ptp(uv.reshape(uv.shape[0], -1), axis=1)
-        convex = (corner >= -1e-12 * (extent * extent)[:, None]).all(axis=1)
-        if convex.any():
-            fan = np.arange(1, n - 1)
-            c = ids[convex]
-            out.append(np.stack([np.repeat(c[:, 0], n - 2), c[:, fan].reshape(-1), c[:, fan + 1].reshape(-1)],
-                                axis=1))
-        concave = np.nonzero(~convex)[0]
-        step = max(1, _EAR_CLIP_BATCH // (n * n))  # bounds the (P, n, n) work arrays to ~100 MB
-        for first in range(0, concave.size, step):
-            chunk = concave[first:first + step]
-            out.append(_ear_clip(uv[chunk], ids[chunk]))
+        step = max(1, 4_000_000 // n)  # bounds the (P, n, 3) work arrays to ~100 MB
+        for lo in range(0, first.size, step):
+            ids = indices[first[lo:lo + step, None] + np.arange(n)]
+            uv = _project_to_plane(points[ids])
+            convex = _convex(uv)
+            if convex.any():
+                fan = np.arange(1, n - 1)
+                c = ids[convex]
+                out.append(np.stack([np.repeat(c[:, 0], n - 2), c[:, fan].reshape(-1), c[:, fan + 1].reshape(-1)],
+                                    axis=1))
+            concave = np.nonzero(~convex)[0]
+            if n == 4 and concave.size:
+                dart = _darts(uv[concave])
+                out.append(_split_darts(uv[concave[dart]], ids[concave[dart]]))
+                concave = concave[~dart]
+            out.extend(_earcut(uv[p], ids[p]) for p in concave)
     if not out:
         return np.zeros((0, 3), dtype=np.int64)
     return np.concatenate(out)
