@@ -1,17 +1,38 @@
-"""Time-sampled rigid transforms: a node's world transform as a function of time (seconds).
+"""Time-varying rigid transforms: a node's world transform as a function of time (seconds). Pure numpy.
 
-Between key times the translation and scale are interpolated linearly and the rotation by slerp; before the
-first key and after the last the end keys hold (USD's behaviour for time samples).
+A :class:`TransformTrack` evaluates one of two ways:
+
+- **USD xformOps** (what the USD reader builds): the world transform is a product of *factors*, each a constant
+  4x4 matrix or an animated :class:`XformOp`. Each op interpolates its own authored value between its time
+  samples (translations, scales, angles and matrices linearly, component by component; ``orient`` quaternions
+  by slerp; every value held before the first and after the last sample; values rounded to the attribute's
+  precision) and is then turned into a matrix, exactly as ``UsdGeom.Xformable.ComputeLocalToWorldTransform(time)``
+  does (a ``float`` quaternion within about a degree of the identity is the exception: pxr's ``2 acos(w)`` of a
+  float-rounded ``w`` is only good to ~1e-3 rad there, and the two can differ by that much). A 270 degree
+  ``rotateZ`` step turns 270 degrees, and an orbiting child stays on its circle.
+- **Keyed matrices** (``TransformTrack(times, matrices)``): between keys the translation and scale are
+  interpolated linearly and the rotation by slerp (shortest arc); the end keys hold outside.
+
+Matrices are 4x4 affine, column-vector convention (``p' = M @ p``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
 from oceansim_py.errors import SceneError
 from oceansim_py.poses import matrix_to_quat, quat_to_matrix
+
+#: Op kinds :class:`XformOp` evaluates (USD xformOp type tokens).
+ROTATION_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
+OP_KINDS = (("translate", "translateX", "translateY", "translateZ", "scale", "scaleX", "scaleY", "scaleZ",
+             "rotateX", "rotateY", "rotateZ", "orient", "transform") + tuple(f"rotate{o}" for o in ROTATION_ORDERS))
+
+
+_DTYPES = {"half": np.float16, "float": np.float32, "double": np.float64}
 
 
 def slerp(q0: np.ndarray, q1: np.ndarray, u: float) -> np.ndarray:
@@ -27,6 +48,113 @@ def slerp(q0: np.ndarray, q1: np.ndarray, u: float) -> np.ndarray:
     theta = np.arccos(np.clip(d, -1.0, 1.0))
     s = np.sin(theta)
     return (np.sin((1 - u) * theta) * q0 + np.sin(u * theta) * q1) / s
+
+
+def usd_lerp(v0: np.ndarray, v1: np.ndarray, u: float, dtype: type = np.float64) -> np.ndarray:
+    """``GfLerp``: ``(1 - u) * v0 + u * v1``, each product rounded to the attribute's precision ``dtype`` and
+    summed in it, as USD interpolates a ``float3``, ``double3``, ... value."""
+    a = ((1.0 - u) * v0).astype(dtype)
+    b = (u * v1).astype(dtype)
+    return (a + b).astype(np.float64)
+
+
+def usd_slerp(q0: np.ndarray, q1: np.ndarray, u: float, dtype: type = np.float64) -> np.ndarray:
+    """``GfSlerp`` on quaternions [qw, qx, qy, qz] (USD's order) of precision ``dtype``: shortest arc, a linear
+    blend when the two are within 1e-5 of parallel, no renormalisation; the cosine and the result are computed
+    in the quaternions' precision as ``GfQuatf``/``GfQuatd`` do."""
+    a, b = q0.astype(dtype), q1.astype(dtype)
+    cos = float(a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[0] * b[0])
+    sign = 1.0
+    if cos < 0.0:
+        cos, sign = -cos, -1.0
+    if 1.0 - cos > 1e-5:
+        theta = math.acos(min(cos, 1.0))
+        s0, s1 = math.sin((1 - u) * theta) / math.sin(theta), math.sin(u * theta) / math.sin(theta)
+    else:
+        s0, s1 = 1.0 - u, u
+    return ((s0 * q0).astype(dtype) + (sign * s1 * q1).astype(dtype)).astype(np.float64)
+
+
+def _axis_rotation(axis: int, degrees: float) -> np.ndarray:
+    """Right-handed rotation by ``degrees`` about coordinate axis 0, 1 or 2 (3x3)."""
+    a = np.radians(degrees)
+    c, s = np.cos(a), np.sin(a)
+    i, j = [(1, 2), (2, 0), (0, 1)][axis]
+    r = np.eye(3)
+    r[i, i], r[i, j], r[j, i], r[j, j] = c, -s, s, c
+    return r
+
+
+def op_matrix(kind: str, value: np.ndarray) -> np.ndarray:
+    """4x4 matrix of one xformOp of type token ``kind`` with value ``value`` (vec3 for translate/scale/rotate
+    orders, a scalar (1,) for single-axis ops, [qw, qx, qy, qz] for orient, a column-convention 4x4 flattened
+    to (16,) for transform); angles in degrees."""
+    m = np.eye(4)
+    if kind == "transform":
+        return value.reshape(4, 4).copy()
+    if kind.startswith("translate"):
+        if kind == "translate":
+            m[:3, 3] = value
+        else:
+            m["XYZ".index(kind[-1]), 3] = value[0]
+    elif kind.startswith("scale"):
+        if kind == "scale":
+            m[[0, 1, 2], [0, 1, 2]] = value
+        else:
+            m["XYZ".index(kind[-1]), "XYZ".index(kind[-1])] = value[0]
+    elif kind == "orient":  # as GfRotation(quat): angle 2 acos(w) about the imaginary part's direction
+        length = float(np.linalg.norm(value[1:]))
+        if length > 1e-10:
+            half = math.acos(min(max(float(value[0]), -1.0), 1.0))
+            m[:3, :3] = quat_to_matrix(np.append(math.sin(half) * value[1:] / length, math.cos(half)))
+    elif kind in ("rotateX", "rotateY", "rotateZ"):
+        m[:3, :3] = _axis_rotation("XYZ".index(kind[-1]), float(value[0]))
+    else:  # rotateABC: the value holds (x, y, z) angles; A is applied first, so it stands rightmost
+        r = np.eye(3)
+        for axis in kind[len("rotate"):]:
+            k = "XYZ".index(axis)
+            r = _axis_rotation(k, float(value[k])) @ r
+        m[:3, :3] = r
+    return m
+
+
+@dataclasses.dataclass
+class XformOp:
+    """One animated USD xformOp: type token ``kind`` (one of :data:`OP_KINDS`), ``inverse`` for an
+    ``!invert!`` op, sample ``times`` (K,) in seconds (increasing, K >= 2) and ``values`` (K, d) in the op's
+    layout (see :func:`op_matrix`), ``precision`` the attribute's ("half", "float" or "double"; interpolated
+    values are rounded to it, as in USD)."""
+
+    kind: str
+    inverse: bool
+    times: np.ndarray
+    values: np.ndarray
+    precision: str = "double"
+
+    def __post_init__(self) -> None:
+        self.times = np.asarray(self.times, dtype=np.float64)
+        self.values = np.asarray(self.values, dtype=np.float64).reshape(self.times.size, -1)
+        if self.kind not in OP_KINDS:
+            raise SceneError(f"xformOp type {self.kind!r} cannot be animated (known: {', '.join(OP_KINDS)})")
+        if self.times.ndim != 1 or self.times.size < 2 or np.any(np.diff(self.times) <= 0):
+            raise SceneError("XformOp: times must be strictly increasing, at least two")
+        if self.precision not in _DTYPES:
+            raise SceneError(f"XformOp: precision must be one of {sorted(_DTYPES)}, got {self.precision!r}")
+
+    def value(self, time: float) -> np.ndarray:
+        """The op's value at ``time`` seconds, interpolated as USD does."""
+        k = int(np.searchsorted(self.times, time, side="right")) - 1
+        if k < 0:
+            return self.values[0]
+        if k >= self.times.size - 1:
+            return self.values[k]
+        u = (time - self.times[k]) / (self.times[k + 1] - self.times[k])
+        interpolate = usd_slerp if self.kind == "orient" else usd_lerp
+        return interpolate(self.values[k], self.values[k + 1], u, _DTYPES[self.precision])
+
+    def matrix(self, time: float) -> np.ndarray:
+        m = op_matrix(self.kind, self.value(time))
+        return np.linalg.inv(m) if self.inverse else m
 
 
 def decompose(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -48,10 +176,12 @@ def decompose(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @dataclasses.dataclass
 class TransformTrack:
-    """Key times (s, increasing) and the 4x4 world transforms at those times (metres, Z up)."""
+    """Key times (s, increasing) and the 4x4 world transforms at those times (metres, Z up); ``factors``, when
+    given (see :meth:`from_factors`), define the transform between keys exactly (module docstring)."""
 
     times: np.ndarray
     matrices: np.ndarray
+    factors: tuple[np.ndarray | XformOp, ...] | None = None
 
     def __post_init__(self) -> None:
         self.times = np.asarray(self.times, dtype=np.float64)
@@ -65,8 +195,26 @@ class TransformTrack:
         self._q = np.array([p[1] for p in parts])
         self._s = np.array([p[2] for p in parts])
 
+    @classmethod
+    def from_factors(cls, factors: list[np.ndarray | XformOp]) -> "TransformTrack":
+        """The track of the product ``factors[0] @ factors[1] @ ...`` of constant 4x4 matrices and animated
+        ops; its keys are the union of the ops' sample times. ``SceneError`` when no factor is animated."""
+        merged: list[np.ndarray | XformOp] = []
+        for f in factors:
+            if isinstance(f, XformOp) or not merged or isinstance(merged[-1], XformOp):
+                merged.append(f if isinstance(f, XformOp) else np.asarray(f, dtype=np.float64))
+            else:
+                merged[-1] = merged[-1] @ f
+        ops = [f for f in merged if isinstance(f, XformOp)]
+        if not ops:
+            raise SceneError("TransformTrack.from_factors: no animated factor")
+        times = np.unique(np.concatenate([op.times for op in ops]))
+        return cls(times, np.stack([_compose(merged, t) for t in times]), tuple(merged))
+
     def at(self, time: float) -> np.ndarray:
         """The 4x4 world transform at ``time`` seconds."""
+        if self.factors is not None:
+            return _compose(self.factors, time)
         k = int(np.searchsorted(self.times, time, side="right")) - 1
         if k < 0:
             return self.matrices[0].copy()
@@ -80,3 +228,10 @@ class TransformTrack:
         m[:3, :3] = quat_to_matrix(q) * s[None, :]
         m[:3, 3] = t
         return m
+
+
+def _compose(factors: tuple[np.ndarray | XformOp, ...] | list[np.ndarray | XformOp], time: float) -> np.ndarray:
+    m = np.eye(4)
+    for f in factors:
+        m = m @ (f.matrix(time) if isinstance(f, XformOp) else f)
+    return m

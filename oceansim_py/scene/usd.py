@@ -7,9 +7,13 @@ What is read:
 - the implicit primitives Cube, Sphere, Cylinder, Cone and Capsule, tessellated;
 - ``UsdGeom.PointInstancer``: each prototype placed at each instance, as nodes
   ``<instancer>/instance_<k>/<prototype-relative path>``;
-- world transforms through ``UsdGeom.XformCache`` at the stage's start time code; time-sampled transforms of
-  a prim or its ancestors become a :class:`TransformTrack` sampled at the union of their time codes (motion
-  authored inside PointInstancer prototypes, and time-sampled instance positions, are read at the start time);
+- world transforms through ``UsdGeom.XformCache`` at the stage's start time code. A prim whose xformOps, or
+  whose ancestors' xformOps, have time samples gets a :class:`TransformTrack` holding those ops (their sample
+  values, in seconds) and the constant matrices between them, so that ``Scene.set_time(t)`` gives exactly
+  ``ComputeLocalToWorldTransform(t)``: each op's value is interpolated (linearly; ``orient`` by slerp), then
+  the ops are composed, ``!invert!`` ops inverted and ``!resetXformStack!`` honoured (see
+  :mod:`oceansim_py.scene.animation`). Ops animated by value clips or splines are refused. Motion authored
+  inside PointInstancer prototypes, and time-sampled instance positions, are read at the start time;
 - invisible prims and prims of purpose ``guide`` or ``proxy`` are skipped with their subtrees.
 
 Frames and units: the stage's frame is converted to the package's world frame (Z up, metres) by
@@ -48,7 +52,7 @@ import numpy as np
 from pxr import Tf, Usd, UsdGeom, UsdShade
 
 from oceansim_py.errors import ConfigError, SceneError
-from oceansim_py.scene.animation import TransformTrack
+from oceansim_py.scene.animation import OP_KINDS, TransformTrack, XformOp
 from oceansim_py.scene.graph import Node, TriangleMesh
 from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material, MaterialTable
 from oceansim_py.scene.meshes import Y_UP_TO_Z_UP
@@ -239,7 +243,8 @@ class _Inherited:
 @dataclasses.dataclass
 class _Record:
     """A node before conversion: ``matrix`` (4, 4) column-vector transform in stage units and axes, relative
-    to the walk's base (the world, or a prototype's parent); ``track`` (times in time codes, matrices)."""
+    to the walk's base (the world, or a prototype's parent); ``track``: the world transform as factors (constant
+    matrices in stage units and animated ops, times in seconds), for animated nodes only."""
 
     path: str
     parent: int
@@ -247,7 +252,7 @@ class _Record:
     label: str
     material: Material
     mesh: tuple[np.ndarray, np.ndarray] | None = None
-    track: tuple[np.ndarray, np.ndarray] | None = None
+    track: tuple[np.ndarray | XformOp, ...] | None = None
 
 
 class _StageReader:
@@ -290,6 +295,39 @@ class _StageReader:
         else:
             m = cache.ComputeRelativeTransform(prim, base)[0]
         return np.array(m, dtype=np.float64).T
+
+    def local_factors(self, prim: Usd.Prim) -> tuple[tuple[np.ndarray | XformOp, ...], bool]:
+        """The prim's local transform as factors (column convention, stage units): each op with two or more
+        time samples as an :class:`XformOp` (its authored values at its samples, times in seconds), the others
+        as their constant matrices at the start time; and whether the prim resets the transform stack."""
+        xf = UsdGeom.Xformable(prim)
+        ops = xf.GetOrderedXformOps()
+        factors: list[np.ndarray | XformOp] = []
+        for op in ops:
+            codes = op.GetTimeSamples()
+            if len(codes) < 2 and op.GetAttr().ValueMightBeTimeVarying():
+                raise self.fail(prim, f"{op.GetOpName()}: animated without time samples (value clips or splines), "
+                                      f"which the reader does not evaluate; bake the animation to time samples")
+            if len(codes) < 2:
+                factors.append(np.array(op.GetOpTransform(self.time), dtype=np.float64).T)
+                continue
+            kind = str(UsdGeom.XformOp.GetOpTypeToken(op.GetOpType()))
+            if kind not in OP_KINDS:
+                raise self.fail(prim, f"{op.GetOpName()}: time-sampled xformOp of type {kind!r} is not supported "
+                                      f"(supported: {', '.join(OP_KINDS)})")
+            values = [op.Get(Usd.TimeCode(c)) for c in codes]
+            if kind == "orient":
+                values = [[q.GetReal(), *q.GetImaginary()] for q in values]
+            elif kind == "transform":
+                values = [np.array(v, dtype=np.float64).T.reshape(-1) for v in values]
+            values = np.array(values, dtype=np.float64).reshape(len(codes), -1)
+            if not np.isfinite(values).all():
+                raise self.fail(prim, f"{op.GetOpName()}: time samples hold non-finite values")
+            precision = {UsdGeom.XformOp.PrecisionHalf: "half", UsdGeom.XformOp.PrecisionFloat: "float"}.get(
+                op.GetPrecision(), "double")
+            factors.append(XformOp(kind, op.IsInverseOp(), np.array(codes, dtype=np.float64) / self.tcps, values,
+                                   precision))
+        return tuple(factors), bool(xf.GetResetXformStack())
 
     def value(self, prim: Usd.Prim, name: str) -> Any:
         attr = prim.GetAttribute(name)
@@ -410,10 +448,11 @@ class _StageReader:
         return pts, tris
 
     # -- the walk -------------------------------------------------------------------------------------------
-    def walk(self, prim: Usd.Prim, parent: int, inh: _Inherited, times: tuple[float, ...],
+    def walk(self, prim: Usd.Prim, parent: int, inh: _Inherited, chain: tuple[np.ndarray | XformOp, ...],
              base: Usd.Prim | None, out: list[_Record]) -> None:
         """Append records for ``prim`` and its subtree. ``base`` None: world transforms, absolute paths and
-        animation tracks; else transforms and paths relative to ``base`` (a PointInstancer prototype's parent).
+        animation tracks (``chain``: the parent's world transform as factors); else transforms and paths
+        relative to ``base`` (a PointInstancer prototype's parent).
         """
         if prim.GetTypeName() and not prim.IsA(UsdGeom.Imageable):
             return  # materials, shaders, geom subsets, ...
@@ -425,14 +464,13 @@ class _StageReader:
                 return
         inh = self.resolve(prim, inh)
         if base is None and prim.IsA(UsdGeom.Xformable):
-            xf = UsdGeom.Xformable(prim)
-            own = tuple(float(t) for t in xf.GetTimeSamples())
-            times = own if xf.GetResetXformStack() else tuple(sorted(set(times) | set(own)))
+            own, resets = self.local_factors(prim)
+            chain = own if resets else chain + own
         path = str(prim.GetPath()) if base is None else str(prim.GetPath().MakeRelativePath(base.GetPath()))
         record = _Record(path, parent, self.matrix(prim, base, self.start), inh.label or prim.GetName(),
                          self.material(prim, inh))
-        if base is None and len(times) >= 2:
-            record.track = (np.array(times), np.stack([self.matrix(prim, None, t) for t in times]))
+        if base is None and any(isinstance(f, XformOp) for f in chain):
+            record.track = chain
         if prim.IsA(UsdGeom.Mesh):
             record.mesh = self.mesh(prim)
         elif prim.GetTypeName() in _IMPLICIT_TYPES:
@@ -446,7 +484,7 @@ class _StageReader:
             self.instances(prim, index, inh, base, out)
             return
         for child in prim.GetFilteredChildren(_PREDICATE):
-            self.walk(child, index, inh, times, base, out)
+            self.walk(child, index, inh, chain, base, out)
         if prim.GetTypeName() in ("", "Scope") and len(out) == index + 1:
             out.pop()  # a typeless prim or Scope holding nothing imageable (e.g. a "Looks" scope of materials)
 
@@ -481,14 +519,14 @@ class _StageReader:
             inst_index = len(out)
             track = None
             if owner.track is not None:
-                track = (owner.track[0], owner.track[1] @ inst_mats[k])
+                track = owner.track + (inst_mats[k],)
             out.append(_Record(f"{owner.path}/instance_{k}", index, placed, owner.label, owner.material, track=track))
             first = len(out)
             for rec in templates[int(proto_index[k])]:
                 out.append(dataclasses.replace(
                     rec, path=f"{owner.path}/instance_{k}/{rec.path}",
                     parent=inst_index if rec.parent < 0 else first + rec.parent, matrix=placed @ rec.matrix,
-                    track=None if track is None else (track[0], track[1] @ rec.matrix)))
+                    track=None if track is None else track + (rec.matrix,)))
 
     def template(self, instancer: Usd.Prim, proto: Usd.Prim, inh: _Inherited) -> list[_Record]:
         """Records of a prototype subtree relative to the prototype's parent, with the instancer's inherited
@@ -514,9 +552,8 @@ class _StageReader:
             node = Node(path=rec.path, transform=self.conv @ rec.matrix @ self.conv_inv, mesh=mesh,
                         material=rec.material, label=rec.label)
             if rec.track is not None:
-                codes, mats = rec.track
                 try:
-                    node.track = TransformTrack(codes / self.tcps, self.conv @ mats @ self.conv_inv)
+                    node.track = TransformTrack.from_factors([self.conv, *rec.track, self.conv_inv])
                 except SceneError as exc:
                     raise SceneError(f"{self.path}: prim {rec.path}: time-sampled transform: {exc}") from None
             if rec.parent >= 0:
