@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from pxr import Gf, Usd, UsdGeom, Vt
 
-from oceansim_py import SceneError, load_scene
+from oceansim_py import ConfigError, SceneError, load_scene
 from oceansim_py.scene.materials import MaterialTable
 from oceansim_py.scene.usd import read_usd, triangulate_polygons
 
@@ -482,3 +482,83 @@ def test_animation_through_zero_scale_names_prim(tmp_path):
     op.Set(Gf.Vec3f(0, 1, 1), 10.0)
     with pytest.raises(SceneError, match=r"squash\.usda: prim /World/Wall: time-sampled transform: .*zero scale"):
         load(stage, path)
+
+
+# -- stage metadata and composition errors -------------------------------------------------------------------
+
+CUBE_LAYER = """#usda 1.0
+(
+    upAxis = "{up}"
+    metersPerUnit = 1
+)
+def Cube "Box"
+{{
+}}
+"""
+
+
+def test_up_axis_x_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "xup.usda"
+    path.write_text(CUBE_LAYER.format(up="X"))
+    with pytest.raises(SceneError, match=r"xup\.usda: stage upAxis is 'X', but USD allows only \"Y\" or \"Z\""):
+        load_scene(path, device="cpu")
+    path.write_text(CUBE_LAYER.format(up="Z"))
+    assert load_scene(path, device="cpu").num_triangles == 12
+
+
+def write_stage_with_missing_assets(tmp_path: Path) -> Path:
+    """A stage with a Cube of its own, a reference and a payload whose files do not exist, and a reference to
+    a prim that its (existing) file does not hold."""
+    (tmp_path / "parts.usda").write_text(CUBE_LAYER.format(up="Z"))
+    path = tmp_path / "harbour.usda"
+    path.write_text("""#usda 1.0
+(
+    upAxis = "Z"
+    metersPerUnit = 1
+)
+def Xform "World"
+{
+    def Xform "Rock" (
+        prepend references = @./missing_rock.usda@
+    )
+    {
+    }
+    def Xform "Hull" (
+        prepend payload = @./gone/hull.usdc@</Hull>
+    )
+    {
+    }
+    def Xform "Crate" (
+        prepend references = @./parts.usda@</NoSuchPrim>
+    )
+    {
+    }
+    def Cube "Pier"
+    {
+    }
+}
+""")
+    return path
+
+
+def test_missing_references_are_an_error_naming_prim_and_asset(tmp_path):
+    path = write_stage_with_missing_assets(tmp_path)
+    with pytest.raises(SceneError) as info:
+        load_scene(path, device="cpu")
+    msg = str(info.value)
+    assert msg.startswith(f"{path}: 3 missing reference(s)")
+    assert "prim /World/Rock: " in msg and "missing_rock.usda" in msg
+    assert "prim /World/Hull: " in msg and "hull.usdc" in msg
+    assert "prim /World/Crate: " in msg and "/NoSuchPrim" in msg
+    assert 'missing_references="warn"' in msg
+
+
+def test_missing_references_opt_out_warns_and_loads_the_rest(tmp_path, caplog):
+    path = write_stage_with_missing_assets(tmp_path)
+    with caplog.at_level("WARNING", logger="oceansim_py.scene.usd"):
+        scene = load_scene(path, device="cpu", missing_references="warn")
+    assert scene.num_triangles == 12                                    # the Pier cube only
+    warned = " ".join(r.getMessage() for r in caplog.records)
+    assert "/World/Rock" in warned and "/World/Hull" in warned and "/World/Crate" in warned
+    with pytest.raises(ConfigError, match="missing_references must be one of"):
+        load_scene(path, device="cpu", missing_references="ignore")

@@ -39,11 +39,13 @@ def resolve_scene_path(path: str | Path) -> Path:
 
 
 def load_scene(path: str | Path, device: Any = None, materials: MaterialTable | str | Path | None = None,
-               **mesh_options: Any) -> Scene:
+               missing_references: str = "error", **mesh_options: Any) -> Scene:
     """Load a scene from USD (.usd/.usda/.usdc/.usdz), a mesh file (.obj/.stl/.ply/.glb/.gltf) or a built-in
     scene name, and build its BVH on ``device`` (``None``: cuda:0 if present, else cpu).
 
     ``materials``: a :class:`MaterialTable` or a YAML file of extra materials (added to the built-in table).
+    ``missing_references`` (USD only): ``"error"`` (default) refuses a stage whose references, payloads or
+    sublayers do not resolve, naming each prim and asset; ``"warn"`` logs them and loads the rest.
     ``mesh_options`` (mesh files only): ``up_axis`` ("Y"/"Z"), ``meters_per_unit``, ``material``.
     """
     p = resolve_scene_path(path)
@@ -58,7 +60,7 @@ def load_scene(path: str | Path, device: Any = None, materials: MaterialTable | 
         if mesh_options:
             raise SceneError(f"{p}: options {sorted(mesh_options)} apply to mesh files only; a USD stage "
                              f"carries its own up axis and units")
-        nodes, metadata = read_usd(p, table)
+        nodes, metadata = read_usd(p, table, missing_references)
         return Scene(nodes, source=str(p), device=device, metadata=metadata)
     if suffix in MESH_SUFFIXES:
         from oceansim_py.scene.meshes import read_mesh_file

@@ -43,19 +43,27 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import math
 from pathlib import Path
 from typing import Any
 
 import mapbox_earcut
 import numpy as np
-from pxr import Tf, Usd, UsdGeom, UsdShade
+from pxr import Pcp, Tf, Usd, UsdGeom, UsdShade
 
 from oceansim_py.errors import ConfigError, SceneError
 from oceansim_py.scene.animation import OP_KINDS, TransformTrack, XformOp
 from oceansim_py.scene.graph import Node, TriangleMesh
 from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material, MaterialTable
 from oceansim_py.scene.meshes import Y_UP_TO_Z_UP
+
+log = logging.getLogger(__name__)
+
+#: Values of ``read_usd(..., missing_references=...)``.
+MISSING_REFERENCE_POLICIES = ("error", "warn")
+#: Composition errors that mean an asset or prim a stage points to is missing (its geometry would be dropped).
+_MISSING_ASSET_ERRORS = (Pcp.ErrorInvalidAssetPath, Pcp.ErrorInvalidSublayerPath, Pcp.ErrorUnresolvedPrimPath)
 
 #: Segments around the axis of tessellated Cylinder, Cone and Capsule prims.
 IMPLICIT_SEGMENTS = 32
@@ -266,6 +274,9 @@ class _StageReader:
         if not (math.isfinite(self.tcps) and self.tcps > 0):
             raise SceneError(f"{path}: timeCodesPerSecond must be > 0, got {self.tcps}")
         self.up_axis = str(UsdGeom.GetStageUpAxis(stage))
+        if self.up_axis not in ("Y", "Z"):
+            raise SceneError(f"{path}: stage upAxis is {self.up_axis!r}, but USD allows only \"Y\" or \"Z\"; "
+                             f"fix the layer metadata (upAxis = \"Z\")")
         self.meters_per_unit = float(UsdGeom.GetStageMetersPerUnit(stage))
         if not (math.isfinite(self.meters_per_unit) and self.meters_per_unit > 0):
             raise SceneError(f"{path}: stage metersPerUnit must be a finite number > 0, got "
@@ -606,11 +617,36 @@ def open_stage(path: Path) -> Usd.Stage:
     return stage
 
 
-def read_usd(path: Path, materials: MaterialTable) -> tuple[list[Node], dict[str, Any]]:
-    """Read a USD stage into scene nodes (world frame Z up, metres) and metadata; see the module docstring."""
+def check_composition(path: Path, stage: Usd.Stage, missing_references: str = "error") -> None:
+    """Report the stage's missing references, payloads, sublayers and referenced prims (asset paths that do
+    not resolve, prims not in the referenced file): ``SceneError`` naming each prim and asset for
+    ``missing_references="error"``, a logged warning for ``"warn"`` (the stage then loads without them)."""
+    if missing_references not in MISSING_REFERENCE_POLICIES:
+        raise ConfigError(f"missing_references must be one of {list(MISSING_REFERENCE_POLICIES)}, "
+                          f"got {missing_references!r}")
+    missing = [e for e in stage.GetCompositionErrors() if isinstance(e, _MISSING_ASSET_ERRORS)]
+    if not missing:
+        return
+    lines = [f"prim {e.rootSite.path}: {' '.join(str(e).split())}" for e in missing]
+    if missing_references == "warn":
+        for line in lines:
+            log.warning("%s: %s (loaded without it)", path, line)
+        return
+    raise SceneError(f"{path}: {len(lines)} missing reference(s): " + "; ".join(lines) + " -- fix the asset "
+                     f"paths, or load with missing_references=\"warn\" to drop what they would add")
+
+
+def read_usd(path: Path, materials: MaterialTable,
+             missing_references: str = "error") -> tuple[list[Node], dict[str, Any]]:
+    """Read a USD stage into scene nodes (world frame Z up, metres) and metadata; see the module docstring.
+    ``missing_references``: ``"error"`` (default) refuses a stage whose references, payloads or sublayers do
+    not resolve, ``"warn"`` logs them and loads the rest (see :func:`check_composition`)."""
     path = Path(path)
-    reader = _StageReader(path, open_stage(path), materials)
+    stage = open_stage(path)
+    check_composition(path, stage, missing_references)
+    reader = _StageReader(path, stage, materials)
     return reader.nodes(), reader.metadata()
 
 
-__all__ = ["IMPLICIT_SEGMENTS", "SPHERE_SUBDIVISIONS", "open_stage", "read_usd", "triangulate_polygons"]
+__all__ = ["IMPLICIT_SEGMENTS", "MISSING_REFERENCE_POLICIES", "SPHERE_SUBDIVISIONS", "check_composition", "open_stage",
+           "read_usd", "triangulate_polygons"]
