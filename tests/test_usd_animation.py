@@ -179,10 +179,13 @@ def test_reset_xform_stack_ignores_the_animated_parent(tmp_path):
 def test_xform_op_values_by_hand():
     # rotateZ 0 -> 270 degrees over 1 s: at 0.5 s the value is 135 degrees
     op = XformOp("rotateZ", False, [0.0, 1.0], [[0.0], [270.0]])
-    assert op.value(0.5)[0] == pytest.approx(135.0)
-    np.testing.assert_allclose(op.matrix(0.5)[:3, :3] @ [1, 0, 0], [-math.sqrt(0.5), math.sqrt(0.5), 0], atol=1e-12)
-    assert op.value(-3.0)[0] == 0.0 and op.value(9.0)[0] == 270.0
+    np.testing.assert_allclose(op.values_at(np.array([-3.0, 0.5, 9.0]))[:, 0], [0.0, 135.0, 270.0])
+    np.testing.assert_allclose(op.matrices(np.array([0.5]))[0, :3, :3] @ [1, 0, 0],
+                               [-math.sqrt(0.5), math.sqrt(0.5), 0], atol=1e-12)
     inv = XformOp("translate", True, [0.0, 2.0], [[0, 0, 0], [2, 4, 6]])
-    np.testing.assert_allclose(inv.matrix(1.0)[:3, 3], [-1, -2, -3])
+    np.testing.assert_allclose(inv.matrices(np.array([1.0]))[0, :3, 3], [-1, -2, -3])
+    # orient: 90 degrees about z half-way between the identity and 180 degrees about z
+    turn = XformOp("orient", False, [0.0, 1.0], [[1, 0, 0, 0], [0, 0, 0, 1.0]])
+    np.testing.assert_allclose(turn.matrices(np.array([0.5]))[0, :3, :3] @ [1, 0, 0], [0, 1, 0], atol=1e-12)
     with pytest.raises(SceneError, match="cannot be animated"):
         XformOp("shear", False, [0.0, 1.0], [[0.0], [1.0]])

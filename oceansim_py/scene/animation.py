@@ -50,71 +50,74 @@ def slerp(q0: np.ndarray, q1: np.ndarray, u: float) -> np.ndarray:
     return (np.sin((1 - u) * theta) * q0 + np.sin(u * theta) * q1) / s
 
 
-def usd_lerp(v0: np.ndarray, v1: np.ndarray, u: float, dtype: type = np.float64) -> np.ndarray:
-    """``GfLerp``: ``(1 - u) * v0 + u * v1``, each product rounded to the attribute's precision ``dtype`` and
-    summed in it, as USD interpolates a ``float3``, ``double3``, ... value."""
-    a = ((1.0 - u) * v0).astype(dtype)
-    b = (u * v1).astype(dtype)
-    return (a + b).astype(np.float64)
+def usd_lerp(v0: np.ndarray, v1: np.ndarray, u: np.ndarray, dtype: type = np.float64) -> np.ndarray:
+    """``GfLerp`` of values (T, d) at fractions u (T,): ``(1 - u) * v0 + u * v1``, each product rounded to the
+    attribute's precision ``dtype`` and summed in it, as USD interpolates a ``float3``, ``double3``, ... value."""
+    u = u[:, None]
+    return (((1.0 - u) * v0).astype(dtype) + (u * v1).astype(dtype)).astype(np.float64)
 
 
-def usd_slerp(q0: np.ndarray, q1: np.ndarray, u: float, dtype: type = np.float64) -> np.ndarray:
-    """``GfSlerp`` on quaternions [qw, qx, qy, qz] (USD's order) of precision ``dtype``: shortest arc, a linear
-    blend when the two are within 1e-5 of parallel, no renormalisation; the cosine and the result are computed
-    in the quaternions' precision as ``GfQuatf``/``GfQuatd`` do."""
+def usd_slerp(q0: np.ndarray, q1: np.ndarray, u: np.ndarray, dtype: type = np.float64) -> np.ndarray:
+    """``GfSlerp`` of quaternions (T, 4) [qw, qx, qy, qz] (USD's order) of precision ``dtype`` at fractions u
+    (T,): shortest arc, a linear blend when the two are within 1e-5 of parallel, no renormalisation; the cosine
+    and the result are computed in the quaternions' precision as ``GfQuatf``/``GfQuatd`` do."""
     a, b = q0.astype(dtype), q1.astype(dtype)
-    cos = float(a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[0] * b[0])
-    sign = 1.0
-    if cos < 0.0:
-        cos, sign = -cos, -1.0
-    if 1.0 - cos > 1e-5:
-        theta = math.acos(min(cos, 1.0))
-        s0, s1 = math.sin((1 - u) * theta) / math.sin(theta), math.sin(u * theta) / math.sin(theta)
-    else:
-        s0, s1 = 1.0 - u, u
-    return ((s0 * q0).astype(dtype) + (sign * s1 * q1).astype(dtype)).astype(np.float64)
+    cos = (a[:, 1] * b[:, 1] + a[:, 2] * b[:, 2] + a[:, 3] * b[:, 3] + a[:, 0] * b[:, 0]).astype(np.float64)
+    sign = np.where(cos < 0.0, -1.0, 1.0)
+    cos = np.minimum(np.abs(cos), 1.0)
+    arc = 1.0 - cos > 1e-5
+    theta = np.arccos(cos)
+    sin = np.where(arc, np.sin(theta), 1.0)
+    s0 = np.where(arc, np.sin((1 - u) * theta) / sin, 1.0 - u)
+    s1 = np.where(arc, np.sin(u * theta) / sin, u) * sign
+    return ((s0[:, None] * q0).astype(dtype) + (s1[:, None] * q1).astype(dtype)).astype(np.float64)
 
 
-def _axis_rotation(axis: int, degrees: float) -> np.ndarray:
-    """Right-handed rotation by ``degrees`` about coordinate axis 0, 1 or 2 (3x3)."""
+def _axis_rotations(axis: int, degrees: np.ndarray) -> np.ndarray:
+    """Right-handed rotations (T, 3, 3) by ``degrees`` (T,) about coordinate axis 0, 1 or 2."""
     a = np.radians(degrees)
     c, s = np.cos(a), np.sin(a)
     i, j = [(1, 2), (2, 0), (0, 1)][axis]
-    r = np.eye(3)
-    r[i, i], r[i, j], r[j, i], r[j, j] = c, -s, s, c
+    r = np.tile(np.eye(3), (a.size, 1, 1))
+    r[:, i, i], r[:, i, j], r[:, j, i], r[:, j, j] = c, -s, s, c
     return r
 
 
-def op_matrix(kind: str, value: np.ndarray) -> np.ndarray:
-    """4x4 matrix of one xformOp of type token ``kind`` with value ``value`` (vec3 for translate/scale/rotate
-    orders, a scalar (1,) for single-axis ops, [qw, qx, qy, qz] for orient, a column-convention 4x4 flattened
-    to (16,) for transform); angles in degrees."""
-    m = np.eye(4)
+def op_matrices(kind: str, values: np.ndarray) -> np.ndarray:
+    """4x4 matrices (T, 4, 4) of one xformOp of type token ``kind`` with values (T, d): vec3 for translate,
+    scale and rotate orders, a scalar for single-axis ops, [qw, qx, qy, qz] for orient (turned into a rotation
+    as ``GfRotation`` does: angle ``2 acos(w)`` about the imaginary part's direction), a column-convention 4x4
+    flattened to 16 for transform; angles in degrees."""
+    n = values.shape[0]
     if kind == "transform":
-        return value.reshape(4, 4).copy()
+        return values.reshape(n, 4, 4).copy()
+    m = np.tile(np.eye(4), (n, 1, 1))
     if kind.startswith("translate"):
         if kind == "translate":
-            m[:3, 3] = value
+            m[:, :3, 3] = values
         else:
-            m["XYZ".index(kind[-1]), 3] = value[0]
+            m[:, "XYZ".index(kind[-1]), 3] = values[:, 0]
     elif kind.startswith("scale"):
         if kind == "scale":
-            m[[0, 1, 2], [0, 1, 2]] = value
+            m[:, [0, 1, 2], [0, 1, 2]] = values
         else:
-            m["XYZ".index(kind[-1]), "XYZ".index(kind[-1])] = value[0]
-    elif kind == "orient":  # as GfRotation(quat): angle 2 acos(w) about the imaginary part's direction
-        length = float(np.linalg.norm(value[1:]))
-        if length > 1e-10:
-            half = math.acos(min(max(float(value[0]), -1.0), 1.0))
-            m[:3, :3] = quat_to_matrix(np.append(math.sin(half) * value[1:] / length, math.cos(half)))
+            k = "XYZ".index(kind[-1])
+            m[:, k, k] = values[:, 0]
+    elif kind == "orient":
+        length = np.linalg.norm(values[:, 1:], axis=1)
+        turn = length > 1e-10
+        half = np.arccos(np.clip(values[:, 0], -1.0, 1.0))
+        axis = values[:, 1:] / np.where(turn, length, 1.0)[:, None]
+        quat = np.column_stack([np.sin(half)[:, None] * axis, np.cos(half)])
+        m[turn, :3, :3] = quat_to_matrix(quat[turn])
     elif kind in ("rotateX", "rotateY", "rotateZ"):
-        m[:3, :3] = _axis_rotation("XYZ".index(kind[-1]), float(value[0]))
-    else:  # rotateABC: the value holds (x, y, z) angles; A is applied first, so it stands rightmost
-        r = np.eye(3)
+        m[:, :3, :3] = _axis_rotations("XYZ".index(kind[-1]), values[:, 0])
+    else:  # rotateABC: the values hold (x, y, z) angles; A is applied first, so it stands rightmost
+        r = np.tile(np.eye(3), (n, 1, 1))
         for axis in kind[len("rotate"):]:
             k = "XYZ".index(axis)
-            r = _axis_rotation(k, float(value[k])) @ r
-        m[:3, :3] = r
+            r = _axis_rotations(k, values[:, k]) @ r
+        m[:, :3, :3] = r
     return m
 
 
@@ -122,7 +125,7 @@ def op_matrix(kind: str, value: np.ndarray) -> np.ndarray:
 class XformOp:
     """One animated USD xformOp: type token ``kind`` (one of :data:`OP_KINDS`), ``inverse`` for an
     ``!invert!`` op, sample ``times`` (K,) in seconds (increasing, K >= 2) and ``values`` (K, d) in the op's
-    layout (see :func:`op_matrix`), ``precision`` the attribute's ("half", "float" or "double"; interpolated
+    layout (see :func:`op_matrices`), ``precision`` the attribute's ("half", "float" or "double"; interpolated
     values are rounded to it, as in USD)."""
 
     kind: str
@@ -141,19 +144,16 @@ class XformOp:
         if self.precision not in _DTYPES:
             raise SceneError(f"XformOp: precision must be one of {sorted(_DTYPES)}, got {self.precision!r}")
 
-    def value(self, time: float) -> np.ndarray:
-        """The op's value at ``time`` seconds, interpolated as USD does."""
-        k = int(np.searchsorted(self.times, time, side="right")) - 1
-        if k < 0:
-            return self.values[0]
-        if k >= self.times.size - 1:
-            return self.values[k]
-        u = (time - self.times[k]) / (self.times[k + 1] - self.times[k])
+    def values_at(self, times: np.ndarray) -> np.ndarray:
+        """The op's values (T, d) at ``times`` (T,) seconds, interpolated as USD does."""
+        k = np.clip(np.searchsorted(self.times, times, side="right") - 1, 0, self.times.size - 2)
+        u = np.clip((times - self.times[k]) / (self.times[k + 1] - self.times[k]), 0.0, 1.0)
         interpolate = usd_slerp if self.kind == "orient" else usd_lerp
         return interpolate(self.values[k], self.values[k + 1], u, _DTYPES[self.precision])
 
-    def matrix(self, time: float) -> np.ndarray:
-        m = op_matrix(self.kind, self.value(time))
+    def matrices(self, times: np.ndarray) -> np.ndarray:
+        """The op's 4x4 matrices (T, 4, 4) at ``times`` (T,) seconds (inverted for an ``!invert!`` op)."""
+        m = op_matrices(self.kind, self.values_at(times))
         return np.linalg.inv(m) if self.inverse else m
 
 
@@ -190,6 +190,10 @@ class TransformTrack:
             raise SceneError("TransformTrack: times (K,) and matrices (K, 4, 4) must match and be non-empty")
         if np.any(np.diff(self.times) <= 0):
             raise SceneError("TransformTrack: key times must be strictly increasing")
+        if self.factors is not None:
+            if np.any(np.linalg.norm(self.matrices[:, :3, :3], axis=1) <= 0):
+                raise SceneError("a transform with a zero scale cannot be animated")
+            return
         parts = [decompose(m) for m in self.matrices]
         self._t = np.array([p[0] for p in parts])
         self._q = np.array([p[1] for p in parts])
@@ -209,12 +213,12 @@ class TransformTrack:
         if not ops:
             raise SceneError("TransformTrack.from_factors: no animated factor")
         times = np.unique(np.concatenate([op.times for op in ops]))
-        return cls(times, np.stack([_compose(merged, t) for t in times]), tuple(merged))
+        return cls(times, _compose(merged, times), tuple(merged))
 
     def at(self, time: float) -> np.ndarray:
         """The 4x4 world transform at ``time`` seconds."""
         if self.factors is not None:
-            return _compose(self.factors, time)
+            return _compose(self.factors, np.array([float(time)]))[0]
         k = int(np.searchsorted(self.times, time, side="right")) - 1
         if k < 0:
             return self.matrices[0].copy()
@@ -230,8 +234,10 @@ class TransformTrack:
         return m
 
 
-def _compose(factors: tuple[np.ndarray | XformOp, ...] | list[np.ndarray | XformOp], time: float) -> np.ndarray:
-    m = np.eye(4)
+def _compose(factors: tuple[np.ndarray | XformOp, ...] | list[np.ndarray | XformOp],
+             times: np.ndarray) -> np.ndarray:
+    """The products (T, 4, 4) of ``factors`` at ``times`` (T,) seconds."""
+    m = np.tile(np.eye(4), (times.size, 1, 1))
     for f in factors:
-        m = m @ (f.matrix(time) if isinstance(f, XformOp) else f)
+        m = m @ (f.matrices(times) if isinstance(f, XformOp) else f)
     return m
