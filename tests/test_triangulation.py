@@ -125,6 +125,18 @@ def comb(teeth: int) -> np.ndarray:
     return np.array(pts)
 
 
+def test_many_small_concave_polygons_match_their_areas():
+    # 500 combs of 12 vertices (T = 3: area 11) on the vectorised path, and 500 keyholes alongside
+    xy = np.concatenate([comb(3) + [20.0 * i, 0.0] for i in range(500)] + [KEYHOLE + [20.0 * i, 50.0]
+                                                                           for i in range(500)])
+    counts = [12] * 1000
+    tris = triangulate_polygons(np.c_[xy, np.zeros(len(xy))], counts, np.arange(len(xy)))
+    areas = signed_areas(xy, tris)
+    assert np.all(areas >= 0)
+    per_polygon = np.bincount(tris[:, 0] // 12, weights=areas, minlength=1000)
+    np.testing.assert_allclose(per_polygon, [11.0] * 500 + [KEYHOLE_AREA] * 500, rtol=1e-9)
+
+
 def test_a_20000_vertex_comb_in_bounded_memory():
     xy = comb(5000)
     n = xy.shape[0]
@@ -143,9 +155,10 @@ def test_a_20000_vertex_comb_in_bounded_memory():
     assert areas.sum() == pytest.approx(4 * 5000 - 1, rel=1e-9)
 
 
-def test_concave_quads_of_both_paths_and_convex_ngons_in_one_call():
-    # a dart (vectorised split at its reflex corner), a bow-free quad with a repeated vertex (fan), a keyhole
-    # and a hexagon (fan) in one mesh; each polygon's triangles stay within its own vertices
+def test_every_path_in_one_call():
+    # a dart (vectorised ear clipping), a quad with a repeated vertex (fan), a keyhole (ear clipping gives a
+    # clockwise triangle -> earcut) and a hexagon (fan) in one mesh; each polygon's triangles stay within its
+    # own vertices
     dart = np.array([[0, 3], [1, 0], [2, 3], [1, 1]], dtype=float)              # area 1
     tri_quad = np.array([[0, 0], [1, 0], [1, 0], [0, 1]], dtype=float)           # area 0.5
     hexagon = np.array([[math.cos(a), math.sin(a)] for a in np.arange(6) * math.pi / 3])

@@ -65,6 +65,10 @@ MISSING_REFERENCE_POLICIES = ("error", "warn")
 #: Composition errors that mean an asset or prim a stage points to is missing (its geometry would be dropped).
 _MISSING_ASSET_ERRORS = (Pcp.ErrorInvalidAssetPath, Pcp.ErrorInvalidSublayerPath, Pcp.ErrorUnresolvedPrimPath)
 
+#: Concave polygons of up to this many vertices are ear-clipped vectorised (O(n^2) work each), larger ones
+#: by ``mapbox_earcut``.
+_SMALL_POLYGON = 32
+
 #: Segments around the axis of tessellated Cylinder, Cone and Capsule prims.
 IMPLICIT_SEGMENTS = 32
 #: Icosphere subdivisions for Sphere prims (1280 faces; every face lies within 0.5 % of the radius).
@@ -112,19 +116,48 @@ def _corners(uv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return corner, (1e-12 * extent * extent)[:, None]
 
 
-def _darts(uv: np.ndarray) -> np.ndarray:
-    """(Q,) True for the quads uv (Q, 4, 2) with one clockwise (reflex) corner and three counter-clockwise
-    ones: simple concave quads, which the diagonal from the reflex corner splits exactly."""
-    corner, tol = _corners(uv)
-    return ((corner < -tol).sum(axis=1) == 1) & ((corner > tol).sum(axis=1) == 3)
+def _ear_clip(uv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ear clipping of P polygons of n vertices at once, uv (P, n, 2) counter-clockwise -> (owner (T,), local
+    vertex indices (T, 3)), T = P * (n - 2), with the polygons' winding. Vectorised over polygons and
+    vertices, O(P n^2) memory: for small polygons only.
 
-
-def _split_darts(uv: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """Two triangles per dart (see :func:`_darts`), (Q, 4) vertex ids -> (2Q, 3)."""
-    corner, _ = _corners(uv)
-    r = np.argmin(corner, axis=1)[:, None]
-    k = ids[np.arange(ids.shape[0])[:, None], (r + np.arange(4)) % 4]
-    return np.concatenate([k[:, [0, 1, 2]], k[:, [0, 2, 3]]])
+    Each step finds every ear of every polygon and clips the same number m >= 1 of pairwise non-adjacent ears
+    from each (clipping one ear cannot spoil another that does not share its tip's neighbours); a polygon
+    without a clean ear clips its most convex corner. Clipping keeps the chain identity polygon = triangle +
+    rest, so the triangles' signed coverage always equals the polygon's winding number: the result is exact
+    exactly when no triangle is clockwise, which :func:`triangulate_polygons` checks.
+    """
+    p_count = uv.shape[0]
+    _, tol = _corners(uv)
+    local = np.broadcast_to(np.arange(uv.shape[1]), uv.shape[:2])
+    owners, out = [], []
+    while uv.shape[1] > 3:
+        k = uv.shape[1]
+        prev, nxt = np.roll(uv, 1, axis=1), np.roll(uv, -1, axis=1)
+        corner = _cross2(uv - prev, nxt - uv)                                  # (P, k), > 0: convex
+        convex = corner > tol
+        a, b, c, q = prev[:, :, None], uv[:, :, None], nxt[:, :, None], uv[:, None, :]
+        inside = ((_cross2(b - a, q - a) >= -tol[..., None]) & (_cross2(c - b, q - b) >= -tol[..., None])
+                  & (_cross2(a - c, q - c) >= -tol[..., None]))               # (P, candidate, vertex)
+        j = np.arange(k)
+        own = (j[None, :] == j[:, None]) | (j[None, :] == (j[:, None] - 1) % k) | (j[None, :] == (j[:, None] + 1) % k)
+        ear = convex & ~(inside & ~own).any(axis=2)
+        # Ears at even or at odd positions are never neighbours (with k odd, k - 1 neighbours 0: left out).
+        even = (j % 2 == 0) & (j != k - 1 if k % 2 else True)
+        ear_even, ear_odd = ear & even, ear & (j % 2 == 1)
+        pick = np.where((ear_even.sum(axis=1) >= ear_odd.sum(axis=1))[:, None], ear_even, ear_odd)
+        stuck = np.nonzero(~pick.any(axis=1))[0]
+        pick[stuck, np.argmax(np.where(convex, corner, -np.inf), axis=1)[stuck]] = True
+        m = min(int(pick.sum(axis=1).min()), k - 3)
+        pick &= np.cumsum(pick, axis=1) <= m
+        r, c = np.nonzero(pick)
+        owners.append(r)
+        out.append(np.stack([local[r, (c - 1) % k], local[r, c], local[r, (c + 1) % k]], axis=1))
+        uv = uv[~pick].reshape(p_count, k - m, 2)
+        local = local[~pick].reshape(p_count, k - m)
+    owners.append(np.arange(p_count))
+    out.append(local)
+    return np.concatenate(owners), np.concatenate(out)
 
 
 def _earcut(uv: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -146,10 +179,10 @@ def triangulate_polygons(points: np.ndarray, counts: np.ndarray, indices: np.nda
     (equal for polygons without repeated or collinear vertices); the triangles of each polygon cover exactly
     its area (the shoelace area in its plane).
 
-    Each polygon is triangulated in its best-fit plane (Newell normal). Convex polygons are fanned and simple
-    concave quads split at their reflex corner, vectorised over all polygons of one size; every other concave
-    polygon (keyholes, slits, stars, combs of any size) goes to ``mapbox_earcut``, one call per polygon.
-    Memory stays O(V + F) whatever the polygon sizes.
+    Each polygon is triangulated in its best-fit plane (Newell normal). Convex polygons are fanned, concave ones
+    of up to 32 vertices ear-clipped, vectorised over all polygons of one size; an ear-clipped polygon with a
+    clockwise triangle (keyholes, slits, degenerate vertices can give one) and every larger concave polygon go
+    to ``mapbox_earcut``, one call per polygon. Memory stays O(V + F) whatever the polygon sizes.
     """
     points = np.asarray(points, dtype=np.float64)
     counts = np.asarray(counts, dtype=np.int64)
@@ -162,7 +195,7 @@ def triangulate_polygons(points: np.ndarray, counts: np.ndarray, indices: np.nda
         if n == 3:
             out.append(indices[first[:, None] + np.arange(3)])
             continue
-        step = max(1, 4_000_000 // n)  # bounds the (P, n, 3) work arrays to ~100 MB
+        step = max(1, 4_000_000 // (n * min(n, _SMALL_POLYGON)))  # bounds the work arrays to ~100 MB
         for lo in range(0, first.size, step):
             ids = indices[first[lo:lo + step, None] + np.arange(n)]
             uv = _project_to_plane(points[ids])
@@ -173,10 +206,16 @@ def triangulate_polygons(points: np.ndarray, counts: np.ndarray, indices: np.nda
                 out.append(np.stack([np.repeat(c[:, 0], n - 2), c[:, fan].reshape(-1), c[:, fan + 1].reshape(-1)],
                                     axis=1))
             concave = np.nonzero(~convex)[0]
-            if n == 4 and concave.size:
-                dart = _darts(uv[concave])
-                out.append(_split_darts(uv[concave[dart]], ids[concave[dart]]))
-                concave = concave[~dart]
+            if n <= _SMALL_POLYGON and concave.size:
+                owner, local = _ear_clip(uv[concave])
+                corners = uv[concave][owner[:, None], local]                    # (T, 3, 2)
+                area = _cross2(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+                _, tol = _corners(uv[concave])
+                exact = np.ones(concave.size, dtype=bool)
+                exact[owner[area < -tol[owner, 0]]] = False
+                keep = exact[owner]
+                out.append(ids[concave[owner[keep]][:, None], local[keep]])
+                concave = concave[~exact]
             out.extend(_earcut(uv[p], ids[p]) for p in concave)
     if not out:
         return np.zeros((0, 3), dtype=np.int64)
