@@ -37,7 +37,7 @@ import warp as wp
 from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
 from oceansim_py.kernels.dvl import NUM_BEAMS, dvl_beams_kernel, dvl_solve_kernel
-from oceansim_py.poses import as_poses, quat_to_matrix
+from oceansim_py.poses import as_poses, quat_to_matrix, rotate_fixed
 from oceansim_py.runtime import as_float32, check_memory, launch_1d, resolve_device
 
 _OWNER = "DVLConfig"
@@ -213,7 +213,7 @@ class DVL:
         if velocity_frame == "sensor":
             return v
         if velocity_frame == "world":
-            return np.einsum("nji,nj->ni", quat_to_matrix(poses[:, 3:].astype(np.float64)), v)
+            return rotate_fixed(quat_to_matrix(poses[:, 3:].astype(np.float64)), v, transpose=True)
         raise ConfigError(f"DVL.render: velocity_frame must be 'world' or 'sensor', got {velocity_frame!r}")
 
     def render(self, scene: Any, poses: Any, velocities: Any = None, velocity_frame: str = "world",
