@@ -32,6 +32,7 @@ from oceansim_py.io.config import ConfigBase, require, require_finite, require_n
 from oceansim_py.kernels import camera as k
 from oceansim_py.poses import as_poses
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
+from oceansim_py.sensors.scratch import ScratchCache
 from oceansim_py.sensors.water import WaterType
 
 RGB = tuple[float, float, float]
@@ -314,8 +315,9 @@ def label_colours(label: np.ndarray) -> np.ndarray:
 class UnderwaterCamera:
     """An underwater RGB camera on ``device`` (``None``: cuda:0 if present, else cpu).
 
-    ``render`` draws a batch of poses in one launch. The poses buffer is kept per batch size and reused; pass
-    ``out`` (a previous result of the same batch size) to reuse the image arrays too.
+    ``render`` draws a batch of poses in one launch. The poses buffer is kept per batch size and per thread and
+    reused (one camera may render from several threads at once); pass ``out`` (a previous result of the same
+    batch size) to reuse the image arrays too.
     """
 
     MAX_CACHED_BATCH_SIZES = 2
@@ -331,28 +333,22 @@ class UnderwaterCamera:
         lights = c.lights
         cones = [light.cone_cosines() for light in lights]
         dirs = [np.asarray(light.direction, dtype=np.float64) / math.hypot(*light.direction) for light in lights]
-        with wp.ScopedDevice(self.device):
-            self._light_position = wp.array(np.array([l.position for l in lights], np.float32).reshape(-1, 3),
-                                            dtype=wp.vec3)
-            self._light_direction = wp.array(np.array(dirs, np.float32).reshape(-1, 3), dtype=wp.vec3)
-            self._light_cos_outer = wp.array(np.array([cc[0] for cc in cones], np.float32), dtype=wp.float32)
-            self._light_cos_inner = wp.array(np.array([cc[1] for cc in cones], np.float32), dtype=wp.float32)
-            self._light_intensity = wp.array(np.array([l.intensity for l in lights], np.float32).reshape(-1, 3),
-                                             dtype=wp.vec3)
-        self._poses: dict[int, wp.array] = {}
+        dev = self.device
+        self._light_position = wp.array(np.array([l.position for l in lights], np.float32).reshape(-1, 3),
+                                        dtype=wp.vec3, device=dev)
+        self._light_direction = wp.array(np.array(dirs, np.float32).reshape(-1, 3), dtype=wp.vec3, device=dev)
+        self._light_cos_outer = wp.array(np.array([cc[0] for cc in cones], np.float32), dtype=wp.float32, device=dev)
+        self._light_cos_inner = wp.array(np.array([cc[1] for cc in cones], np.float32), dtype=wp.float32, device=dev)
+        self._light_intensity = wp.array(np.array([l.intensity for l in lights], np.float32).reshape(-1, 3),
+                                         dtype=wp.vec3, device=dev)
+        self._poses: ScratchCache[wp.array] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
 
     def memory_bytes(self, batch: int) -> int:
         """Device bytes the result images of ``batch`` poses need."""
         return batch * (28 + self.config.width * self.config.height * BYTES_PER_PIXEL)
 
     def _poses_for(self, batch: int) -> wp.array:
-        buf = self._poses.get(batch)
-        if buf is None:
-            if len(self._poses) >= self.MAX_CACHED_BATCH_SIZES:
-                self._poses.pop(next(iter(self._poses)))
-            buf = wp.empty(batch, dtype=wp.transform, device=self.device)
-            self._poses[batch] = buf
-        return buf
+        return self._poses.get_or_make(batch, lambda: wp.empty(batch, dtype=wp.transform, device=self.device))
 
     def allocate(self, batch: int, label_names: list[str] | None = None, frame_index: int = 0) -> CameraResult:
         """New result arrays for ``batch`` images (refused with the estimate if the device lacks memory)."""
@@ -361,14 +357,14 @@ class UnderwaterCamera:
                      f"camera render of {batch} image(s) of {c.width}x{c.height}",
                      "lower width/height or render fewer poses at once")
         shape = (batch, c.height, c.width)
-        with wp.ScopedDevice(self.device):
-            return CameraResult(
-                rgb=wp.empty((*shape, 3), dtype=wp.uint8), linear=wp.empty(shape, dtype=wp.vec3),
-                in_air=wp.empty(shape, dtype=wp.vec3), range=wp.empty(shape, dtype=wp.float32),
-                depth=wp.empty(shape, dtype=wp.float32), label=wp.empty(shape, dtype=wp.int32),
-                instance=wp.empty(shape, dtype=wp.int32), normal=wp.empty(shape, dtype=wp.vec3),
-                label_names=list(label_names or []), camera_matrix=c.camera_matrix(), config=c,
-                frame_index=int(frame_index))
+        dev = self.device
+        return CameraResult(
+            rgb=wp.empty((*shape, 3), dtype=wp.uint8, device=dev), linear=wp.empty(shape, dtype=wp.vec3, device=dev),
+            in_air=wp.empty(shape, dtype=wp.vec3, device=dev), range=wp.empty(shape, dtype=wp.float32, device=dev),
+            depth=wp.empty(shape, dtype=wp.float32, device=dev), label=wp.empty(shape, dtype=wp.int32, device=dev),
+            instance=wp.empty(shape, dtype=wp.int32, device=dev), normal=wp.empty(shape, dtype=wp.vec3, device=dev),
+            label_names=list(label_names or []), camera_matrix=c.camera_matrix(), config=c,
+            frame_index=int(frame_index))
 
     def render(self, scene: Any, poses: Any, frame_index: int = 0, out: CameraResult | None = None,
                threads: int | None = None) -> CameraResult:

@@ -195,8 +195,7 @@ class DVL:
             raise ConfigError(f"DVL: config must be a DVLConfig, got {type(config).__name__}")
         self.device = resolve_device(device)
         self.sensor_id = int(sensor_id)
-        with wp.ScopedDevice(self.device):
-            self._dirs = wp.array(self.config.beam_directions().astype(np.float32), dtype=wp.vec3)
+        self._dirs = wp.array(self.config.beam_directions().astype(np.float32), dtype=wp.vec3, device=self.device)
 
     def _sensor_velocities(self, poses: np.ndarray, source: Any, velocities: Any, velocity_frame: str) \
             -> np.ndarray:
@@ -236,14 +235,14 @@ class DVL:
         c = self.config
         dev = self.device
         check_memory(b * self.BYTES_PER_SAMPLE, dev, f"DVL render of {b} samples", "render fewer samples at once")
-        with wp.ScopedDevice(dev):
-            wposes = wp.array(p, dtype=wp.transform)
-            wvel = wp.array(v.astype(np.float32), dtype=wp.vec3)
-            out = DVLResult(wp.empty(b, dtype=wp.vec3), wp.empty(b, dtype=wp.int32),
-                            wp.empty(b * NUM_BEAMS, dtype=wp.float32), wp.empty(b * NUM_BEAMS, dtype=wp.float32),
-                            wp.empty(b * NUM_BEAMS, dtype=wp.int32), wp.empty(b, dtype=wp.float32), c,
-                            int(frame_index), np.asarray(poses.times, dtype=np.float64).copy()
-                            if hasattr(poses, "times") else None)
+        wposes = wp.array(p, dtype=wp.transform, device=dev)
+        wvel = wp.array(v.astype(np.float32), dtype=wp.vec3, device=dev)
+        nb = b * NUM_BEAMS
+        out = DVLResult(wp.empty(b, dtype=wp.vec3, device=dev), wp.empty(b, dtype=wp.int32, device=dev),
+                        wp.empty(nb, dtype=wp.float32, device=dev), wp.empty(nb, dtype=wp.float32, device=dev),
+                        wp.empty(nb, dtype=wp.int32, device=dev), wp.empty(b, dtype=wp.float32, device=dev), c,
+                        int(frame_index), np.asarray(poses.times, dtype=np.float64).copy()
+                        if hasattr(poses, "times") else None)
         g = scene.geometry
         launch_1d(dvl_beams_kernel, b * NUM_BEAMS,
                   [g.mesh.id, g.face_object, wposes, wvel, self._dirs, float(c.min_range), float(c.max_range),

@@ -308,13 +308,13 @@ class _Buffers:
     def __init__(self, config: MultibeamSonarConfig, batch: int, device: wp.context.Device) -> None:
         c = config
         n_rays = batch * c.rays_per_pose
-        with wp.ScopedDevice(device):
-            self.poses = wp.empty(batch, dtype=wp.transform)
-            self.amp = wp.empty(n_rays, dtype=wp.vec2)
-            self.delay = wp.empty(n_rays, dtype=wp.float32)
-            self.raw = wp.zeros((batch, c.n_samples, c.n_beams), dtype=wp.vec2)  # sample-major, before mixing
-            self.nonzero_count = wp.empty(batch * c.n_samples, dtype=wp.int32)
-            self.nonzero_beams = wp.empty((batch * c.n_samples, c.n_beams), dtype=wp.int32)
+        self.poses = wp.empty(batch, dtype=wp.transform, device=device)
+        self.amp = wp.empty(n_rays, dtype=wp.vec2, device=device)
+        self.delay = wp.empty(n_rays, dtype=wp.float32, device=device)
+        # sample-major series before mixing
+        self.raw = wp.zeros((batch, c.n_samples, c.n_beams), dtype=wp.vec2, device=device)
+        self.nonzero_count = wp.empty(batch * c.n_samples, dtype=wp.int32, device=device)
+        self.nonzero_beams = wp.empty((batch * c.n_samples, c.n_beams), dtype=wp.int32, device=device)
         self.spectrum: wp.array | None = None
 
     @staticmethod
@@ -351,13 +351,12 @@ class MultibeamSonar:
         self._bearings = c.bearings()
         self._buffers: ScratchCache[_Buffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
         pattern, inv_norm = c.beam_pattern_terms()
-        with wp.ScopedDevice(self.device):
-            self._pattern = wp.array(pattern.astype(np.float32), dtype=wp.float32)
-            self._inv_norm = wp.array(inv_norm.astype(np.float32), dtype=wp.float32)
-            m = c.n_frequencies
-            f = (np.arange(m) - m // 2) * (c.fs / c.fft_length)
-            scale = math.sqrt(math.pi) / c.bandwidth * np.exp(-(math.pi * f / c.bandwidth) ** 2)
-            self._spectrum_scale = wp.array(scale.astype(np.float32), dtype=wp.float32)
+        self._pattern = wp.array(pattern.astype(np.float32), dtype=wp.float32, device=self.device)
+        self._inv_norm = wp.array(inv_norm.astype(np.float32), dtype=wp.float32, device=self.device)
+        m = c.n_frequencies
+        f = (np.arange(m) - m // 2) * (c.fs / c.fft_length)
+        scale = math.sqrt(math.pi) / c.bandwidth * np.exp(-(math.pi * f / c.bandwidth) ** 2)
+        self._spectrum_scale = wp.array(scale.astype(np.float32), dtype=wp.float32, device=self.device)
         self._fold_index = (np.arange(m) - m // 2) % c.fft_length
 
     def memory_bytes(self, batch: int, method: str | None = None) -> int:
@@ -410,10 +409,11 @@ class MultibeamSonar:
         buf = self._buffers_for(batch, method)
         shape = (batch, c.n_samples, c.n_beams)
         if out is None:
-            with wp.ScopedDevice(self.device):
-                out = MultibeamResult(wp.empty(shape, dtype=wp.vec2), wp.empty(shape, dtype=wp.float32),
-                                      wp.empty(shape, dtype=wp.float32), self._ranges, self._bearings, c,
-                                      int(frame_index), method)
+            dev = self.device
+            out = MultibeamResult(wp.empty(shape, dtype=wp.vec2, device=dev),
+                                  wp.empty(shape, dtype=wp.float32, device=dev),
+                                  wp.empty(shape, dtype=wp.float32, device=dev), self._ranges, self._bearings, c,
+                                  int(frame_index), method)
         else:
             if tuple(out.intensity.shape) != shape or out.config != c:
                 raise ConfigError(f"MultibeamSonar.render: out holds pings of shape {tuple(out.intensity.shape)} "
@@ -443,8 +443,8 @@ class MultibeamSonar:
             launch_1d(k.multibeam_nonzero_kernel, batch * c.n_samples,
                       [buf.raw, c.n_beams, c.n_samples, buf.nonzero_count, buf.nonzero_beams], dev, min_chunk=64)
         launch_1d(k.multibeam_mix_kernel, batch * c.n_samples * c.n_beams,
-                  [buf.raw, buf.nonzero_count, buf.nonzero_beams, self._pattern, self._inv_norm, int(c.beam_pattern), c.n_beams, c.n_samples,
-                   out.time_series, out.intensity, out.db], dev)
+                  [buf.raw, buf.nonzero_count, buf.nonzero_beams, self._pattern, self._inv_norm, int(c.beam_pattern),
+                   c.n_beams, c.n_samples, out.time_series, out.intensity, out.db], dev)
         return out
 
     def _spectral_series(self, buf: _Buffers, batch: int, rays_per_beam: int) -> None:
