@@ -97,7 +97,9 @@ class UnderwaterCameraConfig(ConfigBase):
     """Pinhole underwater camera (see the module docstring for frames and units).
 
     Intrinsics: ``width`` x ``height`` pixels; ``horizontal_fov`` (deg, (0, 180)) sets ``fx`` when ``fx`` is
-    None; ``fy`` defaults to ``fx`` (square pixels); ``cx``/``cy`` (pixels) default to the image centre.
+    None; ``fy`` defaults to ``fx`` (square pixels); ``cx``/``cy`` (pixels, OpenCV image coordinates: the centre
+    of pixel (row, col) is (u, v) = (col, row)) default to the image centre ((width - 1) / 2, (height - 1) / 2),
+    so an OpenCV calibration's K can be used as it is.
     ``max_range`` (m): rays that hit nothing nearer see the veiling light.
     Lighting: ``ambient`` RGB irradiance; ``sun`` on/off with ``sun_irradiance`` (RGB, just below the surface)
     from ``sun_zenith`` (deg from straight above, [0, 90)) and ``sun_azimuth`` (deg, counter-clockwise from
@@ -211,15 +213,20 @@ class UnderwaterCameraConfig(ConfigBase):
         return base
 
     def intrinsics(self) -> tuple[float, float, float, float]:
-        """(fx, fy, cx, cy) in pixels; pixel (row, col) has its centre at (col + 0.5, row + 0.5)."""
+        """(fx, fy, cx, cy) in pixels, OpenCV convention: pixel (row, col) has its centre at (u, v) = (col, row),
+        so a centred principal point is ((width - 1) / 2, (height - 1) / 2); ``horizontal_fov`` spans the full
+        image width, edge to edge (fx = width / 2 / tan(fov / 2))."""
         fx = self.fx if self.fx is not None else 0.5 * self.width / math.tan(math.radians(self.horizontal_fov) / 2)
         fy = self.fy if self.fy is not None else fx
-        cx = self.cx if self.cx is not None else 0.5 * self.width
-        cy = self.cy if self.cy is not None else 0.5 * self.height
+        cx = self.cx if self.cx is not None else 0.5 * (self.width - 1)
+        cy = self.cy if self.cy is not None else 0.5 * (self.height - 1)
         return float(fx), float(fy), float(cx), float(cy)
 
     def camera_matrix(self) -> np.ndarray:
-        """3x3 pinhole matrix K (OpenCV convention: x right, y down, z forward)."""
+        """3x3 pinhole matrix K in the OpenCV convention: camera frame x right, y down, z forward; pixel
+        (row, col) centred at (u, v) = (col, row). A camera-frame point (x, y, z) the renderer shows at pixel
+        (row, col) projects with K to (u, v) = (col, row); a centred camera has cx = (width - 1) / 2,
+        cy = (height - 1) / 2."""
         fx, fy, cx, cy = self.intrinsics()
         return np.array([[fx, 0.0, cx], [0.0, fy, cy], [0.0, 0.0, 1.0]])
 
