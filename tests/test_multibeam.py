@@ -261,26 +261,28 @@ def test_batch_equals_single_renders_bit_for_bit(tank_scene: Scene, method: str)
 
 def test_mixing_kernel_matches_the_weight_matrix_product() -> None:
     """The fixed-order mixing kernel equals W @ p per sample (float64 reference), skipping zero beams exactly."""
-    cfg = MultibeamSonarConfig(fov=60.0, n_beams=40, beam_width=4.0)
+    cfg = MultibeamSonarConfig(fov=60.0, n_beams=43, beam_width=4.0)
     rng = np.random.default_rng(3)
-    raw = (rng.standard_normal((2, 7, 40)) + 1j * rng.standard_normal((2, 7, 40))).astype(np.complex64)
+    raw = (rng.standard_normal((2, 7, 43)) + 1j * rng.standard_normal((2, 7, 43))).astype(np.complex64)
     raw[:, :, :5] = 0  # leading / trailing zero beams and an all-zero sample
     raw[:, :, 33:] = 0
     raw[1, 4] = 0
     pattern, inv_norm = cfg.beam_pattern_terms()
     dev = "cpu"
-    raw_wp = wp.array(raw.view(np.float32).reshape(2, 7, 40, 2), dtype=wp.vec2, device=dev)
+    raw_wp = wp.array(raw.view(np.float32).reshape(2, 7, 43, 2), dtype=wp.vec2, device=dev)
     count = wp.empty(14, dtype=wp.int32, device=dev)
-    beams = wp.empty((14, 40), dtype=wp.int32, device=dev)
-    launch_1d(mbk.multibeam_nonzero_kernel, 14, [raw_wp, 40, 7, count, beams], dev)
+    beams = wp.empty((14, 43), dtype=wp.int32, device=dev)
+    launch_1d(mbk.multibeam_nonzero_kernel, 14, [raw_wp, 43, 7, count, beams], dev)
     assert count.numpy()[0] == 28 and beams.numpy()[0, :28].tolist() == list(range(5, 33))
     assert count.numpy()[7 + 4] == 0
-    ts = wp.empty((2, 7, 40), dtype=wp.vec2, device=dev)
-    inten = wp.empty((2, 7, 40), dtype=wp.float32, device=dev)
-    db = wp.empty((2, 7, 40), dtype=wp.float32, device=dev)
-    launch_1d(mbk.multibeam_mix_kernel, 2 * 7 * 40,
-              [raw_wp, count, beams, wp.array(pattern.astype(np.float32), device=dev),
-               wp.array(inv_norm.astype(np.float32), device=dev), 1, 40, 7, ts, inten, db], dev)
+    ts = wp.empty((2, 7, 43), dtype=wp.vec2, device=dev)
+    inten = wp.empty((2, 7, 43), dtype=wp.float32, device=dev)
+    db = wp.empty((2, 7, 43), dtype=wp.float32, device=dev)
+    padded = np.concatenate([pattern, np.zeros(mbk.MIX_BLOCK)]).astype(np.float32)
+    n_blocks = -(-43 // mbk.MIX_BLOCK)  # the last block is partial
+    launch_1d(mbk.multibeam_mix_kernel, 2 * 7 * n_blocks,
+              [raw_wp, count, beams, wp.array(padded, device=dev), wp.array(inv_norm.astype(np.float32), device=dev),
+               1, 43, 7, n_blocks, ts, inten, db], dev)
     expected = np.einsum("ji,bni->bnj", cfg.beam_weights(), raw.astype(np.complex128))
     got = ts.numpy().view(np.complex64)[..., 0]
     assert np.allclose(got, expected, rtol=1e-5, atol=1e-5)

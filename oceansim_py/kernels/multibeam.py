@@ -177,36 +177,52 @@ def multibeam_nonzero_kernel(raw: wp.array3d(dtype=wp.vec2), n_beams: int, n_sam
     count[e] = m
 
 
+#: Output beams per element of the mixing kernel (each scatterer sample is loaded once for all of them).
+MIX_BLOCK = 8
+
+MixBlock = wp.types.vector(length=MIX_BLOCK, dtype=wp.float32)
+
+
 @wp.kernel
 def multibeam_mix_kernel(raw: wp.array3d(dtype=wp.vec2), count: wp.array(dtype=wp.int32),
                          beams: wp.array2d(dtype=wp.int32), pattern: wp.array(dtype=wp.float32),
                          inv_norm: wp.array(dtype=wp.float32), mix: int, n_beams: int, n_samples: int,
-                         time_series: wp.array3d(dtype=wp.vec2), intensity: wp.array3d(dtype=wp.float32),
-                         db: wp.array3d(dtype=wp.float32), start: int):
-    """One element per (pose b, sample n, beam j): the beam-pattern mixing (when ``mix``) and the outputs.
+                         n_blocks: int, time_series: wp.array3d(dtype=wp.vec2),
+                         intensity: wp.array3d(dtype=wp.float32), db: wp.array3d(dtype=wp.float32), start: int):
+    """One element per (pose b, sample n, block of ``MIX_BLOCK`` output beams j): the beam-pattern mixing (when
+    ``mix``) and the outputs.
 
     Mixed p_j = inv_norm[j] * sum_i pattern[|i - j|] p_i, summed over the non-zero beams i of the sample
     (``count``, ``beams``) in increasing i: a fixed order, so the result does not depend on the device's thread
     count or chunking. The weights W[j, i] = B(theta_i - theta_j) / sqrt(sum_i B^2) are Toeplitz for uniformly
-    spaced beams: ``pattern[k]`` = B(k * beam step), ``inv_norm[j]`` the row's normalisation. Without ``mix``
-    p_j is raw. Writes the (B, samples, beams) complex series, |p|^2 and 10 log10 |p|^2 (dB; -300 for an exact
-    zero)."""
+    spaced beams: ``pattern[k]`` = B(k * beam step) (padded with ``MIX_BLOCK`` extra entries for the last
+    block), ``inv_norm[j]`` the row's normalisation. Without ``mix`` p_j is raw. Writes the (B, samples, beams)
+    complex series, |p|^2 and 10 log10 |p|^2 (dB; -300 for an exact zero)."""
     e = wp.tid() + start
-    bn = e // n_beams
-    j = e - bn * n_beams
+    bn = e // n_blocks
+    j0 = (e - bn * n_blocks) * MIX_BLOCK
     b = bn // n_samples
     n = bn - b * n_samples
-    v = raw[b, n, j]
+    re = MixBlock()
+    im = MixBlock()
     if mix != 0:
-        acc = wp.vec2(0.0, 0.0)
         for q in range(count[bn]):
             i = beams[bn, q]
-            acc = acc + pattern[wp.abs(i - j)] * raw[b, n, i]
-        v = acc * inv_norm[j]
-    p2 = wp.dot(v, v)
-    time_series[b, n, j] = v
-    intensity[b, n, j] = p2
-    if p2 > 0.0:
-        db[b, n, j] = 10.0 * wp.log10(p2)
-    else:
-        db[b, n, j] = -300.0
+            v = raw[b, n, i]
+            for jj in range(MIX_BLOCK):
+                w = pattern[wp.abs(i - j0 - jj)]
+                re[jj] = re[jj] + w * v[0]
+                im[jj] = im[jj] + w * v[1]
+    for jj in range(MIX_BLOCK):
+        j = j0 + jj
+        if j < n_beams:
+            v = raw[b, n, j]
+            if mix != 0:
+                v = wp.vec2(re[jj], im[jj]) * inv_norm[j]
+            p2 = wp.dot(v, v)
+            time_series[b, n, j] = v
+            intensity[b, n, j] = p2
+            if p2 > 0.0:
+                db[b, n, j] = 10.0 * wp.log10(p2)
+            else:
+                db[b, n, j] = -300.0

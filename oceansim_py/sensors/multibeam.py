@@ -351,7 +351,8 @@ class MultibeamSonar:
         self._bearings = c.bearings()
         self._buffers: ScratchCache[_Buffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
         pattern, inv_norm = c.beam_pattern_terms()
-        self._pattern = wp.array(pattern.astype(np.float32), dtype=wp.float32, device=self.device)
+        padded = np.concatenate([pattern, np.zeros(k.MIX_BLOCK)])  # lags past the last beam (never used)
+        self._pattern = wp.array(padded.astype(np.float32), dtype=wp.float32, device=self.device)
         self._inv_norm = wp.array(inv_norm.astype(np.float32), dtype=wp.float32, device=self.device)
         m = c.n_frequencies
         f = (np.arange(m) - m // 2) * (c.fs / c.fft_length)
@@ -442,9 +443,10 @@ class MultibeamSonar:
         if c.beam_pattern:
             launch_1d(k.multibeam_nonzero_kernel, batch * c.n_samples,
                       [buf.raw, c.n_beams, c.n_samples, buf.nonzero_count, buf.nonzero_beams], dev, min_chunk=64)
-        launch_1d(k.multibeam_mix_kernel, batch * c.n_samples * c.n_beams,
+        n_blocks = -(-c.n_beams // k.MIX_BLOCK)
+        launch_1d(k.multibeam_mix_kernel, batch * c.n_samples * n_blocks,
                   [buf.raw, buf.nonzero_count, buf.nonzero_beams, self._pattern, self._inv_norm, int(c.beam_pattern),
-                   c.n_beams, c.n_samples, out.time_series, out.intensity, out.db], dev)
+                   c.n_beams, c.n_samples, n_blocks, out.time_series, out.intensity, out.db], dev, min_chunk=512)
         return out
 
     def _spectral_series(self, buf: _Buffers, batch: int, rays_per_beam: int) -> None:
