@@ -320,8 +320,9 @@ class _Buffers:
     @staticmethod
     def nbytes(config: MultibeamSonarConfig, batch: int, method: str) -> int:
         c = config
-        total = batch * (28 + 12 * c.rays_per_pose + 8 * c.n_samples
-                         + 28 * c.n_samples * c.n_beams)  # scratch + result (vec2 + intensity + dB)
+        # pose, rays (amplitude + delay), per-sample non-zero count; per sample and beam: the series before
+        # mixing (8), its non-zero beam list (4) and the result (vec2 + intensity + dB, 16)
+        total = batch * (28 + 12 * c.rays_per_pose + 4 * c.n_samples + 28 * c.n_samples * c.n_beams)
         if method == "spectral":
             # device spectrum + host fold and FFT (complex128)
             total += batch * c.n_beams * (8 * c.n_frequencies + 32 * c.fft_length)
