@@ -136,3 +136,19 @@ def test_concurrent_renders_with_one_sensor_equal_sequential_renders(kind: str, 
         assert got.keys() == expected[j].keys()
         for name, want in expected[j].items():
             np.testing.assert_array_equal(got[name], want, err_msg=f"{kind} job {j}: {name}")
+
+
+def test_scratch_cache_is_per_thread_and_bounded() -> None:
+    from oceansim_py.sensors.scratch import ScratchCache
+
+    cache: ScratchCache[list] = ScratchCache(2)
+    mine = cache.get_or_make(4, list)
+    assert cache.get_or_make(4, list) is mine and len(cache) == 1
+    seen: list[Any] = []
+    th = threading.Thread(target=lambda: seen.extend([cache.get(4), cache.get_or_make(4, list), len(cache)]))
+    th.start()
+    th.join()
+    assert seen[0] is None and seen[1] is not mine and seen[2] == 1  # another thread gets its own
+    cache.put(1, [])
+    cache.put(2, [])  # the oldest entry (4) is dropped
+    assert cache.get(4) is None and len(cache) == 2

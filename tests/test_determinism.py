@@ -119,3 +119,19 @@ def test_ray_executor_writes_the_same_bytes_as_local(tmp_path: Path) -> None:
     checksums = lambda out: {s["index"]: s["checksum"] for s in manifest_without_timing(out)["shards"]}  # noqa: E731
     assert checksums(distributed) == checksums(local)
     assert np.load(local / "shard_00001" / "mbes" / "time_series_000003.npy").dtype == np.complex64
+
+
+def test_fixed_order_products_equal_the_hand_sums() -> None:
+    from oceansim_py.poses import matmul_fixed, rotate_fixed
+
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((5, 3, 4)), rng.standard_normal((5, 4, 2))
+    by_hand = ((a[:, :, 0:1] * b[:, 0:1, :] + a[:, :, 1:2] * b[:, 1:2, :]) + a[:, :, 2:3] * b[:, 2:3, :]) \
+        + a[:, :, 3:4] * b[:, 3:4, :]
+    assert np.array_equal(matmul_fixed(a, b), by_hand)  # k = 0, 1, 2, 3 in that order, bit for bit
+    np.testing.assert_allclose(matmul_fixed(a, b), a @ b, rtol=1e-14, atol=1e-14)
+    r, v = rng.standard_normal((6, 3, 3)), rng.standard_normal((6, 3))
+    np.testing.assert_allclose(rotate_fixed(r, v), np.einsum("nij,nj->ni", r, v), rtol=1e-14, atol=1e-14)
+    np.testing.assert_allclose(rotate_fixed(r, v, transpose=True), np.einsum("nji,nj->ni", r, v), rtol=1e-14,
+                               atol=1e-14)
+    assert rotate_fixed(np.diag([1.0, 2.0, 3.0]), np.array([[1.0, 1.0, 1.0]])).tolist() == [[1.0, 2.0, 3.0]]
