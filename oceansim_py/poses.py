@@ -144,8 +144,31 @@ def pose_to_matrix(poses: np.ndarray) -> np.ndarray:
 def compose_poses(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Poses of ``a * b`` (apply ``b`` then ``a``), e.g. world_T_vehicle * vehicle_T_sensor, shape (..., 7)."""
     ma, mb = pose_to_matrix(a), pose_to_matrix(b)
-    m = ma @ mb
+    m = matmul_fixed(ma, mb)
     out = np.empty(np.broadcast_shapes(np.shape(a), np.shape(b)))
     out[..., :3] = m[..., :3, 3]
     out[..., 3:] = matrix_to_quat(m[..., :3, :3])
     return out
+
+
+def matmul_fixed(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` for (stacks of) small float64 matrices, (..., n, k) x (..., k, m), summed over k = 0, 1, ...
+    in that order with element-wise operations.
+
+    ``@``, ``np.dot`` and ``np.einsum`` hand the sum to BLAS or to SIMD kernels chosen per machine and thread
+    count, so their last bits vary between runs on different machines or with different ``OPENBLAS_NUM_THREADS``;
+    this product is the same bit for bit everywhere (every step is one correctly rounded IEEE operation).
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    out = a[..., :, 0:1] * b[..., 0:1, :]
+    for k in range(1, a.shape[-1]):
+        out = out + a[..., :, k:k + 1] * b[..., k:k + 1, :]
+    return out
+
+
+def rotate_fixed(m: np.ndarray, v: np.ndarray, transpose: bool = False) -> np.ndarray:
+    """``m v`` (``m^T v`` when ``transpose``) for matrices (..., 3, 3) and vectors (..., 3), in the fixed order
+    of :func:`matmul_fixed` (e.g. world-to-body with a body-to-world rotation and ``transpose=True``)."""
+    mat = np.swapaxes(np.asarray(m, dtype=np.float64), -1, -2) if transpose else m
+    return matmul_fixed(mat, np.asarray(v, dtype=np.float64)[..., :, None])[..., 0]

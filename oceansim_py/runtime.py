@@ -25,6 +25,7 @@ if hasattr(wp, "LOG_WARNING"):
 wp.config.quiet = True
 
 _init_lock = threading.Lock()
+_load_lock = threading.Lock()
 _initialised = False
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
@@ -87,8 +88,8 @@ def _get_pool(n: int) -> ThreadPoolExecutor:
     global _pool, _pool_size
     with _init_lock:
         if _pool is None or _pool_size < n:
-            if _pool is not None:
-                _pool.shutdown(wait=True)
+            # the old pool is not shut down: a launch in another thread may still be submitting to it; its idle
+            # workers exit once the last reference to it is dropped
             _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="oceansim-launch")
             _pool_size = n
         return _pool
@@ -106,6 +107,13 @@ def chunk_bounds(n: int, parts: int, align: int = 1) -> list[tuple[int, int]]:
     return [(a, min(b, n)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
 
 
+def load_module(kernel: Any, device: wp.context.Device) -> None:
+    """Compile or load ``kernel``'s module for ``device`` under a lock, so that renders starting in several
+    threads at once (or the launch pool's threads) never build the same module concurrently."""
+    with _load_lock:
+        kernel.module.load(device)
+
+
 def launch_1d(kernel: Any, n: int, inputs: Sequence[Any], device: Any, align: int = 1,
               threads: int | None = None, min_chunk: int = MIN_CHUNK) -> None:
     """Launch ``kernel`` over ``n`` elements; the kernel's last argument is ``start: int``.
@@ -118,6 +126,7 @@ def launch_1d(kernel: Any, n: int, inputs: Sequence[Any], device: Any, align: in
     dev = wp.get_device(device)
     if n <= 0:
         return
+    load_module(kernel, dev)
     if not dev.is_cpu:
         wp.launch(kernel, dim=n, inputs=[*inputs, 0], device=dev)
         return
@@ -129,8 +138,6 @@ def launch_1d(kernel: Any, n: int, inputs: Sequence[Any], device: Any, align: in
     if len(bounds) <= 1:
         wp.launch(kernel, dim=n, inputs=[*inputs, 0], device=dev)
         return
-    # Compile/load the kernel's module once here, not concurrently in every pool thread.
-    kernel.module.load(dev)
     pool = _get_pool(nthreads)
     futures = [pool.submit(wp.launch, kernel, dim=b - a, inputs=[*inputs, a], device=dev) for a, b in bounds]
     for f in futures:

@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from oceansim_py.errors import ConfigError
-from oceansim_py.poses import matrix_to_quat, quat_to_matrix
+from oceansim_py.poses import matrix_to_quat, quat_to_matrix, rotate_fixed
 
 #: Quaternion norms further than this from 1 are refused; closer ones are renormalised (with a warning
 #: above ``QUAT_SILENT_LIMIT``).
@@ -474,7 +474,7 @@ class Trajectory:
         m[3:] = _normalise_quats(m[None, 3:], f"{self.source} mount")[0]
 
         def compose(pos: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            lever = np.einsum("nij,j->ni", quat_to_matrix(q), m[:3])
+            lever = rotate_fixed(quat_to_matrix(q), m[:3])
             return pos + lever, quat_multiply(q, np.broadcast_to(m[3:], q.shape)), lever
 
         pos, q, _ = compose(self.positions, self.quaternions)
@@ -556,7 +556,7 @@ class Trajectory:
                 dt = np.diff(t)
                 rel = quat_multiply(quat_conjugate(q[:-1]), q[1:])
                 seg_body = quat_to_rotvec(rel) / dt[:, None]
-                seg_world = np.einsum("nij,nj->ni", quat_to_matrix(q[:-1]), seg_body)
+                seg_world = rotate_fixed(quat_to_matrix(q[:-1]), seg_body)
                 ang = np.empty((n, 3))
                 ang[0], ang[-1] = seg_world[0], seg_world[-1]
                 if n > 2:
@@ -584,7 +584,7 @@ class Trajectory:
         if frame == "world":
             return v
         if frame == "body":
-            return np.einsum("nji,nj->ni", quat_to_matrix(q), v)
+            return rotate_fixed(quat_to_matrix(q), v, transpose=True)
         raise ConfigError(f"frame must be 'world' or 'body', got {frame!r}")
 
     def velocity(self, times: Any = None, frame: str = "world") -> np.ndarray:

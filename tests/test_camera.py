@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import trimesh
 import pytest
 
 from oceansim_py.errors import ConfigError
@@ -91,8 +92,8 @@ def test_depth_maps_equal_the_plane_distance() -> None:
     r = UnderwaterCamera(cfg).render(wall_scene(x=7.5), pose_from_euler(0, 0, -10)).numpy()
     fx, fy, cx, cy = cfg.intrinsics()
     assert fx == pytest.approx(6.0 / math.tan(math.radians(35.0)))
-    u = np.arange(12) + 0.5
-    v = np.arange(8) + 0.5
+    u = np.arange(12.0)  # OpenCV pixel centres: (u, v) = (col, row)
+    v = np.arange(8.0)
     xu, yv = np.meshgrid((u - cx) / fx, (v - cy) / fy)
     np.testing.assert_allclose(r["range"][0], 7.5 * np.sqrt(1 + xu ** 2 + yv ** 2), rtol=1e-5)
     np.testing.assert_allclose(r["depth"][0], 7.5, rtol=1e-5)
@@ -274,3 +275,30 @@ def test_cli_writes_images_and_arrays(tmp_path) -> None:
     assert json.loads((out / "camera_labels.json").read_text())[labels[2, 4]] == "wall.obj"
     assert main(["render", "camera", "--scene", str(obj), "--water", "jerlov_X", "--pose", "0,0,-10,0,0,0",
                  "--out", str(out)]) == 2
+
+
+@pytest.mark.parametrize("principal", [None, (2.0, 4.5)])
+def test_camera_matrix_projects_a_seen_point_onto_its_pixel(principal) -> None:
+    """OpenCV convention: a small sphere placed on the ray of pixel (row 2, col 6) is seen by that pixel alone,
+    and K (from ``camera_matrix()``) projects its centre onto (u, v) = (6, 2), integer pixel coordinates."""
+    extra = {} if principal is None else {"cx": principal[0], "cy": principal[1]}
+    cfg = UnderwaterCameraConfig(width=9, height=7, horizontal_fov=60.0, sun=False, **extra, **WATER)
+    k = cfg.camera_matrix()
+    fx, fy, cx, cy = k[0, 0], k[1, 1], k[0, 2], k[1, 2]
+    if principal is None:
+        assert (cx, cy) == (4.0, 3.0)  # (w - 1) / 2, (h - 1) / 2
+    col, row, dist = 6, 2, 10.0
+    # OpenCV camera frame (x right, y down, z forward) -> FLU sensor frame (forward, left, up); camera at the origin
+    x_cv, y_cv = (col - cx) / fx * dist, (row - cy) / fy * dist
+    target = np.array([dist, -x_cv, -y_cv - 10.0])
+    ball = trimesh.creation.icosphere(subdivisions=2, radius=0.25)  # well inside one pixel's 1.3 m footprint
+    mat = Material.from_properties("paint", ALBEDO, reflectivity=0.5)
+    scene = Scene([Node("/B", mesh=TriangleMesh(np.asarray(ball.vertices) + target, np.asarray(ball.faces)),
+                        material=mat, label="ball")], device="cpu")
+    res = UnderwaterCamera(cfg).render(scene, pose_from_euler(0, 0, -10)).numpy()
+    seen = np.argwhere(np.isfinite(res["range"][0]))
+    assert seen.tolist() == [[row, col]]
+    uvw = k @ np.array([x_cv, y_cv, dist])
+    assert uvw[:2] / uvw[2] == pytest.approx([col, row], abs=1e-9)
+    assert res["range"][0, row, col] == pytest.approx(dist * math.sqrt(1 + (x_cv / dist) ** 2 + (y_cv / dist) ** 2)
+                                                       - 0.25, abs=0.01)

@@ -15,7 +15,9 @@ from oceansim_py.errors import ConfigError
 from oceansim_py.io.sonar_messages import DTYPE_FLOAT32, DTYPE_UINT8
 from oceansim_py.runtime import set_cpu_threads
 from oceansim_py.scene import Node, Scene, TriangleMesh
-from oceansim_py.sensors.multibeam import MultibeamSonar, MultibeamSonarConfig, mix_beams_tiled
+from oceansim_py.kernels import multibeam as mbk
+from oceansim_py.runtime import launch_1d
+from oceansim_py.sensors.multibeam import MultibeamSonar, MultibeamSonarConfig
 
 
 def _material(reflectivity: float = 0.5) -> osp.Material:
@@ -257,13 +259,35 @@ def test_batch_equals_single_renders_bit_for_bit(tank_scene: Scene, method: str)
     assert not np.array_equal(batch[0], batch[1])
 
 
-def test_tiled_mixing_kernel_matches_blas() -> None:
+def test_mixing_kernel_matches_the_weight_matrix_product() -> None:
+    """The fixed-order mixing kernel equals W @ p per sample (float64 reference), skipping zero beams exactly."""
+    cfg = MultibeamSonarConfig(fov=60.0, n_beams=43, beam_width=4.0)
     rng = np.random.default_rng(3)
-    wt = rng.standard_normal((64, 64)).astype(np.float32)
-    raw = rng.standard_normal((2, 64, 96)).astype(np.float32)
-    mixed = wp.zeros((2, 96, 64), dtype=wp.float32, device="cpu")
-    mix_beams_tiled(wp.array(wt, device="cpu"), wp.array(raw, device="cpu"), mixed, "cpu")
-    assert np.allclose(mixed.numpy(), np.matmul(raw.transpose(0, 2, 1), wt), rtol=1e-5, atol=1e-4)
+    raw = (rng.standard_normal((2, 7, 43)) + 1j * rng.standard_normal((2, 7, 43))).astype(np.complex64)
+    raw[:, :, :5] = 0  # leading / trailing zero beams and an all-zero sample
+    raw[:, :, 33:] = 0
+    raw[1, 4] = 0
+    pattern, inv_norm = cfg.beam_pattern_terms()
+    dev = "cpu"
+    raw_wp = wp.array(raw.view(np.float32).reshape(2, 7, 43, 2), dtype=wp.vec2, device=dev)
+    count = wp.empty(14, dtype=wp.int32, device=dev)
+    beams = wp.empty((14, 43), dtype=wp.int32, device=dev)
+    launch_1d(mbk.multibeam_nonzero_kernel, 14, [raw_wp, 43, 7, count, beams], dev)
+    assert count.numpy()[0] == 28 and beams.numpy()[0, :28].tolist() == list(range(5, 33))
+    assert count.numpy()[7 + 4] == 0
+    ts = wp.empty((2, 7, 43), dtype=wp.vec2, device=dev)
+    inten = wp.empty((2, 7, 43), dtype=wp.float32, device=dev)
+    db = wp.empty((2, 7, 43), dtype=wp.float32, device=dev)
+    padded = np.concatenate([pattern, np.zeros(mbk.MIX_BLOCK)]).astype(np.float32)
+    n_blocks = -(-43 // mbk.MIX_BLOCK)  # the last block is partial
+    launch_1d(mbk.multibeam_mix_kernel, 2 * 7 * n_blocks,
+              [raw_wp, count, beams, wp.array(padded, device=dev), wp.array(inv_norm.astype(np.float32), device=dev),
+               1, 43, 7, n_blocks, ts, inten, db], dev)
+    expected = np.einsum("ji,bni->bnj", cfg.beam_weights(), raw.astype(np.complex128))
+    got = ts.numpy().view(np.complex64)[..., 0]
+    assert np.allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert np.all(got[1, 4] == 0) and np.all(db.numpy()[1, 4] == -300.0)
+    assert np.allclose(inten.numpy(), np.abs(expected) ** 2, rtol=1e-4, atol=1e-5)
 
 
 def test_beam_weights_are_signed_and_normalised() -> None:
@@ -304,7 +328,7 @@ def test_max_range_beyond_buffers_is_refused_with_the_amount(tank_scene: Scene, 
     import oceansim_py.runtime as runtime
 
     monkeypatch.setattr(runtime, "available_memory_bytes", lambda device: 2**30)  # a 1 GiB device
-    sonar = MultibeamSonar(MultibeamSonarConfig(max_range=2000.0), device="cpu")  # 79,733 samples x 512 beams
+    sonar = MultibeamSonar(MultibeamSonarConfig(max_range=2500.0), device="cpu")  # 99,663 samples x 512 beams
     with pytest.raises(ConfigError, match=r"max_range.*needs? 1\.[0-9]+ GiB"):
         sonar.render(tank_scene, LOOK_DOWN)
     with pytest.raises(ConfigError, match=r"MultibeamSonarConfig\.max_range: .* GiB per ping"):

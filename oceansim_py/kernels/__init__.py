@@ -1,5 +1,5 @@
 """Every ``@wp.kernel`` and ``@wp.func`` of the package: the math, no Python-side policy.
 
 Modules: ``raycast`` (ray/BVH queries shared by all sensors), ``random`` (counter-based noise streams),
-``transforms`` (vertex transforms for animated geometry), and one module per sensor family.
+``geometry`` (vertex transforms for animated geometry), and one module per sensor family.
 """

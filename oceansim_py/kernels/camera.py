@@ -4,8 +4,10 @@ One thread per pixel of a batch (B, H, W); element ``i = b * H * W + row * W + c
 its own index, so the result is bit-identical whatever the CPU chunking or batch size.
 
 Frames: the pose maps the sensor FLU frame (x forward = optical axis, y left, z up) to the world (Z up, metres).
-Pixel (row, col) has its centre at image coordinates ``u = col + 0.5``, ``v = row + 0.5``; the pinhole ray is
-``(1, -(u - cx) / fx, -(v - cy) / fy)`` in FLU (image right = -y, image down = -z), normalised.
+Image coordinates follow OpenCV: pixel (row, col) has its centre at ``u = col``, ``v = row`` (the image spans
+[-0.5, W - 0.5] x [-0.5, H - 0.5]); the pinhole ray through it is ``(1, -(u - cx) / fx, -(v - cy) / fy)`` in FLU
+(image right = -y, image down = -z), normalised, so ``K = [[fx, 0, cx], [0, fy, cy], [0, 0, 1]]`` projects a
+point it sees back onto ``(col, row)``.
 
 Radiometry (linear RGB, relative units: a white Lambertian surface under unit irradiance has J = 1):
 
@@ -49,9 +51,10 @@ def encode_u8(x: float) -> wp.uint8:
 
 @wp.func
 def pinhole_direction(col: int, row: int, fx: float, fy: float, cx: float, cy: float) -> wp.vec3:
-    """Unit FLU direction of the ray through the centre of pixel (row, col)."""
-    x = (float(col) + 0.5 - cx) / fx
-    y = (float(row) + 0.5 - cy) / fy
+    """Unit FLU direction of the ray through the centre of pixel (row, col), at image point (u, v) = (col, row)
+    (OpenCV pixel coordinates)."""
+    x = (float(col) - cx) / fx
+    y = (float(row) - cy) / fy
     return wp.normalize(wp.vec3(1.0, -x, -y))
 
 

@@ -1,5 +1,8 @@
 """Multibeam echosounder kernels: point scatterers, pulse deposit, per-frequency sums, beam mixing.
 
+Every sum runs in a fixed order inside one kernel element (no BLAS, no atomics), so a ping is bit-identical
+whatever the CPU thread count, chunking, batch size or executor.
+
 The model is PHYSICS.md section 2 (Choi et al. 2021, Brown et al. 2017). Every ray that hits is a point
 scatterer with complex amplitude
 
@@ -36,10 +39,6 @@ NO_DELAY = -1.0e30
 #: Random stream ids of the real and imaginary parts of the scatterer amplitudes (independent streams).
 STREAM_XI_REAL = 0
 STREAM_XI_IMAG = 1
-
-#: Tile edge of the beam-mixing matrix product (buffers are padded to multiples of it).
-MIX_TILE = 32
-
 
 @wp.func
 def line_array_pattern(angle: float, beam_width: float) -> float:
@@ -112,17 +111,14 @@ def multibeam_scatter_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int
 @wp.kernel
 def multibeam_deposit_kernel(amp: wp.array(dtype=wp.vec2), delay: wp.array(dtype=wp.float32),
                              rays_per_beam: int, n_beams: int, n_samples: int, half_width: float,
-                             envelope_rate: float, raw: wp.array3d(dtype=wp.float32), start: int):
-    """Time-domain method. One element per (pose b, beam j): zero the beam's row of ``raw`` (B, beams_pad,
-    2 * samples_pad, interleaved real/imaginary) and add each scatterer's pulse A_i exp(-(rate (n - d_i))^2)
+                             envelope_rate: float, raw: wp.array3d(dtype=wp.vec2), start: int):
+    """Time-domain method. One element per (pose b, beam j): add each scatterer's pulse
+    A_i exp(-(rate (n - d_i))^2) into column j of the zeroed sample-major series ``raw`` (B, samples, beams)
     over the samples within ``half_width`` of its delay d_i. ``envelope_rate`` = b / fs (per sample).
     Sequential per element: the sum order is the ray order, whatever the chunking."""
     e = wp.tid() + start
     b = e // n_beams
     j = e - b * n_beams
-    for n in range(n_samples):
-        raw[b, j, 2 * n] = 0.0
-        raw[b, j, 2 * n + 1] = 0.0
     first = e * rays_per_beam
     for q in range(rays_per_beam):
         d = delay[first + q]
@@ -132,9 +128,7 @@ def multibeam_deposit_kernel(amp: wp.array(dtype=wp.vec2), delay: wp.array(dtype
             hi = wp.min(int(wp.floor(d + half_width)), n_samples - 1)
             for n in range(lo, hi + 1):
                 u = envelope_rate * (float(n) - d)
-                g = wp.exp(-u * u)
-                raw[b, j, 2 * n] = raw[b, j, 2 * n] + A[0] * g
-                raw[b, j, 2 * n + 1] = raw[b, j, 2 * n + 1] + A[1] * g
+                raw[b, n, j] = raw[b, n, j] + A * wp.exp(-u * u)
 
 
 @wp.kernel
@@ -166,50 +160,69 @@ def multibeam_spectrum_kernel(amp: wp.array(dtype=wp.vec2), delay: wp.array(dtyp
 
 
 @wp.kernel
-def multibeam_mix_tiles_kernel(weights_t: wp.array2d(dtype=wp.float32), raw: wp.array2d(dtype=wp.float32),
-                               mixed: wp.array2d(dtype=wp.float32), beams_pad: int, cols_pad: int):
-    """Beam-pattern mixing as a tiled matrix product (used on CUDA): for every pose b,
-    mixed[b] = raw[b]^T @ weights_t, with raw viewed as (B * beams_pad, cols_pad) (beam-major rows) and mixed
-    as (B * cols_pad, beams_pad) (sample-major rows: row 2n the real parts of sample n, row 2n + 1 the
-    imaginary parts). ``weights_t`` is W^T. Launch with ``wp.launch_tiled`` over
-    B * (cols_pad / MIX_TILE) * (beams_pad / MIX_TILE) tiles."""
-    t = wp.tid()
-    row_tiles = cols_pad // MIX_TILE
-    col_tiles = beams_pad // MIX_TILE
-    per_pose = row_tiles * col_tiles
-    b = t // per_pose
-    r = t - b * per_pose
-    ti = r // col_tiles
-    tj = r - ti * col_tiles
-    acc = wp.tile_zeros(shape=(MIX_TILE, MIX_TILE), dtype=wp.float32)
-    for tk in range(col_tiles):
-        tr = wp.tile_load(raw, shape=(MIX_TILE, MIX_TILE), offset=(b * beams_pad + tk * MIX_TILE, ti * MIX_TILE))
-        tw = wp.tile_load(weights_t, shape=(MIX_TILE, MIX_TILE), offset=(tk * MIX_TILE, tj * MIX_TILE))
-        wp.tile_matmul(wp.tile_transpose(tr), tw, acc)
-    wp.tile_store(mixed, acc, offset=(b * cols_pad + ti * MIX_TILE, tj * MIX_TILE))
-
-
-@wp.kernel
-def multibeam_finish_kernel(src: wp.array3d(dtype=wp.float32), sample_major: int, n_beams: int, n_samples: int,
-                            time_series: wp.array3d(dtype=wp.vec2), intensity: wp.array3d(dtype=wp.float32),
-                            db: wp.array3d(dtype=wp.float32), start: int):
-    """One element per (pose b, sample n), looping over the beams j: write the (B, samples, beams) complex time
-    series, its intensity |p|^2 and 10 log10 |p|^2 (dB; -300 for an exact zero). ``src`` is sample-major
-    (B, 2 * samples_pad, beams_pad) when ``sample_major`` (the mixed series), else beam-major
-    (B, beams_pad, 2 * samples_pad)."""
+def multibeam_nonzero_kernel(raw: wp.array3d(dtype=wp.vec2), n_beams: int, n_samples: int,
+                             count: wp.array(dtype=wp.int32), beams: wp.array2d(dtype=wp.int32), start: int):
+    """One element per (pose b, sample n): the beams whose series is non-zero at sample n, in increasing order,
+    in ``beams[b * n_samples + n, :count]``. The mixing sums over these beams only (a seafloor return occupies a
+    few beams per sample)."""
     e = wp.tid() + start
     b = e // n_samples
     n = e - b * n_samples
+    m = int(0)
     for j in range(n_beams):
-        v = wp.vec2(0.0, 0.0)
-        if sample_major != 0:
-            v = wp.vec2(src[b, 2 * n, j], src[b, 2 * n + 1, j])
-        else:
-            v = wp.vec2(src[b, j, 2 * n], src[b, j, 2 * n + 1])
-        p2 = wp.dot(v, v)
-        time_series[b, n, j] = v
-        intensity[b, n, j] = p2
-        if p2 > 0.0:
-            db[b, n, j] = 10.0 * wp.log10(p2)
-        else:
-            db[b, n, j] = -300.0
+        v = raw[b, n, j]
+        if v[0] != 0.0 or v[1] != 0.0:
+            beams[e, m] = j
+            m = m + 1
+    count[e] = m
+
+
+#: Output beams per element of the mixing kernel (each scatterer sample is loaded once for all of them).
+MIX_BLOCK = 8
+
+MixBlock = wp.types.vector(length=MIX_BLOCK, dtype=wp.float32)
+
+
+@wp.kernel
+def multibeam_mix_kernel(raw: wp.array3d(dtype=wp.vec2), count: wp.array(dtype=wp.int32),
+                         beams: wp.array2d(dtype=wp.int32), pattern: wp.array(dtype=wp.float32),
+                         inv_norm: wp.array(dtype=wp.float32), mix: int, n_beams: int, n_samples: int,
+                         n_blocks: int, time_series: wp.array3d(dtype=wp.vec2),
+                         intensity: wp.array3d(dtype=wp.float32), db: wp.array3d(dtype=wp.float32), start: int):
+    """One element per (pose b, sample n, block of ``MIX_BLOCK`` output beams j): the beam-pattern mixing (when
+    ``mix``) and the outputs.
+
+    Mixed p_j = inv_norm[j] * sum_i pattern[|i - j|] p_i, summed over the non-zero beams i of the sample
+    (``count``, ``beams``) in increasing i: a fixed order, so the result does not depend on the device's thread
+    count or chunking. The weights W[j, i] = B(theta_i - theta_j) / sqrt(sum_i B^2) are Toeplitz for uniformly
+    spaced beams: ``pattern[k]`` = B(k * beam step) (padded with ``MIX_BLOCK`` extra entries for the last
+    block), ``inv_norm[j]`` the row's normalisation. Without ``mix`` p_j is raw. Writes the (B, samples, beams)
+    complex series, |p|^2 and 10 log10 |p|^2 (dB; -300 for an exact zero)."""
+    e = wp.tid() + start
+    bn = e // n_blocks
+    j0 = (e - bn * n_blocks) * MIX_BLOCK
+    b = bn // n_samples
+    n = bn - b * n_samples
+    re = MixBlock()
+    im = MixBlock()
+    if mix != 0:
+        for q in range(count[bn]):
+            i = beams[bn, q]
+            v = raw[b, n, i]
+            for jj in range(MIX_BLOCK):
+                w = pattern[wp.abs(i - j0 - jj)]
+                re[jj] = re[jj] + w * v[0]
+                im[jj] = im[jj] + w * v[1]
+    for jj in range(MIX_BLOCK):
+        j = j0 + jj
+        if j < n_beams:
+            v = raw[b, n, j]
+            if mix != 0:
+                v = wp.vec2(re[jj], im[jj]) * inv_norm[j]
+            p2 = wp.dot(v, v)
+            time_series[b, n, j] = v
+            intensity[b, n, j] = p2
+            if p2 > 0.0:
+                db[b, n, j] = 10.0 * wp.log10(p2)
+            else:
+                db[b, n, j] = -300.0

@@ -14,6 +14,7 @@ import warp as wp
 
 from oceansim_py.errors import SceneError
 from oceansim_py.kernels.geometry import transform_vertices_kernel
+from oceansim_py.poses import rotate_fixed
 from oceansim_py.runtime import launch_1d
 
 if TYPE_CHECKING:
@@ -26,9 +27,10 @@ DEGENERATE_AREA = 1e-12
 
 
 def transform_points(matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
-    """Apply a 4x4 affine (column vectors) to (N, 3) points, in float64."""
+    """Apply a 4x4 affine (column vectors) to (N, 3) points, in float64 (fixed summation order: the same bits
+    whatever the BLAS thread count or machine)."""
     p = np.asarray(points, dtype=np.float64)
-    return p @ matrix[:3, :3].T + matrix[:3, 3]
+    return rotate_fixed(np.asarray(matrix, dtype=np.float64)[:3, :3], p) + matrix[:3, 3]
 
 
 def triangle_areas(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from oceansim_py.errors import SceneError
+from oceansim_py.poses import matmul_fixed
 from oceansim_py.scene.graph import Node, TriangleMesh
 from oceansim_py.scene.materials import DEFAULT_MATERIAL, MaterialTable
 
@@ -45,7 +46,7 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
         raise SceneError(f"{path}: up_axis must be 'Y' or 'Z', got {up_axis!r}")
     conv = np.diag([meters_per_unit] * 3 + [1.0])
     if up == "Y":
-        conv = conv @ Y_UP_TO_Z_UP
+        conv = matmul_fixed(conv, Y_UP_TO_Z_UP)
     mat = DEFAULT_MATERIAL
     if material is not None:
         found = materials.get(material)
@@ -68,7 +69,7 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
             raise SceneError(f"{path}: geometry {geom_name!r} has face indices out of range "
                              f"(0..{verts.shape[0] - 1})")
         node = Node(path=f"{root_path}/{_sanitize(str(node_name))}_{i}",
-                    transform=conv @ np.asarray(transform, dtype=np.float64),
+                    transform=matmul_fixed(conv, transform),
                     mesh=TriangleMesh(verts, faces), material=mat, label=str(node_name), parent=root)
         root.children.append(node)
         nodes.append(node)

@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from oceansim_py.poses import pose_from_euler
+from oceansim_py.poses import matmul_fixed, pose_from_euler
 
 #: Decimals written for point coordinates (0.1 mm) and for other values.
 POINT_DECIMALS = 4
@@ -216,7 +216,7 @@ def rock(seed: int, size: Sequence[float]) -> PolyMesh:
         d /= max(np.linalg.norm(d), 1e-9)
         freq = 1.5 + 2.5 * hash_uniform(seed, k, 3)[()]
         phase = 2 * np.pi * hash_uniform(seed, k, 4)[()]
-        bump += np.sin(freq * (p @ d) * np.pi + phase) / (k + 1)
+        bump += np.sin(freq * matmul_fixed(p, d[:, None])[:, 0] * np.pi + phase) / (k + 1)
     r = 1.0 + 0.18 * bump
     pts = p * r[:, None] * (np.asarray(size, dtype=np.float64) / 2)
     pts[:, 2] -= pts[:, 2].min() * 0.7   # 30 % of the rock's height lies below its origin (buried)

@@ -23,6 +23,7 @@ from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.kernels import imaging_sonar as sk
 from oceansim_py.poses import as_poses
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
+from oceansim_py.sensors.scratch import ScratchCache
 
 
 def validate_range_and_noise(c: ConfigBase, owner: str, finite: tuple[str, ...] = ()) -> None:
@@ -106,21 +107,19 @@ class FanBuffers:
     def __init__(self, n_rays: int, batch: int, device: Any) -> None:
         self.batch = batch
         self.device = device
-        with wp.ScopedDevice(device):
-            self.poses = wp.empty(batch, dtype=wp.transform)
-            self.ray_value = wp.empty(n_rays, dtype=wp.float32)
-            self.ray_bin = wp.empty(n_rays, dtype=wp.int32)
-            self.ray_label = wp.empty(n_rays, dtype=wp.int32)
-            self.ray_range = wp.empty(n_rays, dtype=wp.float32)
+        self.poses = wp.empty(batch, dtype=wp.transform, device=device)
+        self.ray_value = wp.empty(n_rays, dtype=wp.float32, device=device)
+        self.ray_bin = wp.empty(n_rays, dtype=wp.int32, device=device)
+        self.ray_label = wp.empty(n_rays, dtype=wp.int32, device=device)
+        self.ray_range = wp.empty(n_rays, dtype=wp.float32, device=device)
         self.peak: wp.array | None = None
 
     def series_scratch(self, n_range: int, n_channels: int) -> None:
         if self.peak is None:
-            with wp.ScopedDevice(self.device):
-                self.peak = wp.empty((self.batch, n_range, n_channels), dtype=wp.float32)
-                self.row_max = wp.empty((self.batch, n_range), dtype=wp.float32)
-                self.frame_max = wp.empty(self.batch, dtype=wp.float32)
-                self.noise_keys = wp.empty((self.batch, 2), dtype=wp.int32)
+            self.peak = wp.empty((self.batch, n_range, n_channels), dtype=wp.float32, device=self.device)
+            self.row_max = wp.empty((self.batch, n_range), dtype=wp.float32, device=self.device)
+            self.frame_max = wp.empty(self.batch, dtype=wp.float32, device=self.device)
+            self.noise_keys = wp.empty((self.batch, 2), dtype=wp.int32, device=self.device)
 
 
 class AcousticFan:
@@ -134,6 +133,9 @@ class AcousticFan:
         n_channels: channels (series columns).
         config: the sensor's config (fields min_range, max_range, range_bins, absorption, spreading, seed,
             multiplicative_sigma, additive_sigma, normalisation).
+
+    Scratch is kept per thread for the last ``MAX_CACHED_BATCH_SIZES`` batch sizes, so one sensor may render from
+    several threads at once.
     """
 
     MAX_CACHED_BATCH_SIZES = 2
@@ -148,10 +150,9 @@ class AcousticFan:
         self.n_channels = int(n_channels)
         self.rays_per_channel = self.rays_per_pose // self.n_channels
         self.range_resolution = (config.max_range - config.min_range) / config.range_bins
-        with wp.ScopedDevice(self.device):
-            self.directions = wp.array(np.asarray(directions, dtype=np.float32), dtype=wp.vec3)
-            self.weights = wp.array(np.asarray(weights, dtype=np.float32), dtype=wp.float32)
-        self._buffers: dict[int, FanBuffers] = {}
+        self.directions = wp.array(np.asarray(directions, dtype=np.float32), dtype=wp.vec3, device=self.device)
+        self.weights = wp.array(np.asarray(weights, dtype=np.float32), dtype=wp.float32, device=self.device)
+        self._buffers: ScratchCache[FanBuffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
 
     def memory_bytes(self, batch: int) -> int:
         """Device bytes a render of ``batch`` poses needs (scratch and the four series; an upper bound when the
@@ -168,10 +169,7 @@ class AcousticFan:
             check_memory(self.memory_bytes(batch), self.device, f"{self.owner} render of {batch} pose(s) "
                          f"({self.rays_per_pose} rays each)", "use fewer rays or range bins, or render fewer poses "
                          "at once")
-            if len(self._buffers) >= self.MAX_CACHED_BATCH_SIZES:
-                self._buffers.pop(next(iter(self._buffers)))
-            buf = FanBuffers(batch * self.rays_per_pose, batch, self.device)
-            self._buffers[batch] = buf
+            buf = self._buffers.put(batch, FanBuffers(batch * self.rays_per_pose, batch, self.device))
         return buf
 
     def check(self, scene: Any, poses: Any, frame_index: Any) -> np.ndarray:
@@ -186,8 +184,8 @@ class AcousticFan:
     def render(self, scene: Any, poses: np.ndarray, frame_index: int,
                series: bool = True) -> tuple[FanSeries | None, FanBuffers]:
         """Cast the fan from (B, 7) ``poses`` and, if ``series``, gather the range series; returns them (or
-        None) and the scratch, whose ray arrays hold this render's returns until the next render of the same
-        batch size."""
+        None) and the scratch, whose ray arrays hold this render's returns until the calling thread's next
+        render of the same batch size."""
         c = self.config
         batch = poses.shape[0]
         buf = self.buffers(batch)
@@ -210,9 +208,9 @@ class AcousticFan:
         dr = float(self.range_resolution)
         shape = (batch, c.range_bins, self.n_channels)
         buf.series_scratch(c.range_bins, self.n_channels)
-        with wp.ScopedDevice(dev):
-            series = FanSeries(wp.empty(shape, dtype=wp.float32), wp.zeros(shape, dtype=wp.float32),
-                               wp.zeros(shape, dtype=wp.int32), wp.full(shape, -1, dtype=wp.int32))
+        series = FanSeries(wp.empty(shape, dtype=wp.float32, device=dev),
+                           wp.zeros(shape, dtype=wp.float32, device=dev), wp.zeros(shape, dtype=wp.int32, device=dev),
+                           wp.full(shape, -1, dtype=wp.int32, device=dev))
         launch_1d(sk.sonar_bin_kernel, batch * self.n_channels,
                   [buf.ray_value, buf.ray_bin, buf.ray_label, self.rays_per_channel, self.rays_per_pose,
                    self.n_channels, series.clean, series.hits, series.labels, buf.peak], dev, min_chunk=1)
@@ -231,8 +229,7 @@ class AcousticFan:
 
     def altitude(self, buf: FanBuffers, batch: int, frame_index: int, range_sigma: float) -> wp.array:
         """(B,) first return of each pose's fan (m, NaN without a hit), plus N(0, range_sigma) noise."""
-        with wp.ScopedDevice(self.device):
-            alt = wp.empty(batch, dtype=wp.float32)
+        alt = wp.empty(batch, dtype=wp.float32, device=self.device)
         launch_1d(fk.first_return_kernel, batch,
                   [buf.ray_range, self.rays_per_pose, int(self.config.seed), int(frame_index), self.sensor_id,
                    float(range_sigma), alt], self.device, min_chunk=1)

@@ -32,6 +32,7 @@ from oceansim_py.io.config import ConfigBase, require, require_finite, require_n
 from oceansim_py.kernels import camera as k
 from oceansim_py.poses import as_poses
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
+from oceansim_py.sensors.scratch import ScratchCache
 from oceansim_py.sensors.water import WaterType
 
 RGB = tuple[float, float, float]
@@ -96,7 +97,9 @@ class UnderwaterCameraConfig(ConfigBase):
     """Pinhole underwater camera (see the module docstring for frames and units).
 
     Intrinsics: ``width`` x ``height`` pixels; ``horizontal_fov`` (deg, (0, 180)) sets ``fx`` when ``fx`` is
-    None; ``fy`` defaults to ``fx`` (square pixels); ``cx``/``cy`` (pixels) default to the image centre.
+    None; ``fy`` defaults to ``fx`` (square pixels); ``cx``/``cy`` (pixels, OpenCV image coordinates: the centre
+    of pixel (row, col) is (u, v) = (col, row)) default to the image centre ((width - 1) / 2, (height - 1) / 2),
+    so an OpenCV calibration's K can be used as it is.
     ``max_range`` (m): rays that hit nothing nearer see the veiling light.
     Lighting: ``ambient`` RGB irradiance; ``sun`` on/off with ``sun_irradiance`` (RGB, just below the surface)
     from ``sun_zenith`` (deg from straight above, [0, 90)) and ``sun_azimuth`` (deg, counter-clockwise from
@@ -210,15 +213,20 @@ class UnderwaterCameraConfig(ConfigBase):
         return base
 
     def intrinsics(self) -> tuple[float, float, float, float]:
-        """(fx, fy, cx, cy) in pixels; pixel (row, col) has its centre at (col + 0.5, row + 0.5)."""
+        """(fx, fy, cx, cy) in pixels, OpenCV convention: pixel (row, col) has its centre at (u, v) = (col, row),
+        so a centred principal point is ((width - 1) / 2, (height - 1) / 2); ``horizontal_fov`` spans the full
+        image width, edge to edge (fx = width / 2 / tan(fov / 2))."""
         fx = self.fx if self.fx is not None else 0.5 * self.width / math.tan(math.radians(self.horizontal_fov) / 2)
         fy = self.fy if self.fy is not None else fx
-        cx = self.cx if self.cx is not None else 0.5 * self.width
-        cy = self.cy if self.cy is not None else 0.5 * self.height
+        cx = self.cx if self.cx is not None else 0.5 * (self.width - 1)
+        cy = self.cy if self.cy is not None else 0.5 * (self.height - 1)
         return float(fx), float(fy), float(cx), float(cy)
 
     def camera_matrix(self) -> np.ndarray:
-        """3x3 pinhole matrix K (OpenCV convention: x right, y down, z forward)."""
+        """3x3 pinhole matrix K in the OpenCV convention: camera frame x right, y down, z forward; pixel
+        (row, col) centred at (u, v) = (col, row). A camera-frame point (x, y, z) the renderer shows at pixel
+        (row, col) projects with K to (u, v) = (col, row); a centred camera has cx = (width - 1) / 2,
+        cy = (height - 1) / 2."""
         fx, fy, cx, cy = self.intrinsics()
         return np.array([[fx, 0.0, cx], [0.0, fy, cy], [0.0, 0.0, 1.0]])
 
@@ -314,8 +322,9 @@ def label_colours(label: np.ndarray) -> np.ndarray:
 class UnderwaterCamera:
     """An underwater RGB camera on ``device`` (``None``: cuda:0 if present, else cpu).
 
-    ``render`` draws a batch of poses in one launch. The poses buffer is kept per batch size and reused; pass
-    ``out`` (a previous result of the same batch size) to reuse the image arrays too.
+    ``render`` draws a batch of poses in one launch. The poses buffer is kept per batch size and per thread and
+    reused (one camera may render from several threads at once); pass ``out`` (a previous result of the same
+    batch size) to reuse the image arrays too.
     """
 
     MAX_CACHED_BATCH_SIZES = 2
@@ -331,28 +340,22 @@ class UnderwaterCamera:
         lights = c.lights
         cones = [light.cone_cosines() for light in lights]
         dirs = [np.asarray(light.direction, dtype=np.float64) / math.hypot(*light.direction) for light in lights]
-        with wp.ScopedDevice(self.device):
-            self._light_position = wp.array(np.array([l.position for l in lights], np.float32).reshape(-1, 3),
-                                            dtype=wp.vec3)
-            self._light_direction = wp.array(np.array(dirs, np.float32).reshape(-1, 3), dtype=wp.vec3)
-            self._light_cos_outer = wp.array(np.array([cc[0] for cc in cones], np.float32), dtype=wp.float32)
-            self._light_cos_inner = wp.array(np.array([cc[1] for cc in cones], np.float32), dtype=wp.float32)
-            self._light_intensity = wp.array(np.array([l.intensity for l in lights], np.float32).reshape(-1, 3),
-                                             dtype=wp.vec3)
-        self._poses: dict[int, wp.array] = {}
+        dev = self.device
+        self._light_position = wp.array(np.array([l.position for l in lights], np.float32).reshape(-1, 3),
+                                        dtype=wp.vec3, device=dev)
+        self._light_direction = wp.array(np.array(dirs, np.float32).reshape(-1, 3), dtype=wp.vec3, device=dev)
+        self._light_cos_outer = wp.array(np.array([cc[0] for cc in cones], np.float32), dtype=wp.float32, device=dev)
+        self._light_cos_inner = wp.array(np.array([cc[1] for cc in cones], np.float32), dtype=wp.float32, device=dev)
+        self._light_intensity = wp.array(np.array([l.intensity for l in lights], np.float32).reshape(-1, 3),
+                                         dtype=wp.vec3, device=dev)
+        self._poses: ScratchCache[wp.array] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
 
     def memory_bytes(self, batch: int) -> int:
         """Device bytes the result images of ``batch`` poses need."""
         return batch * (28 + self.config.width * self.config.height * BYTES_PER_PIXEL)
 
     def _poses_for(self, batch: int) -> wp.array:
-        buf = self._poses.get(batch)
-        if buf is None:
-            if len(self._poses) >= self.MAX_CACHED_BATCH_SIZES:
-                self._poses.pop(next(iter(self._poses)))
-            buf = wp.empty(batch, dtype=wp.transform, device=self.device)
-            self._poses[batch] = buf
-        return buf
+        return self._poses.get_or_make(batch, lambda: wp.empty(batch, dtype=wp.transform, device=self.device))
 
     def allocate(self, batch: int, label_names: list[str] | None = None, frame_index: int = 0) -> CameraResult:
         """New result arrays for ``batch`` images (refused with the estimate if the device lacks memory)."""
@@ -361,14 +364,14 @@ class UnderwaterCamera:
                      f"camera render of {batch} image(s) of {c.width}x{c.height}",
                      "lower width/height or render fewer poses at once")
         shape = (batch, c.height, c.width)
-        with wp.ScopedDevice(self.device):
-            return CameraResult(
-                rgb=wp.empty((*shape, 3), dtype=wp.uint8), linear=wp.empty(shape, dtype=wp.vec3),
-                in_air=wp.empty(shape, dtype=wp.vec3), range=wp.empty(shape, dtype=wp.float32),
-                depth=wp.empty(shape, dtype=wp.float32), label=wp.empty(shape, dtype=wp.int32),
-                instance=wp.empty(shape, dtype=wp.int32), normal=wp.empty(shape, dtype=wp.vec3),
-                label_names=list(label_names or []), camera_matrix=c.camera_matrix(), config=c,
-                frame_index=int(frame_index))
+        dev = self.device
+        return CameraResult(
+            rgb=wp.empty((*shape, 3), dtype=wp.uint8, device=dev), linear=wp.empty(shape, dtype=wp.vec3, device=dev),
+            in_air=wp.empty(shape, dtype=wp.vec3, device=dev), range=wp.empty(shape, dtype=wp.float32, device=dev),
+            depth=wp.empty(shape, dtype=wp.float32, device=dev), label=wp.empty(shape, dtype=wp.int32, device=dev),
+            instance=wp.empty(shape, dtype=wp.int32, device=dev), normal=wp.empty(shape, dtype=wp.vec3, device=dev),
+            label_names=list(label_names or []), camera_matrix=c.camera_matrix(), config=c,
+            frame_index=int(frame_index))
 
     def render(self, scene: Any, poses: Any, frame_index: int = 0, out: CameraResult | None = None,
                threads: int | None = None) -> CameraResult:

@@ -37,7 +37,7 @@ import warp as wp
 from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
 from oceansim_py.kernels.dvl import NUM_BEAMS, dvl_beams_kernel, dvl_solve_kernel
-from oceansim_py.poses import as_poses, quat_to_matrix
+from oceansim_py.poses import as_poses, quat_to_matrix, rotate_fixed
 from oceansim_py.runtime import as_float32, check_memory, launch_1d, resolve_device
 
 _OWNER = "DVLConfig"
@@ -195,8 +195,7 @@ class DVL:
             raise ConfigError(f"DVL: config must be a DVLConfig, got {type(config).__name__}")
         self.device = resolve_device(device)
         self.sensor_id = int(sensor_id)
-        with wp.ScopedDevice(self.device):
-            self._dirs = wp.array(self.config.beam_directions().astype(np.float32), dtype=wp.vec3)
+        self._dirs = wp.array(self.config.beam_directions().astype(np.float32), dtype=wp.vec3, device=self.device)
 
     def _sensor_velocities(self, poses: np.ndarray, source: Any, velocities: Any, velocity_frame: str) \
             -> np.ndarray:
@@ -213,7 +212,7 @@ class DVL:
         if velocity_frame == "sensor":
             return v
         if velocity_frame == "world":
-            return np.einsum("nji,nj->ni", quat_to_matrix(poses[:, 3:].astype(np.float64)), v)
+            return rotate_fixed(quat_to_matrix(poses[:, 3:].astype(np.float64)), v, transpose=True)
         raise ConfigError(f"DVL.render: velocity_frame must be 'world' or 'sensor', got {velocity_frame!r}")
 
     def render(self, scene: Any, poses: Any, velocities: Any = None, velocity_frame: str = "world",
@@ -236,14 +235,14 @@ class DVL:
         c = self.config
         dev = self.device
         check_memory(b * self.BYTES_PER_SAMPLE, dev, f"DVL render of {b} samples", "render fewer samples at once")
-        with wp.ScopedDevice(dev):
-            wposes = wp.array(p, dtype=wp.transform)
-            wvel = wp.array(v.astype(np.float32), dtype=wp.vec3)
-            out = DVLResult(wp.empty(b, dtype=wp.vec3), wp.empty(b, dtype=wp.int32),
-                            wp.empty(b * NUM_BEAMS, dtype=wp.float32), wp.empty(b * NUM_BEAMS, dtype=wp.float32),
-                            wp.empty(b * NUM_BEAMS, dtype=wp.int32), wp.empty(b, dtype=wp.float32), c,
-                            int(frame_index), np.asarray(poses.times, dtype=np.float64).copy()
-                            if hasattr(poses, "times") else None)
+        wposes = wp.array(p, dtype=wp.transform, device=dev)
+        wvel = wp.array(v.astype(np.float32), dtype=wp.vec3, device=dev)
+        nb = b * NUM_BEAMS
+        out = DVLResult(wp.empty(b, dtype=wp.vec3, device=dev), wp.empty(b, dtype=wp.int32, device=dev),
+                        wp.empty(nb, dtype=wp.float32, device=dev), wp.empty(nb, dtype=wp.float32, device=dev),
+                        wp.empty(nb, dtype=wp.int32, device=dev), wp.empty(b, dtype=wp.float32, device=dev), c,
+                        int(frame_index), np.asarray(poses.times, dtype=np.float64).copy()
+                        if hasattr(poses, "times") else None)
         g = scene.geometry
         launch_1d(dvl_beams_kernel, b * NUM_BEAMS,
                   [g.mesh.id, g.face_object, wposes, wvel, self._dirs, float(c.min_range), float(c.max_range),

@@ -26,6 +26,7 @@ from oceansim_py.io.config import ConfigBase, require, require_finite, require_n
 from oceansim_py.kernels import imaging_sonar as k
 from oceansim_py.poses import as_poses
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
+from oceansim_py.sensors.scratch import ScratchCache
 
 _OWNER = "ImagingSonarConfig"
 
@@ -268,15 +269,14 @@ class _Buffers:
 
     def __init__(self, config: ImagingSonarConfig, batch: int, device: wp.context.Device) -> None:
         n_rays = batch * config.rays_per_pose
-        with wp.ScopedDevice(device):
-            self.poses = wp.empty(batch, dtype=wp.transform)
-            self.ray_value = wp.empty(n_rays, dtype=wp.float32)
-            self.ray_bin = wp.empty(n_rays, dtype=wp.int32)
-            self.ray_label = wp.empty(n_rays, dtype=wp.int32)
-            self.peak = wp.empty((batch, config.range_bins, config.n_beams), dtype=wp.float32)
-            self.row_max = wp.empty((batch, config.range_bins), dtype=wp.float32)
-            self.frame_max = wp.empty(batch, dtype=wp.float32)
-            self.noise_keys = wp.empty((batch, 2), dtype=wp.int32)
+        self.poses = wp.empty(batch, dtype=wp.transform, device=device)
+        self.ray_value = wp.empty(n_rays, dtype=wp.float32, device=device)
+        self.ray_bin = wp.empty(n_rays, dtype=wp.int32, device=device)
+        self.ray_label = wp.empty(n_rays, dtype=wp.int32, device=device)
+        self.peak = wp.empty((batch, config.range_bins, config.n_beams), dtype=wp.float32, device=device)
+        self.row_max = wp.empty((batch, config.range_bins), dtype=wp.float32, device=device)
+        self.frame_max = wp.empty(batch, dtype=wp.float32, device=device)
+        self.noise_keys = wp.empty((batch, 2), dtype=wp.int32, device=device)
 
     @staticmethod
     def nbytes(config: ImagingSonarConfig, batch: int) -> int:
@@ -289,7 +289,8 @@ class ImagingSonar:
 
     ``sensor_id`` separates the noise of several sonars sharing a seed. Scratch buffers are kept for the
     last ``MAX_CACHED_BATCH_SIZES`` batch sizes rendered (e.g. a dataset's full batches and its last,
-    shorter one) and reused by later renders of those sizes.
+    shorter one) and reused by later renders of those sizes, per thread: one sonar may render from several
+    threads at once.
     """
 
     MAX_CACHED_BATCH_SIZES = 2
@@ -303,11 +304,11 @@ class ImagingSonar:
         c = self.config
         b = c.ray_bearings()
         e = c.ray_elevations()
-        with wp.ScopedDevice(self.device):
-            self._bearing_cs = wp.array(np.stack([np.cos(b), np.sin(b)], axis=1).astype(np.float32), dtype=wp.vec2)
-            self._elev_table = wp.array(np.stack([np.cos(e), np.sin(e), c.elevation_weights()], axis=1)
-                                        .astype(np.float32), dtype=wp.vec3)
-        self._buffers: dict[int, _Buffers] = {}
+        self._bearing_cs = wp.array(np.stack([np.cos(b), np.sin(b)], axis=1).astype(np.float32), dtype=wp.vec2,
+                                    device=self.device)
+        self._elev_table = wp.array(np.stack([np.cos(e), np.sin(e), c.elevation_weights()], axis=1)
+                                    .astype(np.float32), dtype=wp.vec3, device=self.device)
+        self._buffers: ScratchCache[_Buffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
         self._ranges = c.ranges()
         self._bearings = c.bearings()
 
@@ -325,10 +326,7 @@ class ImagingSonar:
             check_memory(self.memory_bytes(batch), self.device, f"imaging sonar render of {batch} pose(s) "
                          f"({self.config.rays_per_pose} rays each)",
                          "lower rays_per_beam, elevation_rays, n_beams or range_bins, or render fewer poses at once")
-            if len(self._buffers) >= self.MAX_CACHED_BATCH_SIZES:
-                self._buffers.pop(next(iter(self._buffers)))
-            buf = _Buffers(self.config, batch, self.device)
-            self._buffers[batch] = buf
+            buf = self._buffers.put(batch, _Buffers(self.config, batch, self.device))
         return buf
 
     def render(self, scene: Any, poses: Any, frame_index: int = 0,
@@ -353,10 +351,12 @@ class ImagingSonar:
         buf = self._buffers_for(batch)
         shape = (batch, c.range_bins, c.n_beams)
         if out is None:
-            with wp.ScopedDevice(self.device):
-                out = ImagingSonarResult(wp.empty(shape, dtype=wp.float32), wp.empty(shape, dtype=wp.float32),
-                                         wp.empty(shape, dtype=wp.int32), wp.empty(shape, dtype=wp.int32),
-                                         self._ranges, self._bearings, list(scene.labels), c, int(frame_index))
+            dev = self.device
+            out = ImagingSonarResult(wp.empty(shape, dtype=wp.float32, device=dev),
+                                     wp.empty(shape, dtype=wp.float32, device=dev),
+                                     wp.empty(shape, dtype=wp.int32, device=dev),
+                                     wp.empty(shape, dtype=wp.int32, device=dev),
+                                     self._ranges, self._bearings, list(scene.labels), c, int(frame_index))
         else:
             if tuple(out.intensity.shape) != shape or out.config != c:
                 raise ConfigError(f"ImagingSonar.render: out holds images of shape {tuple(out.intensity.shape)} "

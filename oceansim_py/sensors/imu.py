@@ -28,7 +28,7 @@ import numpy as np
 
 from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
-from oceansim_py.poses import quat_to_matrix
+from oceansim_py.poses import quat_to_matrix, rotate_fixed
 from oceansim_py.sensors import host_noise
 from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source
 
@@ -138,7 +138,7 @@ class IMU:
         c = self.config
         r = quat_to_matrix(s.poses[:, 3:])
         g_w = np.array([0.0, 0.0, -c.gravity])
-        true_accel = np.einsum("nji,nj->ni", r, trajectory.acceleration(t) - g_w)
+        true_accel = rotate_fixed(r, trajectory.acceleration(t) - g_w, transpose=True)
         true_gyro = trajectory.angular_velocity(t, frame="body")
         n = t.size
         if not c.noise:

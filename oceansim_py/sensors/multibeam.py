@@ -16,8 +16,9 @@ of each ideal fan beam is built by one of two methods:
   ~exp(-K^2/2) of the peak).
 
 The beams are then mixed with the paper's signed sinc weights w_ij = B(theta_i - theta_j), each beam
-normalised by sqrt(sum_i w_ij^2), as one batched matrix product on the device (BLAS on the CPU device, a Warp
-tile kernel on CUDA).
+normalised by sqrt(sum_i w_ij^2), in a Warp kernel (the same on CPU and CUDA) that sums each output in a fixed
+order over the beams that are non-zero at that sample: a ping is bit-identical whatever the thread count, BLAS,
+batch size or executor.
 
 Outputs: complex series (B, n_samples, n_beams) complex64 (``wp.vec2`` on the device), intensity |p|^2 and dB,
 ``ranges`` r_n = c t_n / 2 (m, increasing from ``min_range``) and ``bearings`` (rad, column 0 most port).
@@ -42,14 +43,12 @@ from oceansim_py.io.sonar_messages import projected_sonar_image
 from oceansim_py.kernels import multibeam as k
 from oceansim_py.poses import as_poses
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
+from oceansim_py.sensors.scratch import ScratchCache
 
 _OWNER = "MultibeamSonarConfig"
 
 #: Largest element count of one device array (Warp indexes launches with 32-bit integers).
 _MAX_ELEMENTS = 2**31 - 1
-
-#: Padding unit of the beam-major buffers (the mixing kernel's tile edge).
-_MIX_TILE = k.MIX_TILE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,9 +152,8 @@ class MultibeamSonarConfig(ConfigBase):
                 f"n_beams or sample_rate")
 
     def largest_array_elements(self) -> int:
-        """Elements of the largest per-ping device array (beam-major series, rays or spectral sums)."""
-        return max(_pad(self.n_beams, _MIX_TILE) * _pad(2 * self.n_samples, _MIX_TILE), self.rays_per_pose,
-                   self.n_beams * self.n_frequencies)
+        """Elements of the largest per-ping launch (samples x beams, rays or spectral sums)."""
+        return max(self.n_samples * self.n_beams, self.rays_per_pose, self.n_beams * self.n_frequencies)
 
     # -- derived quantities --------------------------------------------------------------------------------
     @property
@@ -210,14 +208,23 @@ class MultibeamSonarConfig(ConfigBase):
     def beam_weights(self) -> np.ndarray:
         """(n_beams, n_beams) mixing matrix W[j, i] = B(theta_i - theta_j) / sqrt(sum_i B(theta_i - theta_j)^2)
         with the signed line-array pattern B(theta) = sin(x)/x, x = pi (0.884 / theta_bw) sin(theta)."""
-        th = self.bearings().astype(np.float64)
-        x = math.pi * (0.884 / math.radians(self.beam_width)) * np.sin(th[None, :] - th[:, None])
-        w = np.sinc(x / math.pi)
-        return w / np.sqrt(np.sum(w * w, axis=1, keepdims=True))
+        pattern, inv_norm = self.beam_pattern_terms()
+        lag = np.abs(np.arange(self.n_beams)[None, :] - np.arange(self.n_beams)[:, None])
+        return pattern[lag] * inv_norm[:, None]
 
-
-def _pad(n: int, tile: int) -> int:
-    return -(-n // tile) * tile
+    def beam_pattern_terms(self) -> tuple[np.ndarray, np.ndarray]:
+        """The Toeplitz factors of :meth:`beam_weights` (float64): ``pattern[k]`` = B(k * beam step), the
+        pattern at a bearing difference of k beams, and ``inv_norm[j]`` = 1 / sqrt(sum_i B(theta_i - theta_j)^2),
+        so that W[j, i] = pattern[|i - j|] * inv_norm[j]."""
+        step = math.radians(self.fov) / self.n_beams
+        x = math.pi * (0.884 / math.radians(self.beam_width)) * np.sin(np.arange(self.n_beams) * step)
+        pattern = np.sinc(x / math.pi)
+        sq = pattern * pattern
+        # sum_i pattern[|i - j|]^2 = sum of sq over lags 0..j and 1..(n - 1 - j)
+        cum = np.cumsum(sq)
+        inv_norm = 1.0 / np.sqrt(cum[np.arange(self.n_beams)] + cum[self.n_beams - 1 - np.arange(self.n_beams)]
+                                 - sq[0])
+        return pattern, inv_norm
 
 
 @dataclasses.dataclass
@@ -295,29 +302,27 @@ class MultibeamResult:
 
 
 class _Buffers:
-    """Device scratch for one batch size (reused between renders): poses, scatterers, beam-major series."""
+    """Device scratch for one batch size (reused between renders of one thread): poses, scatterers, the
+    sample-major series before mixing and each sample's list of non-zero beams."""
 
     def __init__(self, config: MultibeamSonarConfig, batch: int, device: wp.context.Device) -> None:
         c = config
         n_rays = batch * c.rays_per_pose
-        self.beams_pad = _pad(c.n_beams, _MIX_TILE)
-        self.cols_pad = _pad(2 * c.n_samples, _MIX_TILE)
-        with wp.ScopedDevice(device):
-            self.poses = wp.empty(batch, dtype=wp.transform)
-            self.amp = wp.empty(n_rays, dtype=wp.vec2)
-            self.delay = wp.empty(n_rays, dtype=wp.float32)
-            # padded rows/columns stay zero: kernels only write the first n_beams rows, 2 n_samples columns
-            self.raw = wp.zeros((batch, self.beams_pad, self.cols_pad), dtype=wp.float32)  # beam-major
-            self.mixed = wp.zeros((batch, self.cols_pad, self.beams_pad), dtype=wp.float32)  # sample-major
+        self.poses = wp.empty(batch, dtype=wp.transform, device=device)
+        self.amp = wp.empty(n_rays, dtype=wp.vec2, device=device)
+        self.delay = wp.empty(n_rays, dtype=wp.float32, device=device)
+        # sample-major series before mixing
+        self.raw = wp.zeros((batch, c.n_samples, c.n_beams), dtype=wp.vec2, device=device)
+        self.nonzero_count = wp.empty(batch * c.n_samples, dtype=wp.int32, device=device)
+        self.nonzero_beams = wp.empty((batch * c.n_samples, c.n_beams), dtype=wp.int32, device=device)
         self.spectrum: wp.array | None = None
 
     @staticmethod
     def nbytes(config: MultibeamSonarConfig, batch: int, method: str) -> int:
         c = config
-        beams_pad = _pad(c.n_beams, _MIX_TILE)
-        cols_pad = _pad(2 * c.n_samples, _MIX_TILE)
-        total = batch * (28 + 12 * c.rays_per_pose + 2 * 4 * beams_pad * cols_pad
-                         + 16 * c.n_samples * c.n_beams)  # scratch + result (vec2 + intensity + dB)
+        # pose, rays (amplitude + delay), per-sample non-zero count; per sample and beam: the series before
+        # mixing (8), its non-zero beam list (4) and the result (vec2 + intensity + dB, 16)
+        total = batch * (28 + 12 * c.rays_per_pose + 4 * c.n_samples + 28 * c.n_samples * c.n_beams)
         if method == "spectral":
             # device spectrum + host fold and FFT (complex128)
             total += batch * c.n_beams * (8 * c.n_frequencies + 32 * c.fft_length)
@@ -327,8 +332,12 @@ class _Buffers:
 class MultibeamSonar:
     """A multibeam echosounder on ``device`` (``None``: cuda:0 if present, else cpu).
 
-    ``sensor_id`` separates the speckle of several sonars sharing a seed.
+    ``sensor_id`` separates the speckle of several sonars sharing a seed. One sensor may render from several
+    threads at once: each thread has its own scratch (the last ``MAX_CACHED_BATCH_SIZES`` batch sizes it
+    rendered) and every render returns new result arrays (or writes the caller's ``out``).
     """
+
+    MAX_CACHED_BATCH_SIZES = 2
 
     def __init__(self, config: MultibeamSonarConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
         self.config = config if config is not None else MultibeamSonarConfig()
@@ -341,17 +350,16 @@ class MultibeamSonar:
         c = self.config
         self._ranges = c.ranges()
         self._bearings = c.bearings()
-        self._buffers: dict[int, _Buffers] = {}
-        self._weights: wp.array | None = None
-        self._weights_host: np.ndarray | None = None
-        if c.beam_pattern:
-            pad = _pad(c.n_beams, _MIX_TILE)
-            w = np.zeros((pad, pad), dtype=np.float32)
-            w[: c.n_beams, : c.n_beams] = c.beam_weights().T  # W^T: mixed = raw^T @ W^T
-            self._weights_host = w
-            self._weights = wp.array(w, dtype=wp.float32, device=self.device)
-        self._spectrum_scale: wp.array | None = None
-        self._fold_index: np.ndarray | None = None
+        self._buffers: ScratchCache[_Buffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
+        pattern, inv_norm = c.beam_pattern_terms()
+        padded = np.concatenate([pattern, np.zeros(k.MIX_BLOCK)])  # lags past the last beam (never used)
+        self._pattern = wp.array(padded.astype(np.float32), dtype=wp.float32, device=self.device)
+        self._inv_norm = wp.array(inv_norm.astype(np.float32), dtype=wp.float32, device=self.device)
+        m = c.n_frequencies
+        f = (np.arange(m) - m // 2) * (c.fs / c.fft_length)
+        scale = math.sqrt(math.pi) / c.bandwidth * np.exp(-(math.pi * f / c.bandwidth) ** 2)
+        self._spectrum_scale = wp.array(scale.astype(np.float32), dtype=wp.float32, device=self.device)
+        self._fold_index = (np.arange(m) - m // 2) % c.fft_length
 
     def memory_bytes(self, batch: int, method: str | None = None) -> int:
         """Bytes a render of ``batch`` poses needs (scratch and result; spectral adds its spectra)."""
@@ -372,8 +380,7 @@ class MultibeamSonar:
                          f"({c.n_samples} samples x {c.n_beams} beams)",
                          "lower max_range, n_beams, rays_per_beam or the batch size")
         if buf is None:
-            buf = _Buffers(c, batch, self.device)
-            self._buffers[batch] = buf
+            buf = self._buffers.put(batch, _Buffers(c, batch, self.device))
         if method == "spectral" and buf.spectrum is None:
             buf.spectrum = wp.empty(batch * c.n_beams * c.n_frequencies, dtype=wp.vec2, device=self.device)
         return buf
@@ -404,10 +411,11 @@ class MultibeamSonar:
         buf = self._buffers_for(batch, method)
         shape = (batch, c.n_samples, c.n_beams)
         if out is None:
-            with wp.ScopedDevice(self.device):
-                out = MultibeamResult(wp.empty(shape, dtype=wp.vec2), wp.empty(shape, dtype=wp.float32),
-                                      wp.empty(shape, dtype=wp.float32), self._ranges, self._bearings, c,
-                                      int(frame_index), method)
+            dev = self.device
+            out = MultibeamResult(wp.empty(shape, dtype=wp.vec2, device=dev),
+                                  wp.empty(shape, dtype=wp.float32, device=dev),
+                                  wp.empty(shape, dtype=wp.float32, device=dev), self._ranges, self._bearings, c,
+                                  int(frame_index), method)
         else:
             if tuple(out.intensity.shape) != shape or out.config != c:
                 raise ConfigError(f"MultibeamSonar.render: out holds pings of shape {tuple(out.intensity.shape)} "
@@ -427,18 +435,19 @@ class MultibeamSonar:
                    buf.amp, buf.delay], dev)
         rays_per_beam = c.azimuth_rays_per_beam * c.rays_per_beam
         if method == "time":
+            buf.raw.zero_()
             launch_1d(k.multibeam_deposit_kernel, batch * c.n_beams,
                       [buf.amp, buf.delay, rays_per_beam, c.n_beams, c.n_samples, hw, c.bandwidth / c.fs, buf.raw],
                       dev, min_chunk=1)
         else:
             self._spectral_series(buf, batch, rays_per_beam)
-        src = buf.raw
         if c.beam_pattern:
-            self._mix(buf)
-            src = buf.mixed
-        launch_1d(k.multibeam_finish_kernel, batch * c.n_samples,
-                  [src, int(c.beam_pattern), c.n_beams, c.n_samples, out.time_series, out.intensity, out.db], dev,
-                  min_chunk=64)
+            launch_1d(k.multibeam_nonzero_kernel, batch * c.n_samples,
+                      [buf.raw, c.n_beams, c.n_samples, buf.nonzero_count, buf.nonzero_beams], dev, min_chunk=64)
+        n_blocks = -(-c.n_beams // k.MIX_BLOCK)
+        launch_1d(k.multibeam_mix_kernel, batch * c.n_samples * n_blocks,
+                  [buf.raw, buf.nonzero_count, buf.nonzero_beams, self._pattern, self._inv_norm, int(c.beam_pattern),
+                   c.n_beams, c.n_samples, n_blocks, out.time_series, out.intensity, out.db], dev, min_chunk=512)
         return out
 
     def _spectral_series(self, buf: _Buffers, batch: int, rays_per_beam: int) -> None:
@@ -446,11 +455,6 @@ class MultibeamSonar:
         c = self.config
         m = c.n_frequencies
         n_fft = c.fft_length
-        if self._spectrum_scale is None:
-            f = (np.arange(m) - m // 2) * (c.fs / n_fft)
-            scale = math.sqrt(math.pi) / c.bandwidth * np.exp(-(math.pi * f / c.bandwidth) ** 2)
-            self._spectrum_scale = wp.array(scale.astype(np.float32), dtype=wp.float32, device=self.device)
-            self._fold_index = (np.arange(m) - m // 2) % n_fft
         launch_1d(k.multibeam_spectrum_kernel, batch * c.n_beams * m,
                   [buf.amp, buf.delay, rays_per_beam, c.n_beams, m, n_fft, self._spectrum_scale, buf.spectrum],
                   self.device)
@@ -459,30 +463,6 @@ class MultibeamSonar:
         for lo in range(0, m, n_fft):  # indices within one block are distinct: a deterministic fold
             hi = min(lo + n_fft, m)
             folded[:, :, self._fold_index[lo:hi]] += spec[:, :, lo:hi]
-        series = c.fs * np.fft.ifft(folded, axis=-1)[:, :, : c.n_samples]
-        host = np.zeros((batch, buf.beams_pad, buf.cols_pad), dtype=np.float32)
-        host[:, : c.n_beams, : 2 * c.n_samples] = series.astype(np.complex64).view(np.float32)
-        buf.raw.assign(wp.array(host, dtype=wp.float32, device="cpu"))
-
-    def _mix(self, buf: _Buffers) -> None:
-        """mixed[b] = raw[b]^T @ W^T (sample-major): BLAS on the CPU device (zero-copy views; one GEMM per pose,
-        so a pose's result does not depend on the batch), the Warp tile kernel on CUDA."""
-        if self.device.is_cpu:
-            np.matmul(buf.raw.numpy().transpose(0, 2, 1), self._weights_host, out=buf.mixed.numpy())
-        else:
-            mix_beams_tiled(self._weights, buf.raw, buf.mixed, self.device)
-
-
-def mix_beams_tiled(weights_t: wp.array, raw: wp.array, mixed: wp.array, device: Any) -> None:
-    """``mixed[b] = raw[b]^T @ weights_t`` for every pose with the Warp tile kernel (one launch).
-
-    ``weights_t`` (P, P) = W^T, ``raw`` (B, P, C) beam-major, ``mixed`` (B, C, P) sample-major, float32, P and
-    C multiples of ``MIX_TILE``. Used on CUDA; it also runs on the CPU device (one thread: Warp's CPU tile
-    arena is not safe from several launch threads), which the tests use to check it against BLAS.
-    """
-    batch, beams_pad, cols_pad = raw.shape
-    n_tiles = batch * (cols_pad // _MIX_TILE) * (beams_pad // _MIX_TILE)
-    wp.launch_tiled(k.multibeam_mix_tiles_kernel, dim=[n_tiles],
-                    inputs=[weights_t, raw.reshape((batch * beams_pad, cols_pad)),
-                            mixed.reshape((batch * cols_pad, beams_pad)), beams_pad, cols_pad],
-                    block_dim=64 if wp.get_device(device).is_cuda else 1, device=device)
+        series = c.fs * np.fft.ifft(folded, axis=-1)[:, :, : c.n_samples]  # (B, beams, samples)
+        host = np.ascontiguousarray(series.transpose(0, 2, 1).astype(np.complex64)).view(np.float32)
+        buf.raw.assign(wp.array(host.reshape(batch, c.n_samples, c.n_beams, 2), dtype=wp.vec2, device="cpu"))

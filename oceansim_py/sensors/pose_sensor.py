@@ -14,7 +14,7 @@ import numpy as np
 
 from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
-from oceansim_py.poses import pose_to_matrix, quat_to_matrix
+from oceansim_py.poses import matmul_fixed, pose_to_matrix, quat_to_matrix
 from oceansim_py.sensors import host_noise
 from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source
 from oceansim_py.trajectory import rotvec_to_quat
@@ -78,5 +78,5 @@ class PoseSensor:
             frames = fi + np.arange(m.shape[0])
             m[:, :3, 3] += c.position_sigma * host_noise.gaussian(c.seed, self.sensor_id, _POSITION, frames, 3)
             rv = math.radians(c.rotation_sigma) * host_noise.gaussian(c.seed, self.sensor_id, _ROTATION, frames, 3)
-            m[:, :3, :3] = m[:, :3, :3] @ quat_to_matrix(rotvec_to_quat(rv))
+            m[:, :3, :3] = matmul_fixed(m[:, :3, :3], quat_to_matrix(rotvec_to_quat(rv)))
         return PoseSensorResult(m, true, s.times, fi)

@@ -250,8 +250,7 @@ class ProfilingSonar(FanSonar):
     def __init__(self, config: ProfilingSonarConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
         super().__init__(config, device, sensor_id)
         self._beam_angles = self.config.beam_angles()
-        with wp.ScopedDevice(self.device):
-            self._beam_angles_dev = wp.array(self._beam_angles, dtype=wp.float32)
+        self._beam_angles_dev = wp.array(self._beam_angles, dtype=wp.float32, device=self.device)
 
     def _n_channels(self) -> int:
         return self.config.n_beams
@@ -265,10 +264,10 @@ class ProfilingSonar(FanSonar):
         c = self.config
         batch, series, buf = self._cast(scene, poses, frame_index, series=c.image)
         shape = (batch, c.n_beams)
-        with wp.ScopedDevice(self.device):
-            rng, inten = wp.empty(shape, dtype=wp.float32), wp.empty(shape, dtype=wp.float32)
-            valid, label = wp.empty(shape, dtype=wp.int32), wp.empty(shape, dtype=wp.int32)
-            ps, pw = wp.empty(shape, dtype=wp.vec3), wp.empty(shape, dtype=wp.vec3)
+        dev = self.device
+        rng, inten = wp.empty(shape, dtype=wp.float32, device=dev), wp.empty(shape, dtype=wp.float32, device=dev)
+        valid, label = wp.empty(shape, dtype=wp.int32, device=dev), wp.empty(shape, dtype=wp.int32, device=dev)
+        ps, pw = wp.empty(shape, dtype=wp.vec3, device=dev), wp.empty(shape, dtype=wp.vec3, device=dev)
         launch_1d(fk.profile_detect_kernel, batch * c.n_beams,
                   [buf.ray_value, buf.ray_bin, buf.ray_label, buf.ray_range, c.rays_per_beam, c.rays_per_pose,
                    c.n_beams, self._beam_angles_dev, buf.poses, int(c.seed), int(frame_index), self.sensor_id,

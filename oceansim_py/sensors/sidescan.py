@@ -239,8 +239,7 @@ class SidescanSonar(FanSonar):
         c = self.config
         batch, series, buf = self._cast(scene, poses, frame_index)
         altitude = self._fan.altitude(buf, batch, frame_index, 0.0)
-        with wp.ScopedDevice(self.device):
-            ground = wp.empty((batch, c.range_bins, 2), dtype=wp.float32)
+        ground = wp.empty((batch, c.range_bins, 2), dtype=wp.float32, device=self.device)
         launch_1d(fk.ground_range_kernel, batch * c.range_bins * 2,
                   [series.intensity, altitude, float(c.min_range), float(c.range_resolution), c.range_bins, 2,
                    ground], self.device)
