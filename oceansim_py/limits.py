@@ -61,5 +61,6 @@ def check_config_memory(config: Any, batch: int, device: Any, what: str) -> None
     from oceansim_py.runtime import check_memory
 
     fix = getattr(config, "MEMORY_FIX", "lower the sensor's resolution")
-    check_memory(int(config.memory_bytes(batch)), device, f"{what} ({batch} pose(s) per render)",
-                 f"{fix}, or render fewer poses at once")
+    if batch > 1:
+        what, fix = f"{what} ({batch} poses per render)", f"{fix}, or render fewer poses at once"
+    check_memory(int(config.memory_bytes(batch)), device, what, fix)

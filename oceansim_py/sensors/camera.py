@@ -31,6 +31,7 @@ from oceansim_py.io import images
 from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
 from oceansim_py.kernels import camera as k
 from oceansim_py.poses import as_poses
+from oceansim_py.limits import check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.water import WaterType
 
@@ -227,6 +228,13 @@ class UnderwaterCameraConfig(ConfigBase):
         z, a = math.radians(self.sun_zenith), math.radians(self.sun_azimuth)
         return np.array([math.sin(z) * math.cos(a), math.sin(z) * math.sin(a), math.cos(z)])
 
+    MEMORY_FIX: ClassVar[str] = "lower width and height"
+
+    def memory_bytes(self, batch: int = 1) -> int:
+        """Device bytes of ``batch`` rendered images: ``BYTES_PER_PIXEL`` per pixel (every result channel) and
+        28 B per pose."""
+        return batch * (28 + self.width * self.height * BYTES_PER_PIXEL)
+
 
 @dataclasses.dataclass
 class CameraResult:
@@ -327,6 +335,7 @@ class UnderwaterCamera:
                               f"{type(config).__name__}")
         self.device = resolve_device(device)
         c = self.config
+        check_config_memory(c, 1, self.device, "UnderwaterCamera")
         self.water = c.water_type
         lights = c.lights
         cones = [light.cone_cosines() for light in lights]
@@ -343,7 +352,7 @@ class UnderwaterCamera:
 
     def memory_bytes(self, batch: int) -> int:
         """Device bytes the result images of ``batch`` poses need."""
-        return batch * (28 + self.config.width * self.config.height * BYTES_PER_PIXEL)
+        return self.config.memory_bytes(batch)
 
     def _poses_for(self, batch: int) -> wp.array:
         buf = self._poses.get(batch)

@@ -107,6 +107,10 @@ class DVLConfig(ConfigBase):
         require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
                 f"must be an integer in [0, 2^31), got {self.seed!r}")
 
+    def memory_bytes(self, batch: int = 1) -> int:
+        """Device bytes of ``batch`` samples: ``DVL.BYTES_PER_SAMPLE`` each."""
+        return batch * DVL.BYTES_PER_SAMPLE
+
     def beam_directions(self) -> np.ndarray:
         """(4, 3) unit beam directions in the sensor frame (see the module docstring)."""
         a = math.radians(self.beam_angle)

@@ -41,6 +41,7 @@ from oceansim_py.io.config import ConfigBase, require, require_finite, require_n
 from oceansim_py.io.sonar_messages import projected_sonar_image
 from oceansim_py.kernels import multibeam as k
 from oceansim_py.poses import as_poses
+from oceansim_py.limits import check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 
 _OWNER = "MultibeamSonarConfig"
@@ -151,6 +152,26 @@ class MultibeamSonarConfig(ConfigBase):
                 f"{largest} elements in one array, more than the {_MAX_ELEMENTS} a launch can index "
                 f"(about {32 * self.n_samples * self.n_beams / 2**30:.1f} GiB per ping); lower max_range, "
                 f"n_beams or sample_rate")
+
+    MEMORY_FIX: ClassVar[str] = "lower n_beams, max_range, sample_rate or rays_per_beam"
+
+    def memory_bytes(self, batch: int = 1) -> int:
+        """Bytes a :class:`MultibeamSonar` needs: with ``beam_pattern``, the (n_beams, n_beams) mixing matrix
+        (40 B per element of float64 temporaries while it is built, 8 B per padded element on host and device),
+        plus :meth:`render_bytes` of ``batch`` pings with the config's method."""
+        pad = _pad(self.n_beams, _MIX_TILE)
+        tables = (40 * self.n_beams**2 + 8 * pad**2) if self.beam_pattern else 0
+        return tables + 4 * (self.n_samples + self.n_beams) + self.render_bytes(batch, self.method)
+
+    def render_bytes(self, batch: int, method: str) -> int:
+        """Bytes of one render of ``batch`` pings: scratch, padded beam-major series and the result (vec2,
+        intensity, dB); the spectral method adds its device spectrum and host FFT grid (complex128)."""
+        beams_pad = _pad(self.n_beams, _MIX_TILE)
+        cols_pad = _pad(2 * self.n_samples, _MIX_TILE)
+        total = batch * (28 + 12 * self.rays_per_pose + 2 * 4 * beams_pad * cols_pad + 16 * self.n_samples * self.n_beams)
+        if method == "spectral":
+            total += batch * self.n_beams * (8 * self.n_frequencies + 32 * self.fft_length)
+        return total
 
     def largest_array_elements(self) -> int:
         """Elements of the largest per-ping device array (beam-major series, rays or spectral sums)."""
@@ -313,15 +334,7 @@ class _Buffers:
 
     @staticmethod
     def nbytes(config: MultibeamSonarConfig, batch: int, method: str) -> int:
-        c = config
-        beams_pad = _pad(c.n_beams, _MIX_TILE)
-        cols_pad = _pad(2 * c.n_samples, _MIX_TILE)
-        total = batch * (28 + 12 * c.rays_per_pose + 2 * 4 * beams_pad * cols_pad
-                         + 16 * c.n_samples * c.n_beams)  # scratch + result (vec2 + intensity + dB)
-        if method == "spectral":
-            # device spectrum + host fold and FFT (complex128)
-            total += batch * c.n_beams * (8 * c.n_frequencies + 32 * c.fft_length)
-        return total
+        return config.render_bytes(batch, method)
 
 
 class MultibeamSonar:
@@ -337,8 +350,9 @@ class MultibeamSonar:
         self.device = resolve_device(device)
         self.sensor_id = int(sensor_id)
         # compile (or load from the cache) here, once, rather than in each CPU launch thread at first use
-        wp.load_module(k, device=self.device)
         c = self.config
+        check_config_memory(c, 1, self.device, "MultibeamSonar")
+        wp.load_module(k, device=self.device)
         self._ranges = c.ranges()
         self._bearings = c.bearings()
         self._buffers: dict[int, _Buffers] = {}
