@@ -4,6 +4,8 @@ Every limit is checked before the work it bounds starts, and exceeding one is a
 :class:`~oceansim_py.errors.ConfigError` naming the file or field, the value and the limit.
 
 - ``MAX_FRAMES``: frames (rig ticks) in one run (10 million: a month of a 4 Hz sensor; split larger runs).
+- ``MAX_SHARDS``: shards of one run (each is a folder; 100,000).
+- ``MAX_SEED``: run seeds are 31-bit, like every sensor config's ``seed`` (``[0, 2^31 - 1]``).
 - ``MAX_TRAJECTORY_SAMPLES``: samples of one trajectory (generators, resampling; 10 million).
 - ``MAX_TRAJECTORY_SEGMENTS``: legs of a lawnmower survey (100,000).
 - ``MAX_FRAME_INDEX``: the largest frame index a render accepts. Frame indices key the counter-based noise
@@ -24,6 +26,8 @@ import numpy as np
 from oceansim_py.errors import ConfigError
 
 MAX_FRAMES = 10_000_000
+MAX_SHARDS = 100_000
+MAX_SEED = 2**31 - 1
 MAX_TRAJECTORY_SAMPLES = 10_000_000
 MAX_TRAJECTORY_SEGMENTS = 100_000
 MAX_FRAME_INDEX = 2**31 - 1
