@@ -61,7 +61,8 @@ def check_count(n: float, limit: int, what: str, fix: str) -> int:
 def check_config_memory(config: Any, batch: int, device: Any, what: str) -> None:
     """Refuse (``ConfigError`` with the estimate and the free memory) a sensor whose config would need more than
     80 % of ``device``'s free memory to render ``batch`` poses. ``config.memory_bytes(batch)`` is the estimate
-    (tables built at construction plus per-batch scratch and results); ``config.MEMORY_FIX`` says what to lower."""
+    (tables built at construction plus per-batch scratch and results; ``batch=0``: the tables alone, which is
+    what a sensor checks before building them); ``config.MEMORY_FIX`` says what to lower."""
     from oceansim_py.runtime import check_memory
 
     fix = getattr(config, "MEMORY_FIX", "lower the sensor's resolution")

@@ -22,7 +22,7 @@ from oceansim_py.io.config import ConfigBase, require, require_finite, require_n
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.kernels import imaging_sonar as sk
 from oceansim_py.poses import as_poses
-from oceansim_py.limits import check_config_memory
+from oceansim_py.limits import check_config_memory, check_frame_index
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 
 
@@ -201,9 +201,9 @@ class AcousticFan:
         if scene.device != self.device:
             raise ConfigError(f"{self.owner}: the scene is on {scene.device} but the sensor on {self.device}; "
                               f"load the scene with device={str(self.device)!r}")
-        if not isinstance(frame_index, (int, np.integer)) or isinstance(frame_index, bool) or frame_index < 0:
-            raise ConfigError(f"{self.owner}.render: frame_index must be an integer >= 0, got {frame_index!r}")
-        return as_poses(poses)
+        p = as_poses(poses)
+        check_frame_index(frame_index, f"{self.owner}.render", p.shape[0])
+        return p
 
     def render(self, scene: Any, poses: np.ndarray, frame_index: int,
                series: bool = True) -> tuple[FanSeries | None, FanBuffers]:
@@ -273,7 +273,7 @@ class FanSonar(abc.ABC):
         self.config = config if config is not None else self.CONFIG()
         if not isinstance(self.config, self.CONFIG):
             raise ConfigError(f"{name}: config must be a {self.CONFIG.__name__}, got {type(config).__name__}")
-        check_config_memory(self.config, 1, resolve_device(device), name)
+        check_config_memory(self.config, 0, resolve_device(device), name)
         dirs, weights = self.config.ray_table()
         self._fan = AcousticFan(name, dirs, weights, self._n_channels(), self.config, device, sensor_id)
         self.device = self._fan.device

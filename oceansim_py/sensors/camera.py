@@ -31,7 +31,7 @@ from oceansim_py.io import images
 from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
 from oceansim_py.kernels import camera as k
 from oceansim_py.poses import as_poses
-from oceansim_py.limits import check_config_memory
+from oceansim_py.limits import check_frame_index
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.water import WaterType
 
@@ -335,7 +335,6 @@ class UnderwaterCamera:
                               f"{type(config).__name__}")
         self.device = resolve_device(device)
         c = self.config
-        check_config_memory(c, 1, self.device, "UnderwaterCamera")
         self.water = c.water_type
         lights = c.lights
         cones = [light.cone_cosines() for light in lights]
@@ -396,8 +395,7 @@ class UnderwaterCamera:
         if scene.device != self.device:
             raise ConfigError(f"UnderwaterCamera: the scene is on {scene.device} but the camera on {self.device}; "
                               f"load the scene with device={str(self.device)!r}")
-        if not isinstance(frame_index, (int, np.integer)) or frame_index < 0:
-            raise ConfigError(f"UnderwaterCamera.render: frame_index must be an integer >= 0, got {frame_index!r}")
+        check_frame_index(frame_index, "UnderwaterCamera.render", batch)
         if out is None:
             out = self.allocate(batch, scene.labels, frame_index)
         else:

@@ -38,6 +38,7 @@ from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
 from oceansim_py.kernels.dvl import NUM_BEAMS, dvl_beams_kernel, dvl_solve_kernel
 from oceansim_py.poses import as_poses, quat_to_matrix
+from oceansim_py.limits import check_frame_index
 from oceansim_py.runtime import as_float32, check_memory, launch_1d, resolve_device
 
 _OWNER = "DVLConfig"
@@ -232,9 +233,8 @@ class DVL:
                 (rotated into the sensor frame here) or "sensor".
             frame_index: frame number of sample 0 (sample b is frame ``frame_index + b``; keys the noise).
         """
-        if not isinstance(frame_index, (int, np.integer)) or frame_index < 0:
-            raise ConfigError(f"DVL.render: frame_index must be an integer >= 0, got {frame_index!r}")
         p = as_poses(poses, "DVL.render poses")
+        check_frame_index(frame_index, "DVL.render", p.shape[0])
         v = self._sensor_velocities(p, poses, velocities, velocity_frame)
         b = p.shape[0]
         c = self.config

@@ -25,7 +25,7 @@ from oceansim_py.io import images
 from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
 from oceansim_py.kernels import imaging_sonar as k
 from oceansim_py.poses import as_poses
-from oceansim_py.limits import check_config_memory
+from oceansim_py.limits import check_config_memory, check_frame_index
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 
 _OWNER = "ImagingSonarConfig"
@@ -314,7 +314,7 @@ class ImagingSonar:
         self.device = resolve_device(device)
         self.sensor_id = int(sensor_id)
         c = self.config
-        check_config_memory(c, 1, self.device, "ImagingSonar")
+        check_config_memory(c, 0, self.device, "ImagingSonar")
         b = c.ray_bearings()
         e = c.ray_elevations()
         with wp.ScopedDevice(self.device):
@@ -362,8 +362,7 @@ class ImagingSonar:
         if scene.device != self.device:
             raise ConfigError(f"ImagingSonar: the scene is on {scene.device} but the sensor on {self.device}; "
                               f"load the scene with device={str(self.device)!r}")
-        if not isinstance(frame_index, (int, np.integer)) or frame_index < 0:
-            raise ConfigError(f"ImagingSonar.render: frame_index must be an integer >= 0, got {frame_index!r}")
+        check_frame_index(frame_index, "ImagingSonar.render", batch)
         buf = self._buffers_for(batch)
         shape = (batch, c.range_bins, c.n_beams)
         if out is None:

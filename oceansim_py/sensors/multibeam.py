@@ -41,7 +41,7 @@ from oceansim_py.io.config import ConfigBase, require, require_finite, require_n
 from oceansim_py.io.sonar_messages import projected_sonar_image
 from oceansim_py.kernels import multibeam as k
 from oceansim_py.poses import as_poses
-from oceansim_py.limits import check_config_memory
+from oceansim_py.limits import check_config_memory, check_frame_index
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 
 _OWNER = "MultibeamSonarConfig"
@@ -351,7 +351,7 @@ class MultibeamSonar:
         self.sensor_id = int(sensor_id)
         # compile (or load from the cache) here, once, rather than in each CPU launch thread at first use
         c = self.config
-        check_config_memory(c, 1, self.device, "MultibeamSonar")
+        check_config_memory(c, 0, self.device, "MultibeamSonar")
         wp.load_module(k, device=self.device)
         self._ranges = c.ranges()
         self._bearings = c.bearings()
@@ -413,8 +413,7 @@ class MultibeamSonar:
         if scene.device != self.device:
             raise ConfigError(f"MultibeamSonar: the scene is on {scene.device} but the sensor on {self.device}; "
                               f"load the scene with device={str(self.device)!r}")
-        if not isinstance(frame_index, (int, np.integer)) or frame_index < 0:
-            raise ConfigError(f"MultibeamSonar.render: frame_index must be an integer >= 0, got {frame_index!r}")
+        check_frame_index(frame_index, "MultibeamSonar.render", batch)
         buf = self._buffers_for(batch, method)
         shape = (batch, c.n_samples, c.n_beams)
         if out is None:
