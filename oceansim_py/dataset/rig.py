@@ -302,6 +302,10 @@ TRAJECTORY_TYPES = {"lawnmower": "lawnmower", "orbit": "orbit", "transect": "tra
                     "usd_prim": "from_usd_prim"}
 
 
+#: Trajectory types built (and so fully validated) when the rig is loaded: they need no scene or file.
+_SCENE_FREE_TYPES = ("orbit", "transect")
+
+
 def _check_trajectory(traj: dict[str, Any], source: str, base: Path) -> None:
     from oceansim_py.trajectory import Trajectory
 
@@ -320,6 +324,14 @@ def _check_trajectory(traj: dict[str, Any], source: str, base: Path) -> None:
     for k in list(traj):
         if k != "type":
             traj[k] = coerce_value(traj[k], _rig_hint(hints.get(k, Any)), f"{source}: trajectory.{k}")
+    if kind in _SCENE_FREE_TYPES:
+        # these need no scene: build them now so that a bad value or size is refused before any rendering
+        try:
+            ctor(**{k: v for k, v in traj.items() if k != "type"})
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: trajectory: {exc}") from None
+        except TypeError as exc:
+            raise ConfigError(f"{source}: trajectory: {exc}") from None
     for key in ("path",):
         if key in traj and kind in ("csv", "usd_prim"):
             p = Path(traj[key])
