@@ -132,8 +132,9 @@ def parse_yaml(text: str | bytes, source: str) -> Any:
             line = text[: exc.start].count(b"\n") + 1
             raise ConfigError(f"{source} (line {line}, byte {exc.start}): not UTF-8 text ({exc.reason}); save the "
                               f"file as UTF-8") from None
-    loader = _LimitedLoader(text, source)
+    loader = None
     try:
+        loader = _LimitedLoader(text, source)
         return loader.get_single_data()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -143,7 +144,8 @@ def parse_yaml(text: str | bytes, source: str) -> Any:
     except RecursionError:
         raise ConfigError(f"{source}: YAML nested too deeply; flatten the file") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def load_yaml(path: str | Path) -> Any:
