@@ -18,6 +18,10 @@ Derivatives (world or body frame; body = FLU of the pose at that time):
   (``log(q_k^-1 q_k+1) / dt``), at a key the spacing-weighted mean of its two segments (the same weights as
   ``np.gradient``). Between keys the key derivatives are interpolated linearly. A one-key trajectory is at rest.
 
+Sizes are bounded (:mod:`oceansim_py.limits`): a generator, ``resample`` or CSV file gives at most
+``MAX_TRAJECTORY_SAMPLES`` samples and a lawnmower at most ``MAX_TRAJECTORY_SEGMENTS`` legs; the count is
+checked before anything is allocated. Poses must be finite and within float32's range.
+
 Quaternions: a norm within ``1e-6`` of 1 is renormalised silently; within ``QUAT_WARN_LIMIT`` (5 %) it is
 renormalised with a ``UserWarning`` naming the first such row; further off (or zero) is a ``ConfigError``.
 """
@@ -33,6 +37,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from oceansim_py.errors import ConfigError
+from oceansim_py.io.config import display_path
 from oceansim_py.limits import MAX_TRAJECTORY_SAMPLES, MAX_TRAJECTORY_SEGMENTS, check_count
 from oceansim_py.poses import check_float32_range, matrix_to_quat, quat_to_matrix
 
@@ -209,40 +214,56 @@ class Trajectory:
         """Read a CSV with the header ``t,px,py,pz,qx,qy,qz,qw`` (s, m, unit quaternion); a malformed header or
         row is a ``ConfigError`` naming the file and line."""
         p = Path(path)
+        name = display_path(p)
         if not p.is_file():
-            raise ConfigError(f"{p}: no such trajectory CSV file")
+            raise ConfigError(f"{name}: no such trajectory CSV file")
+        try:
+            rows = cls._read_csv_rows(p, name)
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the file as "
+                              f"UTF-8") from None
+        except OSError as exc:
+            raise ConfigError(f"{name}: cannot read the file ({exc.strerror or exc})") from None
+        except csv.Error as exc:
+            raise ConfigError(f"{name}: malformed CSV ({exc})") from None
+        if not rows:
+            raise ConfigError(f"{name}: the file has a header but no samples")
+        arr = np.array(rows)
+        times = arr[:, 0]
+        steps = np.diff(times)
+        if (steps <= 0).any():
+            i = int(np.argmax(steps <= 0)) + 1
+            raise ConfigError(f"{name}: sample {i} (t = {times[i]!r} s) is not after sample {i - 1} "
+                              f"(t = {times[i - 1]!r} s); times must be strictly increasing")
+        return cls(times, arr[:, 1:], source=name)
+
+    @staticmethod
+    def _read_csv_rows(p: Path, name: str) -> list[list[float]]:
+        """The numeric rows of a trajectory CSV (header checked; at most ``MAX_TRAJECTORY_SAMPLES``)."""
         rows: list[list[float]] = []
         with p.open("r", encoding="utf-8", newline="") as fh:
             reader = csv.reader(fh)
             header = next(reader, None)
             if header is None or tuple(h.strip() for h in header) != CSV_HEADER:
-                raise ConfigError(f"{p}, line 1: the header must be {','.join(CSV_HEADER)}, got "
+                raise ConfigError(f"{name}, line 1: the header must be {','.join(CSV_HEADER)}, got "
                                   f"{','.join(header) if header else '(empty file)'}")
             for row in reader:
                 line = reader.line_num
                 if not row or all(not c.strip() for c in row):
                     continue
                 if len(row) != len(CSV_HEADER):
-                    raise ConfigError(f"{p}, line {line}: expected {len(CSV_HEADER)} values "
+                    raise ConfigError(f"{name}, line {line}: expected {len(CSV_HEADER)} values "
                                       f"({','.join(CSV_HEADER)}), got {len(row)}")
                 try:
                     vals = [float(c) for c in row]
                 except ValueError:
-                    raise ConfigError(f"{p}, line {line}: {','.join(row)!r} holds a value that is not a "
+                    raise ConfigError(f"{name}, line {line}: {','.join(row)!r} holds a value that is not a "
                                       f"number") from None
                 if not all(math.isfinite(v) for v in vals):
-                    raise ConfigError(f"{p}, line {line}: non-finite value in {','.join(row)!r}")
+                    raise ConfigError(f"{name}, line {line}: non-finite value in {','.join(row)!r}")
                 rows.append(vals)
-        if not rows:
-            raise ConfigError(f"{p}: the file has a header but no samples")
-        arr = np.array(rows)
-        times = arr[:, 0]
-        steps = np.diff(times)
-        if (steps <= 0).any():
-            i = int(np.argmax(steps <= 0)) + 1
-            raise ConfigError(f"{p}: sample {i} (t = {times[i]!r} s) is not after sample {i - 1} "
-                              f"(t = {times[i - 1]!r} s); times must be strictly increasing")
-        return cls(times, arr[:, 1:], source=str(p))
+                check_count(len(rows), MAX_TRAJECTORY_SAMPLES, f"{name}: samples", "split the trajectory")
+        return rows
 
     def to_csv(self, path: str | Path) -> Path:
         """Write ``t,px,py,pz,qx,qy,qz,qw`` rows (readable by :meth:`from_csv`)."""

@@ -270,3 +270,14 @@ def test_yaml_exponent_numbers_are_numbers(tmp_path):
     text = textwrap.dedent(rig_text(frames="1e1", tick_rate_hz="2e0")).replace("speed: 1.0}", "speed: 1e0}")
     rig = load_rig(write(tmp_path, text))
     assert rig.frames == 10 and rig.tick_rate_hz == 2.0 and rig.trajectory["speed"] == 1.0
+
+
+def test_trajectory_csv_bad_bytes(tmp_path):
+    p = tmp_path / os.fsdecode(b"nav\xff.csv")
+    p.write_bytes(b"t,px,py,pz,qx,qy,qz,qw\n0,0,0,0,0,0,0,1\n1,0,0,\xe9,0,0,0,1\n")
+    with pytest.raises(ConfigError, match=r"nav\\xff.csv: not UTF-8 text") as exc:
+        Trajectory.from_csv(p)
+    one_line(exc)
+    p.write_bytes(b"t,px,py,pz,qx,qy,qz,qw\n0,0,0,0,0,0,0,1\n1,0,0,\"" + b"9" * 200_000 + b"\",0,0,0,1\n")
+    with pytest.raises(ConfigError, match="nav"):
+        Trajectory.from_csv(p)
