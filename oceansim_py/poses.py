@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from oceansim_py.errors import ConfigError
+from oceansim_py.limits import FLOAT32_MAX
 
 #: A quaternion whose norm differs from 1 by more than this is refused rather than silently normalised.
 QUAT_NORM_TOLERANCE = 1e-3
@@ -21,8 +22,8 @@ QUAT_NORM_TOLERANCE = 1e-3
 def as_poses(poses: Any, what: str = "poses") -> np.ndarray:
     """Validate and return poses as a C-contiguous (B, 7) float32 array with unit quaternions.
 
-    Non-finite values, wrong shapes, empty batches and quaternions whose norm is not 1 (within
-    ``QUAT_NORM_TOLERANCE``) raise :class:`ConfigError` naming the row. Quaternions within the tolerance
+    Non-finite values, values beyond float32's range, wrong shapes, empty batches and quaternions whose norm is
+    not 1 (within ``QUAT_NORM_TOLERANCE``) raise :class:`ConfigError` naming the row. Quaternions within the tolerance
     are renormalised exactly.
     """
     if hasattr(poses, "poses") and not isinstance(poses, np.ndarray):
@@ -38,6 +39,7 @@ def as_poses(poses: Any, what: str = "poses") -> np.ndarray:
     if not finite.all():
         row = int(np.argmin(finite))
         raise ConfigError(f"{what}: pose {row} holds a non-finite value {arr[row].tolist()}; poses must be finite")
+    check_float32_range(arr, what)
     norms = np.linalg.norm(arr[:, 3:], axis=1)
     off = np.abs(norms - 1.0) > QUAT_NORM_TOLERANCE
     if off.any():
@@ -48,6 +50,17 @@ def as_poses(poses: Any, what: str = "poses") -> np.ndarray:
         )
     arr[:, 3:] /= norms[:, None]
     return np.ascontiguousarray(arr, dtype=np.float32)
+
+
+def check_float32_range(poses: np.ndarray, what: str) -> None:
+    """Refuse (``ConfigError`` naming the first pose) a (N, 7) array holding a value beyond float32's range
+    (``oceansim_py.limits.FLOAT32_MAX``, about 3.4e38): the device stores poses as float32, where it would
+    become infinite."""
+    big = (np.abs(poses) > FLOAT32_MAX).any(axis=1)
+    if big.any():
+        row = int(np.argmax(big))
+        raise ConfigError(f"{what}: pose {row} holds {poses[row].tolist()}, beyond the float32 range "
+                          f"(|value| <= {FLOAT32_MAX:.4g}) the device stores poses in; use metres within range")
 
 
 def quat_from_euler(roll: float, pitch: float, yaw: float) -> np.ndarray:

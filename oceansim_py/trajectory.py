@@ -18,6 +18,10 @@ Derivatives (world or body frame; body = FLU of the pose at that time):
   (``log(q_k^-1 q_k+1) / dt``), at a key the spacing-weighted mean of its two segments (the same weights as
   ``np.gradient``). Between keys the key derivatives are interpolated linearly. A one-key trajectory is at rest.
 
+Sizes are bounded (:mod:`oceansim_py.limits`): a generator, ``resample`` or CSV file gives at most
+``MAX_TRAJECTORY_SAMPLES`` samples and a lawnmower at most ``MAX_TRAJECTORY_SEGMENTS`` legs; the count is
+checked before anything is allocated. Poses must be finite and within float32's range.
+
 Quaternions: a norm within ``1e-6`` of 1 is renormalised silently; within ``QUAT_WARN_LIMIT`` (5 %) it is
 renormalised with a ``UserWarning`` naming the first such row; further off (or zero) is a ``ConfigError``.
 """
@@ -33,7 +37,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from oceansim_py.errors import ConfigError
-from oceansim_py.poses import matrix_to_quat, quat_to_matrix, rotate_fixed
+from oceansim_py.io.config import display_path
+from oceansim_py.limits import MAX_TRAJECTORY_SAMPLES, MAX_TRAJECTORY_SEGMENTS, check_count
+from oceansim_py.poses import check_float32_range, matrix_to_quat, quat_to_matrix, rotate_fixed
 
 #: Quaternion norms further than this from 1 are refused; closer ones are renormalised (with a warning
 #: above ``QUAT_SILENT_LIMIT``).
@@ -141,6 +147,7 @@ class Trajectory:
         finite = np.isfinite(p).all(axis=1)
         if not finite.all():
             raise ConfigError(f"{source}: pose {int(np.argmin(finite))} holds a non-finite value")
+        check_float32_range(p, source)
         steps = np.diff(t)
         if (steps <= 0).any():
             i = int(np.argmax(steps <= 0)) + 1
@@ -207,40 +214,56 @@ class Trajectory:
         """Read a CSV with the header ``t,px,py,pz,qx,qy,qz,qw`` (s, m, unit quaternion); a malformed header or
         row is a ``ConfigError`` naming the file and line."""
         p = Path(path)
+        name = display_path(p)
         if not p.is_file():
-            raise ConfigError(f"{p}: no such trajectory CSV file")
+            raise ConfigError(f"{name}: no such trajectory CSV file")
+        try:
+            rows = cls._read_csv_rows(p, name)
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start}); save the file as "
+                              f"UTF-8") from None
+        except OSError as exc:
+            raise ConfigError(f"{name}: cannot read the file ({exc.strerror or exc})") from None
+        except csv.Error as exc:
+            raise ConfigError(f"{name}: malformed CSV ({exc})") from None
+        if not rows:
+            raise ConfigError(f"{name}: the file has a header but no samples")
+        arr = np.array(rows)
+        times = arr[:, 0]
+        steps = np.diff(times)
+        if (steps <= 0).any():
+            i = int(np.argmax(steps <= 0)) + 1
+            raise ConfigError(f"{name}: sample {i} (t = {times[i]!r} s) is not after sample {i - 1} "
+                              f"(t = {times[i - 1]!r} s); times must be strictly increasing")
+        return cls(times, arr[:, 1:], source=name)
+
+    @staticmethod
+    def _read_csv_rows(p: Path, name: str) -> list[list[float]]:
+        """The numeric rows of a trajectory CSV (header checked; at most ``MAX_TRAJECTORY_SAMPLES``)."""
         rows: list[list[float]] = []
         with p.open("r", encoding="utf-8", newline="") as fh:
             reader = csv.reader(fh)
             header = next(reader, None)
             if header is None or tuple(h.strip() for h in header) != CSV_HEADER:
-                raise ConfigError(f"{p}, line 1: the header must be {','.join(CSV_HEADER)}, got "
+                raise ConfigError(f"{name}, line 1: the header must be {','.join(CSV_HEADER)}, got "
                                   f"{','.join(header) if header else '(empty file)'}")
             for row in reader:
                 line = reader.line_num
                 if not row or all(not c.strip() for c in row):
                     continue
                 if len(row) != len(CSV_HEADER):
-                    raise ConfigError(f"{p}, line {line}: expected {len(CSV_HEADER)} values "
+                    raise ConfigError(f"{name}, line {line}: expected {len(CSV_HEADER)} values "
                                       f"({','.join(CSV_HEADER)}), got {len(row)}")
                 try:
                     vals = [float(c) for c in row]
                 except ValueError:
-                    raise ConfigError(f"{p}, line {line}: {','.join(row)!r} holds a value that is not a "
+                    raise ConfigError(f"{name}, line {line}: {','.join(row)!r} holds a value that is not a "
                                       f"number") from None
                 if not all(math.isfinite(v) for v in vals):
-                    raise ConfigError(f"{p}, line {line}: non-finite value in {','.join(row)!r}")
+                    raise ConfigError(f"{name}, line {line}: non-finite value in {','.join(row)!r}")
                 rows.append(vals)
-        if not rows:
-            raise ConfigError(f"{p}: the file has a header but no samples")
-        arr = np.array(rows)
-        times = arr[:, 0]
-        steps = np.diff(times)
-        if (steps <= 0).any():
-            i = int(np.argmax(steps <= 0)) + 1
-            raise ConfigError(f"{p}: sample {i} (t = {times[i]!r} s) is not after sample {i - 1} "
-                              f"(t = {times[i - 1]!r} s); times must be strictly increasing")
-        return cls(times, arr[:, 1:], source=str(p))
+                check_count(len(rows), MAX_TRAJECTORY_SAMPLES, f"{name}: samples", "split the trajectory")
+        return rows
 
     def to_csv(self, path: str | Path) -> Path:
         """Write ``t,px,py,pz,qx,qy,qz,qw`` rows (readable by :meth:`from_csv`)."""
@@ -284,7 +307,7 @@ class Trajectory:
         yaw = math.atan2(u[1], u[0]) if math.hypot(u[0], u[1]) > 1e-12 else 0.0
         q = quat_from_yaw_pitch(np.array([yaw]))[0]
         vel = u * speed
-        t0 = float(start_time)
+        t0 = _finite(start_time, "Trajectory.transect", "start_time", "s")
 
         def motion(t: np.ndarray):
             n = t.size
@@ -304,7 +327,10 @@ class Trajectory:
         seen from above unless ``clockwise``. ``look_at_center``: the nose points at the centre point (pitched
         down by ``atan2(height, radius)`` when above it); otherwise level, nose along the direction of travel.
         Analytic: angular rate ``omega = speed / radius``, centripetal acceleration ``omega^2 radius``."""
-        c = np.asarray(center, dtype=np.float64).reshape(-1)
+        try:
+            c = np.asarray(center, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            c = np.full(1, np.nan)
         if c.size == 2:
             c = np.array([c[0], c[1], 0.0])
         c = _vec3(c, "Trajectory.orbit: center")
@@ -321,10 +347,11 @@ class Trajectory:
             omega = 2 * math.pi / float(period)
         if clockwise:
             omega = -omega
-        theta0 = math.radians(start_angle_deg)
-        z = c[2] + float(height)
-        pitch = math.atan2(float(height), radius) if look_at_center else 0.0
-        t0 = float(start_time)
+        theta0 = math.radians(_finite(start_angle_deg, "Trajectory.orbit", "start_angle_deg", "degrees"))
+        height = _finite(height, "Trajectory.orbit", "height", "m")
+        z = c[2] + height
+        pitch = math.atan2(height, radius) if look_at_center else 0.0
+        t0 = _finite(start_time, "Trajectory.orbit", "start_time", "s")
 
         def motion(t: np.ndarray):
             th = theta0 + omega * (t - t0)
@@ -362,10 +389,18 @@ class Trajectory:
                 raise ConfigError("Trajectory.lawnmower: give a scene or bounds ((xmin, ymin, zmin), "
                                   "(xmax, ymax, zmax))")
             bounds = scene.bounds if hasattr(scene, "bounds") else scene
-        lo, hi = (np.asarray(b, dtype=np.float64).reshape(3) for b in bounds)
+        try:
+            lo, hi = (np.asarray(b, dtype=np.float64).reshape(3) for b in bounds)
+        except (TypeError, ValueError):
+            raise ConfigError(f"Trajectory.lawnmower.bounds: expected ((xmin, ymin, zmin), (xmax, ymax, zmax)) in "
+                              f"metres, got {bounds!r}") from None
+        if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+            raise ConfigError(f"Trajectory.lawnmower.bounds: must be finite, got {lo.tolist()}..{hi.tolist()}")
         for name, v in (("altitude", altitude), ("spacing", spacing), ("speed", speed), ("rate_hz", rate_hz)):
             _positive(v, "Trajectory.lawnmower", name)
-        if not (isinstance(margin, (int, float)) and margin >= 0):
+        t0 = _finite(start_time, "Trajectory.lawnmower", "start_time", "s")
+        if not (isinstance(margin, (int, float)) and not isinstance(margin, bool) and margin >= 0
+                and math.isfinite(margin)):
             raise ConfigError(f"Trajectory.lawnmower.margin: must be >= 0 m, got {margin!r}")
         if along not in ("x", "y"):
             raise ConfigError(f"Trajectory.lawnmower.along: must be 'x' or 'y', got {along!r}")
@@ -375,7 +410,9 @@ class Trajectory:
         if a1 - a0 <= 0 or c1 - c0 < 0:
             raise ConfigError(f"Trajectory.lawnmower: the area {lo.tolist()}..{hi.tolist()} minus a margin of "
                               f"{margin} m is empty; reduce margin")
-        n_legs = int(math.floor((c1 - c0) / spacing + 1e-9)) + 1
+        n_legs = check_count(math.floor((c1 - c0) / spacing + 1e-9) + 1, MAX_TRAJECTORY_SEGMENTS,
+                             f"Trajectory.lawnmower.spacing: legs ({c1 - c0:g} m across at {spacing:g} m spacing)",
+                             "widen spacing")
         z = lo[2] + float(altitude)
         r = spacing / 2.0
         # ("line", start (2,), direction (2,), length) or ("arc", centre (2,), start angle, turn sign, heading)
@@ -402,7 +439,6 @@ class Trajectory:
                 segs.append(("arc", centre, theta_start, sign, heading0))
         lengths = np.array([sg[3] if sg[0] == "line" else math.pi * r for sg in segs])
         ends = np.cumsum(lengths)
-        t0 = float(start_time)
 
         def motion(t: np.ndarray):
             s = np.clip((t - t0) * speed, 0.0, ends[-1])
@@ -453,7 +489,7 @@ class Trajectory:
 
     @classmethod
     def _sampled(cls, motion: Motion, t0: float, t1: float, rate_hz: float, source: str) -> "Trajectory":
-        times = _grid(t0, t1, rate_hz)
+        times = _grid(t0, t1, rate_hz, source)
         pos, q, _, _, _ = motion(times)
         return cls(times, np.column_stack([pos, q]), motion=motion, source=source)
 
@@ -534,10 +570,10 @@ class Trajectory:
         """Samples every ``1 / rate_hz`` s from ``start_time`` (default the first key) to the end (the last
         sample is the last grid time within the span). Use one per sensor rate."""
         _positive(rate_hz, "Trajectory.resample", "rate_hz", "Hz")
-        t0 = self.start_time if start_time is None else float(start_time)
-        n = int(math.floor((self.end_time - t0) * rate_hz + 1e-9)) + 1
-        if n < 1:
+        t0 = self.start_time if start_time is None else _finite(start_time, "Trajectory.resample", "start_time")
+        if t0 > self.end_time:
             raise ConfigError(f"{self.source}: resample start_time {t0} s is after the end {self.end_time} s")
+        n = _sample_count(t0, self.end_time, rate_hz, f"{self.source}: resample")
         return self.interpolate(t0 + np.arange(n) / float(rate_hz))
 
     # -- derivatives --------------------------------------------------------------------------------------------
@@ -605,10 +641,20 @@ class Trajectory:
 
 
 def _vec3(v: Any, what: str) -> np.ndarray:
-    a = np.asarray(v, dtype=np.float64).reshape(-1)
+    try:
+        a = np.asarray(v, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        a = np.full(1, np.nan)
     if a.size != 3 or not np.isfinite(a).all():
         raise ConfigError(f"{what}: expected 3 finite numbers (x, y, z in metres), got {v!r}")
     return a
+
+
+def _finite(v: Any, owner: str, field: str, unit: str = "") -> float:
+    """``v`` as a float, or a ``ConfigError`` naming ``owner.field`` if it is not a finite number."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) or not math.isfinite(v):
+        raise ConfigError(f"{owner}.{field}: must be a finite number{(' in ' + unit) if unit else ''}, got {v!r}")
+    return float(v)
 
 
 def _positive(v: Any, owner: str, field: str, unit: str = "") -> None:
@@ -617,9 +663,21 @@ def _positive(v: Any, owner: str, field: str, unit: str = "") -> None:
         raise ConfigError(f"{owner}.{field}: must be a finite number > 0{(' ' + unit) if unit else ''}, got {v!r}")
 
 
-def _grid(t0: float, t1: float, rate_hz: float) -> np.ndarray:
+def _sample_count(t0: float, t1: float, rate_hz: float, what: str) -> int:
+    """Grid samples ``t0 + k / rate`` within ``[t0, t1]``; more than ``MAX_TRAJECTORY_SAMPLES`` (or a span too
+    long to count) is a ``ConfigError`` naming ``what``, raised before anything is allocated."""
+    n = (t1 - t0) * rate_hz
+    if not math.isfinite(n):
+        raise ConfigError(f"{what}: a span of {t1 - t0:g} s at {rate_hz:g} Hz cannot be sampled; use a finite "
+                          f"duration and rate")
+    return check_count(math.floor(n + 1e-9) + 1, MAX_TRAJECTORY_SAMPLES,
+                       f"{what}: samples ({t1 - t0:g} s at {rate_hz:g} Hz)",
+                       "lower rate_hz or shorten the path (or split the run)")
+
+
+def _grid(t0: float, t1: float, rate_hz: float, what: str) -> np.ndarray:
     """``t0 + k / rate`` up to ``t1``, with ``t1`` appended when the grid does not land on it."""
-    n = int(math.floor((t1 - t0) * rate_hz + 1e-9)) + 1
+    n = _sample_count(t0, t1, rate_hz, what)
     t = t0 + np.arange(n) / float(rate_hz)
     if t1 - t[-1] > 1e-9:
         t = np.append(t, t1)

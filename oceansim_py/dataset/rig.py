@@ -17,23 +17,30 @@ A rig is YAML (see ``scenes/rigs/*.yaml``)::
 
 ``mount`` is the sensor's pose on the vehicle: ``[x, y, z, roll, pitch, yaw]`` (m, degrees, FLU body frame).
 Every key is checked before rendering starts: an unknown key, a sensor type that does not exist, a rate of 0,
-a missing scene: :class:`ConfigError` naming the file and the key.
+a missing scene, a value of the wrong type: :class:`ConfigError` naming the file and the key. Numbers may be
+written as YAML 1.2 exponents (``2e1``). Sizes are bounded (:mod:`oceansim_py.limits`): at most
+``MAX_FRAMES`` (10 million) ticks, and samples of each sensor, per run, at most ``MAX_SHARDS`` shards, and the
+sensors' memory for one batch (every sensor's ``config.memory_bytes(batch_size)`` summed) must fit in 80 % of
+the host's available memory.
 """
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import hashlib
 import inspect
 import json
 import math
+import typing
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
 from oceansim_py.errors import ConfigError, OceanSimError
-from oceansim_py.io.config import load_yaml
+from oceansim_py.io.config import coerce_value, display_path, load_yaml
+from oceansim_py.limits import MAX_FRAMES, MAX_SEED, MAX_SHARDS, check_count
 from oceansim_py.poses import pose_from_euler
 
 _RIG_KEYS = {"name", "description", "scene", "seed", "frames", "duration", "tick_rate_hz", "shard_size",
@@ -102,9 +109,9 @@ class Rig:
     def with_overrides(self, frames: int | None = None, scene: str | None = None) -> "Rig":
         out = self
         if frames is not None:
-            if frames < 1:
-                raise ConfigError(f"--frames must be >= 1, got {frames}")
-            out = dataclasses.replace(out, frames=int(frames))
+            frames = _number(frames, "--frames", kind=int)
+            _check_sizes(frames, out.shard_size, out.tick_rate_hz, out.sensors, "--frames")
+            out = dataclasses.replace(out, frames=frames)
         if scene is not None:
             out = dataclasses.replace(out, scene=_resolve_scene(scene, Path.cwd(), "--scene"))
         return out
@@ -115,6 +122,12 @@ def _where(source: str, key: str) -> str:
 
 
 def _number(value: Any, where: str, kind: type = float, positive: bool = True, allow_zero: bool = False) -> Any:
+    """``value`` as a finite ``kind`` (numbers written as text, e.g. ``"2e1"``, accepted), ``> 0`` when
+    ``positive`` (``>= 0`` with ``allow_zero``); else a ``ConfigError`` naming ``where``."""
+    try:
+        value = coerce_value(value, float, where)
+    except ConfigError:
+        pass
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ConfigError(f"{where}: expected a finite number, got {value!r}")
     if kind is int and not float(value).is_integer():
@@ -122,6 +135,31 @@ def _number(value: Any, where: str, kind: type = float, positive: bool = True, a
     if positive and (value < 0 or (value == 0 and not allow_zero)):
         raise ConfigError(f"{where}: must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
     return kind(value)
+
+
+def _check_sizes(frames: int, shard_size: int, tick: float, sensors: Any, where: str) -> None:
+    """Bound the run (``oceansim_py.limits``): ticks, shards, and the samples of every sensor."""
+    check_count(frames, MAX_FRAMES, f"{where}: frames", "split the run into several rigs or lower the rate")
+    check_count(-(-frames // shard_size), MAX_SHARDS, f"{where}: shards ({frames} frames / shard_size "
+                f"{shard_size})", "raise shard_size")
+    for s in sensors:
+        samples = math.ceil(frames * (s.rate_hz / tick) - 1e-9)
+        check_count(samples, MAX_FRAMES, f"{where}: samples of sensor {s.name!r} ({frames} ticks at "
+                    f"{tick:g} Hz, sensor at {s.rate_hz:g} Hz)", "lower its rate_hz or the run's length")
+
+
+def _check_memory(configs: list[tuple[str, Any]], batch_size: int, source: str) -> None:
+    """Refuse a rig whose sensors need more than 80 % of the host's available memory for one batch."""
+    from oceansim_py.runtime import available_memory_bytes
+
+    need = {name: int(cfg.memory_bytes(batch_size)) for name, cfg in configs}
+    total, free = sum(need.values()), available_memory_bytes("cpu")
+    if total > 0.8 * free:
+        worst = max(need, key=need.__getitem__)
+        raise ConfigError(f"{source}: batch_size: rendering {batch_size} poses per call needs {total / 2**30:.2f} GiB "
+                          f"for the sensors (largest: {worst!r}, {need[worst] / 2**30:.2f} GiB) but only "
+                          f"{free / 2**30:.2f} GiB of memory is available; lower batch_size or the sensors' "
+                          f"resolution")
 
 
 def _resolve_scene(scene: Any, base: Path, where: str) -> str:
@@ -161,7 +199,7 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
     base = base or Path.cwd()
     if not isinstance(data, Mapping):
         raise ConfigError(f"{source}: a rig file must hold a mapping of {sorted(_RIG_KEYS)}")
-    unknown = sorted(set(data) - _RIG_KEYS)
+    unknown = sorted((k for k in data if k not in _RIG_KEYS), key=str)
     if unknown:
         raise ConfigError(f"{source}: unknown key(s) {unknown}; valid keys are {sorted(_RIG_KEYS)}")
     for required in ("scene", "trajectory", "sensors"):
@@ -173,17 +211,18 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
     if not isinstance(sensors_raw, list) or not sensors_raw:
         raise ConfigError(f"{_where(source, 'sensors')}: expected a non-empty list of sensors")
     sensors = []
+    configs: list[tuple[str, Any]] = []
     names: set[str] = set()
     for i, s in enumerate(sensors_raw):
         key = f"sensors[{i}]"
         if not isinstance(s, Mapping):
             raise ConfigError(f"{_where(source, key)}: expected a mapping of {sorted(_SENSOR_KEYS)}")
-        unknown = sorted(set(s) - _SENSOR_KEYS)
+        unknown = sorted((k for k in s if k not in _SENSOR_KEYS), key=str)
         if unknown:
             raise ConfigError(f"{_where(source, key)}: unknown key(s) {unknown}; valid keys are "
                               f"{sorted(_SENSOR_KEYS)}")
         stype = s.get("type")
-        if stype not in SENSOR_TYPES:
+        if not isinstance(stype, str) or stype not in SENSOR_TYPES:
             raise ConfigError(f"{_where(source, key + '.type')}: unknown sensor type {stype!r}; types are "
                               f"{sorted(SENSOR_TYPES)}")
         name = s.get("name", f"{stype}{i}")
@@ -195,18 +234,19 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
         if "rate_hz" not in s:
             raise ConfigError(f"{_where(source, key)}: missing key 'rate_hz' (samples per second)")
         rate = _number(s["rate_hz"], _where(source, key + ".rate_hz"))
-        cfg = dict(s.get("config") or {})
         if not isinstance(s.get("config", {}) or {}, Mapping):
             raise ConfigError(f"{_where(source, key + '.config')}: expected a mapping of config fields")
+        cfg = dict(s.get("config") or {})
         if "preset" in s:
             cfg = {"preset": s["preset"], **cfg}
         adapter = SENSOR_TYPES[stype]
         try:
-            adapter.config_from_dict(cfg, f"{source}: {key}.config")
+            configs.append((name, adapter.config_from_dict(cfg, f"{source}: {key}.config")))
         except OceanSimError as exc:
             raise ConfigError(str(exc)) from exc
         products = s.get("products", adapter.default_products)
-        if isinstance(products, str) or not isinstance(products, (list, tuple)):
+        if isinstance(products, str) or not isinstance(products, (list, tuple)) \
+                or not all(isinstance(p, str) for p in products):
             raise ConfigError(f"{_where(source, key + '.products')}: expected a list, e.g. "
                               f"{list(adapter.products)}")
         bad = sorted(set(products) - set(adapter.products))
@@ -218,9 +258,19 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
     max_rate = max(s.rate_hz for s in sensors)
     tick = _number(data.get("tick_rate_hz", max_rate), _where(source, "tick_rate_hz"))
     if "duration" in data:
-        frames = max(1, int(round(_number(data["duration"], _where(source, "duration")) * tick)))
+        ticks = _number(data["duration"], _where(source, "duration")) * tick
+        check_count(ticks, MAX_FRAMES, _where(source, "duration") + f": frames at {tick:g} Hz",
+                    "shorten the duration, lower the rates or split the run")
+        frames = max(1, int(round(ticks)))
     else:
         frames = _number(data.get("frames", 16), _where(source, "frames"), kind=int)
+    shard_size = _number(data.get("shard_size", 16), _where(source, "shard_size"), kind=int)
+    batch_size = _number(data.get("batch_size", 8), _where(source, "batch_size"), kind=int)
+    check_count(batch_size, MAX_FRAMES, _where(source, "batch_size"), "lower batch_size")
+    seed = _number(data.get("seed", 0), _where(source, "seed"), kind=int, allow_zero=True)
+    check_count(seed, MAX_SEED, _where(source, "seed"), f"use a seed in [0, {MAX_SEED}]")
+    _check_sizes(frames, shard_size, tick, sensors, source)
+    _check_memory(configs, batch_size, source)
     traj = data["trajectory"]
     if not isinstance(traj, Mapping) or "type" not in traj:
         raise ConfigError(f"{_where(source, 'trajectory')}: expected a mapping with 'type' "
@@ -231,10 +281,7 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
     return Rig(
         name=str(name), description=str(data.get("description", "")), source=source,
         scene=_resolve_scene(data["scene"], base, _where(source, "scene")),
-        seed=_number(data.get("seed", 0), _where(source, "seed"), kind=int, allow_zero=True),
-        frames=frames, tick_rate_hz=tick,
-        shard_size=_number(data.get("shard_size", 16), _where(source, "shard_size"), kind=int),
-        batch_size=_number(data.get("batch_size", 8), _where(source, "batch_size"), kind=int),
+        seed=seed, frames=frames, tick_rate_hz=tick, shard_size=shard_size, batch_size=batch_size,
         start_time=_number(data.get("start_time", 0.0), _where(source, "start_time"), positive=False),
         trajectory=traj, sensors=tuple(sensors))
 
@@ -245,9 +292,9 @@ def load_rig(path: str | Path) -> Rig:
     if not p.is_file() and p.suffix == "" and p.parent == Path("."):
         candidate = rigs_dir() / f"{p.name}.yaml"
         if not candidate.is_file():
-            raise ConfigError(f"{path}: neither a rig file nor a built-in rig ({builtin_rig_names()})")
+            raise ConfigError(f"{display_path(path)}: neither a rig file nor a built-in rig ({builtin_rig_names()})")
         p = candidate
-    return parse_rig(load_yaml(p), str(p), p.resolve().parent)
+    return parse_rig(load_yaml(p), display_path(p), p.resolve().parent)
 
 
 #: trajectory type -> Trajectory constructor name; its keyword arguments are the rig's keys.
@@ -255,24 +302,48 @@ TRAJECTORY_TYPES = {"lawnmower": "lawnmower", "orbit": "orbit", "transect": "tra
                     "usd_prim": "from_usd_prim"}
 
 
+#: Trajectory types built (and so fully validated) when the rig is loaded: they need no scene or file.
+_SCENE_FREE_TYPES = ("orbit", "transect")
+
+
 def _check_trajectory(traj: dict[str, Any], source: str, base: Path) -> None:
     from oceansim_py.trajectory import Trajectory
 
     kind = traj["type"]
-    if kind not in TRAJECTORY_TYPES:
+    if not isinstance(kind, str) or kind not in TRAJECTORY_TYPES:
         raise ConfigError(f"{source}: trajectory.type: unknown type {kind!r}; choose one of "
                           f"{sorted(TRAJECTORY_TYPES)}")
     ctor = getattr(Trajectory, TRAJECTORY_TYPES[kind])
     params = inspect.signature(ctor).parameters
     allowed = {k for k in params if k not in ("cls", "self", "scene", "bounds")}
-    unknown = sorted(set(traj) - {"type"} - allowed)
+    unknown = sorted((k for k in traj if k != "type" and k not in allowed), key=str)
     if unknown:
         raise ConfigError(f"{source}: trajectory: unknown key(s) {unknown} for type {kind!r}; valid keys are "
                           f"{sorted(allowed)}")
+    hints = typing.get_type_hints(ctor)
+    for k in list(traj):
+        if k != "type":
+            traj[k] = coerce_value(traj[k], _rig_hint(hints.get(k, Any)), f"{source}: trajectory.{k}")
+    if kind in _SCENE_FREE_TYPES:
+        # these need no scene: build them now so that a bad value or size is refused before any rendering
+        try:
+            ctor(**{k: v for k, v in traj.items() if k != "type"})
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: trajectory: {exc}") from None
+        except TypeError as exc:
+            raise ConfigError(f"{source}: trajectory: {exc}") from None
     for key in ("path",):
         if key in traj and kind in ("csv", "usd_prim"):
-            p = Path(str(traj[key]))
+            p = Path(traj[key])
             p = p if p.is_absolute() else base / p
             if not p.is_file():
                 raise ConfigError(f"{source}: trajectory.{key}: file {p} does not exist")
             traj[key] = str(p.resolve())
+
+
+def _rig_hint(hint: Any) -> Any:
+    """The type a rig value is coerced to for a trajectory argument annotated ``hint``: a ``Sequence[float]``
+    (a point) is a tuple of floats, ``Any`` (a scene) is left alone."""
+    if typing.get_origin(hint) is collections.abc.Sequence:
+        return tuple[typing.get_args(hint) + (...,)] if typing.get_args(hint) else tuple
+    return hint

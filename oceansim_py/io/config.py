@@ -9,12 +9,19 @@ Every sensor config derives from :class:`ConfigBase`. It gives:
 - ``preset(name, **overrides)``: a named preset (class attribute ``PRESETS``: name -> dict of values).
 - ``to_dict()`` and ``replace(**changes)``; ``validate()`` is called by ``__post_init__`` so that a config that
   exists is a valid one.
+- ``memory_bytes(batch)``: the bytes a sensor built from the config needs to render ``batch`` poses (its tables
+  plus per-batch scratch and results), estimated from the config alone so that the sensor refuses an
+  impossible config (:func:`oceansim_py.limits.check_config_memory`) before allocating anything.
+
+YAML is parsed by :func:`parse_yaml` / :func:`load_yaml` with YAML 1.2 numbers (``2e1`` is 20.0, not a string)
+and the size, nesting and alias-expansion limits of :mod:`oceansim_py.limits`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import typing
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, TypeVar
@@ -26,18 +33,157 @@ from oceansim_py.errors import ConfigError
 C = TypeVar("C", bound="ConfigBase")
 
 
-def load_yaml(path: str | Path) -> Any:
-    """Parse a YAML file; a missing file or a syntax error is a ``ConfigError`` naming the file."""
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"{p}: no such YAML file; check the path")
+#: YAML 1.2 numbers: PyYAML follows YAML 1.1, where ``2e1`` and ``1e-3`` (no dot) are strings; they are numbers here.
+_YAML12_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+$")
+
+
+class _LimitedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader with YAML 1.2 exponent floats and the limits of :mod:`oceansim_py.limits`: nesting
+    deeper than ``MAX_YAML_DEPTH`` is refused while composing (before Python's recursion limit), and a document
+    whose alias-expanded node count exceeds ``MAX_YAML_NODES`` (or that refers to itself) is refused before it
+    is constructed."""
+
+    yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+    def __init__(self, stream: str, source: str) -> None:
+        super().__init__(stream)
+        self._source = source
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        from oceansim_py.limits import MAX_YAML_DEPTH
+
+        self._depth += 1
+        if self._depth > MAX_YAML_DEPTH:
+            mark = self.peek_event().start_mark
+            raise ConfigError(f"{self._source} (line {mark.line + 1}): YAML nested more than {MAX_YAML_DEPTH} levels "
+                              f"deep; flatten the file")
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_document(self, node: Any) -> Any:
+        _check_expanded_size(node, self._source)
+        return super().construct_document(node)
+
+
+_LimitedLoader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML12_FLOAT, list("-+0123456789."))
+
+
+def _check_expanded_size(root: Any, source: str) -> None:
+    """Count the nodes of ``root`` with every alias expanded (memoised per node, so an alias bomb costs one visit
+    per distinct node); refuse more than ``MAX_YAML_NODES`` and self-references."""
+    from oceansim_py.limits import MAX_YAML_NODES
+
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            children = _children(node)
+            sizes[key] = 1 + sum(sizes[id(c)] for c in children)
+            if sizes[key] > MAX_YAML_NODES:
+                mark = node.start_mark
+                raise ConfigError(f"{source} (line {mark.line + 1}): the YAML expands to more than "
+                                  f"{MAX_YAML_NODES:,} values (aliases repeat their anchor's content); "
+                                  f"write the values out or use fewer aliases")
+            continue
+        if key in sizes:
+            continue
+        if key in on_path:
+            mark = node.start_mark
+            raise ConfigError(f"{source} (line {mark.line + 1}): a YAML alias refers to a node that contains it; "
+                              f"remove the recursive alias")
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in _children(node) if id(c) not in sizes)
+
+
+def _children(node: Any) -> list[Any]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
+
+def display_path(path: str | Path) -> str:
+    """``path`` as printable text: bytes of a non-UTF-8 file name appear as ``\\xNN`` escapes, so that an error
+    message naming the file can always be printed."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def parse_yaml(text: str | bytes, source: str) -> Any:
+    """Parse YAML text with the limits of :mod:`oceansim_py.limits`; every failure (bad UTF-8, syntax, size,
+    depth, alias expansion) is a one-line ``ConfigError`` naming ``source``."""
+    from oceansim_py.limits import MAX_YAML_BYTES
+
+    if isinstance(text, bytes):
+        if len(text) > MAX_YAML_BYTES:
+            raise ConfigError(f"{source}: {len(text):,} bytes is more than the {MAX_YAML_BYTES:,}-byte limit of a "
+                              f"YAML config")
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = text[: exc.start].count(b"\n") + 1
+            raise ConfigError(f"{source} (line {line}, byte {exc.start}): not UTF-8 text ({exc.reason}); save the "
+                              f"file as UTF-8") from None
+    loader = None
     try:
-        with p.open("r", encoding="utf-8") as fh:
-            return yaml.safe_load(fh)
+        loader = _LimitedLoader(text, source)
+        return loader.get_single_data()
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        raise ConfigError(f"{p}{where}: malformed YAML: {exc}; fix the syntax") from exc
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{source}{where}: malformed YAML: {problem}; fix the syntax") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: YAML nested too deeply; flatten the file") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def load_yaml(path: str | Path) -> Any:
+    """Parse a YAML file (see :func:`parse_yaml`); a missing or unreadable file is a ``ConfigError`` naming it."""
+    from oceansim_py.limits import MAX_YAML_BYTES
+
+    p = Path(path)
+    name = display_path(p)
+    if not p.is_file():
+        raise ConfigError(f"{name}: no such YAML file; check the path")
+    try:
+        with p.open("rb") as fh:
+            data = fh.read(MAX_YAML_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{name}: cannot read the file ({exc.strerror or exc})") from None
+    return parse_yaml(data, name)
+
+
+#: A number written as text: YAML 1.2 decimal, exponent and special floats (``2e1``, ``-1.5E-3``, ``.inf``).
+_NUMBER_TEXT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$|^[-+]?\.(inf|Inf|INF)$|^\.(nan|NaN|NAN)$")
+
+
+def _number_from_text(value: Any) -> Any:
+    """A string holding a YAML 1.2 number (e.g. ``"2e1"``, which PyYAML's YAML 1.1 rules leave a string) as an int
+    or float; anything else unchanged."""
+    if isinstance(value, str) and _NUMBER_TEXT.match(value.strip()):
+        text = value.strip().lower().replace(".inf", "inf").replace(".nan", "nan")
+        try:
+            return int(text)
+        except ValueError:
+            return float(text)
+    return value
+
+
+def coerce_value(value: Any, hint: Any, where: str) -> Any:
+    """``value`` converted to the type ``hint`` (``float``, ``int``, ``bool``, ``str``, tuples, unions,
+    literals), or a ``ConfigError`` naming ``where``. Numbers written as text (``"2e1"``) are accepted."""
+    return _coerce(value, hint, where)
 
 
 def _coerce(value: Any, hint: Any, where: str) -> Any:
@@ -72,12 +218,14 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
             return value
         raise ConfigError(f"{where}: expected true or false, got {value!r}")
     if hint is int:
+        value = _number_from_text(value)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (
             isinstance(value, float) and not value.is_integer()
         ):
             raise ConfigError(f"{where}: expected an integer, got {value!r}")
         return int(value)
     if hint is float:
+        value = _number_from_text(value)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{where}: expected a number, got {value!r}")
         return float(value)
@@ -100,6 +248,14 @@ class ConfigBase:
     def validate(self) -> None:
         """Raise :class:`ConfigError` naming the field and the fix if a value is invalid."""
 
+    #: What to lower when :meth:`memory_bytes` is more than the device has (ends a sentence).
+    MEMORY_FIX: ClassVar[str] = "lower the sensor's resolution"
+
+    def memory_bytes(self, batch: int = 1) -> int:
+        """Bytes (device and host temporaries) a sensor with this config needs to render ``batch`` poses; 0 for
+        configs of sensors that allocate nothing in proportion to their settings."""
+        return 0
+
     # -- construction -------------------------------------------------------------------------------------
     @classmethod
     def from_dict(cls: type[C], data: Mapping[str, Any] | None, source: str | None = None) -> C:
@@ -116,7 +272,7 @@ class ConfigBase:
             base = dict(cls._preset_values(name, where))
         hints = typing.get_type_hints(cls)
         fields = {f.name: f for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - set(fields))
+        unknown = sorted((k for k in data if k not in fields), key=str)
         if unknown:
             raise ConfigError(
                 f"{where}: unknown key(s) {unknown} for {cls.__name__}; valid keys are {sorted(fields)} "
@@ -130,11 +286,11 @@ class ConfigBase:
     @classmethod
     def from_yaml(cls: type[C], path: str | Path) -> C:
         """Load from a YAML file holding a mapping of fields (optionally with ``preset``)."""
-        return cls.from_dict(load_yaml(path), source=str(path))
+        return cls.from_dict(load_yaml(path), source=display_path(path))
 
     @classmethod
     def _preset_values(cls, name: Any, where: str) -> Mapping[str, Any]:
-        if name not in cls.PRESETS:
+        if not isinstance(name, str) or name not in cls.PRESETS:
             raise ConfigError(
                 f"{where}: unknown {cls.__name__} preset {name!r}; choose one of {sorted(cls.PRESETS)}"
             )

@@ -22,6 +22,7 @@ from oceansim_py.io.config import ConfigBase, require, require_finite, require_n
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.kernels import imaging_sonar as sk
 from oceansim_py.poses import as_poses
+from oceansim_py.limits import check_config_memory, check_frame_index
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.scratch import ScratchCache
 
@@ -73,6 +74,27 @@ class RangeBinnedConfig(ConfigBase):
     def ranges(self) -> np.ndarray:
         """Range-bin centres (m), nearest first."""
         return range_bin_centres(self.min_range, self.max_range, self.range_bins)
+
+    MEMORY_FIX: ClassVar[str] = "use fewer rays or range bins"
+    #: Bytes per ray of the ray table while it is built (float64 temporaries on the host, the device copy).
+    TABLE_BYTES_PER_RAY: ClassVar[int] = 160
+
+    @property
+    def fan_channels(self) -> int:
+        """Series columns of the fan (beams or sides)."""
+        raise NotImplementedError
+
+    def result_bytes(self, batch: int) -> int:
+        """Device bytes of a render's own outputs beyond the fan's scratch and series."""
+        raise NotImplementedError
+
+    def memory_bytes(self, batch: int = 1) -> int:
+        """Bytes a fan sonar with this config needs: its ray table (``TABLE_BYTES_PER_RAY`` per ray), and per
+        ping 16 B per ray of scratch, 4 + 20 B per range bin and channel (series and their scratch) and its own
+        outputs (:meth:`result_bytes`)."""
+        per_ping = 40 + 16 * self.rays_per_pose + self.range_bins * (4 + 20 * self.fan_channels)
+        return self.TABLE_BYTES_PER_RAY * self.rays_per_pose + 4 * self.range_bins + batch * per_ping \
+            + self.result_bytes(batch)
 
 
 def torch_tensors(owner: str, arrays: dict[str, wp.array]) -> dict[str, Any]:
@@ -177,9 +199,9 @@ class AcousticFan:
         if scene.device != self.device:
             raise ConfigError(f"{self.owner}: the scene is on {scene.device} but the sensor on {self.device}; "
                               f"load the scene with device={str(self.device)!r}")
-        if not isinstance(frame_index, (int, np.integer)) or isinstance(frame_index, bool) or frame_index < 0:
-            raise ConfigError(f"{self.owner}.render: frame_index must be an integer >= 0, got {frame_index!r}")
-        return as_poses(poses)
+        p = as_poses(poses)
+        check_frame_index(frame_index, f"{self.owner}.render", p.shape[0])
+        return p
 
     def render(self, scene: Any, poses: np.ndarray, frame_index: int,
                series: bool = True) -> tuple[FanSeries | None, FanBuffers]:
@@ -248,6 +270,7 @@ class FanSonar(abc.ABC):
         self.config = config if config is not None else self.CONFIG()
         if not isinstance(self.config, self.CONFIG):
             raise ConfigError(f"{name}: config must be a {self.CONFIG.__name__}, got {type(config).__name__}")
+        check_config_memory(self.config, 0, resolve_device(device), name)
         dirs, weights = self.config.ray_table()
         self._fan = AcousticFan(name, dirs, weights, self._n_channels(), self.config, device, sensor_id)
         self.device = self._fan.device

@@ -31,6 +31,7 @@ from oceansim_py.io import images
 from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
 from oceansim_py.kernels import camera as k
 from oceansim_py.poses import as_poses
+from oceansim_py.limits import check_frame_index
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.scratch import ScratchCache
 from oceansim_py.sensors.water import WaterType
@@ -235,6 +236,13 @@ class UnderwaterCameraConfig(ConfigBase):
         z, a = math.radians(self.sun_zenith), math.radians(self.sun_azimuth)
         return np.array([math.sin(z) * math.cos(a), math.sin(z) * math.sin(a), math.cos(z)])
 
+    MEMORY_FIX: ClassVar[str] = "lower width and height"
+
+    def memory_bytes(self, batch: int = 1) -> int:
+        """Device bytes of ``batch`` rendered images: ``BYTES_PER_PIXEL`` per pixel (every result channel) and
+        28 B per pose."""
+        return batch * (28 + self.width * self.height * BYTES_PER_PIXEL)
+
 
 @dataclasses.dataclass
 class CameraResult:
@@ -352,7 +360,7 @@ class UnderwaterCamera:
 
     def memory_bytes(self, batch: int) -> int:
         """Device bytes the result images of ``batch`` poses need."""
-        return batch * (28 + self.config.width * self.config.height * BYTES_PER_PIXEL)
+        return self.config.memory_bytes(batch)
 
     def _poses_for(self, batch: int) -> wp.array:
         return self._poses.get_or_make(batch, lambda: wp.empty(batch, dtype=wp.transform, device=self.device))
@@ -390,8 +398,7 @@ class UnderwaterCamera:
         if scene.device != self.device:
             raise ConfigError(f"UnderwaterCamera: the scene is on {scene.device} but the camera on {self.device}; "
                               f"load the scene with device={str(self.device)!r}")
-        if not isinstance(frame_index, (int, np.integer)) or frame_index < 0:
-            raise ConfigError(f"UnderwaterCamera.render: frame_index must be an integer >= 0, got {frame_index!r}")
+        check_frame_index(frame_index, "UnderwaterCamera.render", batch)
         if out is None:
             out = self.allocate(batch, scene.labels, frame_index)
         else:

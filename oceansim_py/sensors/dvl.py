@@ -37,6 +37,7 @@ import warp as wp
 from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
 from oceansim_py.kernels.dvl import NUM_BEAMS, dvl_beams_kernel, dvl_solve_kernel
+from oceansim_py.limits import check_frame_index
 from oceansim_py.poses import as_poses, quat_to_matrix, rotate_fixed
 from oceansim_py.runtime import as_float32, check_memory, launch_1d, resolve_device
 
@@ -106,6 +107,10 @@ class DVLConfig(ConfigBase):
         require_positive(self.rate_ramp, _OWNER, "rate_ramp", "m")
         require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
                 f"must be an integer in [0, 2^31), got {self.seed!r}")
+
+    def memory_bytes(self, batch: int = 1) -> int:
+        """Device bytes of ``batch`` samples: ``DVL.BYTES_PER_SAMPLE`` each."""
+        return batch * DVL.BYTES_PER_SAMPLE
 
     def beam_directions(self) -> np.ndarray:
         """(4, 3) unit beam directions in the sensor frame (see the module docstring)."""
@@ -227,9 +232,8 @@ class DVL:
                 (rotated into the sensor frame here) or "sensor".
             frame_index: frame number of sample 0 (sample b is frame ``frame_index + b``; keys the noise).
         """
-        if not isinstance(frame_index, (int, np.integer)) or frame_index < 0:
-            raise ConfigError(f"DVL.render: frame_index must be an integer >= 0, got {frame_index!r}")
         p = as_poses(poses, "DVL.render poses")
+        check_frame_index(frame_index, "DVL.render", p.shape[0])
         v = self._sensor_velocities(p, poses, velocities, velocity_frame)
         b = p.shape[0]
         c = self.config

@@ -25,6 +25,7 @@ from oceansim_py.io import images
 from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
 from oceansim_py.kernels import imaging_sonar as k
 from oceansim_py.poses import as_poses
+from oceansim_py.limits import check_config_memory, check_frame_index
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.scratch import ScratchCache
 
@@ -170,6 +171,19 @@ class ImagingSonarConfig(ConfigBase):
     def rays_per_pose(self) -> int:
         return self.n_beams * self.rays_per_beam * self.elevation_rays
 
+    MEMORY_FIX: ClassVar[str] = "lower rays_per_beam, elevation_rays, n_beams or range_bins"
+
+    def memory_bytes(self, batch: int = 1) -> int:
+        """Bytes an :class:`ImagingSonar` needs: its ray tables (64 B per bearing ray, 80 B per elevation ray,
+        host temporaries included) plus, per pose, 12 B per ray of scratch and 4 + 20 n_beams B per range bin
+        (peak scratch and the result's four images)."""
+        tables = 64 * self.n_beams * self.rays_per_beam + 80 * self.elevation_rays + 4 * (self.range_bins + self.n_beams)
+        return tables + self.render_bytes(batch)
+
+    def render_bytes(self, batch: int) -> int:
+        """Device bytes of one render of ``batch`` poses (scratch and result)."""
+        return batch * (40 + 12 * self.rays_per_pose + self.range_bins * (4 + 20 * self.n_beams))
+
     def ranges(self) -> np.ndarray:
         """Range-bin centres (m), nearest first."""
         return (self.min_range + (np.arange(self.range_bins) + 0.5) * self.range_resolution).astype(np.float32)
@@ -280,8 +294,7 @@ class _Buffers:
 
     @staticmethod
     def nbytes(config: ImagingSonarConfig, batch: int) -> int:
-        per_bin = 4 * 5  # peak scratch + the result's four images
-        return batch * (40 + 12 * config.rays_per_pose + config.range_bins * (4 + per_bin * config.n_beams))
+        return config.render_bytes(batch)
 
 
 class ImagingSonar:
@@ -302,6 +315,7 @@ class ImagingSonar:
         self.device = resolve_device(device)
         self.sensor_id = int(sensor_id)
         c = self.config
+        check_config_memory(c, 0, self.device, "ImagingSonar")
         b = c.ray_bearings()
         e = c.ray_elevations()
         self._bearing_cs = wp.array(np.stack([np.cos(b), np.sin(b)], axis=1).astype(np.float32), dtype=wp.vec2,
@@ -346,8 +360,7 @@ class ImagingSonar:
         if scene.device != self.device:
             raise ConfigError(f"ImagingSonar: the scene is on {scene.device} but the sensor on {self.device}; "
                               f"load the scene with device={str(self.device)!r}")
-        if not isinstance(frame_index, (int, np.integer)) or frame_index < 0:
-            raise ConfigError(f"ImagingSonar.render: frame_index must be an integer >= 0, got {frame_index!r}")
+        check_frame_index(frame_index, "ImagingSonar.render", batch)
         buf = self._buffers_for(batch)
         shape = (batch, c.range_bins, c.n_beams)
         if out is None:

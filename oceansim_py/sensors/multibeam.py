@@ -42,6 +42,7 @@ from oceansim_py.io.config import ConfigBase, require, require_finite, require_n
 from oceansim_py.io.sonar_messages import projected_sonar_image
 from oceansim_py.kernels import multibeam as k
 from oceansim_py.poses import as_poses
+from oceansim_py.limits import check_config_memory, check_frame_index
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.scratch import ScratchCache
 
@@ -150,6 +151,23 @@ class MultibeamSonarConfig(ConfigBase):
                 f"{largest} elements in one array, more than the {_MAX_ELEMENTS} a launch can index "
                 f"(about {32 * self.n_samples * self.n_beams / 2**30:.1f} GiB per ping); lower max_range, "
                 f"n_beams or sample_rate")
+
+    MEMORY_FIX: ClassVar[str] = "lower n_beams, max_range, sample_rate or rays_per_beam"
+
+    def memory_bytes(self, batch: int = 1) -> int:
+        """Bytes a :class:`MultibeamSonar` needs: the beam-pattern and spectrum tables (float32 on device) plus
+        :meth:`render_bytes` of ``batch`` pings with the config's method."""
+        tables = 4 * (2 * self.n_beams + 8 + self.n_frequencies) + 8 * self.n_frequencies
+        return tables + 4 * (self.n_samples + self.n_beams) + self.render_bytes(batch, self.method)
+
+    def render_bytes(self, batch: int, method: str) -> int:
+        """Bytes of one render of ``batch`` pings: pose, rays (amplitude + delay), per-sample non-zero count;
+        per sample and beam the series before mixing (8), its non-zero beam list (4) and the result (vec2 +
+        intensity + dB, 16); the spectral method adds its device spectrum and host fold and FFT (complex128)."""
+        total = batch * (28 + 12 * self.rays_per_pose + 4 * self.n_samples + 28 * self.n_samples * self.n_beams)
+        if method == "spectral":
+            total += batch * self.n_beams * (8 * self.n_frequencies + 32 * self.fft_length)
+        return total
 
     def largest_array_elements(self) -> int:
         """Elements of the largest per-ping launch (samples x beams, rays or spectral sums)."""
@@ -319,14 +337,7 @@ class _Buffers:
 
     @staticmethod
     def nbytes(config: MultibeamSonarConfig, batch: int, method: str) -> int:
-        c = config
-        # pose, rays (amplitude + delay), per-sample non-zero count; per sample and beam: the series before
-        # mixing (8), its non-zero beam list (4) and the result (vec2 + intensity + dB, 16)
-        total = batch * (28 + 12 * c.rays_per_pose + 4 * c.n_samples + 28 * c.n_samples * c.n_beams)
-        if method == "spectral":
-            # device spectrum + host fold and FFT (complex128)
-            total += batch * c.n_beams * (8 * c.n_frequencies + 32 * c.fft_length)
-        return total
+        return config.render_bytes(batch, method)
 
 
 class MultibeamSonar:
@@ -346,8 +357,9 @@ class MultibeamSonar:
         self.device = resolve_device(device)
         self.sensor_id = int(sensor_id)
         # compile (or load from the cache) here, once, rather than in each CPU launch thread at first use
-        wp.load_module(k, device=self.device)
         c = self.config
+        check_config_memory(c, 0, self.device, "MultibeamSonar")
+        wp.load_module(k, device=self.device)
         self._ranges = c.ranges()
         self._bearings = c.bearings()
         self._buffers: ScratchCache[_Buffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
@@ -406,8 +418,7 @@ class MultibeamSonar:
         if scene.device != self.device:
             raise ConfigError(f"MultibeamSonar: the scene is on {scene.device} but the sensor on {self.device}; "
                               f"load the scene with device={str(self.device)!r}")
-        if not isinstance(frame_index, (int, np.integer)) or frame_index < 0:
-            raise ConfigError(f"MultibeamSonar.render: frame_index must be an integer >= 0, got {frame_index!r}")
+        check_frame_index(frame_index, "MultibeamSonar.render", batch)
         buf = self._buffers_for(batch, method)
         shape = (batch, c.n_samples, c.n_beams)
         if out is None:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from oceansim_py.errors import ConfigError, OceanSimError
+from oceansim_py.limits import check_frame_index  # noqa: F401  (re-exported for the navigation sensors)
 from oceansim_py.poses import as_poses
 
 
@@ -48,12 +49,6 @@ def surface_height(surface_z: float | None, scene: Any) -> float:
     if surface_z is not None:
         return float(surface_z)
     return float(scene.surface_z) if scene is not None else 0.0
-
-
-def check_frame_index(frame_index: Any, what: str) -> int:
-    if isinstance(frame_index, bool) or not isinstance(frame_index, (int, np.integer)) or frame_index < 0:
-        raise ConfigError(f"{what}: frame_index must be an integer >= 0, got {frame_index!r}")
-    return int(frame_index)
 
 
 class HostResult:

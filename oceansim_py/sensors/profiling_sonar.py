@@ -127,6 +127,15 @@ class ProfilingSonarConfig(RangeBinnedConfig):
         return self.across_rays_per_beam * self.along_track_rays
 
     @property
+    def fan_channels(self) -> int:
+        """Series columns of the fan."""
+        return self.n_beams
+
+    def result_bytes(self, batch: int) -> int:
+        """Device bytes of a render's outputs beyond the fan's series: 40 B per beam (ranges, intensities, validity, labels, points) per ping."""
+        return batch * self.n_beams * 40
+
+    @property
     def rays_per_pose(self) -> int:
         return self.n_beams * self.rays_per_beam
 
@@ -253,10 +262,10 @@ class ProfilingSonar(FanSonar):
         self._beam_angles_dev = wp.array(self._beam_angles, dtype=wp.float32, device=self.device)
 
     def _n_channels(self) -> int:
-        return self.config.n_beams
+        return self.config.fan_channels
 
     def _result_bytes(self, batch: int) -> int:
-        return batch * self.config.n_beams * 40
+        return self.config.result_bytes(batch)
 
     def render(self, scene: Any, poses: Any, frame_index: int = 0) -> ProfilingResult:
         """Render B swaths (arguments as :meth:`FanSonar._cast`: the scene, (7,) or (B, 7) poses or a

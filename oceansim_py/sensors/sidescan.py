@@ -127,6 +127,15 @@ class SidescanSonarConfig(RangeBinnedConfig):
         return self.along_track_rays * self.across_track_rays
 
     @property
+    def fan_channels(self) -> int:
+        """Series columns of the fan."""
+        return 2
+
+    def result_bytes(self, batch: int) -> int:
+        """Device bytes of a render's outputs beyond the fan's series: altitude (4 B) and the ground-range series (8 B per bin) per ping."""
+        return batch * (4 + 8 * self.range_bins)
+
+    @property
     def rays_per_pose(self) -> int:
         return 2 * self.rays_per_side
 
@@ -228,10 +237,10 @@ class SidescanSonar(FanSonar):
     CONFIG = SidescanSonarConfig
 
     def _n_channels(self) -> int:
-        return 2
+        return self.config.fan_channels
 
     def _result_bytes(self, batch: int) -> int:
-        return batch * (4 + 8 * self.config.range_bins)
+        return self.config.result_bytes(batch)
 
     def render(self, scene: Any, poses: Any, frame_index: int = 0) -> SidescanResult:
         """Render B pings (arguments as :meth:`FanSonar._cast`: the scene, (7,) or (B, 7) poses or a

@@ -89,6 +89,15 @@ class SinglebeamSonarConfig(RangeBinnedConfig):
         require(self.db_range > 0.0, _OWNER, "db_range", f"must be > 0 dB, got {self.db_range}")
 
     @property
+    def fan_channels(self) -> int:
+        """Series columns of the fan."""
+        return 1
+
+    def result_bytes(self, batch: int) -> int:
+        """Device bytes of a render's outputs beyond the fan's series: the altitude (4 B) per ping."""
+        return 4 * batch
+
+    @property
     def rays_per_pose(self) -> int:
         return self.cone_rings * self.rays_per_ring
 
@@ -159,10 +168,10 @@ class SinglebeamSonar(FanSonar):
     CONFIG = SinglebeamSonarConfig
 
     def _n_channels(self) -> int:
-        return 1
+        return self.config.fan_channels
 
     def _result_bytes(self, batch: int) -> int:
-        return 4 * batch
+        return self.config.result_bytes(batch)
 
     def render(self, scene: Any, poses: Any, frame_index: int = 0) -> SinglebeamResult:
         """Render B pings (arguments as :meth:`FanSonar._cast`: the scene, (7,) or (B, 7) poses or a
