@@ -78,7 +78,7 @@ def test_memory_estimates_by_hand():
 @pytest.mark.parametrize("cls, sensor, change", [
     (ImagingSonarConfig, ImagingSonar, {"n_beams": 10**9}),
     (ImagingSonarConfig, ImagingSonar, {"elevation_rays": 10**9}),
-    (MultibeamSonarConfig, MultibeamSonar, {"n_beams": 60_000}),
+    (MultibeamSonarConfig, MultibeamSonar, {"n_beams": 60_000, "max_range": 100.0}),
     (SidescanSonarConfig, SidescanSonar, {"across_track_rays": 10**9}),
     (SidescanSonarConfig, SidescanSonar, {"range_bins": 10**9}),
     (ProfilingSonarConfig, ProfilingSonar, {"n_beams": 10**9}),

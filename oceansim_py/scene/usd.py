@@ -642,6 +642,19 @@ class _StageReader:
         return meta
 
 
+def _error_text(exc: Exception) -> str:
+    """The message of a USD error. Its text may quote bytes of a corrupt file that are not UTF-8, which pxr cannot
+    decode (``str()`` raises even on the error's ``commentary``): those errors are named by their error code."""
+    parts = []
+    for arg in exc.args:
+        try:
+            parts.append(str(arg))
+        except UnicodeDecodeError:
+            code = getattr(arg, "errorCodeString", "") or type(arg).__name__
+            parts.append(f"{code}: the parser's message quotes bytes that are not UTF-8 (a corrupt or binary file)")
+    return " ".join(parts) or type(exc).__name__
+
+
 def open_stage(path: Path) -> Usd.Stage:
     """Open a USD stage; ``SceneError`` naming the file when it is missing or not USD."""
     if not path.is_file():
@@ -649,7 +662,7 @@ def open_stage(path: Path) -> Usd.Stage:
     try:
         stage = Usd.Stage.Open(str(path))
     except Tf.ErrorException as exc:
-        msg = " ".join(str(exc).split())
+        msg = " ".join(_error_text(exc).split())
         raise SceneError(f"{path}: not a readable USD file ({msg[:300]})") from None
     if stage is None:
         raise SceneError(f"{path}: not a readable USD file")
