@@ -12,13 +12,12 @@ from __future__ import annotations
 import abc
 import dataclasses
 import importlib
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from oceansim_py.dataset.loader import TABLE_FILE
-from oceansim_py.dataset.shards import write_table
+from oceansim_py.dataset.shards import PartialShard, write_table
 from oceansim_py.io.config import ConfigBase
 from oceansim_py.io.images import save_npy, save_png, to_uint8
 
@@ -78,8 +77,11 @@ class SensorAdapter(abc.ABC):
         return {"config": self.config.to_dict(), "products_format": {p: self.products[p] for p in self.spec.products},
                 **self.sensor_metadata()}
 
-    def write(self, folder: Path, products: dict[str, np.ndarray], times: np.ndarray, first_sample: int) -> None:
-        """Write a rendered batch: one file per sample and array/image product, table rows kept for ``finish``."""
+    def write(self, shard: PartialShard, products: dict[str, np.ndarray], times: np.ndarray,
+              first_sample: int) -> None:
+        """Write a rendered batch: one file per sample and array/image product (each recorded in the shard's
+        journal before it is created), table rows kept for ``finish``."""
+        sensor = self.spec.name
         wanted = self.spec.products
         for i in range(times.shape[0]):
             m = first_sample + i
@@ -87,9 +89,9 @@ class SensorAdapter(abc.ABC):
             for name in wanted:
                 kind = self.products[name]
                 if kind == NPY:
-                    save_npy(folder / f"{name}_{m:06d}.npy", products[name][i])
+                    save_npy(shard.file(f"{sensor}/{name}_{m:06d}.npy"), products[name][i])
                 elif kind == PNG:
-                    save_png(folder / f"{name}_{m:06d}.png", products[name][i])
+                    save_png(shard.file(f"{sensor}/{name}_{m:06d}.png"), products[name][i])
                 else:
                     value = np.asarray(products[name][i])
                     if value.ndim == 0:
@@ -100,11 +102,11 @@ class SensorAdapter(abc.ABC):
             if len(row) > 2:
                 self._rows.append(row)
 
-    def finish(self, folder: Path) -> None:
+    def finish(self, shard: PartialShard) -> None:
         """Write the shard's table (if the sensor has table products) and reset."""
         if self._rows:
             cols = {k: np.array([r[k] for r in self._rows]) for k in self._rows[0]}
-            write_table(folder / TABLE_FILE, cols)
+            write_table(shard.file(f"{self.spec.name}/{TABLE_FILE}"), cols)
         self._rows = []
 
 

@@ -8,7 +8,6 @@ a function of (seed, sensor, sample index, element), never of the order or place
 
 from __future__ import annotations
 
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -16,7 +15,9 @@ from typing import Any, Callable, Iterable
 
 from oceansim_py.dataset.manifest import FORMAT, FORMAT_VERSION, read_manifest, versions, write_manifest
 from oceansim_py.dataset.rig import Rig
-from oceansim_py.dataset.shards import ShardPlan, partial_name, plan_shards, shard_name, verify_shard
+from oceansim_py.dataset.lock import DatasetLock
+from oceansim_py.dataset.shards import (ShardPlan, partial_name, plan_shards, remove_written, shard_name,
+                                        verify_shard)
 from oceansim_py.errors import ConfigError, DatasetError
 
 
@@ -24,9 +25,9 @@ def prepare_output(rig: Rig, out: Path, resume: bool,
                    plans: list[ShardPlan]) -> tuple[dict[str, Any] | None, dict[int, dict[str, Any]]]:
     """Check the output folder before any rendering: (existing manifest, records of the complete shards kept).
 
-    A folder holding a different run (another rig fingerprint) is a ``ConfigError``. A folder holding this run
-    is continued: every shard folder whose files match its ``shard.json`` and whose frames match this run's
-    plan is kept (also one completed just before a kill, before the manifest could list it); partial shards
+    A folder holding a different run (another rig fingerprint) is a ``ConfigError``; one holding this run is a
+    ``DatasetError`` unless ``resume`` is set, and is then continued: every shard folder whose files match its
+    ``shard.json`` and whose frames match this run's plan is kept (also one completed just before a kill, before the manifest could list it); partial shards
     are redone.
     """
     if out.exists() and not out.is_dir():
@@ -41,7 +42,8 @@ def prepare_output(rig: Rig, out: Path, resume: bool,
             f"--out {out}: holds a different run (rig {existing.get('rig', {}).get('name')!r}, other settings); "
             f"choose another --out or delete that folder")
     if not resume:
-        print(f"oceansim-py: {out} already holds this run; continuing it (as --resume)", file=sys.stderr)
+        raise DatasetError(f"--out {out}: already holds this run (status {existing.get('status')!r}); pass --resume "
+                           f"to keep its complete shards and render the rest, or choose another --out")
     listed = {rec["index"]: rec for rec in existing.get("shards", [])}
     kept: dict[int, dict[str, Any]] = {}
     for plan in plans:
@@ -83,14 +85,30 @@ def generate(rig: Rig, out: str | Path, executor: str = "local", device: Any = N
     out = Path(out)
     if executor not in ("local", "ray"):
         raise ConfigError(f"--executor must be 'local' or 'ray', got {executor!r}")
-    plans = plan_shards(rig.frames, rig.shard_size, rig.tick_rate_hz, {s.name: s.rate_hz for s in rig.sensors})
-    existing, kept = prepare_output(rig, out, resume, plans)
+    make_output_folder(out)
+    with DatasetLock(out):
+        return _generate_locked(rig, out, executor, device, resume, ray_address, progress, on_shard)
+
+
+def make_output_folder(out: Path) -> None:
+    """Create ``out`` (and its parents); a ``DatasetError`` naming the reason when that is impossible."""
+    for parent in [out, *out.parents]:
+        if parent.exists() or parent.is_symlink():
+            if not parent.is_dir():
+                raise DatasetError(f"--out {out}: {parent} exists and is not a folder; choose another --out")
+            break
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise DatasetError(f"--out {out}: cannot create the folder ({exc.strerror})") from exc
+        raise DatasetError(f"--out {out}: cannot create the folder ({exc.strerror}); choose another --out") from exc
+
+
+def _generate_locked(rig: Rig, out: Path, executor: str, device: Any, resume: bool, ray_address: str | None,
+                     progress: bool, on_shard: Callable[[dict[str, Any]], None] | None) -> dict[str, Any]:
+    plans = plan_shards(rig.frames, rig.shard_size, rig.tick_rate_hz, {s.name: s.rate_hz for s in rig.sensors})
+    existing, kept = prepare_output(rig, out, resume, plans)
     for stale in out.glob(".shard_*.partial"):
-        shutil.rmtree(stale, ignore_errors=True)
+        remove_written(stale)
     todo = [p for p in plans if p.index not in kept]
 
     from oceansim_py.dataset.worker import ShardWorker
