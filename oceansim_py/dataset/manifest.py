@@ -39,7 +39,7 @@ def read_manifest(out: Path) -> dict[str, Any] | None:
     except (OSError, ValueError) as exc:
         raise DatasetError(f"{p}: unreadable manifest ({exc}); move the folder aside or choose another --out") \
             from exc
-    if data.get("format") != FORMAT:
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise DatasetError(f"{p}: not an oceansim_py dataset manifest")
     return data
 
@@ -64,7 +64,14 @@ def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
 
 
 def validate_manifest(manifest: dict[str, Any]) -> list[str]:
-    """Problems with a manifest's structure (empty when it is valid)."""
+    """Problems with a manifest's structure (empty when it is valid); never raises on a malformed one."""
+    try:
+        return _manifest_problems(manifest)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return [f"malformed ({type(exc).__name__}: {exc})"]
+
+
+def _manifest_problems(manifest: dict[str, Any]) -> list[str]:
     problems = []
     for key in ("format", "format_version", "rig", "fingerprint", "versions", "seed", "sensors", "shards",
                 "frames", "status"):
@@ -79,6 +86,8 @@ def validate_manifest(manifest: dict[str, Any]) -> list[str]:
         for key in ("index", "name", "frames", "ticks", "samples", "checksum", "files"):
             if key not in s:
                 problems.append(f"shard {s.get('index')}: missing '{key}'")
+        if not isinstance(s.get("index"), int) or s.get("name") != f"shard_{s['index']:05d}":
+            problems.append(f"shard {s.get('index')!r}: name {s.get('name')!r} is not shard_NNNNN of its index")
     if manifest["status"] == "complete":
         total = sum(s["frames"] for s in manifest["shards"])
         if total != manifest["frames"]:

@@ -1,0 +1,126 @@
+"""Reading datasets: indexing and slicing, checksum verification (``verify``), and damaged or hostile folders
+that must give a ``DatasetError`` (never a numpy/json exception or a sample without its arrays)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from oceansim_py import DatasetError
+from oceansim_py.cli import main
+from oceansim_py.dataset import load
+from oceansim_py.dataset.generate import generate
+from oceansim_py.dataset.rig import load_rig
+from oceansim_py.dataset.verify import verify_dataset
+from tests.test_dataset import RIG, write_rig
+
+SMALL = {**RIG, "frames": 4, "shard_size": 2,
+         "sensors": [{**RIG["sensors"][0], "config": {**RIG["sensors"][0]["config"], "range_bins": 16,
+                                                      "n_beams": 8, "elevation_rays": 4}},
+                     RIG["sensors"][2]]}
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("reader")
+    out = folder / "out"
+    generate(load_rig(write_rig(folder, SMALL)), out, progress=False)
+    return out
+
+
+@pytest.fixture
+def copy(dataset, tmp_path) -> Path:
+    out = tmp_path / "ds"
+    shutil.copytree(dataset, out)
+    return out
+
+
+def test_len_index_negative_and_slices(dataset):
+    ds = load(dataset)
+    assert len(ds) == 4
+    assert ds[0]["frame"] == 0 and ds[-1]["frame"] == 3 and ds[-4]["frame"] == 0
+    assert [f["frame"] for f in ds[1:3]] == [1, 2]
+    assert [f["frame"] for f in ds[::-2]] == [3, 1]
+    assert ds[10:] == []
+    for bad in (4, -5, 100):
+        with pytest.raises(IndexError):
+            ds[bad]
+    np.testing.assert_array_equal(ds[-1]["fls"]["intensity"], ds.frame(3)["fls"]["intensity"])
+
+
+def test_verify_reports_every_missing_and_corrupted_file(copy, capsys):
+    assert verify_dataset(copy) == []
+    assert main(["verify", str(copy)]) == 0
+    (copy / "shard_00000" / "fls" / "intensity_000000.npy").unlink()
+    (copy / "shard_00000" / "fls" / "intensity_000001.npy").unlink()
+    with open(copy / "shard_00001" / "baro" / "samples.csv", "a") as fh:
+        fh.write("9,9,9,9,9\n")
+    problems = verify_dataset(copy)
+    assert len(problems) == 3
+    assert sum("intensity_000000.npy: missing" in p for p in problems) == 1
+    assert sum("intensity_000001.npy: missing" in p for p in problems) == 1
+    assert sum("samples.csv: corrupted" in p for p in problems) == 1
+    assert main(["verify", str(copy)]) == 1
+    assert "3 problem(s)" in capsys.readouterr().err
+    with pytest.raises(DatasetError, match="3 problem"):
+        load(copy, verify=True)
+
+
+def test_missing_shard_folder_is_an_error_not_a_sample_without_arrays(copy):
+    shutil.rmtree(copy / "shard_00001")
+    with pytest.raises(DatasetError, match=r"shard_00001: listed in the manifest but missing"):
+        load(copy)
+
+
+def test_missing_array_file_is_an_error(copy):
+    (copy / "shard_00000" / "fls" / "label_id_000001.npy").unlink()
+    ds = load(copy)
+    with pytest.raises(DatasetError, match=r"label_id_000001\.npy: missing"):
+        ds[1]
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda p: p.write_bytes(p.read_bytes()[:100]), "unreadable"),
+    (lambda p: p.write_bytes(b"not an npy file at all"), "unreadable"),
+])
+def test_damaged_arrays_are_dataset_errors(copy, damage, message):
+    damage(copy / "shard_00000" / "fls" / "intensity_000000.npy")
+    with pytest.raises(DatasetError, match=message):
+        load(copy)[0]
+
+
+def test_damaged_table_and_manifest_are_dataset_errors(copy):
+    (copy / "shard_00000" / "baro" / "samples.csv").write_bytes(b"sample,time,pressure\n0,0.0,abc\n")
+    with pytest.raises(DatasetError, match=r"samples\.csv: unreadable table"):
+        load(copy)[0]
+    (copy / "manifest.json").write_text("{\"format\": \"oceansim_py-dataset\", \"shards\": [")
+    with pytest.raises(DatasetError, match="unreadable manifest"):
+        load(copy)
+    (copy / "manifest.json").write_text(json.dumps({"format": "oceansim_py-dataset", "format_version": 1, "rig": {},
+                                                    "fingerprint": "", "versions": {}, "seed": 0, "sensors": [],
+                                                    "shards": 3, "frames": 1, "status": "complete"}))
+    with pytest.raises(DatasetError, match="invalid manifest"):
+        load(copy)
+
+
+def test_manifest_shard_names_cannot_leave_the_folder(copy):
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["shards"][0]["name"] = "../../etc"
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(DatasetError, match="is not shard_NNNNN"):
+        load(copy)
+
+
+def test_symlinks_out_of_the_dataset_are_refused(copy, tmp_path):
+    target = copy / "shard_00000" / "fls" / "intensity_000000.npy"
+    outside = tmp_path / "elsewhere.npy"
+    shutil.copy(target, outside)
+    target.unlink()
+    target.symlink_to(outside)
+    with pytest.raises(DatasetError, match="symlink out of the dataset"):
+        load(copy)[0]
+    assert any("symlink" in p for p in verify_dataset(copy))
