@@ -124,3 +124,34 @@ def test_symlinks_out_of_the_dataset_are_refused(copy, tmp_path):
     with pytest.raises(DatasetError, match="symlink out of the dataset"):
         load(copy)[0]
     assert any("symlink" in p for p in verify_dataset(copy))
+
+
+def test_table_streams_read_back_as_arrays_and_every_array_states_its_unit(tmp_path):
+    rig = {**RIG, "frames": 4, "shard_size": 2, "sensors": [
+        {"name": "pose", "type": "pose", "rate_hz": 4.0},
+        {"name": "imu", "type": "imu", "preset": "consumer_mems", "rate_hz": 4.0},
+        {"name": "baro", "type": "barometer", "preset": "bar30", "rate_hz": 4.0},
+        {**SMALL["sensors"][0]}]}
+    out = tmp_path / "out"
+    generate(load_rig(write_rig(tmp_path, rig)), out, progress=False)
+    ds = load(out)
+    frame = ds[1]
+    m = frame["pose"]["matrix"]
+    assert m.shape == (4, 4)
+    # transect along +x at 0.5 m/s from x = -1.0, 1.5 m deep: t = 0.25 s -> x = -0.875 (pose noise is small)
+    np.testing.assert_allclose(m[:3, 3], [-0.875, 0.0, -1.5], atol=0.05)
+    np.testing.assert_allclose(m[3], [0, 0, 0, 1])
+    assert frame["imu"]["accel"].shape == (3,) and frame["imu"]["accel"][2] == pytest.approx(9.81, abs=0.5)
+    assert np.ndim(frame["baro"]["true_depth"]) == 0 and frame["baro"]["true_depth"] == pytest.approx(1.5)
+    manifest = json.loads((out / "manifest.json").read_text())
+    for name, sensor in manifest["sensors"].items():
+        for product in sensor["products"]:
+            assert sensor["arrays"][product]["unit"], (name, product)
+    assert manifest["sensors"]["pose"]["arrays"]["matrix"]["shape"] == [4, 4]
+    assert manifest["sensors"]["fls"]["arrays"]["intensity"] == {
+        "unit": manifest["sensors"]["fls"]["arrays"]["intensity"]["unit"], "format": "npy", "shape": [16, 8],
+        "dtype": "float32"}
+    from oceansim_py.dataset.adapters import SENSOR_TYPES
+
+    for adapter in SENSOR_TYPES.values():
+        assert set(adapter.units) == set(adapter.products), adapter.type_name

@@ -136,6 +136,10 @@ def _generate_locked(rig: Rig, out: Path, executor: str, device: Any, resume: bo
             local_worker = None
             results = run_on_ray(rig, out, todo, device, ray_address)
         for record in results:
+            for sensor, specs in record.pop("array_specs", {}).items():
+                arrays = manifest["sensors"][sensor].setdefault("arrays", {})
+                for product, spec in specs.items():
+                    arrays.setdefault(product, {}).update(spec)
             manifest["shards"] = sorted([*manifest["shards"], record], key=lambda s: s["index"])
             write_manifest(out, manifest)
             render_total += record.get("render_seconds") or 0.0

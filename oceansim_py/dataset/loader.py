@@ -116,9 +116,11 @@ class DatasetReader:
             rows = np.nonzero(table["sample"] == index)[0]
             if not rows.size:
                 raise DatasetError(f"{folder / TABLE_FILE}: no row for sample {index}; the file is truncated")
-            for col, values in table.items():
-                if col not in ("sample", "time"):
-                    out[col] = values[rows[0]]
+            arrays = self.sensors[sensor].get("arrays", {})
+            for product, kind in formats.items():
+                if kind == "table":
+                    out[product] = _table_value(table, rows[0], product, arrays.get(product, {}).get("shape"),
+                                                folder / TABLE_FILE)
         for product, kind in formats.items():
             if kind in ("npy", "png"):
                 out[product] = read_array(self._file(folder / f"{product}_{index:06d}.{kind}"))
@@ -143,6 +145,26 @@ class DatasetReader:
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for k in range(len(self)):
             yield self.frame(k)
+
+
+def _table_value(table: dict[str, np.ndarray], row: int, product: str, shape: list[int] | None,
+                 path: Path) -> Any:
+    """One sample of a table product: the scalar of column ``product``, or the columns ``product_0 ..`` as an
+    array of the manifest's ``shape`` (flat when the manifest predates shapes)."""
+    if product in table:
+        return table[product][row]
+    cols = []
+    while f"{product}_{len(cols)}" in table:
+        cols.append(table[f"{product}_{len(cols)}"][row])
+    if not cols:
+        raise DatasetError(f"{path}: no column for product {product!r}; the file does not match the manifest")
+    value = np.array(cols)
+    if shape:
+        if int(np.prod(shape)) != value.size:
+            raise DatasetError(f"{path}: product {product!r} has {value.size} columns, the manifest's shape is "
+                               f"{shape}")
+        value = value.reshape(shape)
+    return value
 
 
 def read_array(path: Path) -> np.ndarray:

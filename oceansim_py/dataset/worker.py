@@ -111,4 +111,5 @@ class ShardWorker:
         finally:
             for w in writes:
                 w.cancel()
-        return finish_shard(self.out, plan, shard, {"render_seconds": round(render_s, 6)})
+        specs = {a.spec.name: dict(a.written_specs) for a in self.sensors if a.written_specs}
+        return finish_shard(self.out, plan, shard, {"render_seconds": round(render_s, 6), "array_specs": specs})
