@@ -155,3 +155,20 @@ def test_table_streams_read_back_as_arrays_and_every_array_states_its_unit(tmp_p
 
     for adapter in SENSOR_TYPES.values():
         assert set(adapter.units) == set(adapter.products), adapter.type_name
+
+
+def test_compressed_run_reads_back_identical_and_is_deterministic(dataset, tmp_path):
+    rig = load_rig(write_rig(tmp_path, SMALL))
+    out = tmp_path / "zip"
+    generate(rig, out, progress=False, compress=True)
+    plain, packed = load(dataset), load(out)
+    assert list((out / "shard_00000" / "fls").glob("*.npy")) == []
+    for k in range(len(plain)):
+        np.testing.assert_array_equal(plain[k]["fls"]["intensity"], packed[k]["fls"]["intensity"])
+        np.testing.assert_array_equal(plain[k]["fls"]["label_id"], packed[k]["fls"]["label_id"])
+    assert verify_dataset(out) == []
+    again = tmp_path / "zip2"
+    generate(rig, again, progress=False, compress=True)
+    assert (again / "shard_00001" / "shard.json").read_bytes() == (out / "shard_00001" / "shard.json").read_bytes()
+    with pytest.raises(DatasetError, match="begun with --compress"):
+        generate(rig, out, progress=False, resume=True)

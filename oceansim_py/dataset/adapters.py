@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from oceansim_py.dataset.loader import TABLE_FILE
-from oceansim_py.dataset.shards import PartialShard, write_table
+from oceansim_py.dataset.shards import PartialShard, save_npz, write_table
 from oceansim_py.io.config import ConfigBase
 from oceansim_py.io.images import save_npy, save_png, to_uint8
 
@@ -50,8 +50,10 @@ class SensorAdapter(abc.ABC):
     table_shapes: ClassVar[dict[str, tuple[int, ...]]] = {}
     default_products: ClassVar[tuple[str, ...]]
 
-    def __init__(self, spec: Any, seed: int, device: Any) -> None:
+    def __init__(self, spec: Any, seed: int, device: Any, compress: bool = False) -> None:
         self.spec = spec
+        #: write array products as compressed ``.npz`` (lossless) instead of ``.npy``
+        self.compress = bool(compress)
         cfg = dict(spec.config)
         self.config = self.config_from_dict(cfg, f"sensor {spec.name}")
         if "seed" in {f.name for f in dataclasses.fields(self.config)} and "seed" not in cfg:
@@ -80,13 +82,18 @@ class SensorAdapter(abc.ABC):
         return {}
 
     def manifest_entry(self) -> dict[str, Any]:
-        return {"config": self.config.to_dict(), "products_format": {p: self.products[p] for p in self.spec.products},
+        return {"config": self.config.to_dict(), "products_format": {p: self.file_format(p) for p in self.spec.products},
                 "arrays": {p: self.array_spec(p) for p in self.spec.products}, **self.sensor_metadata()}
+
+    def file_format(self, product: str) -> str:
+        """How ``product`` is stored: ``npy``, ``npz`` (compressed npy), ``png`` or ``table``."""
+        kind = self.products[product]
+        return "npz" if kind == NPY and self.compress else kind
 
     def array_spec(self, product: str) -> dict[str, Any]:
         """What one sample of ``product`` is: unit, file format, and (tables) its shape; the writer adds the
         shape and dtype of array files when it writes the first one."""
-        spec: dict[str, Any] = {"unit": self.units[product], "format": self.products[product]}
+        spec: dict[str, Any] = {"unit": self.units[product], "format": self.file_format(product)}
         if self.products[product] == TABLE:
             spec["shape"] = list(self.table_shapes.get(product, ()))
         return spec
@@ -105,7 +112,9 @@ class SensorAdapter(abc.ABC):
                 if kind != TABLE and name not in self.written_specs:
                     sample = np.asarray(products[name][i])
                     self.written_specs[name] = {"shape": list(sample.shape), "dtype": str(sample.dtype)}
-                if kind == NPY:
+                if kind == NPY and self.compress:
+                    save_npz(shard.file(f"{sensor}/{name}_{m:06d}.npz"), name, products[name][i])
+                elif kind == NPY:
                     save_npy(shard.file(f"{sensor}/{name}_{m:06d}.npy"), products[name][i])
                 elif kind == PNG:
                     save_png(shard.file(f"{sensor}/{name}_{m:06d}.png"), products[name][i])

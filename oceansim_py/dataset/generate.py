@@ -77,8 +77,12 @@ def _progress(total: int, initial: int, disable: bool) -> Any:
 
 def generate(rig: Rig, out: str | Path, executor: str = "local", device: Any = None, resume: bool = False,
              ray_address: str | None = None, progress: bool = True,
-             on_shard: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+             on_shard: Callable[[dict[str, Any]], None] | None = None, compress: bool = False) -> dict[str, Any]:
     """Generate (or continue) the dataset of ``rig`` into ``out``; returns the final manifest.
+
+    The run holds an exclusive lock on ``out`` (:class:`~oceansim_py.dataset.lock.DatasetLock`); a folder that
+    already holds this run is continued only with ``resume``. ``compress`` writes array products as
+    deflate-compressed ``.npz`` (lossless; the loader reads both); a run is resumed with the setting it began with.
 
     ``on_shard`` is called with each new shard's record after the manifest lists it.
     """
@@ -87,7 +91,7 @@ def generate(rig: Rig, out: str | Path, executor: str = "local", device: Any = N
         raise ConfigError(f"--executor must be 'local' or 'ray', got {executor!r}")
     make_output_folder(out)
     with DatasetLock(out):
-        return _generate_locked(rig, out, executor, device, resume, ray_address, progress, on_shard)
+        return _generate_locked(rig, out, executor, device, resume, ray_address, progress, on_shard, compress)
 
 
 def make_output_folder(out: Path) -> None:
@@ -104,9 +108,13 @@ def make_output_folder(out: Path) -> None:
 
 
 def _generate_locked(rig: Rig, out: Path, executor: str, device: Any, resume: bool, ray_address: str | None,
-                     progress: bool, on_shard: Callable[[dict[str, Any]], None] | None) -> dict[str, Any]:
+                     progress: bool, on_shard: Callable[[dict[str, Any]], None] | None,
+                     compress: bool) -> dict[str, Any]:
     plans = plan_shards(rig.frames, rig.shard_size, rig.tick_rate_hz, {s.name: s.rate_hz for s in rig.sensors})
     existing, kept = prepare_output(rig, out, resume, plans)
+    if existing is not None and bool(existing.get("compress", False)) != compress:
+        flag = "with" if existing.get("compress") else "without"
+        raise DatasetError(f"--out {out}: this run was begun {flag} --compress; resume it {flag} --compress")
     for stale in out.glob(".shard_*.partial"):
         remove_written(stale)
     todo = [p for p in plans if p.index not in kept]
@@ -114,10 +122,11 @@ def _generate_locked(rig: Rig, out: Path, executor: str, device: Any, resume: bo
     from oceansim_py.dataset.worker import ShardWorker
 
     t_start = time.perf_counter()
-    local_worker = ShardWorker(rig, out, device) if executor == "local" or existing is None else None
+    local_worker = ShardWorker(rig, out, device, compress) if executor == "local" or existing is None else None
     if existing is None:
         assert local_worker is not None
         manifest = new_manifest(rig, local_worker.metadata(), _scene_meta(local_worker.scene))
+        manifest["compress"] = compress
     else:
         manifest = existing
         manifest["shards"] = [kept[i] for i in sorted(kept)]
@@ -134,7 +143,7 @@ def _generate_locked(rig: Rig, out: Path, executor: str, device: Any, resume: bo
             from oceansim_py.dataset.ray_executor import run_on_ray
 
             local_worker = None
-            results = run_on_ray(rig, out, todo, device, ray_address)
+            results = run_on_ray(rig, out, todo, device, ray_address, compress=compress)
         for record in results:
             for sensor, specs in record.pop("array_specs", {}).items():
                 arrays = manifest["sensors"][sensor].setdefault("arrays", {})

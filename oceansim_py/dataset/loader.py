@@ -122,7 +122,7 @@ class DatasetReader:
                     out[product] = _table_value(table, rows[0], product, arrays.get(product, {}).get("shape"),
                                                 folder / TABLE_FILE)
         for product, kind in formats.items():
-            if kind in ("npy", "png"):
+            if kind in ("npy", "npz", "png"):
                 out[product] = read_array(self._file(folder / f"{product}_{index:06d}.{kind}"))
         return out
 
@@ -174,6 +174,11 @@ def read_array(path: Path) -> np.ndarray:
             import imageio.v3 as iio
 
             return np.asarray(iio.imread(path))
+        if path.suffix == ".npz":
+            with np.load(path, allow_pickle=False) as npz:
+                if len(npz.files) != 1:
+                    raise ValueError(f"holds {len(npz.files)} arrays, expected 1")
+                return npz[npz.files[0]]
         return np.load(path, allow_pickle=False)
     except Exception as exc:  # numpy and imageio raise ValueError, EOFError, OSError, ... for a damaged file
         raise DatasetError(f"{path}: unreadable ({exc}); run 'oceansim-py verify' on the dataset") from exc

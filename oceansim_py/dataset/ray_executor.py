@@ -23,7 +23,7 @@ from oceansim_py.errors import ConfigError, OceanSimError
 class _ActorBody:
     """What runs inside each Ray actor process."""
 
-    def __init__(self, rig: Rig, out: str, device: Any, slot: int, threads: int | None) -> None:
+    def __init__(self, rig: Rig, out: str, device: Any, slot: int, threads: int | None, compress: bool) -> None:
         import warp as wp
 
         if threads is not None:
@@ -33,14 +33,14 @@ class _ActorBody:
             wp.config.kernel_cache_dir = os.path.join(str(Path(base).parent), f"{Path(base).name}-ray-worker-{slot}")
         from oceansim_py.dataset.worker import ShardWorker
 
-        self.worker = ShardWorker(rig, out, device)
+        self.worker = ShardWorker(rig, out, device, compress)
 
     def run_shard(self, plan: ShardPlan) -> dict[str, Any]:
         return self.worker.run_shard(plan)
 
 
 def run_on_ray(rig: Rig, out: Path, plans: list[ShardPlan], device: Any, address: str | None,
-               num_workers: int | None = None) -> Iterator[dict[str, Any]]:
+               num_workers: int | None = None, compress: bool = False) -> Iterator[dict[str, Any]]:
     """Render ``plans`` on Ray actors; yields each shard's record as it completes (in completion order)."""
     try:
         import ray
@@ -73,7 +73,7 @@ def run_on_ray(rig: Rig, out: Path, plans: list[ShardPlan], device: Any, address
             options = {"num_cpus": threads}
         n = max(1, min(n, len(plans)))
         actor_cls = ray.remote(**options)(_ActorBody)
-        actors = [actor_cls.remote(rig, str(out), None if use_gpu else (device or "cpu"), k, threads)
+        actors = [actor_cls.remote(rig, str(out), None if use_gpu else (device or "cpu"), k, threads, compress)
                   for k in range(n)]
         pending: dict[Any, Any] = {}
         queue = list(plans)

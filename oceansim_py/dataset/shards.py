@@ -266,6 +266,28 @@ def verify_shard(folder: Path) -> dict[str, Any] | None:
     return check_shard(folder)[0]
 
 
+def save_npz(path: Path, name: str, array: np.ndarray) -> None:
+    """Write one array as a deflate-compressed ``.npz`` (``np.load(path)[name]``), atomically and with fixed zip
+    timestamps so that the same array always gives the same bytes (``np.savez_compressed`` stamps the time)."""
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, np.ascontiguousarray(array), allow_pickle=False)
+    info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with zipfile.ZipFile(tmp, "w") as zf:
+            zf.writestr(info, buf.getvalue(), compresslevel=6)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise DatasetError(f"{path}: could not write the array ({exc.strerror or exc}); check the folder exists, "
+                           f"is writable and the disk has space") from exc
+
+
 def write_table(path: Path, columns: dict[str, np.ndarray]) -> None:
     """Write equal-length columns as CSV (header row; floats with 9 significant digits, NaN as ``nan``)."""
     names = list(columns)

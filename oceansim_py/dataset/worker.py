@@ -49,14 +49,15 @@ class ShardWorker:
     and PNG encoding overlap with the kernels; a shard completes only after all of its writes succeeded.
     """
 
-    def __init__(self, rig: Rig, out: str | Path, device: Any = None) -> None:
+    def __init__(self, rig: Rig, out: str | Path, device: Any = None, compress: bool = False) -> None:
         from oceansim_py.scene import load_scene
 
         self.rig = rig
         self.out = Path(out)
         self.scene = load_scene(rig.scene, device=device)
         self.trajectory = build_trajectory(rig, self.scene)
-        self.sensors: list[SensorAdapter] = [SENSOR_TYPES[s.type](s, rig.seed, self.scene.device) for s in rig.sensors]
+        self.sensors: list[SensorAdapter] = [SENSOR_TYPES[s.type](s, rig.seed, self.scene.device, compress)
+                                              for s in rig.sensors]
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="oceansim-writer")
         end = rig.start_time + rig.frames / rig.tick_rate_hz
         t0, t1 = float(self.trajectory.start_time), float(self.trajectory.end_time)
