@@ -135,3 +135,16 @@ def test_symlinked_shard_files_are_refused(tmp_path):
     with pytest.raises(DatasetError, match="did not write"):
         remove_written(out / "shard_00000")
     assert outside.exists() and table.is_symlink()
+
+
+def test_oserror_writing_a_table_names_the_file(tmp_path, monkeypatch):
+    import errno
+
+    from oceansim_py.dataset import shards
+
+    def no_inodes(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device (inodes)")
+
+    monkeypatch.setattr(shards.Path, "write_text", no_inodes)
+    with pytest.raises(DatasetError, match=r"t\.csv: could not write the table \(No space left"):
+        shards.write_table(tmp_path / "t.csv", {"a": [1.0]})

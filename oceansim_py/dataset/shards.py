@@ -305,7 +305,12 @@ def write_table(path: Path, columns: dict[str, np.ndarray]) -> None:
             else:
                 cells.append(str(v.item() if hasattr(v, "item") else v))
         lines.append(",".join(cells))
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise DatasetError(f"{path}: could not write the table ({exc.strerror or exc}); the shards already "
+                           f"complete are intact, fix the problem (free space, inodes, permissions) and rerun with "
+                           f"--resume") from exc
 
 
 def read_table(path: Path) -> dict[str, np.ndarray]:
