@@ -82,7 +82,8 @@ class SensorAdapter(abc.ABC):
         return {}
 
     def manifest_entry(self) -> dict[str, Any]:
-        return {"config": self.config.to_dict(), "products_format": {p: self.file_format(p) for p in self.spec.products},
+        return {"config": self.config.to_dict(),
+                "products_format": {p: self.file_format(p) for p in self.spec.products},
                 "arrays": {p: self.array_spec(p) for p in self.spec.products}, **self.sensor_metadata()}
 
     def file_format(self, product: str) -> str:
@@ -169,7 +170,8 @@ class ImagingSonarAdapter(_PolarSonarAdapter):
     products = {"intensity": NPY, "clean_intensity": NPY, "hit_count": NPY, "label_id": NPY, "polar_png": PNG,
                 "fan_png": PNG}
     units = {
-        'intensity': "linear echo intensity, normalised by the config's normalisation (row: each range row's maximum = 1; none: sr), with speckle and noise",
+        'intensity': "linear echo intensity, normalised by the config's normalisation (row: each range row's "
+                     "maximum = 1; none: sr), with speckle and noise",
         'clean_intensity': 'linear echo intensity before noise, same normalisation as intensity',
         'hit_count': 'count of rays binned per cell',
         'label_id': "index into the scene's labels of the strongest return (-1 empty)",
@@ -419,7 +421,7 @@ class IMUAdapter(_MountedTrajectoryMixin, SensorAdapter):
         'true_accel': 'm/s^2 (noise-free)',
         'true_gyro': 'rad/s (noise-free)',
     }
-    table_shapes = {'accel': (3,), 'gyro': (3,), 'accel_bias': (3,), 'gyro_bias': (3,), 'true_accel': (3,), 'true_gyro': (3,)}
+    table_shapes = {name: (3,) for name in ("accel", "gyro", "accel_bias", "gyro_bias", "true_accel", "true_gyro")}
     default_products = ("accel", "gyro", "accel_bias", "gyro_bias")
 
     sensor_class = "oceansim_py.sensors.imu:IMU"

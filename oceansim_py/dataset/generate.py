@@ -27,8 +27,8 @@ def prepare_output(rig: Rig, out: Path, resume: bool,
 
     A folder holding a different run (another rig fingerprint) is a ``ConfigError``; one holding this run is a
     ``DatasetError`` unless ``resume`` is set, and is then continued: every shard folder whose files match its
-    ``shard.json`` and whose frames match this run's plan is kept (also one completed just before a kill, before the manifest could list it); partial shards
-    are redone.
+    ``shard.json`` and whose frames match this run's plan is kept (also one completed just before a kill, before
+    the manifest could list it); partial shards are redone.
     """
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: exists and is not a folder")

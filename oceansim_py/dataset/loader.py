@@ -58,8 +58,8 @@ class DatasetReader:
         for rec in manifest["shards"]:
             folder = self.path / rec["name"]
             if folder.is_symlink() or not folder.is_dir():
-                raise DatasetError(f"{folder}: listed in the manifest but {'a symlink' if folder.is_symlink() else 'missing'}"
-                                   f"; restore it (run 'oceansim-py verify {self.path}' for every problem)")
+                what = "a symlink" if folder.is_symlink() else "missing"
+                raise DatasetError(f"{folder}: listed in the manifest but {what}; restore it (run 'oceansim-py verify {self.path}' for every problem)")
         if verify:
             from oceansim_py.dataset.verify import verify_dataset
 
