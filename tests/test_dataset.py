@@ -92,13 +92,13 @@ def test_loader_returns_what_was_written(clean_run):
     assert frame["fls"]["fan_png"].dtype == np.uint8
     # dvl at 8 Hz: tick 5 (t = 1.25 s) holds sample 10; the vehicle moves at 0.5 m/s along +x (sensor x)
     assert frame["dvl"]["sample"] == 10
-    assert frame["dvl"]["velocity_0"] == pytest.approx(0.5, abs=0.05)
+    assert frame["dvl"]["velocity"][0] == pytest.approx(0.5, abs=0.05)
     # barometer at 2 Hz: 1.5 m deep -> 101325 + 1026 * 9.80665 * 1.5 Pa within noise
     assert frame["baro"]["sample"] == 2
     assert frame["baro"]["true_depth"] == pytest.approx(1.5, abs=1e-6)
     imu = list(ds.samples("imu"))
     assert len(imu) == 60 and [s["sample"] for s in imu] == list(range(60))
-    assert np.mean([s["accel_2"] for s in imu]) == pytest.approx(9.81, abs=0.1)
+    assert np.mean([s["accel"][2] for s in imu]) == pytest.approx(9.81, abs=0.1)
 
 
 def test_killed_run_resumes_to_identical_checksums(clean_run, tmp_path):

@@ -12,13 +12,12 @@ from __future__ import annotations
 import abc
 import dataclasses
 import importlib
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from oceansim_py.dataset.loader import TABLE_FILE
-from oceansim_py.dataset.shards import write_table
+from oceansim_py.dataset.shards import PartialShard, save_npz, write_table
 from oceansim_py.io.config import ConfigBase
 from oceansim_py.io.images import save_npy, save_png, to_uint8
 
@@ -45,10 +44,16 @@ class SensorAdapter(abc.ABC):
     config_class: ClassVar[str]
     sensor_args: ClassVar[tuple[str, ...]] = ("device", "sensor_id")
     products: ClassVar[dict[str, str]]          # product name -> NPY | PNG | TABLE
+    #: product name -> its unit (and frame), written to the manifest's ``arrays`` entry of the sensor
+    units: ClassVar[dict[str, str]]
+    #: per-sample shape of table products that are not scalars (written as columns ``<name>_<j>``, C order)
+    table_shapes: ClassVar[dict[str, tuple[int, ...]]] = {}
     default_products: ClassVar[tuple[str, ...]]
 
-    def __init__(self, spec: Any, seed: int, device: Any) -> None:
+    def __init__(self, spec: Any, seed: int, device: Any, compress: bool = False) -> None:
         self.spec = spec
+        #: write array products as compressed ``.npz`` (lossless) instead of ``.npy``
+        self.compress = bool(compress)
         cfg = dict(spec.config)
         self.config = self.config_from_dict(cfg, f"sensor {spec.name}")
         if "seed" in {f.name for f in dataclasses.fields(self.config)} and "seed" not in cfg:
@@ -57,6 +62,8 @@ class SensorAdapter(abc.ABC):
         self.device = device
         self.sensor = self._make_sensor()
         self._rows: list[dict[str, Any]] = []
+        #: product -> {"shape", "dtype"} of one sample of each array/image product written so far
+        self.written_specs: dict[str, dict[str, Any]] = {}
 
     @classmethod
     def config_from_dict(cls, cfg: dict[str, Any], source: str) -> ConfigBase:
@@ -75,21 +82,43 @@ class SensorAdapter(abc.ABC):
         return {}
 
     def manifest_entry(self) -> dict[str, Any]:
-        return {"config": self.config.to_dict(), "products_format": {p: self.products[p] for p in self.spec.products},
-                **self.sensor_metadata()}
+        return {"config": self.config.to_dict(),
+                "products_format": {p: self.file_format(p) for p in self.spec.products},
+                "arrays": {p: self.array_spec(p) for p in self.spec.products}, **self.sensor_metadata()}
 
-    def write(self, folder: Path, products: dict[str, np.ndarray], times: np.ndarray, first_sample: int) -> None:
-        """Write a rendered batch: one file per sample and array/image product, table rows kept for ``finish``."""
+    def file_format(self, product: str) -> str:
+        """How ``product`` is stored: ``npy``, ``npz`` (compressed npy), ``png`` or ``table``."""
+        kind = self.products[product]
+        return "npz" if kind == NPY and self.compress else kind
+
+    def array_spec(self, product: str) -> dict[str, Any]:
+        """What one sample of ``product`` is: unit, file format, and (tables) its shape; the writer adds the
+        shape and dtype of array files when it writes the first one."""
+        spec: dict[str, Any] = {"unit": self.units[product], "format": self.file_format(product)}
+        if self.products[product] == TABLE:
+            spec["shape"] = list(self.table_shapes.get(product, ()))
+        return spec
+
+    def write(self, shard: PartialShard, products: dict[str, np.ndarray], times: np.ndarray,
+              first_sample: int) -> None:
+        """Write a rendered batch: one file per sample and array/image product (each recorded in the shard's
+        journal before it is created), table rows kept for ``finish``."""
+        sensor = self.spec.name
         wanted = self.spec.products
         for i in range(times.shape[0]):
             m = first_sample + i
             row: dict[str, Any] = {"sample": m, "time": float(times[i])}
             for name in wanted:
                 kind = self.products[name]
-                if kind == NPY:
-                    save_npy(folder / f"{name}_{m:06d}.npy", products[name][i])
+                if kind != TABLE and name not in self.written_specs:
+                    sample = np.asarray(products[name][i])
+                    self.written_specs[name] = {"shape": list(sample.shape), "dtype": str(sample.dtype)}
+                if kind == NPY and self.compress:
+                    save_npz(shard.file(f"{sensor}/{name}_{m:06d}.npz"), name, products[name][i])
+                elif kind == NPY:
+                    save_npy(shard.file(f"{sensor}/{name}_{m:06d}.npy"), products[name][i])
                 elif kind == PNG:
-                    save_png(folder / f"{name}_{m:06d}.png", products[name][i])
+                    save_png(shard.file(f"{sensor}/{name}_{m:06d}.png"), products[name][i])
                 else:
                     value = np.asarray(products[name][i])
                     if value.ndim == 0:
@@ -100,11 +129,11 @@ class SensorAdapter(abc.ABC):
             if len(row) > 2:
                 self._rows.append(row)
 
-    def finish(self, folder: Path) -> None:
+    def finish(self, shard: PartialShard) -> None:
         """Write the shard's table (if the sensor has table products) and reset."""
         if self._rows:
             cols = {k: np.array([r[k] for r in self._rows]) for k in self._rows[0]}
-            write_table(folder / TABLE_FILE, cols)
+            write_table(shard.file(f"{self.spec.name}/{TABLE_FILE}"), cols)
         self._rows = []
 
 
@@ -140,6 +169,15 @@ class ImagingSonarAdapter(_PolarSonarAdapter):
     config_class = "oceansim_py.sensors.imaging_sonar:ImagingSonarConfig"
     products = {"intensity": NPY, "clean_intensity": NPY, "hit_count": NPY, "label_id": NPY, "polar_png": PNG,
                 "fan_png": PNG}
+    units = {
+        'intensity': "linear echo intensity, normalised by the config's normalisation (row: each range row's "
+                     "maximum = 1; none: sr), with speckle and noise",
+        'clean_intensity': 'linear echo intensity before noise, same normalisation as intensity',
+        'hit_count': 'count of rays binned per cell',
+        'label_id': "index into the scene's labels of the strongest return (-1 empty)",
+        'polar_png': '8-bit display view (uint8 0..255), not a measurement',
+        'fan_png': '8-bit display view (uint8 0..255), not a measurement',
+    }
     default_products = ("intensity", "polar_png", "fan_png")
     image_layout = "(n_range, n_beams): row 0 nearest range, column 0 most-port beam"
 
@@ -152,6 +190,13 @@ class MultibeamAdapter(_PolarSonarAdapter):
     sensor_class = "oceansim_py.sensors.multibeam:MultibeamSonar"
     config_class = "oceansim_py.sensors.multibeam:MultibeamSonarConfig"
     products = {"time_series": NPY, "intensity": NPY, "db": NPY, "polar_png": PNG, "fan_png": PNG}
+    units = {
+        'time_series': 'complex baseband pressure, uPa at 1 m source-level reference (complex64)',
+        'intensity': 'uPa^2: squared magnitude |p|^2 of the baseband pressure (source level referenced to 1 m)',
+        'db': 'dB re 1 uPa^2 (10 log10 |p|^2; -300 where p = 0)',
+        'polar_png': '8-bit display view (uint8 0..255), not a measurement',
+        'fan_png': '8-bit display view (uint8 0..255), not a measurement (dB scale, 60 dB span)',
+    }
     default_products = ("intensity", "polar_png", "fan_png")
     image_layout = ("(n_samples, n_beams): row 0 nearest range, column 0 most-port beam; time_series complex64 "
                     "baseband")
@@ -164,6 +209,14 @@ class SidescanAdapter(SensorAdapter):
     type_name = "sidescan"
     products = {"intensity": NPY, "clean_intensity": NPY, "ground_intensity": NPY, "hit_count": NPY,
                 "label_id": NPY, "altitude": TABLE}
+    units = {
+        'intensity': 'linear echo intensity (sr-weighted return, with noise), columns port/starboard',
+        'clean_intensity': 'linear echo intensity before noise',
+        'ground_intensity': 'linear echo intensity resampled at ground_ranges_m',
+        'hit_count': 'count of rays per bin',
+        'label_id': 'label index of the strongest return (-1 empty)',
+        'altitude': 'm (first return; NaN without one)',
+    }
     default_products = ("intensity", "ground_intensity", "altitude")
 
     @classmethod
@@ -191,6 +244,17 @@ class ProfilingAdapter(SensorAdapter):
     type_name = "profiling"
     products = {"bottom_range": NPY, "intensity": NPY, "valid": NPY, "label_id": NPY, "point_sensor": NPY,
                 "point_world": NPY, "image": NPY, "clean_image": NPY, "image_png": PNG}
+    units = {
+        'bottom_range': 'm (NaN where no bottom)',
+        'intensity': "sr (sum over the beam's rays, with speckle)",
+        'valid': 'flag 1/0',
+        'label_id': 'label index (-1 invalid)',
+        'point_sensor': 'm, sensor frame FLU (NaN invalid)',
+        'point_world': 'm, world frame Z up (NaN invalid)',
+        'image': 'sr per range x beam cell, with noise',
+        'clean_image': 'sr per cell, before noise',
+        'image_png': '8-bit display view (uint8 0..255), not a measurement',
+    }
     default_products = ("bottom_range", "point_world", "intensity", "image_png")
 
     @classmethod
@@ -226,6 +290,13 @@ class ProfilingAdapter(SensorAdapter):
 class SinglebeamAdapter(SensorAdapter):
     type_name = "singlebeam"
     products = {"intensity": NPY, "clean_intensity": NPY, "hit_count": NPY, "label_id": NPY, "altitude": TABLE}
+    units = {
+        'intensity': 'linear echo intensity with noise',
+        'clean_intensity': 'linear echo intensity before noise',
+        'hit_count': 'count of rays per bin',
+        'label_id': 'label index (-1 empty)',
+        'altitude': 'm (first return along the beam; NaN without one)',
+    }
     default_products = ("intensity", "altitude")
 
     @classmethod
@@ -252,6 +323,17 @@ class CameraAdapter(SensorAdapter):
     type_name = "camera"
     products = {"rgb_png": PNG, "depth_png": PNG, "label_png": PNG, "depth": NPY, "range": NPY, "label": NPY,
                 "linear": NPY, "in_air": NPY, "normal": NPY}
+    units = {
+        'rgb_png': 'sRGB-encoded 8-bit colour (uint8)',
+        'depth_png': '8-bit display view (uint8 0..255), not a measurement',
+        'label_png': '8-bit display view (uint8 0..255), not a measurement',
+        'depth': 'm, planar z-depth along the optical axis (inf for misses)',
+        'range': "m along the pixel's ray (inf for misses)",
+        'label': "index into the scene's labels (-1 misses)",
+        'linear': 'linear underwater radiance (scene-relative, before exposure)',
+        'in_air': 'linear in-air radiance (scene-relative)',
+        'normal': 'unit vector, world frame',
+    }
     default_products = ("rgb_png", "depth", "label")
 
     sensor_class = "oceansim_py.sensors.camera:UnderwaterCamera"
@@ -298,6 +380,15 @@ class DVLAdapter(_MountedTrajectoryMixin, SensorAdapter):
     type_name = "dvl"
     products = {"velocity": TABLE, "valid": TABLE, "altitude": TABLE, "beam_range": TABLE,
                 "beam_velocity": TABLE, "beam_valid": TABLE}
+    units = {
+        'velocity': 'm/s, sensor frame FLU (NaN on dropout)',
+        'valid': 'flag 1/0',
+        'altitude': 'm (NaN without a valid beam)',
+        'beam_range': 'm, slant range per beam (NaN invalid)',
+        'beam_velocity': 'm/s along each beam (NaN invalid)',
+        'beam_valid': 'flag 1/0 per beam',
+    }
+    table_shapes = {'velocity': (3,), 'beam_range': (4,), 'beam_velocity': (4,), 'beam_valid': (4,)}
     default_products = ("velocity", "valid", "altitude", "beam_range", "beam_velocity")
 
     sensor_class = "oceansim_py.sensors.dvl:DVL"
@@ -322,6 +413,15 @@ class IMUAdapter(_MountedTrajectoryMixin, SensorAdapter):
     type_name = "imu"
     products = {"accel": TABLE, "gyro": TABLE, "accel_bias": TABLE, "gyro_bias": TABLE, "true_accel": TABLE,
                 "true_gyro": TABLE}
+    units = {
+        'accel': 'm/s^2, specific force, sensor frame FLU',
+        'gyro': 'rad/s, sensor frame FLU',
+        'accel_bias': 'm/s^2',
+        'gyro_bias': 'rad/s',
+        'true_accel': 'm/s^2 (noise-free)',
+        'true_gyro': 'rad/s (noise-free)',
+    }
+    table_shapes = {name: (3,) for name in ("accel", "gyro", "accel_bias", "gyro_bias", "true_accel", "true_gyro")}
     default_products = ("accel", "gyro", "accel_bias", "gyro_bias")
 
     sensor_class = "oceansim_py.sensors.imu:IMU"
@@ -353,6 +453,11 @@ class _PoseDrivenAdapter(SensorAdapter):
 class BarometerAdapter(_PoseDrivenAdapter):
     type_name = "barometer"
     products = {"pressure": TABLE, "depth": TABLE, "true_depth": TABLE}
+    units = {
+        'pressure': 'Pa (absolute)',
+        'depth': 'm below the surface, from the measured pressure',
+        'true_depth': 'm below the surface (exact)',
+    }
     default_products = ("pressure", "depth", "true_depth")
 
     sensor_class = "oceansim_py.sensors.barometer:Barometer"
@@ -366,6 +471,13 @@ class BarometerAdapter(_PoseDrivenAdapter):
 class GPSAdapter(_PoseDrivenAdapter):
     type_name = "gps"
     products = {"position": TABLE, "fix": TABLE, "depth": TABLE, "threshold": TABLE}
+    units = {
+        'position': 'm, world frame Z up (NaN without a fix)',
+        'fix': 'flag 1/0',
+        'depth': 'm, true antenna depth (negative above the surface)',
+        'threshold': 'm, fix depth threshold',
+    }
+    table_shapes = {'position': (3,)}
     default_products = ("position", "fix")
 
     sensor_class = "oceansim_py.sensors.gps:GPS"
@@ -379,6 +491,11 @@ class GPSAdapter(_PoseDrivenAdapter):
 class PoseSensorAdapter(_PoseDrivenAdapter):
     type_name = "pose"
     products = {"matrix": TABLE, "true_matrix": TABLE}
+    units = {
+        'matrix': 'SE(3) sensor-to-world matrix, translation in m',
+        'true_matrix': 'SE(3) sensor-to-world matrix (exact), m',
+    }
+    table_shapes = {'matrix': (4, 4), 'true_matrix': (4, 4)}
     default_products = ("matrix",)
 
     sensor_class = "oceansim_py.sensors.pose_sensor:PoseSensor"

@@ -8,7 +8,6 @@ a function of (seed, sensor, sample index, element), never of the order or place
 
 from __future__ import annotations
 
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -16,7 +15,9 @@ from typing import Any, Callable, Iterable
 
 from oceansim_py.dataset.manifest import FORMAT, FORMAT_VERSION, read_manifest, versions, write_manifest
 from oceansim_py.dataset.rig import Rig
-from oceansim_py.dataset.shards import ShardPlan, partial_name, plan_shards, shard_name, verify_shard
+from oceansim_py.dataset.lock import DatasetLock
+from oceansim_py.dataset.shards import (ShardPlan, partial_name, plan_shards, remove_written, shard_name,
+                                        verify_shard)
 from oceansim_py.errors import ConfigError, DatasetError
 
 
@@ -24,10 +25,10 @@ def prepare_output(rig: Rig, out: Path, resume: bool,
                    plans: list[ShardPlan]) -> tuple[dict[str, Any] | None, dict[int, dict[str, Any]]]:
     """Check the output folder before any rendering: (existing manifest, records of the complete shards kept).
 
-    A folder holding a different run (another rig fingerprint) is a ``ConfigError``. A folder holding this run
-    is continued: every shard folder whose files match its ``shard.json`` and whose frames match this run's
-    plan is kept (also one completed just before a kill, before the manifest could list it); partial shards
-    are redone.
+    A folder holding a different run (another rig fingerprint) is a ``ConfigError``; one holding this run is a
+    ``DatasetError`` unless ``resume`` is set, and is then continued: every shard folder whose files match its
+    ``shard.json`` and whose frames match this run's plan is kept (also one completed just before a kill, before
+    the manifest could list it); partial shards are redone.
     """
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: exists and is not a folder")
@@ -41,7 +42,8 @@ def prepare_output(rig: Rig, out: Path, resume: bool,
             f"--out {out}: holds a different run (rig {existing.get('rig', {}).get('name')!r}, other settings); "
             f"choose another --out or delete that folder")
     if not resume:
-        print(f"oceansim-py: {out} already holds this run; continuing it (as --resume)", file=sys.stderr)
+        raise DatasetError(f"--out {out}: already holds this run (status {existing.get('status')!r}); pass --resume "
+                           f"to keep its complete shards and render the rest, or choose another --out")
     listed = {rec["index"]: rec for rec in existing.get("shards", [])}
     kept: dict[int, dict[str, Any]] = {}
     for plan in plans:
@@ -75,31 +77,56 @@ def _progress(total: int, initial: int, disable: bool) -> Any:
 
 def generate(rig: Rig, out: str | Path, executor: str = "local", device: Any = None, resume: bool = False,
              ray_address: str | None = None, progress: bool = True,
-             on_shard: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+             on_shard: Callable[[dict[str, Any]], None] | None = None, compress: bool = False) -> dict[str, Any]:
     """Generate (or continue) the dataset of ``rig`` into ``out``; returns the final manifest.
+
+    The run holds an exclusive lock on ``out`` (:class:`~oceansim_py.dataset.lock.DatasetLock`); a folder that
+    already holds this run is continued only with ``resume``. ``compress`` writes array products as
+    deflate-compressed ``.npz`` (lossless; the loader reads both); a run is resumed with the setting it began with.
 
     ``on_shard`` is called with each new shard's record after the manifest lists it.
     """
     out = Path(out)
     if executor not in ("local", "ray"):
         raise ConfigError(f"--executor must be 'local' or 'ray', got {executor!r}")
-    plans = plan_shards(rig.frames, rig.shard_size, rig.tick_rate_hz, {s.name: s.rate_hz for s in rig.sensors})
-    existing, kept = prepare_output(rig, out, resume, plans)
+    make_output_folder(out)
+    with DatasetLock(out):
+        return _generate_locked(rig, out, executor, device, resume, ray_address, progress, on_shard, compress)
+
+
+def make_output_folder(out: Path) -> None:
+    """Create ``out`` (and its parents); a ``DatasetError`` naming the reason when that is impossible."""
+    for parent in [out, *out.parents]:
+        if parent.exists() or parent.is_symlink():
+            if not parent.is_dir():
+                raise DatasetError(f"--out {out}: {parent} exists and is not a folder; choose another --out")
+            break
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise DatasetError(f"--out {out}: cannot create the folder ({exc.strerror})") from exc
+        raise DatasetError(f"--out {out}: cannot create the folder ({exc.strerror}); choose another --out") from exc
+
+
+def _generate_locked(rig: Rig, out: Path, executor: str, device: Any, resume: bool, ray_address: str | None,
+                     progress: bool, on_shard: Callable[[dict[str, Any]], None] | None,
+                     compress: bool) -> dict[str, Any]:
+    plans = plan_shards(rig.frames, rig.shard_size, rig.tick_rate_hz, {s.name: s.rate_hz for s in rig.sensors})
+    existing, kept = prepare_output(rig, out, resume, plans)
+    if existing is not None and bool(existing.get("compress", False)) != compress:
+        flag = "with" if existing.get("compress") else "without"
+        raise DatasetError(f"--out {out}: this run was begun {flag} --compress; resume it {flag} --compress")
     for stale in out.glob(".shard_*.partial"):
-        shutil.rmtree(stale, ignore_errors=True)
+        remove_written(stale)
     todo = [p for p in plans if p.index not in kept]
 
     from oceansim_py.dataset.worker import ShardWorker
 
     t_start = time.perf_counter()
-    local_worker = ShardWorker(rig, out, device) if executor == "local" or existing is None else None
+    local_worker = ShardWorker(rig, out, device, compress) if executor == "local" or existing is None else None
     if existing is None:
         assert local_worker is not None
         manifest = new_manifest(rig, local_worker.metadata(), _scene_meta(local_worker.scene))
+        manifest["compress"] = compress
     else:
         manifest = existing
         manifest["shards"] = [kept[i] for i in sorted(kept)]
@@ -116,8 +143,12 @@ def generate(rig: Rig, out: str | Path, executor: str = "local", device: Any = N
             from oceansim_py.dataset.ray_executor import run_on_ray
 
             local_worker = None
-            results = run_on_ray(rig, out, todo, device, ray_address)
+            results = run_on_ray(rig, out, todo, device, ray_address, compress=compress)
         for record in results:
+            for sensor, specs in record.pop("array_specs", {}).items():
+                arrays = manifest["sensors"][sensor].setdefault("arrays", {})
+                for product, spec in specs.items():
+                    arrays.setdefault(product, {}).update(spec)
             manifest["shards"] = sorted([*manifest["shards"], record], key=lambda s: s["index"])
             write_manifest(out, manifest)
             render_total += record.get("render_seconds") or 0.0

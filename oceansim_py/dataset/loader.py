@@ -10,6 +10,7 @@ at or before the tick's time (sensors at the tick rate contribute exactly the ti
 from __future__ import annotations
 
 import math
+import operator
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -23,9 +24,17 @@ TABLE_FILE = "samples.csv"
 
 
 class DatasetReader:
-    """A dataset folder opened for reading (see module docstring). ``len()`` is the number of frames."""
+    """A dataset folder opened for reading (see module docstring). ``len(reader)`` is the number of frames;
+    ``reader[k]`` is frame ``k`` (negative counts from the end), ``reader[a:b:c]`` a list of frames; an index out
+    of range raises ``IndexError``.
 
-    def __init__(self, path: str | Path) -> None:
+    ``verify=True`` reads every file once at open and checks it against its shard's SHA-256 (a full read of the
+    dataset, so it is off by default; ``oceansim-py verify DIR`` does the same from the shell). Without it the
+    reader still checks at open that every listed shard folder is there, and refuses symlinks that leave the
+    dataset folder, files that are missing, and files it cannot parse, with a ``DatasetError``.
+    """
+
+    def __init__(self, path: str | Path, verify: bool = False) -> None:
         self.path = Path(path)
         manifest = read_manifest(self.path)
         if manifest is None:
@@ -45,9 +54,41 @@ class DatasetReader:
                     self._sample_shard[name][m] = rec["index"]
         self._frames = sum(rec["frames"] for rec in manifest["shards"])
         self._tables: dict[tuple[str, int], dict[str, np.ndarray]] = {}
+        self._root = self.path.resolve()
+        for rec in manifest["shards"]:
+            folder = self.path / rec["name"]
+            if folder.is_symlink() or not folder.is_dir():
+                what = "a symlink" if folder.is_symlink() else "missing"
+                raise DatasetError(f"{folder}: listed in the manifest but {what}; restore it (run 'oceansim-py verify {self.path}' for every problem)")
+        if verify:
+            from oceansim_py.dataset.verify import verify_dataset
+
+            problems = verify_dataset(self.path)
+            if problems:
+                raise DatasetError(f"{self.path}: {len(problems)} problem(s): " + "; ".join(problems))
 
     def __len__(self) -> int:
         return self._frames
+
+    def __getitem__(self, key: int | slice) -> Any:
+        """Frame ``key`` (negative from the end), or a list of frames for a slice."""
+        if isinstance(key, slice):
+            return [self.frame(k) for k in range(*key.indices(len(self)))]
+        try:
+            k = operator.index(key)
+        except TypeError:
+            raise TypeError(f"dataset indices must be integers or slices, not {type(key).__name__}") from None
+        if not -len(self) <= k < len(self):
+            raise IndexError(f"frame {k} out of range for a dataset of {len(self)} frame(s)")
+        return self.frame(k % len(self))
+
+    def _file(self, path: Path) -> Path:
+        """``path`` if it is a regular file inside the dataset folder, else a ``DatasetError``."""
+        if path.is_symlink() and not path.resolve().is_relative_to(self._root):
+            raise DatasetError(f"{path}: a symlink out of the dataset folder; refused (a dataset holds its own files)")
+        if not path.is_file():
+            raise DatasetError(f"{path}: missing; run 'oceansim-py verify {self.path}' for every problem")
+        return path
 
     def num_samples(self, sensor: str) -> int:
         return len(self._sample_shard[self._check_sensor(sensor)])
@@ -66,25 +107,23 @@ class DatasetReader:
         folder = self.path / shard_name(shard) / sensor
         rate = float(self.sensors[sensor]["rate_hz"])
         out: dict[str, Any] = {"sample": index, "time": self.start_time + index / rate}
-        table_path = folder / TABLE_FILE
-        if table_path.is_file():
+        formats: dict[str, str] = self.sensors[sensor].get("products_format", {})
+        if "table" in formats.values():
             key = (sensor, shard)
             if key not in self._tables:
-                self._tables[key] = read_table(table_path)
+                self._tables[key] = read_table(self._file(folder / TABLE_FILE))
             table = self._tables[key]
             rows = np.nonzero(table["sample"] == index)[0]
-            if rows.size:
-                for col, values in table.items():
-                    if col not in ("sample", "time"):
-                        out[col] = values[rows[0]]
-        for f in sorted(folder.glob(f"*_{index:06d}.*")):
-            product = f.name[: -len(f"_{index:06d}{f.suffix}")]
-            if f.suffix == ".npy":
-                out[product] = np.load(f)
-            elif f.suffix == ".png":
-                import imageio.v3 as iio
-
-                out[product] = iio.imread(f)
+            if not rows.size:
+                raise DatasetError(f"{folder / TABLE_FILE}: no row for sample {index}; the file is truncated")
+            arrays = self.sensors[sensor].get("arrays", {})
+            for product, kind in formats.items():
+                if kind == "table":
+                    out[product] = _table_value(table, rows[0], product, arrays.get(product, {}).get("shape"),
+                                                folder / TABLE_FILE)
+        for product, kind in formats.items():
+            if kind in ("npy", "npz", "png"):
+                out[product] = read_array(self._file(folder / f"{product}_{index:06d}.{kind}"))
         return out
 
     def samples(self, sensor: str) -> Iterator[dict[str, Any]]:
@@ -108,9 +147,46 @@ class DatasetReader:
             yield self.frame(k)
 
 
-def load(path: str | Path) -> DatasetReader:
-    """Open a dataset folder written by ``oceansim-py generate``."""
-    return DatasetReader(path)
+def _table_value(table: dict[str, np.ndarray], row: int, product: str, shape: list[int] | None,
+                 path: Path) -> Any:
+    """One sample of a table product: the scalar of column ``product``, or the columns ``product_0 ..`` as an
+    array of the manifest's ``shape`` (flat when the manifest predates shapes)."""
+    if product in table:
+        return table[product][row]
+    cols = []
+    while f"{product}_{len(cols)}" in table:
+        cols.append(table[f"{product}_{len(cols)}"][row])
+    if not cols:
+        raise DatasetError(f"{path}: no column for product {product!r}; the file does not match the manifest")
+    value = np.array(cols)
+    if shape:
+        if int(np.prod(shape)) != value.size:
+            raise DatasetError(f"{path}: product {product!r} has {value.size} columns, the manifest's shape is "
+                               f"{shape}")
+        value = value.reshape(shape)
+    return value
+
+
+def read_array(path: Path) -> np.ndarray:
+    """One array file of a dataset (.npy, or .png as uint8); an unreadable one is a ``DatasetError``."""
+    try:
+        if path.suffix == ".png":
+            import imageio.v3 as iio
+
+            return np.asarray(iio.imread(path))
+        if path.suffix == ".npz":
+            with np.load(path, allow_pickle=False) as npz:
+                if len(npz.files) != 1:
+                    raise ValueError(f"holds {len(npz.files)} arrays, expected 1")
+                return npz[npz.files[0]]
+        return np.load(path, allow_pickle=False)
+    except Exception as exc:  # numpy and imageio raise ValueError, EOFError, OSError, ... for a damaged file
+        raise DatasetError(f"{path}: unreadable ({exc}); run 'oceansim-py verify' on the dataset") from exc
+
+
+def load(path: str | Path, verify: bool = False) -> DatasetReader:
+    """Open a dataset folder written by ``oceansim-py generate`` (``verify``: see :class:`DatasetReader`)."""
+    return DatasetReader(path, verify=verify)
 
 
 try:  # torch is optional: TorchDataset is a real torch Dataset when it is installed

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -38,27 +39,39 @@ def read_manifest(out: Path) -> dict[str, Any] | None:
     except (OSError, ValueError) as exc:
         raise DatasetError(f"{p}: unreadable manifest ({exc}); move the folder aside or choose another --out") \
             from exc
-    if data.get("format") != FORMAT:
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise DatasetError(f"{p}: not an oceansim_py dataset manifest")
     return data
 
 
 def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
+    """Write ``manifest.json`` atomically: a temporary file of a unique name in the same folder, then rename."""
     p = out / MANIFEST
-    tmp = out / (MANIFEST + ".tmp")
+    tmp: str | None = None
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
+        fd, tmp = tempfile.mkstemp(prefix=f".{MANIFEST}.", suffix=".tmp", dir=out)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(manifest, fh, indent=1, sort_keys=True)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
         os.replace(tmp, p)
     except OSError as exc:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
         raise DatasetError(f"{p}: could not write the manifest ({exc.strerror}); check permissions and free "
                            f"space, then rerun with --resume") from exc
 
 
 def validate_manifest(manifest: dict[str, Any]) -> list[str]:
-    """Problems with a manifest's structure (empty when it is valid)."""
+    """Problems with a manifest's structure (empty when it is valid); never raises on a malformed one."""
+    try:
+        return _manifest_problems(manifest)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        return [f"malformed ({type(exc).__name__}: {exc})"]
+
+
+def _manifest_problems(manifest: dict[str, Any]) -> list[str]:
     problems = []
     for key in ("format", "format_version", "rig", "fingerprint", "versions", "seed", "sensors", "shards",
                 "frames", "status"):
@@ -73,6 +86,8 @@ def validate_manifest(manifest: dict[str, Any]) -> list[str]:
         for key in ("index", "name", "frames", "ticks", "samples", "checksum", "files"):
             if key not in s:
                 problems.append(f"shard {s.get('index')}: missing '{key}'")
+        if not isinstance(s.get("index"), int) or s.get("name") != f"shard_{s['index']:05d}":
+            problems.append(f"shard {s.get('index')!r}: name {s.get('name')!r} is not shard_NNNNN of its index")
     if manifest["status"] == "complete":
         total = sum(s["frames"] for s in manifest["shards"])
         if total != manifest["frames"]:

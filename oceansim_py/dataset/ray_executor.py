@@ -6,7 +6,8 @@ compiles the kernels once, then renders shard after shard. On a GPU cluster ever
 CPUs each asks for ``threads`` CPUs and uses that many launch threads. Every actor slot has its own Warp kernel
 cache folder (``<warp cache>/ray-worker-<k>``), reused between runs, so concurrent workers on one node never
 write the same cache files. Actors write their shards straight into ``out``, which must therefore be on a file
-system every node sees (the driver's local disk for a local Ray).
+system every node sees (the driver's local disk for a local Ray). A shard whose actor dies is rendered again on
+a fresh actor, up to ``ACTOR_RETRIES`` times, then the run stops with a ``DatasetError``.
 """
 
 from __future__ import annotations
@@ -17,13 +18,16 @@ from typing import Any, Iterator
 
 from oceansim_py.dataset.rig import Rig
 from oceansim_py.dataset.shards import ShardPlan
-from oceansim_py.errors import ConfigError, OceanSimError
+from oceansim_py.errors import ConfigError, DatasetError, OceanSimError
+
+#: How many times a shard is rendered again on a fresh actor after its actor died.
+ACTOR_RETRIES = 2
 
 
 class _ActorBody:
     """What runs inside each Ray actor process."""
 
-    def __init__(self, rig: Rig, out: str, device: Any, slot: int, threads: int | None) -> None:
+    def __init__(self, rig: Rig, out: str, device: Any, slot: int, threads: int | None, compress: bool) -> None:
         import warp as wp
 
         if threads is not None:
@@ -33,14 +37,14 @@ class _ActorBody:
             wp.config.kernel_cache_dir = os.path.join(str(Path(base).parent), f"{Path(base).name}-ray-worker-{slot}")
         from oceansim_py.dataset.worker import ShardWorker
 
-        self.worker = ShardWorker(rig, out, device)
+        self.worker = ShardWorker(rig, out, device, compress)
 
     def run_shard(self, plan: ShardPlan) -> dict[str, Any]:
         return self.worker.run_shard(plan)
 
 
 def run_on_ray(rig: Rig, out: Path, plans: list[ShardPlan], device: Any, address: str | None,
-               num_workers: int | None = None) -> Iterator[dict[str, Any]]:
+               num_workers: int | None = None, compress: bool = False) -> Iterator[dict[str, Any]]:
     """Render ``plans`` on Ray actors; yields each shard's record as it completes (in completion order)."""
     try:
         import ray
@@ -73,26 +77,47 @@ def run_on_ray(rig: Rig, out: Path, plans: list[ShardPlan], device: Any, address
             options = {"num_cpus": threads}
         n = max(1, min(n, len(plans)))
         actor_cls = ray.remote(**options)(_ActorBody)
-        actors = [actor_cls.remote(rig, str(out), None if use_gpu else (device or "cpu"), k, threads)
-                  for k in range(n)]
-        pending: dict[Any, Any] = {}
+        slots = iter(range(1 << 30))
+
+        def new_actor() -> Any:
+            return actor_cls.remote(rig, str(out), None if use_gpu else (device or "cpu"), next(slots), threads,
+                                    compress)
+
+        actors = [new_actor() for _ in range(n)]
+        attempts: dict[int, int] = {}
+        pending: dict[Any, tuple[Any, ShardPlan]] = {}
         queue = list(plans)
         for actor in actors:
             if queue:
-                pending[actor.run_shard.remote(queue.pop(0))] = actor
+                plan = queue.pop(0)
+                pending[actor.run_shard.remote(plan)] = (actor, plan)
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             ref = done[0]
-            actor = pending.pop(ref)
+            actor, plan = pending.pop(ref)
             try:
                 record = ray.get(ref)
+            except ray.exceptions.RayActorError as exc:
+                # The actor process died (OOM kill, node lost, segfault): render the shard again on a fresh one.
+                attempts[plan.index] = attempts.get(plan.index, 0) + 1
+                actors.remove(actor)
+                if attempts[plan.index] > ACTOR_RETRIES:
+                    raise DatasetError(
+                        f"{out}: shard {plan.index}: its Ray worker died {attempts[plan.index]} times ({exc}); "
+                        f"the shards already complete are intact. Check the workers' memory and logs (ray logs), "
+                        f"then rerun with --resume") from None
+                actor = new_actor()
+                actors.append(actor)
+                pending[actor.run_shard.remote(plan)] = (actor, plan)
+                continue
             except ray.exceptions.RayTaskError as exc:
                 cause = exc.cause if hasattr(exc, "cause") else exc
                 if isinstance(cause, OceanSimError):
                     raise cause from None
                 raise
             if queue:
-                pending[actor.run_shard.remote(queue.pop(0))] = actor
+                plan = queue.pop(0)
+                pending[actor.run_shard.remote(plan)] = (actor, plan)
             yield record
         for actor in actors:
             ray.kill(actor)

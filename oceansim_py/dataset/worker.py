@@ -15,7 +15,7 @@ import numpy as np
 
 from oceansim_py.dataset.adapters import SENSOR_TYPES, SensorAdapter
 from oceansim_py.dataset.rig import TRAJECTORY_TYPES, Rig
-from oceansim_py.dataset.shards import ShardPlan, begin_shard, finish_shard
+from oceansim_py.dataset.shards import PartialShard, ShardPlan, finish_shard
 from oceansim_py.errors import ConfigError
 from oceansim_py.poses import compose_poses
 
@@ -49,14 +49,15 @@ class ShardWorker:
     and PNG encoding overlap with the kernels; a shard completes only after all of its writes succeeded.
     """
 
-    def __init__(self, rig: Rig, out: str | Path, device: Any = None) -> None:
+    def __init__(self, rig: Rig, out: str | Path, device: Any = None, compress: bool = False) -> None:
         from oceansim_py.scene import load_scene
 
         self.rig = rig
         self.out = Path(out)
         self.scene = load_scene(rig.scene, device=device)
         self.trajectory = build_trajectory(rig, self.scene)
-        self.sensors: list[SensorAdapter] = [SENSOR_TYPES[s.type](s, rig.seed, self.scene.device) for s in rig.sensors]
+        self.sensors: list[SensorAdapter] = [SENSOR_TYPES[s.type](s, rig.seed, self.scene.device, compress)
+                                              for s in rig.sensors]
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="oceansim-writer")
         end = rig.start_time + rig.frames / rig.tick_rate_hz
         t0, t1 = float(self.trajectory.start_time), float(self.trajectory.end_time)
@@ -94,20 +95,22 @@ class ShardWorker:
     def run_shard(self, plan: ShardPlan) -> dict[str, Any]:
         """Render and write shard ``plan``; returns its manifest record (with ``render_seconds``: the time spent
         in the sensors' render calls)."""
-        tmp = begin_shard(self.out, plan.index)
+        shard = PartialShard(self.out, plan.index)
         render_s = 0.0
         writes: list[Future] = []
-        folders: dict[str, Path] = {}
+        rendered: set[str] = set()
         for adapter, times, first, products, seconds in self.render_batches(plan):
             render_s += seconds
-            folder = folders.get(adapter.spec.name)
-            if folder is None:
-                folder = folders[adapter.spec.name] = tmp / adapter.spec.name
-                folder.mkdir()
-            writes.append(self._writer.submit(adapter.write, folder, products, times, first))
+            rendered.add(adapter.spec.name)
+            writes.append(self._writer.submit(adapter.write, shard, products, times, first))
         for adapter in self.sensors:
-            if adapter.spec.name in folders:
-                writes.append(self._writer.submit(adapter.finish, folders[adapter.spec.name]))
-        for w in writes:
-            w.result()
-        return finish_shard(self.out, plan, tmp, {"render_seconds": round(render_s, 6)})
+            if adapter.spec.name in rendered:
+                writes.append(self._writer.submit(adapter.finish, shard))
+        try:
+            for w in writes:
+                w.result()
+        finally:
+            for w in writes:
+                w.cancel()
+        specs = {a.spec.name: dict(a.written_specs) for a in self.sensors if a.written_specs}
+        return finish_shard(self.out, plan, shard, {"render_seconds": round(render_s, 6), "array_specs": specs})

@@ -1,0 +1,77 @@
+"""The Ray executor renders a shard again on a fresh actor when its actor dies, and stops with a clear
+DatasetError when it keeps dying. Ray is replaced by an in-process stand-in whose actors die on cue, so the
+test needs no cluster and runs in milliseconds."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from oceansim_py import DatasetError
+from oceansim_py.dataset import ray_executor
+from oceansim_py.dataset.shards import ShardPlan
+
+
+class ActorDied(Exception):
+    pass
+
+
+def fake_ray(deaths: dict[int, int]) -> types.ModuleType:
+    """A module with the slice of Ray's API run_on_ray uses; shard i's actor dies deaths[i] times."""
+    ray = types.ModuleType("ray")
+    ray.exceptions = types.SimpleNamespace(RayActorError=ActorDied, RayTaskError=type("RayTaskError", (Exception,), {}))
+    ray.created = []
+    ray.killed = []
+
+    class Ref:
+        def __init__(self, plan):
+            self.plan = plan
+
+    class Method:
+        def remote(self, plan):
+            return Ref(plan)
+
+    class Actor:
+        def __init__(self, *args):
+            self.args = args
+            self.run_shard = Method()
+            ray.created.append(self)
+
+    class ActorClass:
+        def remote(self, *args):
+            return Actor(*args)
+
+    ray.is_initialized = lambda: True
+    ray.cluster_resources = lambda: {"CPU": 2}
+    ray.remote = lambda **options: (lambda cls: ActorClass())
+    ray.wait = lambda refs, num_returns: (refs[:1], refs[1:])
+    ray.kill = ray.killed.append
+
+    def get(ref):
+        if deaths.get(ref.plan.index, 0) > 0:
+            deaths[ref.plan.index] -= 1
+            raise ActorDied(f"actor died rendering shard {ref.plan.index}")
+        return {"index": ref.plan.index}
+
+    ray.get = get
+    return ray
+
+
+PLANS = [ShardPlan(i, 2 * i, 2 * i + 2, {"s": (2 * i, 2 * i + 2)}) for i in range(3)]
+
+
+def test_dead_actor_is_replaced_and_the_shard_retried(monkeypatch, tmp_path):
+    ray = fake_ray({1: 2})
+    monkeypatch.setitem(sys.modules, "ray", ray)
+    records = list(ray_executor.run_on_ray(object(), tmp_path, PLANS, "cpu", None, num_workers=2))
+    assert sorted(r["index"] for r in records) == [0, 1, 2]
+    assert len(ray.created) == 2 + 2          # two actors, plus one fresh actor per death
+    assert len(ray.killed) == 2               # the live ones are released at the end
+
+
+def test_actor_that_keeps_dying_is_a_dataset_error(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "ray", fake_ray({2: 10}))
+    with pytest.raises(DatasetError, match=r"shard 2: its Ray worker died 3 times .*rerun with --resume"):
+        list(ray_executor.run_on_ray(object(), tmp_path, PLANS, "cpu", None, num_workers=1))
