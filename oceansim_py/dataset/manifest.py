@@ -7,6 +7,7 @@ that are complete.
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import tempfile
@@ -71,14 +72,70 @@ def validate_manifest(manifest: dict[str, Any]) -> list[str]:
         return [f"malformed ({type(exc).__name__}: {exc})"]
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _manifest_problems(manifest: dict[str, Any]) -> list[str]:
+    if not isinstance(manifest, dict):
+        return [f"the top level is a {type(manifest).__name__}, not an object"]
     problems = []
     for key in ("format", "format_version", "rig", "fingerprint", "versions", "seed", "sensors", "shards",
-                "frames", "status"):
+                "frames", "status", "tick_rate_hz", "start_time"):
         if key not in manifest:
             problems.append(f"missing key '{key}'")
     if problems:
         return problems
+    if not isinstance(manifest["sensors"], dict) or not manifest["sensors"]:
+        problems.append("'sensors' is not a non-empty object")
+    if not isinstance(manifest["shards"], list):
+        problems.append("'shards' is not a list")
+    if not _is_number(manifest["tick_rate_hz"]) or manifest["tick_rate_hz"] <= 0:
+        problems.append(f"'tick_rate_hz' is {manifest['tick_rate_hz']!r}, not a positive number")
+    if not _is_number(manifest["start_time"]):
+        problems.append(f"'start_time' is {manifest['start_time']!r}, not a finite number")
+    if not isinstance(manifest["frames"], int) or manifest["frames"] < 0:
+        problems.append(f"'frames' is {manifest['frames']!r}, not a count")
+    if problems:
+        return problems
+    for name, sensor in manifest["sensors"].items():
+        if not isinstance(sensor, dict):
+            problems.append(f"sensor {name}: not an object")
+            continue
+        for key in ("type", "config", "rate_hz", "mount", "products"):
+            if key not in sensor:
+                problems.append(f"sensor {name}: missing '{key}'")
+    for s in manifest["shards"]:
+        if not isinstance(s, dict):
+            problems.append(f"shard entry {s!r} is not an object")
+            continue
+        for key in ("index", "name", "frames", "ticks", "samples", "checksum", "files"):
+            if key not in s:
+                problems.append(f"shard {s.get('index')}: missing '{key}'")
+        if not isinstance(s.get("index"), int) or s.get("name") != f"shard_{s['index']:05d}":
+            problems.append(f"shard {s.get('index')!r}: name {s.get('name')!r} is not shard_NNNNN of its index")
+        if not isinstance(s.get("frames"), int) or s["frames"] < 0:
+            problems.append(f"shard {s.get('index')!r}: 'frames' is {s.get('frames')!r}, not a count")
+        samples = s.get("samples")
+        if not isinstance(samples, dict):
+            problems.append(f"shard {s.get('index')!r}: 'samples' is not an object")
+            continue
+        for name, span in samples.items():
+            if name not in manifest["sensors"]:
+                problems.append(f"shard {s.get('index')!r}: samples of sensor {name!r}, which the manifest does not list")
+            elif (not isinstance(span, list) or len(span) != 2 or not all(isinstance(v, int) for v in span)
+                  or not 0 <= span[0] <= span[1]):
+                problems.append(f"shard {s.get('index')!r}: samples of {name!r} are {span!r}, not [first, end)")
+    if problems:
+        return problems
+    indices = [s["index"] for s in manifest["shards"]]
+    if indices != sorted(set(indices)):
+        problems.append("shard indices are not unique and increasing")
+    if manifest["status"] == "complete":
+        total = sum(s["frames"] for s in manifest["shards"])
+        if total != manifest["frames"]:
+            problems.append(f"complete run: shards hold {total} frames, manifest says {manifest['frames']}")
+    return problems
     indices = [s["index"] for s in manifest["shards"]]
     if indices != sorted(set(indices)):
         problems.append("shard indices are not unique and increasing")

@@ -63,6 +63,9 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
             continue
         verts = np.asarray(geom.vertices, dtype=np.float64)
         faces = np.asarray(geom.faces, dtype=np.int64)
+        if verts.ndim != 2 or verts.shape[1] != 3 or faces.ndim != 2 or faces.shape[1] != 3:
+            raise SceneError(f"{path}: geometry {geom_name!r} has vertices of shape {verts.shape} and faces of shape "
+                             f"{faces.shape}; expected (N, 3) points and (M, 3) triangles (is every vertex x y z?)")
         if not np.isfinite(verts).all():
             raise SceneError(f"{path}: geometry {geom_name!r} holds non-finite vertex coordinates")
         if faces.size and (faces.min() < 0 or faces.max() >= verts.shape[0]):
