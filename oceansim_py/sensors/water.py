@@ -36,6 +36,7 @@ its published table (Table 7) repeats other rows from 600 nm up, so no red chann
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, ClassVar
 
 from oceansim_py.io.config import ConfigBase, require, require_non_negative
@@ -137,3 +138,13 @@ class WaterType(ConfigBase):
         _require_rgb(self.backscatter, owner, "backscatter", "1/m")
         _require_rgb(self.veiling_light, owner, "veiling_light", "(linear)")
         _require_rgb(self.diffuse_attenuation, owner, "diffuse_attenuation", "1/m")
+
+    def visibility(self, contrast: float = 0.05) -> float:
+        """Distance (m) over which the direct signal of the least attenuated channel falls to ``contrast`` of
+        its value: ``ln(1 / contrast) / min_c beta^D_c`` (3 / beta^D for the default 5 %); ``inf`` in
+        non-attenuating water. Beyond it an object is lost in the veiling light whatever the lighting (the
+        CLI keeps the camera's default pose within it)."""
+        if not 0 < contrast < 1:
+            raise ValueError(f"contrast must be in (0, 1), got {contrast!r}")
+        beta = min(self.attenuation)
+        return math.inf if beta <= 0 else math.log(1.0 / contrast) / beta
