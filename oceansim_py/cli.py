@@ -92,9 +92,12 @@ def main(argv: list[str] | None = None) -> int:
 
             warnings.simplefilter("always", OceanSimWarning)
             if args.command in ("render", "generate"):
+                from oceansim_py.commands.render_common import flagged
                 from oceansim_py.runtime import compile_kernels_once
 
-                compile_kernels_once(getattr(args, "device", None), notify=lambda m: print(m, file=sys.stderr))
+                device = getattr(args, "device", None)
+                flagged("--device", device,
+                        lambda: compile_kernels_once(device, notify=lambda m: print(m, file=sys.stderr)))
             return int(args.func(args) or 0)
     except OceanSimError as exc:
         print(f"oceansim-py: error: {exc}", file=sys.stderr)

@@ -217,7 +217,7 @@ def _kernel_modules() -> list[Any]:
         name = f"{kernels_pkg.__name__}.{info.name}"
         importlib.import_module(name)
         module = wp.get_module(name)
-        if getattr(module, "kernels", None) or getattr(module, "functions", None):
+        if getattr(module, "kernels", None):
             modules.append(module)
     return modules
 

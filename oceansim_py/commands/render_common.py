@@ -2,7 +2,7 @@
 YAML plus ``--set`` overrides, the scene (with ``--scale`` / ``--up-axis`` for mesh files) and the sensor pose.
 
 Defaults make ``oceansim-py render KIND`` work with no argument: the built-in :data:`DEFAULT_SCENE`, the folder
-``./oceansim_render/KIND`` and the pose from :func:`default_pose` (the scene's own suggestion when the sensor
+``./oceansim_render/KIND`` and the pose from :func:`oceansim_py.scene.framing.suggested_pose_for` (the scene's own suggestion when the sensor
 reaches its subject from there, else a pose that frames the subject, :mod:`oceansim_py.scene.framing`).
 Errors name the flag as typed (``--pose``, ``--set``, ``--scene`` ...).
 """
@@ -146,30 +146,17 @@ def load_cli_scene(args: argparse.Namespace) -> Any:
     return scene
 
 
-def default_pose(scene: Any, kind: str, reach: float, fov_deg: float = 90.0) -> np.ndarray:
-    """(7,) pose of a looking kind (imaging_sonar, multibeam, camera) without ``--pose``: the scene's suggested
-    pose when the subject's centre lies within ``framing.REACH_FRACTION`` of ``reach`` (m) from it, else
-    :func:`oceansim_py.scene.framing.framing_pose`."""
-    from oceansim_py.scene import framing
-
-    stored = scene.suggested_pose
-    if stored is not None:
-        lo, hi = framing.subject_bounds(scene)
-        distance = float(np.linalg.norm((lo + hi) / 2 - stored[:3]))
-        if distance <= framing.REACH_FRACTION * reach + 0.5 * float(np.linalg.norm(hi - lo)):
-            return np.asarray(stored, dtype=np.float64)
-    return framing.framing_pose(scene, kind, reach, fov_deg)
-
-
 def scene_and_pose(args: argparse.Namespace, kind: str, reach: float,
                    fov_deg: float = 90.0) -> tuple[Any, np.ndarray]:
-    """The scene (:func:`load_cli_scene`) and the sensor pose: ``--pose``, else :func:`default_pose`."""
+    """The scene (:func:`load_cli_scene`) and the sensor pose: ``--pose``, else the framing module's
+    :func:`~oceansim_py.scene.framing.suggested_pose_for` this kind and ``reach`` (m)."""
     from oceansim_py.poses import parse_pose_string
+    from oceansim_py.scene import framing
 
     scene = load_cli_scene(args)
     if args.pose is not None:
         return scene, flagged("--pose", args.pose, lambda: parse_pose_string(args.pose))
-    return scene, default_pose(scene, kind, reach, fov_deg)
+    return scene, framing.suggested_pose_for(scene, kind, reach, fov_deg)
 
 
 def warn_if_blind(sensor: str, hit_fraction: float, scene: Any, poses: np.ndarray, max_range: float) -> None:

@@ -1,18 +1,21 @@
 """Sensor poses that frame a scene's subject, for any scene (built-in, USD or a plain mesh file).
 
-The *subject* is what a user points a sensor at: the scene's nodes minus the "ground" (a node whose world
-bounding box spans at least :data:`GROUND_SPAN` of the scene's extent along x or y: a seafloor, a tank floor or
-wall), then the largest remaining node (by bounding-box diagonal) together with every remaining node whose box
+The *subject* is what a user points a sensor at: the scene's nodes that reach below the sea surface, minus the
+"ground" (a node whose world bounding box spans at least :data:`GROUND_SPAN` of the scene's extent along x or
+y: a seafloor, a tank floor or wall), then the largest remaining node (by bounding-box diagonal) together with every remaining node whose box
 touches it (a hull with its deck, wheelhouse and mast; a pier with its pilings). A scene with nothing but
-ground (one object from a mesh file) is its own subject.
+ground (one object from a mesh file) is its own subject. The subject's box is cut at the sea surface (nothing
+above it is seen by an underwater sensor).
 
-Poses, all world frame (Z up, m), FLU sensor frame (x = boresight), approaching along +x:
+Poses, all world frame (Z up, m), FLU sensor frame (x = boresight):
 
 - ``imaging_sonar``, ``multibeam``, ``camera`` (looking kinds): the boresight aims at the subject's centre from
   a standoff that fits the subject's half-diagonal ``r`` into the horizontal field of view
-  (``r / tan(fov / 2)``, plus ``r`` for the sonars, which also need the range behind the front face), capped at
+  (``r / tan(fov / 2) + r`` for the sonars, which also need the range behind the front face; for the camera the
+  horizontal half-diagonal over ``tan(fov / 2)``, at least :data:`CAMERA_MIN_STANDOFF` off the surface), capped at
   :data:`REACH_FRACTION` of the sensor's reach (its ``max_range``; for the camera the water's visibility), and
-  looking :data:`LOOK_PITCH_DEG` down.
+  looking :data:`LOOK_PITCH_DEG` down, approaching from :data:`APPROACH_AZIMUTH_DEG` off the -x side, and
+  stopping :data:`OBSTACLE_CLEARANCE` short of anything that stands between it and the subject.
 - ``sidescan``, ``profiling``, ``singlebeam`` (survey kinds): the *start* of a straight, level run along +x
   past the subject, from ``margin`` before its box to ``margin`` after it (:func:`survey_run`). Profiling and the
   single-beam (pitched 90 degrees down, an altimeter) run over the subject's centre line; the side-scan runs
@@ -37,6 +40,13 @@ GROUND_SPAN = 0.8
 REACH_FRACTION = 0.7
 #: Depression of the looking kinds' boresight (degrees below horizontal).
 LOOK_PITCH_DEG = {"imaging_sonar": 20.0, "multibeam": 25.0, "camera": 15.0}
+#: The looking kinds approach from this azimuth off -x, towards +x and +y (degrees): an oblique view.
+APPROACH_AZIMUTH_DEG = 30.0
+#: A framing pose stays this far (m) in front of any surface between it and the subject.
+OBSTACLE_CLEARANCE = 0.5
+#: The camera's framing pose stands at least this far (m) off the subject's surface (a vehicle's lights
+#: saturate a nearer view).
+CAMERA_MIN_STANDOFF = 1.0
 #: Sensor positions stay this far below the sea surface (m).
 SURFACE_CLEARANCE = 0.5
 LOOKING_KINDS = ("imaging_sonar", "multibeam", "camera")
@@ -71,7 +81,9 @@ def subject_bounds(scene: Any) -> tuple[np.ndarray, np.ndarray]:
     lo, hi = (np.asarray(b, dtype=np.float64) for b in scene.bounds)
     extent = np.maximum(hi - lo, 1e-9)
     boxes = [b for b in (node_bounds(n) for n in scene.mesh_nodes()) if b is not None]
-    candidates = [(a, b) for a, b in boxes if not ((b - a)[:2] >= GROUND_SPAN * extent[:2]).any()]
+    surface = scene.surface_z
+    candidates = [(a, b) for a, b in boxes
+                  if a[2] < surface and not ((b - a)[:2] >= GROUND_SPAN * extent[:2]).any()]
     if not candidates:
         return lo, hi
     main = max(candidates, key=lambda ab: float(np.linalg.norm(ab[1] - ab[0])))
@@ -79,6 +91,7 @@ def subject_bounds(scene: Any) -> tuple[np.ndarray, np.ndarray]:
     for a, b in candidates:
         if (a <= main[1]).all() and (b >= main[0]).all():
             s_lo, s_hi = np.minimum(s_lo, a), np.maximum(s_hi, b)
+    s_hi[2] = min(s_hi[2], surface)
     return s_lo, s_hi
 
 
@@ -96,22 +109,55 @@ def look_at(eye: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 def framing_pose(scene: Any, kind: str, reach: float, fov_deg: float = 90.0) -> np.ndarray:
     """A (7,) pose of a looking kind that frames the subject (module docstring); ``reach`` (m) the sensor's
-    range (camera: the distance it can see through the water), ``fov_deg`` its horizontal field of view."""
+    range (camera: the distance it can see through the water), ``fov_deg`` its horizontal field of view.
+
+    The standoff is measured from the subject's surface along the line of sight (a ray cast from outside its
+    box towards its centre), so a large subject does not put the sensor out of reach of its near side."""
     if kind not in LOOKING_KINDS:
         raise ValueError(f"framing_pose: kind must be one of {LOOKING_KINDS}, got {kind!r}")
     lo, hi = subject_bounds(scene)
     target = (lo + hi) / 2
-    r = 0.5 * float(np.linalg.norm((hi - lo)[:2])) or 0.5 * float(np.linalg.norm(hi - lo)) or 1.0
-    standoff = r / math.tan(math.radians(min(fov_deg, 170.0)) / 2)
-    if kind != "camera":
-        standoff += r
-    standoff = min(standoff, REACH_FRACTION * reach)
-    pitch = math.radians(LOOK_PITCH_DEG[kind])
-    eye = target + standoff * np.array([-math.cos(pitch), 0.0, math.sin(pitch)])
+    half = np.maximum((hi - lo) / 2, 1e-6)
+    r = float(np.linalg.norm(half)) or 1.0
+    pitch, azimuth = math.radians(LOOK_PITCH_DEG[kind]), math.radians(APPROACH_AZIMUTH_DEG)
+    outward = np.array([-math.cos(pitch) * math.cos(azimuth), -math.cos(pitch) * math.sin(azimuth),
+                        math.sin(pitch)])
+    box_exit = float(min(half[i] / abs(outward[i]) for i in range(3) if abs(outward[i]) > 1e-9))
+    start = target + (box_exit + 1.0) * outward
+    hit = scene.raycast(start[None, :], -outward[None, :], box_exit + 1.0).numpy()
+    surface = box_exit + 1.0 - float(hit["distance"][0]) if hit["face"][0] >= 0 else 0.0
+    if kind == "camera":   # fill the image width with the subject, at least CAMERA_MIN_STANDOFF off it
+        fit = max(float(np.linalg.norm(half[:2])) / math.tan(math.radians(min(fov_deg, 170.0)) / 2),
+                  surface + CAMERA_MIN_STANDOFF)
+    else:                  # the whole subject inside the fan, its far side within range
+        fit = r / math.tan(math.radians(min(fov_deg, 170.0)) / 2) + r
+    standoff = min(max(fit, surface + 0.3), surface + REACH_FRACTION * reach)
+    origin = target + surface * outward
+    clear = scene.raycast(origin[None, :] + 1e-3 * outward, outward[None, :], standoff).numpy()
+    if clear["face"][0] >= 0:   # something stands between: stop short of it
+        standoff = max(surface + 0.1, surface + float(clear["distance"][0]) - OBSTACLE_CLEARANCE)
+    eye = target + standoff * outward
     eye[2] = _below_surface(float(eye[2]), scene)
-    if np.allclose(eye, target):
-        eye[0] -= standoff
     return look_at(eye, target)
+
+
+def boresight_range(scene: Any, pose: np.ndarray, max_range: float) -> float:
+    """Distance (m) from ``pose`` along its boresight (+x) to the first surface, ``inf`` within ``max_range``
+    when nothing is hit."""
+    from oceansim_py.poses import quat_to_matrix
+
+    axis = quat_to_matrix(np.asarray(pose[3:], dtype=np.float64)) @ np.array([1.0, 0.0, 0.0])
+    hit = scene.raycast(np.asarray(pose[:3], dtype=np.float64)[None, :], axis[None, :], max_range).numpy()
+    return float(hit["distance"][0]) if hit["face"][0] >= 0 else math.inf
+
+
+def suggested_pose_for(scene: Any, kind: str, reach: float, fov_deg: float = 90.0) -> np.ndarray:
+    """(7,) pose of a looking kind: the scene's own ``suggested_pose`` when its boresight meets a surface within
+    ``REACH_FRACTION * reach`` (m), else :func:`framing_pose`. Used by the CLI when no ``--pose`` is given."""
+    stored = scene.suggested_pose
+    if stored is not None and boresight_range(scene, stored, REACH_FRACTION * reach) < math.inf:
+        return np.asarray(stored, dtype=np.float64)
+    return framing_pose(scene, kind, reach, fov_deg)
 
 
 def survey_run(scene: Any, kind: str, reach: float, step: float = 0.2, max_pings: int = 2000) -> SurveyRun:

@@ -20,10 +20,17 @@ scattering b(lambda) and the diffuse attenuation K_d(lambda) of the paper's IOP 
 green 525-575 nm, red 600-650 nm):
 
 - beam attenuation c = a + b; beta^D_c = mean of c over the band (the slope of -ln(direct signal) at z -> 0);
-- B^inf(lambda) = (b / c) / 4: Akkaynak & Treibitz (2018) give B^inf = b E / c, with E the radiance of the
-  ambient light field. For an isotropic field of scalar irradiance E_0 that radiance is E_0 / (4 pi), a quarter
-  of the E_0 / pi that a white Lambertian surface lit with E_0 returns (J = 1 in our units), hence
-  B^inf = (b / c) / 4 for unit illumination; B^inf_c = band mean of that;
+- B^inf(lambda) = b_b / (2 c): the path radiance at infinite distance is L_inf = E beta(theta) / c for light of
+  irradiance E scattered through the angle theta into the line of sight (Akkaynak & Treibitz 2018: B^inf =
+  b E / c with E the ambient radiance). A camera under a light field from above looks sideways or down, so
+  theta lies in the backward hemisphere, where the mean of the volume scattering function is b_b / (2 pi).
+  In our units (a white Lambertian surface under irradiance E has J = 1, i.e. radiance E / pi) that gives
+  B^inf = pi (b_b / (2 pi)) / c = b_b / (2 c) per unit illumination; B^inf_c = band mean. The backscattering
+  coefficient splits b into pure seawater, b_w(lambda) = 0.00288 (lambda / 500 nm)^-4.32 1/m (Morel 1974)
+  with backscatter ratio 1/2, and particles, b_p = max(b - b_w, 0), with the Petzold average-particle ratio
+  b_bp / b_p = 0.0183 (Mobley 1994, Light and Water, Table 3.10): b_b = b_w / 2 + 0.0183 b_p. An isotropic
+  phase function (ratio 1/2 for everything, B^inf = b / (4 c)) would make the veil of particle-rich water some
+  25 times too bright, and a dark wreck 15 m away would vanish into it in any water;
 - beta^B_c = sum(B^inf(lambda) c(lambda)) / sum(B^inf(lambda)) over the band (the initial slope of the
   wideband backscatter curve, which weights c by the veiling light's own spectrum);
 - K_d,c = band mean of K_d.
@@ -81,6 +88,22 @@ SOLONENKO_MOBLEY_2015: dict[tuple[str, str], tuple[float, ...]] = {
 JERLOV_TYPES = ("I", "IA", "IB", "II", "III", "1C", "3C", "7C", "9C")
 
 
+#: Backscatter ratio b_bp / b_p of the Petzold average-particle phase function (Mobley 1994, Table 3.10).
+PARTICLE_BACKSCATTER_RATIO = 0.0183
+
+
+def pure_water_scattering(wavelength_nm: float) -> float:
+    """Scattering coefficient b_w (1/m) of pure seawater (Morel 1974): 0.00288 (lambda / 500 nm)^-4.32."""
+    return 0.00288 * (wavelength_nm / 500.0) ** -4.32
+
+
+def backscattering(b: float, wavelength_nm: float) -> float:
+    """Backscattering coefficient b_b (1/m) of water of total scattering ``b`` (1/m): half of the pure-water part
+    plus :data:`PARTICLE_BACKSCATTER_RATIO` of the particle part (see the module docstring)."""
+    b_w = min(b, pure_water_scattering(wavelength_nm))
+    return 0.5 * b_w + PARTICLE_BACKSCATTER_RATIO * (b - b_w)
+
+
 def _band_mean(values: list[float], weights: list[float] | None = None) -> RGB:
     """Per RGB band, the (weighted) mean of per-row values."""
     out = []
@@ -97,7 +120,7 @@ def jerlov_rgb_coefficients(jerlov_type: str) -> dict[str, Any]:
     b = SOLONENKO_MOBLEY_2015[(jerlov_type, "b")]
     kd = SOLONENKO_MOBLEY_2015[(jerlov_type, "Kd")]
     c = [ai + bi for ai, bi in zip(a, b)]
-    veil = [0.25 * bi / ci for bi, ci in zip(b, c)]
+    veil = [0.5 * backscattering(bi, wl) / ci for bi, ci, wl in zip(b, c, TABLE_WAVELENGTHS_NM)]
     return {
         "name": f"jerlov_{jerlov_type}",
         "attenuation": _band_mean(c),
