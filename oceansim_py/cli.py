@@ -48,6 +48,21 @@ def join_negative_values(argv: list[str]) -> list[str]:
     return out
 
 
+#: Integer options with an upper bound (option dest -> (flag, lowest, highest)), checked before any work so a
+#: slip such as ``--frames 1e8`` is an error, not hours of rendering or an out-of-memory crash.
+BOUNDED_OPTIONS = {"frames": ("--frames", 1, 1_000_000)}
+
+
+def check_bounds(args: argparse.Namespace) -> None:
+    """``ConfigError`` naming the flag when a bounded option is out of its range."""
+    from oceansim_py.errors import ConfigError
+
+    for dest, (flag, lo, hi) in BOUNDED_OPTIONS.items():
+        value = getattr(args, dest, None)
+        if value is not None and not lo <= value <= hi:
+            raise ConfigError(f"{flag} {value}: must be between {lo} and {hi:,}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from oceansim_py import __version__
 
@@ -91,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             from oceansim_py.diagnostics import OceanSimWarning
 
             warnings.simplefilter("always", OceanSimWarning)
+            check_bounds(args)
             if args.command in ("render", "generate"):
                 from oceansim_py.commands.render_common import flagged
                 from oceansim_py.runtime import compile_kernels_once

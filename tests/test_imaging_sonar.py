@@ -1,4 +1,4 @@
-"""Forward-looking imaging sonar (PHYSICS.md §1): every check against a number computed by hand.
+"""Forward-looking imaging sonar (docs/PHYSICS.md §1): every check against a number computed by hand.
 
 Scenes are built in memory. The sonar sits at the origin looking along +x (identity pose) unless stated;
 +y is port, so a starboard object has y < 0 and must appear right of centre (positive bearing).

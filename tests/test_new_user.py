@@ -74,6 +74,7 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     (["render", "sonar", "--device", "cuda:9"], "--device cuda:9"),
     (["render", "sidescan", "--pings", "100000000"], "--pings 100000000"),
     (["render", "sonar", "--scale", "0,1,1"], "--scale 0,1,1"),
+    (["generate", "--frames", "100000000"], "--frames 100000000"),
 ])
 def test_errors_name_the_flag_as_typed(args: list[str], flag: str, tmp_path: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:

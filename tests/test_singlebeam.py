@@ -1,4 +1,4 @@
-"""Single-beam sonar / altimeter (PHYSICS.md §3): every check against a number computed by hand.
+"""Single-beam sonar / altimeter (docs/PHYSICS.md §3): every check against a number computed by hand.
 
 The sonar looks along its +x boresight; pitched 90 degrees down (positive pitch = nose down) at height H over
 a flat floor it is an altimeter.

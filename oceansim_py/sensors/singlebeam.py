@@ -1,4 +1,4 @@
-"""Single-beam sonar / altimeter: configuration, sensor and result (PHYSICS.md §3, return and noise of §1).
+"""Single-beam sonar / altimeter: configuration, sensor and result (docs/PHYSICS.md §3, return and noise of §1).
 
 A cone of rays about the boresight gives one intensity series over range per ping and the first-return range
 (the nearest hit of the cone along any of its rays, plus Gaussian range noise). It is a slant range along the
@@ -41,7 +41,7 @@ class SinglebeamSonarConfig(RangeBinnedConfig):
         absorption: one-way absorption alpha (dB/m). spreading: multiply returns by (1 m / r)^2.
         range_noise: sigma of the Gaussian noise on the altitude (m).
         normalisation: "none" (sr) or "global" (each ping by its largest bin).
-        multiplicative_sigma, additive_sigma: speckle z = I (1 + w_m) + w_a (PHYSICS.md §1).
+        multiplicative_sigma, additive_sigma: speckle z = I (1 + w_m) + w_a (docs/PHYSICS.md §1).
         seed: noise seed; draws keyed by (seed, frame index, sensor id, stream, bin).
         db_range, gain, gamma: 8-bit display (dB over db_range when normalisation is "none", else linear).
     """
@@ -64,7 +64,7 @@ class SinglebeamSonarConfig(RangeBinnedConfig):
     gamma: float = 1.0
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        # HoloOcean SinglebeamSonar (PHYSICS.md §3: 30 deg cone, 0.5-10 m); 200 range bins as in HoloOcean's
+        # HoloOcean SinglebeamSonar (docs/PHYSICS.md §3: 30 deg cone, 0.5-10 m); 200 range bins as in HoloOcean's
         # example sensor definition (HoloOcean docs), noise off as its AddSigma = MultSigma = 0 there; rays
         # (16 rings x 64) chosen here.
         "holoocean_default": dict(

@@ -1,6 +1,6 @@
 """Optical water types for the underwater camera: wideband RGB coefficients of the image formation model.
 
-The camera applies (PHYSICS.md §4, Akkaynak & Treibitz 2018, "A Revised Underwater Image Formation Model",
+The camera applies (docs/PHYSICS.md §4, Akkaynak & Treibitz 2018, "A Revised Underwater Image Formation Model",
 CVPR)::
 
     I_c = J_c exp(-beta^D_c z) + B^inf_c (1 - exp(-beta^B_c z)),   c in {R, G, B}
@@ -36,7 +36,7 @@ green 525-575 nm, red 600-650 nm):
 - K_d,c = band mean of K_d.
 
 These are coefficients, not transmittances: OceanSim's Jerlov presets store per-metre transmittances
-(e.g. 0.9) as if they were coefficients, which is physically wrong (PHYSICS.md §4). Jerlov 5C is absent because
+(e.g. 0.9) as if they were coefficients, which is physically wrong (docs/PHYSICS.md §4). Jerlov 5C is absent because
 its published table (Table 7) repeats other rows from 600 nm up, so no red channel can be formed.
 """
 
