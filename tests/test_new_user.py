@@ -298,3 +298,13 @@ def test_singlebeam_first_return_is_a_slant_range_with_a_deprecated_altitude_ali
     assert first == pytest.approx(6.0, abs=0.02)        # forward range to the wall, 5 m above nothing
     with pytest.warns(DeprecationWarning, match="first_return_range"):
         assert result.altitude.numpy()[0] == first
+
+
+def test_surface_transit_rig_gets_a_gps_fix_on_every_sample(tmp_path: Path) -> None:
+    import csv
+
+    out = tmp_path / "run"
+    assert main(["generate", "--rig", "surface_transit", "--frames", "4", "--out", str(out), "--no-progress"]) == 0
+    rows = [row for path in sorted(out.glob("shard_*/gps/*.csv")) for row in csv.DictReader(path.open())]
+    assert rows, "no GPS samples written"
+    assert all(row["fix"].strip().lower() in ("1", "true") for row in rows), rows
