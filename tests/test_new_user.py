@@ -84,6 +84,21 @@ def test_errors_name_the_flag_as_typed(args: list[str], flag: str, tmp_path: Pat
     assert "--preset" not in err.split("\n")[0] or flag.startswith("--preset")
 
 
+def test_set_overrides_are_validated_together() -> None:
+    import argparse
+
+    from oceansim_py.commands.render_common import build_config
+    from oceansim_py.errors import ConfigError
+    from oceansim_py.sensors.imaging_sonar import ImagingSonarConfig
+
+    args = argparse.Namespace(config=None, preset="blueview_p900", set=["min_range=20", "max_range=30"])
+    config = build_config(args, ImagingSonarConfig)          # min 20 > the preset's max 10 only in between
+    assert (config.min_range, config.max_range) == (20.0, 30.0)
+    args.set = ["min_range=20"]
+    with pytest.raises(ConfigError, match=r"^--set min_range=20: "):
+        build_config(args, ImagingSonarConfig)
+
+
 def test_no_cuda_driver_banner_on_cpu(tmp_path: Path) -> None:
     import subprocess
     import sys

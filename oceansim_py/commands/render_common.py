@@ -10,6 +10,8 @@ Errors name the flag as typed (``--pose``, ``--set``, ``--scene`` ...).
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import re
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -90,18 +92,31 @@ def build_config(args: argparse.Namespace, config_cls: Any, **extra: Any) -> Any
     if base:
         flagged(flag, value, lambda: config_cls.from_dict(dict(base), source=f"{flag} {value}"))
     values = dict(base)
+    fields = {f.name for f in dataclasses.fields(config_cls)}
+    typed: list[tuple[str, str, str]] = []            # (field, flag, value as typed)
     for item in args.set:
         key, sep, text = item.partition("=")
-        if not sep or not key.strip():
+        key = key.strip()
+        if not sep or not key:
             raise ConfigError(f"--set {item}: expected FIELD=VALUE, e.g. --set max_range=20")
-        values[key.strip()] = yaml.safe_load(text)
-        flagged("--set", item, lambda: config_cls.from_dict(dict(values), source=config_cls.__name__))
+        if key not in fields:
+            raise ConfigError(f"--set {item}: {config_cls.__name__} has no field {key!r}; valid fields are "
+                              f"{sorted(fields)}")
+        values[key] = yaml.safe_load(text)
+        typed.append((key, "--set", item))
     for key, v in extra.items():
         if v is not None:
             values[key] = v
-            flagged(f"--{key.replace('_', '-')}", v,
-                    lambda: config_cls.from_dict(dict(values), source=config_cls.__name__))
-    return config_cls.from_dict(values, source=config_cls.__name__)
+            typed.append((key, f"--{key.replace('_', '-')}", str(v)))
+    try:
+        return config_cls.from_dict(values, source=config_cls.__name__)
+    except OceanSimError as exc:
+        # Blame the options whose field the message names (all the typed ones when it names none of them).
+        named = [(flag_, text) for key, flag_, text in typed if re.search(rf"\b{re.escape(key)}\b", str(exc))]
+        blamed = " ".join(f"{flag_} {text}" for flag_, text in (named or [(f, t) for _, f, t in typed]))
+        if not blamed:
+            raise
+        raise type(exc)(f"{blamed}: {exc}") from exc
 
 
 def parse_scale(text: str | None) -> float | tuple[float, float, float]:
