@@ -57,7 +57,8 @@ def render_all(work: Path) -> dict[str, Image.Image]:
         "multibeam": _fit(Image.open(work / "multibeam" / "multibeam_fan.png")),
         "camera": _fit(Image.open(work / "camera" / "camera_rgb.png")),
         "sidescan": _fit(side, (MAX_SIDE, min(MAX_SIDE, 2 * side.height))),
-        "profiling": _fit(_range_image(np.load(work / "profiling" / "profiling_range.npy")), (MAX_SIDE // 2, MAX_SIDE // 2)),
+        "profiling": _fit(_range_image(np.load(work / "profiling" / "profiling_range.npy")),
+                          (MAX_SIDE // 2, MAX_SIDE // 2)),
         "singlebeam": _fit(echogram, (MAX_SIDE, MAX_SIDE // 2)),
     }
 

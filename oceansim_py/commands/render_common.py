@@ -2,9 +2,9 @@
 YAML plus ``--set`` overrides, the scene (with ``--scale`` / ``--up-axis`` for mesh files) and the sensor pose.
 
 Defaults make ``oceansim-py render KIND`` work with no argument: the built-in :data:`DEFAULT_SCENE`, the folder
-``./oceansim_render/KIND`` and the pose from :func:`oceansim_py.scene.framing.suggested_pose_for` (the scene's own suggestion when the sensor
-reaches its subject from there, else a pose that frames the subject, :mod:`oceansim_py.scene.framing`).
-Errors name the flag as typed (``--pose``, ``--set``, ``--scene`` ...).
+``./oceansim_render/KIND`` and the pose from :func:`oceansim_py.scene.framing.suggested_pose_for` (the scene's own
+suggestion when the sensor reaches its subject from there, else a pose that frames the subject,
+:mod:`oceansim_py.scene.framing`). Errors name the flag as typed (``--pose``, ``--set``, ``--scene`` ...).
 """
 
 from __future__ import annotations

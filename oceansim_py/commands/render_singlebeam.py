@@ -19,7 +19,8 @@ from oceansim_py.commands.render_common import output_folder, warn_if_blind
 def register(sub: argparse._SubParsersAction) -> None:
     from oceansim_py.sensors.singlebeam import SinglebeamSonarConfig
 
-    p = sub.add_parser("singlebeam", help="single-beam sonar / altimeter: echogram PNG, series and first-return range .npy")
+    p = sub.add_parser("singlebeam",
+                       help="single-beam sonar / altimeter: echogram PNG, series and first-return range .npy")
     add_arguments(p, SinglebeamSonarConfig, "holoocean_default")
     p.set_defaults(func=run)
 
@@ -43,5 +44,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"rendered {len(poses)} single-beam ping(s) of {config.range_bins} bins ({config.rays_per_pose} rays "
           f"each) of {scene.source} in {seconds:.3f} s (first call includes kernel compilation); first-return "
           f"range of the first ping {data['first_return_range'][0]:.3f} m")
-    print(f"wrote {out / 'singlebeam_echogram.png'}, {out / 'singlebeam.npy'}, {out / 'singlebeam_first_return_range.npy'}")
+    print(f"wrote {out / 'singlebeam_echogram.png'}, {out / 'singlebeam.npy'}, "
+          f"{out / 'singlebeam_first_return_range.npy'}")
     return 0

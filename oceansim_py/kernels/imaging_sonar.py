@@ -49,7 +49,8 @@ def range_cell(distance: float, min_range: float, range_resolution: float, n_ran
 @wp.func
 def ray_return(reflectivity: float, cos_incidence: float, weight: float, alpha_db_per_m: float, distance: float,
                spreading: int) -> float:
-    """Return of one ray (docs/PHYSICS.md §1): s = mu * cos(psi) * w * 10^(-2 alpha r / 10) * [(1 m / r)^2 if spreading],
+    """Return of one ray (docs/PHYSICS.md §1):
+    s = mu * cos(psi) * w * 10^(-2 alpha r / 10) * [(1 m / r)^2 if spreading],
     with w the ray's solid angle (sr) times the beam pattern."""
     value = reflectivity * cos_incidence * weight * two_way_absorption(alpha_db_per_m, distance)
     if spreading == 1:

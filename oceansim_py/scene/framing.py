@@ -1,11 +1,11 @@
 """Sensor poses that frame a scene's subject, for any scene (built-in, USD or a plain mesh file).
 
 The *subject* is what a user points a sensor at: the scene's nodes that reach below the sea surface, minus the
-"ground" (a node whose world bounding box spans at least :data:`GROUND_SPAN` of the scene's extent along x or
-y: a seafloor, a tank floor or wall), then the largest remaining node (by bounding-box diagonal) together with every remaining node whose box
-touches it (a hull with its deck, wheelhouse and mast; a pier with its pilings). A scene with nothing but
-ground (one object from a mesh file) is its own subject. The subject's box is cut at the sea surface (nothing
-above it is seen by an underwater sensor).
+"ground" (a node whose world bounding box spans at least :data:`GROUND_SPAN` of the scene's extent along x or y: a
+seafloor, a tank floor or wall), then the largest remaining node (by bounding-box diagonal) together with every
+remaining node whose box touches it (a hull with its deck, wheelhouse and mast; a pier with its pilings). A scene
+with nothing but ground (one object from a mesh file) is its own subject. The subject's box is cut at the sea
+surface (nothing above it is seen by an underwater sensor).
 
 Poses, all world frame (Z up, m), FLU sensor frame (x = boresight):
 

@@ -1,10 +1,10 @@
 """Plain mesh files (.obj, .stl, .ply, .glb, .gltf) -> scene nodes, through trimesh.
 
-Mesh files carry no up axis or unit: they are taken as Z-up metres unless ``up_axis="Y"`` is given (glTF is
-Y-up by specification, so .glb/.gltf default to Y; OBJ, STL, PLY and OFF have no convention and are assumed
-Z-up). ``meters_per_unit`` scales all axes; ``scale`` (one factor or one per world axis x, y, z, applied after
-the up-axis conversion) multiplies it, e.g. ``scale=(1, 1, 2)`` doubles the height. A file holding a scene graph (glTF, multi-object OBJ)
-gives one node per geometry instance, with its world transform from the file's graph.
+Mesh files carry no up axis or unit: they are taken as Z-up metres unless ``up_axis="Y"`` is given (glTF is Y-up by
+specification, so .glb/.gltf default to Y; OBJ, STL, PLY and OFF have no convention and are assumed Z-up).
+``meters_per_unit`` scales all axes; ``scale`` (one factor or one per world axis x, y, z, applied after the up-axis
+conversion) multiplies it, e.g. ``scale=(1, 1, 2)`` doubles the height. A file holding a scene graph (glTF,
+multi-object OBJ) gives one node per geometry instance, with its world transform from the file's graph.
 """
 
 from __future__ import annotations
