@@ -107,6 +107,11 @@ def main(argv: list[str] | None = None) -> int:
 
             warnings.simplefilter("always", OceanSimWarning)
             check_bounds(args)
+            if args.command == "generate":   # name the flag of a rig that does not load
+                from oceansim_py.commands.render_common import flagged
+                from oceansim_py.dataset.rig import load_rig
+
+                flagged("--rig", args.rig, lambda: load_rig(args.rig))
             if args.command in ("render", "generate"):
                 from oceansim_py.commands.render_common import flagged
                 from oceansim_py.runtime import compile_kernels_once

@@ -75,6 +75,8 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     (["render", "sidescan", "--pings", "100000000"], "--pings 100000000"),
     (["render", "sonar", "--scale", "0,1,1"], "--scale 0,1,1"),
     (["generate", "--frames", "100000000"], "--frames 100000000"),
+    (["render", "singlebeam", "--pings", "1e8"], "--pings 100000000"),
+    (["generate", "--rig", "nope"], "--rig nope: neither"),
 ])
 def test_errors_name_the_flag_as_typed(args: list[str], flag: str, tmp_path: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:

@@ -24,11 +24,22 @@ MAX_PINGS = 10_000
 def add_arguments(p: argparse.ArgumentParser, config_cls: Any, default_preset: str) -> None:
     """The shared render arguments plus --pings and --step."""
     add_render_arguments(p, config_cls, default_preset)
-    p.add_argument("--pings", type=int, default=None,
+    p.add_argument("--pings", type=_count, default=None,
                    help=f"pings in the straight run, 1..{MAX_PINGS} (default: enough to pass the scene's subject "
                         f"without --pose, {DEFAULT_PINGS} with it)")
     p.add_argument("--step", default=None,
                    help="world-frame move between pings dx,dy,dz (m, default 0.2,0,0); the attitude is kept")
+
+
+def _count(text: str) -> int:
+    """A count as typed: ``200`` or ``1e3`` (a whole number in any float notation); bounds are checked later."""
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from exc
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    return int(value)
 
 
 def _parse_step(text: str) -> np.ndarray:

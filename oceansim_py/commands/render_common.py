@@ -63,6 +63,8 @@ def flagged(flag: str, value: Any, action: Callable[[], T]) -> T:
         text = str(exc)
         if text.startswith(flag):
             raise
+        if text.startswith(f"{value}: "):            # the message already starts with the value
+            text = text[len(f"{value}: "):]
         raise type(exc)(f"{flag} {value}: {text}") from exc
 
 
