@@ -3,6 +3,10 @@
 Each subcommand lives in its own module under ``oceansim_py.commands`` and exposes
 ``register(subparsers) -> None`` (adds its parser and sets ``func``). ``render`` has one module per sensor
 registered under the ``render`` group the same way.
+
+Values that are comma lists of numbers may start with a minus sign as typed (``--pose -15,0,-5,0,0,0``):
+:func:`join_negative_values` glues such a value to its option before argparse sees it. Warnings raised while
+a command runs (:mod:`oceansim_py.diagnostics`) are printed as ``oceansim-py: warning: ...``.
 """
 
 from __future__ import annotations
@@ -10,7 +14,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import re
 import sys
+import warnings
 
 from oceansim_py.errors import OceanSimError
 
@@ -20,9 +26,48 @@ COMMANDS = ["generate", "scenes", "describe", "info", "verify"]
 #: ``oceansim-py render <target>`` modules, in help order.
 RENDER_TARGETS: list[str] = ["sonar", "multibeam", "camera", "sidescan", "profiling", "singlebeam"]
 
+#: A value that argparse would mistake for an option: a minus sign, then numbers separated by commas
+#: (``-15,0,-5``, ``-0.5``, ``-1e3,2``).
+_NEGATIVE_NUMBER_LIST = re.compile(r"^-(\d|\.\d)[\d.eE+\-]*(,\s*[+\-]?[\d.eE+\-]+)*$")
+
+
+def join_negative_values(argv: list[str]) -> list[str]:
+    """``["--pose", "-15,0,-5,0,0,0"]`` -> ``["--pose=-15,0,-5,0,0,0"]``: a long option without ``=`` followed
+    by a number list that starts with ``-`` takes it as its value (argparse alone reads it as an option)."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if (token.startswith("--") and "=" not in token and token != "--" and i + 1 < len(argv)
+                and _NEGATIVE_NUMBER_LIST.match(argv[i + 1])):
+            out.append(f"{token}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(token)
+        i += 1
+    return out
+
+
+#: Integer options with an upper bound (option dest -> (flag, lowest, highest)), checked before any work so a
+#: slip such as ``--frames 1e8`` is an error, not hours of rendering or an out-of-memory crash.
+BOUNDED_OPTIONS = {"frames": ("--frames", 1, 1_000_000)}
+
+
+def check_bounds(args: argparse.Namespace) -> None:
+    """``ConfigError`` naming the flag when a bounded option is out of its range."""
+    from oceansim_py.errors import ConfigError
+
+    for dest, (flag, lo, hi) in BOUNDED_OPTIONS.items():
+        value = getattr(args, dest, None)
+        if value is not None and not lo <= value <= hi:
+            raise ConfigError(f"{flag} {value}: must be between {lo} and {hi:,}")
+
 
 def build_parser() -> argparse.ArgumentParser:
+    from oceansim_py import __version__
+
     parser = argparse.ArgumentParser(prog="oceansim-py", description="GPU-accelerated underwater sensor rendering")
+    parser.add_argument("--version", action="version", version=f"oceansim-py {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress and Warp messages")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -37,9 +82,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message: warnings.WarningMessage | Warning | str, category: type[Warning], filename: str,
+                  lineno: int, file: object = None, line: str | None = None) -> None:
+    """Print a warning the way the CLI prints errors (no file and line of the library code)."""
+    print(f"oceansim-py: warning: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(join_negative_values(list(sys.argv[1:] if argv is None else argv)))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     if args.verbose:
@@ -48,14 +99,35 @@ def main(argv: list[str] | None = None) -> int:
         wp.config.quiet = False
         if hasattr(wp, "LOG_INFO"):
             wp.config.log_level = wp.LOG_INFO
+    previous_show = warnings.showwarning
+    warnings.showwarning = _show_warning
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            from oceansim_py.diagnostics import OceanSimWarning
+
+            warnings.simplefilter("always", OceanSimWarning)
+            check_bounds(args)
+            if args.command == "generate":   # name the flag of a rig that does not load
+                from oceansim_py.commands.render_common import flagged
+                from oceansim_py.dataset.rig import load_rig
+
+                flagged("--rig", args.rig, lambda: load_rig(args.rig))
+            if args.command in ("render", "generate"):
+                from oceansim_py.commands.render_common import flagged
+                from oceansim_py.runtime import compile_kernels_once
+
+                device = getattr(args, "device", None)
+                flagged("--device", device,
+                        lambda: compile_kernels_once(device, notify=lambda m: print(m, file=sys.stderr)))
+            return int(args.func(args) or 0)
     except OceanSimError as exc:
         print(f"oceansim-py: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("oceansim-py: interrupted", file=sys.stderr)
         return 130
+    finally:
+        warnings.showwarning = previous_show
 
 
 if __name__ == "__main__":

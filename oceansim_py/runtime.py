@@ -39,13 +39,43 @@ MIN_CHUNK = 4096
 CHUNKS_PER_THREAD = 4
 
 
+#: What Warp's native library prints to stderr on a machine without the NVIDIA driver; dropped, because such a
+#: machine renders on the CPU as intended (``oceansim-py info`` lists the devices Warp found).
+_NO_DRIVER_MESSAGE = b"Could not find or load the NVIDIA CUDA driver"
+
+
 def init_warp() -> None:
-    """Initialise Warp once, quietly (idempotent, thread-safe)."""
+    """Initialise Warp once, quietly (idempotent, thread-safe); the native "no CUDA driver" warning of a
+    CPU-only machine is not shown, anything else Warp prints at start-up is."""
     global _initialised
     with _init_lock:
         if not _initialised:
-            wp.init()
+            _init_dropping_driver_warning()
             _initialised = True
+
+
+def _init_dropping_driver_warning() -> None:
+    """``wp.init()`` with file descriptor 2 captured, then replayed without the no-driver line."""
+    import sys
+    import tempfile
+
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        wp.init()
+        return
+    with tempfile.TemporaryFile() as capture:
+        os.dup2(capture.fileno(), 2)
+        try:
+            wp.init()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        capture.seek(0)
+        kept = [line for line in capture.read().splitlines(keepends=True) if _NO_DRIVER_MESSAGE not in line]
+    if kept:
+        sys.stderr.write(b"".join(kept).decode(errors="replace"))
 
 
 def resolve_device(device: Any = None) -> wp.context.Device:
@@ -180,3 +210,56 @@ def as_float32(a: Any, shape_tail: tuple[int, ...], what: str) -> np.ndarray:
         row = int(np.argwhere(bad.reshape(-1, int(np.prod(shape_tail))).any(axis=1))[0][0])
         raise ConfigError(f"{what}: row {row} holds a non-finite value; all values must be finite")
     return arr
+
+
+def _kernel_modules() -> list[Any]:
+    """The Warp modules of every ``oceansim_py.kernels`` submodule that defines kernels."""
+    import importlib
+    import pkgutil
+
+    import oceansim_py.kernels as kernels_pkg
+
+    modules = []
+    for info in pkgutil.iter_modules(kernels_pkg.__path__):
+        name = f"{kernels_pkg.__name__}.{info.name}"
+        importlib.import_module(name)
+        module = wp.get_module(name)
+        if getattr(module, "kernels", None):
+            modules.append(module)
+    return modules
+
+
+def cold_kernel_modules(device: Any = None) -> list[Any]:
+    """The kernel modules with no compiled binary for ``device`` in Warp's kernel cache (they compile on their
+    first launch). Empty when this Warp version does not expose where its cache files go."""
+    dev = resolve_device(device)
+    cold = []
+    for module in _kernel_modules():
+        try:
+            folder = os.path.join(wp.config.kernel_cache_dir, module.get_module_identifier())
+            binary = os.path.join(folder, module._get_compile_output_name(dev))
+        except Exception:  # private Warp API changed: we cannot tell, so we do not announce
+            return []
+        if not os.path.exists(binary):
+            cold.append(module)
+    return cold
+
+
+def compile_kernels_once(device: Any = None, notify: Any = print) -> float:
+    """Compile every kernel module that Warp's cache lacks for ``device``, telling ``notify`` (a callable
+    taking one str) before and after; returns the seconds spent (0 when the cache was warm, and nothing is
+    said). This happens once per machine, Warp version and kernel source."""
+    import time
+
+    cold = cold_kernel_modules(device)
+    if not cold:
+        return 0.0
+    dev = resolve_device(device)
+    notify(f"compiling {len(cold)} Warp kernel module(s) for {dev} (first run only; cached in "
+           f"{wp.config.kernel_cache_dir}); this takes a few seconds to a minute ...")
+    t0 = time.perf_counter()
+    for module in cold:
+        module.load(dev)
+    seconds = time.perf_counter() - t0
+    notify(f"kernels compiled in {seconds:.1f} s")
+    return seconds

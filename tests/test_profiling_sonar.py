@@ -1,4 +1,4 @@
-"""Profiling (swath bathymetry) sonar (PHYSICS.md §3): every check against a number computed by hand.
+"""Profiling (swath bathymetry) sonar (docs/PHYSICS.md §3): every check against a number computed by hand.
 
 Scenes are built in memory; the sonar is level at height H over the floor, x along track, beams across track
 (beam angle from nadir, positive to starboard = -y).

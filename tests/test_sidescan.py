@@ -1,4 +1,4 @@
-"""Side-scan sonar (PHYSICS.md §3): every check against a number computed by hand.
+"""Side-scan sonar (docs/PHYSICS.md §3): every check against a number computed by hand.
 
 Scenes are built in memory: a flat floor at z = 0 and the sonar level at height H, x along track, so port is
 +y and starboard -y. With the HoloOcean fan (each side covers depressions 5-90 deg) the first return is the

@@ -1,4 +1,4 @@
-"""Single-beam sonar / altimeter (PHYSICS.md §3): every check against a number computed by hand.
+"""Single-beam sonar / altimeter (docs/PHYSICS.md §3): every check against a number computed by hand.
 
 The sonar looks along its +x boresight; pitched 90 degrees down (positive pitch = nose down) at height H over
 a flat floor it is an altimeter.
@@ -145,7 +145,7 @@ def test_cli_render_singlebeam_writes_echogram_and_altitude(tmp_path):
     rc = cli_main(["render", "singlebeam", "--scene", str(path), "--pose", "0,0,0,0,90,0", "--pings", "2",
                    "--step", "0.5,0,0", "--out", str(out), "--device", "cpu"])
     assert rc == 0
-    np.testing.assert_allclose(np.load(out / "singlebeam_altitude.npy"), [3.0, 3.0], atol=1e-3)
+    np.testing.assert_allclose(np.load(out / "singlebeam_first_return_range.npy"), [3.0, 3.0], atol=1e-3)
     assert np.load(out / "singlebeam.npy").shape == (2, 200)
     assert (out / "singlebeam_echogram.png").stat().st_size > 0
     assert cli_main(["render", "singlebeam", "--scene", str(path), "--pose", "0,0,0,0,90,0", "--pings", "0",

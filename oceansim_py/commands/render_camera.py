@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 
-from oceansim_py.commands.render_common import add_render_arguments, build_config, scene_and_pose
+from oceansim_py.commands.render_common import (add_render_arguments, build_config, output_folder, scene_and_pose,
+                                                warn_if_blind)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,18 +34,20 @@ def run(args: argparse.Namespace) -> int:
     from oceansim_py.sensors.camera import UnderwaterCamera, UnderwaterCameraConfig
 
     config = build_config(args, UnderwaterCameraConfig, water=args.water)
-    scene, pose = scene_and_pose(args)
+    reach = min(config.max_range, config.water_type.visibility())
+    scene, pose = scene_and_pose(args, "camera", reach, config.horizontal_fov)
     camera = UnderwaterCamera(config, device=scene.device)
     t0 = time.perf_counter()
     result = camera.render(scene, pose, frame_index=args.frame_index)
     data = result.numpy()
     seconds = time.perf_counter() - t0
-    out = Path(args.out)
+    out = output_folder(args, "camera")
     written = result.save_png(out, prefix="camera_")
     for name in ("rgb", "linear", "in_air", "range", "depth", "label", "normal"):
         save_npy(out / f"camera_{name}.npy", data[name][0])
     (out / "camera_labels.json").write_text(json.dumps(result.label_names, indent=1) + "\n", encoding="utf-8")
     hit = data["label"][0] >= 0
+    warn_if_blind("camera", float(hit.mean()), scene, pose, config.max_range)
     print(f"rendered a {config.width} x {config.height} camera image of {scene.source} in {camera.water.name} "
           f"water in {seconds:.3f} s ({100.0 * hit.mean():.1f} % of pixels hit geometry)")
     print(f"wrote {', '.join(str(p) for p in written.values())} and camera_*.npy")

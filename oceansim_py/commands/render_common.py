@@ -1,21 +1,48 @@
 """What every ``oceansim-py render <sensor>`` command shares: its arguments, the config built from a preset or
-YAML plus ``--set`` overrides, and the scene and sensor pose."""
+YAML plus ``--set`` overrides, the scene (with ``--scale`` / ``--up-axis`` for mesh files) and the sensor pose.
+
+Defaults make ``oceansim-py render KIND`` work with no argument: the built-in :data:`DEFAULT_SCENE`, the folder
+``./oceansim_render/KIND`` and the pose from :func:`oceansim_py.scene.framing.suggested_pose_for` (the scene's own
+suggestion when the sensor reaches its subject from there, else a pose that frames the subject,
+:mod:`oceansim_py.scene.framing`). Errors name the flag as typed (``--pose``, ``--set``, ``--scene`` ...).
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import dataclasses
+import re
+from pathlib import Path
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
+from oceansim_py.errors import OceanSimError
+
 POSE_HELP = ("sensor pose x,y,z,roll,pitch,yaw (m, degrees; positive pitch looks down) or x,y,z,qx,qy,qz,qw; "
-             "default: the scene's suggested pose")
+             "negative values as typed, e.g. --pose -15,0,-5,0,0,0; default: a pose that shows the scene's subject")
+
+#: The scene of ``oceansim-py render KIND`` without ``--scene``.
+DEFAULT_SCENE = "wreck"
+#: Parent folder of ``oceansim-py render KIND`` without ``--out`` (the kind's name is appended).
+DEFAULT_OUT = "oceansim_render"
+#: Largest mesh scale accepted per axis (and 1 / the smallest), to catch unit slips such as 1e6.
+MAX_SCALE = 1.0e6
+
+T = TypeVar("T")
 
 
 def add_render_arguments(p: argparse.ArgumentParser, config_cls: Any, default_preset: str | None) -> None:
-    """--scene, --preset, --config, --set, --pose, --frame-index, --device, --out."""
+    """--scene, --scale, --up-axis, --preset, --config, --set, --pose, --frame-index, --device, --out."""
     name = config_cls.__name__
-    p.add_argument("--scene", required=True, help="a USD or mesh file, or a built-in scene name")
+    p.add_argument("--scene", default=DEFAULT_SCENE,
+                   help=f"a USD or mesh file, or a built-in scene name (default {DEFAULT_SCENE})")
+    p.add_argument("--scale", default=None, metavar="S or SX,SY,SZ",
+                   help="mesh files only: metres per file unit, one factor or one per world axis x,y,z (after "
+                        "the up-axis conversion), e.g. --scale 0.001 for millimetres (default 1)")
+    p.add_argument("--up-axis", default=None, choices=["Y", "Z", "y", "z"],
+                   help="mesh files only: the file's up axis (default: Y for glTF/GLB, as its specification says; "
+                        "Z for OBJ/STL/PLY/OFF, which have no convention)")
     p.add_argument("--preset", default=default_preset,
                    help=f"{name} preset, one of {', '.join(config_cls.preset_names())} "
                         f"(default: {default_preset or 'the config defaults'})")
@@ -25,45 +52,132 @@ def add_render_arguments(p: argparse.ArgumentParser, config_cls: Any, default_pr
     p.add_argument("--pose", default=None, help=POSE_HELP)
     p.add_argument("--frame-index", type=int, default=0, help="frame number keying the noise (default 0)")
     p.add_argument("--device", default=None, help="Warp device (default: cuda:0 if present, else cpu)")
-    p.add_argument("--out", required=True, help="output folder (created if missing)")
+    p.add_argument("--out", default=None, help=f"output folder, created if missing (default ./{DEFAULT_OUT}/SENSOR)")
+
+
+def flagged(flag: str, value: Any, action: Callable[[], T]) -> T:
+    """``action()``, with an :class:`OceanSimError` re-raised (same class) as ``"FLAG VALUE: message"``."""
+    try:
+        return action()
+    except OceanSimError as exc:
+        text = str(exc)
+        if text.startswith(flag):
+            raise
+        if text.startswith(f"{value}: "):            # the message already starts with the value
+            text = text[len(f"{value}: "):]
+        raise type(exc)(f"{flag} {value}: {text}") from exc
+
+
+def output_folder(args: argparse.Namespace, kind: str) -> Path:
+    """``--out``, else ``./oceansim_render/<kind>``."""
+    return Path(args.out) if args.out else Path(DEFAULT_OUT) / kind
 
 
 def build_config(args: argparse.Namespace, config_cls: Any, **extra: Any) -> Any:
     """The config from ``--config`` YAML, else ``--preset``, else the defaults; then ``--set`` and ``extra``
-    (fields given by the command's own options, ``None`` values ignored) on top."""
+    (fields given by the command's own options, ``None`` values ignored; keys are field names, the error names
+    the option ``--field``) on top. Each error names the flag whose value is at fault."""
     import yaml
 
     from oceansim_py.errors import ConfigError
     from oceansim_py.io.config import load_yaml
 
     if args.config:
-        base = load_yaml(args.config)
+        base = flagged("--config", args.config, lambda: load_yaml(args.config))
         if not isinstance(base, dict):
-            raise ConfigError(f"{args.config}: expected a mapping of {config_cls.__name__} fields")
-        source = args.config
+            raise ConfigError(f"--config {args.config}: expected a mapping of {config_cls.__name__} fields")
+        flag, value = "--config", args.config
     elif args.preset:
-        base, source = {"preset": args.preset}, f"--preset {args.preset}"
+        base, flag, value = {"preset": args.preset}, "--preset", args.preset
     else:
-        base, source = {}, f"{config_cls.__name__} defaults"
+        base, flag, value = {}, None, None
+    if base:
+        flagged(flag, value, lambda: config_cls.from_dict(dict(base), source=f"{flag} {value}"))
     values = dict(base)
+    fields = {f.name for f in dataclasses.fields(config_cls)}
+    typed: list[tuple[str, str, str]] = []            # (field, flag, value as typed)
     for item in args.set:
         key, sep, text = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--set {item!r}: expected FIELD=VALUE, e.g. --set max_range=20")
-        values[key.strip()] = yaml.safe_load(text)
-    values.update({k: v for k, v in extra.items() if v is not None})
-    return config_cls.from_dict(values, source=source)
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--set {item}: expected FIELD=VALUE, e.g. --set max_range=20")
+        if key not in fields:
+            raise ConfigError(f"--set {item}: {config_cls.__name__} has no field {key!r}; valid fields are "
+                              f"{sorted(fields)}")
+        values[key] = yaml.safe_load(text)
+        typed.append((key, "--set", item))
+    for key, v in extra.items():
+        if v is not None:
+            values[key] = v
+            typed.append((key, f"--{key.replace('_', '-')}", str(v)))
+    try:
+        return config_cls.from_dict(values, source=config_cls.__name__)
+    except OceanSimError as exc:
+        # Blame the options whose field the message names (all the typed ones when it names none of them).
+        named = [(flag_, text) for key, flag_, text in typed if re.search(rf"\b{re.escape(key)}\b", str(exc))]
+        blamed = " ".join(f"{flag_} {text}" for flag_, text in (named or [(f, t) for _, f, t in typed]))
+        if not blamed:
+            raise
+        raise type(exc)(f"{blamed}: {exc}") from exc
 
 
-def scene_and_pose(args: argparse.Namespace) -> tuple[Any, np.ndarray]:
-    """The scene (``--scene`` on ``--device``) and the sensor pose (``--pose`` or the scene's suggestion)."""
+def parse_scale(text: str | None) -> float | tuple[float, float, float]:
+    """``--scale``: one factor or three (x, y, z); each finite, in [1/MAX_SCALE, MAX_SCALE]."""
     from oceansim_py.errors import ConfigError
-    from oceansim_py.poses import parse_pose_string
+
+    if text is None:
+        return 1.0
+    try:
+        vals = [float(v) for v in text.split(",")]
+    except ValueError as exc:
+        raise ConfigError(f"--scale {text}: expected one number or three x,y,z (metres per file unit)") from exc
+    if len(vals) not in (1, 3) or not all(np.isfinite(vals)) or not all(1 / MAX_SCALE <= v <= MAX_SCALE
+                                                                           for v in vals):
+        raise ConfigError(f"--scale {text}: expected one or three finite factors in [{1 / MAX_SCALE:g}, "
+                          f"{MAX_SCALE:g}] (metres per file unit)")
+    return vals[0] if len(vals) == 1 else (vals[0], vals[1], vals[2])
+
+
+def load_cli_scene(args: argparse.Namespace) -> Any:
+    """The scene of ``--scene`` on ``--device``, with ``--scale`` / ``--up-axis`` for mesh files; warns
+    (:class:`~oceansim_py.diagnostics.EmptyViewWarning`) when every triangle lies above the sea surface."""
+    import warnings
+
+    from oceansim_py.diagnostics import EmptyViewWarning
+    from oceansim_py.runtime import resolve_device
     from oceansim_py.scene import load_scene
 
-    scene = load_scene(args.scene, device=args.device)
+    device = flagged("--device", args.device, lambda: resolve_device(args.device))
+    options: dict[str, Any] = {}
+    scale = parse_scale(getattr(args, "scale", None))
+    if scale != 1.0:
+        options["scale"] = scale
+    if getattr(args, "up_axis", None):
+        options["up_axis"] = args.up_axis.upper()
+    scene = flagged("--scene", args.scene, lambda: load_scene(args.scene, device=device, **options))
+    lo, _ = scene.bounds
+    if lo[2] >= scene.surface_z:
+        warnings.warn(f"{scene.source}: all geometry lies above the sea surface (lowest point z = {lo[2]:.3g} m, "
+                      f"surface z = {scene.surface_z:.3g} m): underwater sensors see nothing of it; check the "
+                      f"up axis (--up-axis) and the model's placement", EmptyViewWarning, stacklevel=2)
+    return scene
+
+
+def scene_and_pose(args: argparse.Namespace, kind: str, reach: float,
+                   fov_deg: float = 90.0) -> tuple[Any, np.ndarray]:
+    """The scene (:func:`load_cli_scene`) and the sensor pose: ``--pose``, else the framing module's
+    :func:`~oceansim_py.scene.framing.suggested_pose_for` this kind and ``reach`` (m)."""
+    from oceansim_py.poses import parse_pose_string
+    from oceansim_py.scene import framing
+
+    scene = load_cli_scene(args)
     if args.pose is not None:
-        return scene, parse_pose_string(args.pose)
-    if scene.suggested_pose is not None:
-        return scene, scene.suggested_pose
-    raise ConfigError(f"{scene.source}: the scene suggests no sensor pose; pass --pose x,y,z,roll,pitch,yaw")
+        return scene, flagged("--pose", args.pose, lambda: parse_pose_string(args.pose))
+    return scene, framing.suggested_pose_for(scene, kind, reach, fov_deg)
+
+
+def warn_if_blind(sensor: str, hit_fraction: float, scene: Any, poses: np.ndarray, max_range: float) -> None:
+    """:func:`oceansim_py.diagnostics.warn_if_blind` for the CLI (positions from (N, 7) or (7,) poses)."""
+    from oceansim_py.diagnostics import warn_if_blind as warn
+
+    warn(sensor, hit_fraction, scene, np.asarray(poses).reshape(-1, 7)[:, :3], max_range)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
-from oceansim_py.commands.render_common import add_render_arguments, build_config, scene_and_pose
+from oceansim_py.commands.render_common import (add_render_arguments, build_config, output_folder, scene_and_pose,
+                                                warn_if_blind)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,13 +32,14 @@ def run(args: argparse.Namespace) -> int:
     from oceansim_py.sensors.multibeam import MultibeamSonar, MultibeamSonarConfig
 
     config = build_config(args, MultibeamSonarConfig)
-    scene, pose = scene_and_pose(args)
+    scene, pose = scene_and_pose(args, "multibeam", config.max_range, config.fov)
     sonar = MultibeamSonar(config, device=scene.device)
     t0 = time.perf_counter()
     result = sonar.render(scene, pose, frame_index=args.frame_index, method=args.method)
     data = result.numpy()
     seconds = time.perf_counter() - t0
-    out = Path(args.out)
+    out = output_folder(args, "multibeam")
+    warn_if_blind("multibeam echosounder", float(data["intensity"][0].max() > 0), scene, pose, config.max_range)
     result.save_png(out / "multibeam_polar.png", db_range=args.db_range)
     result.save_png(out / "multibeam_fan.png", fan_width=args.fan_width, db_range=args.db_range)
     save_npy(out / "multibeam_time_series.npy", data["time_series"][0])

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 from oceansim_py.commands.acoustic_render import add_arguments, load_inputs
+from oceansim_py.commands.render_common import output_folder, warn_if_blind
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,14 +29,15 @@ def run(args: argparse.Namespace) -> int:
     from oceansim_py.io.images import save_npy
     from oceansim_py.sensors.profiling_sonar import ProfilingSonar, ProfilingSonarConfig
 
-    config, scene, poses = load_inputs(args, ProfilingSonarConfig)
+    config, scene, poses = load_inputs(args, ProfilingSonarConfig, "profiling")
     sonar = ProfilingSonar(config, device=scene.device)
     t0 = time.perf_counter()
     result = sonar.render(scene, poses, frame_index=args.frame_index)
     data = result.numpy()
     seconds = time.perf_counter() - t0
     n_valid = int(data["valid"].sum())
-    out = Path(args.out)
+    out = output_folder(args, "profiling")
+    warn_if_blind("profiling sonar", float(data["valid"].mean()), scene, poses, config.max_range)
     if result.image is not None:
         result.save_png(out / "profiling_image.png")
     save_npy(out / "profiling_points.npy", data["point_world"])

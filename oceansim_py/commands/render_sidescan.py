@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 from oceansim_py.commands.acoustic_render import add_arguments, load_inputs
+from oceansim_py.commands.render_common import output_folder, warn_if_blind
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,13 +27,14 @@ def run(args: argparse.Namespace) -> int:
     from oceansim_py.io.images import save_npy
     from oceansim_py.sensors.sidescan import SidescanSonar, SidescanSonarConfig
 
-    config, scene, poses = load_inputs(args, SidescanSonarConfig)
+    config, scene, poses = load_inputs(args, SidescanSonarConfig, "sidescan")
     sonar = SidescanSonar(config, device=scene.device)
     t0 = time.perf_counter()
     result = sonar.render(scene, poses, frame_index=args.frame_index)
     data = result.numpy()
     seconds = time.perf_counter() - t0
-    out = Path(args.out)
+    out = output_folder(args, "sidescan")
+    warn_if_blind("side-scan sonar", float((data["hit_count"] > 0).mean()), scene, poses, config.max_range)
     result.save_png(out / "sidescan_waterfall.png")
     result.save_png(out / "sidescan_ground_waterfall.png", ground=True)
     save_npy(out / "sidescan.npy", data["intensity"])

@@ -1,7 +1,7 @@
 """Image helpers shared by the sonar results: 8-bit mapping, polar -> Cartesian fan, PNG writing.
 
 Polar sonar images have shape (..., n_range, n_beams): row 0 is the nearest range bin, column 0 the most-port
-beam (DESIGN.md). Fan images put the sonar at the bottom centre, boresight up, starboard to the right.
+beam (docs/DESIGN.md, Conventions). Fan images put the sonar at the bottom centre, boresight up, starboard to the right.
 """
 
 from __future__ import annotations

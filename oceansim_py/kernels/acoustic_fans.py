@@ -1,11 +1,11 @@
-"""Kernels of the ray-fan sonars (PHYSICS.md §3): side-scan, profiling (swath bathymetry) and single-beam.
+"""Kernels of the ray-fan sonars (docs/PHYSICS.md §3): side-scan, profiling (swath bathymetry) and single-beam.
 
 They share the imaging sonar's machinery (kernels/imaging_sonar.py): each sensor is a fixed table of unit
 sensor-frame (FLU) ray directions with the solid angle (sr) times beam pattern each ray stands for, grouped
 into *channels* whose rays are contiguous (side-scan: port then starboard; profiling: its beams, most port
 first; single-beam: one). One render of B poses is:
 
-1. :func:`fan_ray_kernel`, one element per ray: cast, store the return ``s`` (PHYSICS.md §1), its range bin
+1. :func:`fan_ray_kernel`, one element per ray: cast, store the return ``s`` (docs/PHYSICS.md §1), its range bin
    (-1 outside [min_range, max_range)), the label hit and the hit distance (``+inf`` for a miss).
 2. ``sonar_bin_kernel`` of kernels/imaging_sonar.py, one element per (pose, channel): gathers the channel's
    rays into its (B, n_range, n_channels) column, then the imaging sonar's normalisation and noise kernels.

@@ -1,8 +1,8 @@
-"""Forward-looking imaging sonar kernels (PHYSICS.md §1): cast the fan, bin the returns, normalise, add noise.
+"""Forward-looking imaging sonar kernels (docs/PHYSICS.md §1): cast the fan, bin the returns, normalise, add noise.
 
 One render of B poses is a fixed set of launches, all on the device (after the result images are cleared):
 
-1. :func:`sonar_ray_kernel`, one element per ray: casts it and stores the ray's return ``s`` (PHYSICS.md §1),
+1. :func:`sonar_ray_kernel`, one element per ray: casts it and stores the ray's return ``s`` (docs/PHYSICS.md §1),
    its range bin (-1 when the ray missed or fell outside [min_range, max_range)) and the semantic label of
    the surface hit.
 2. :func:`sonar_bin_kernel`, one element per (pose, beam): walks that beam's rays in a fixed order and
@@ -49,7 +49,8 @@ def range_cell(distance: float, min_range: float, range_resolution: float, n_ran
 @wp.func
 def ray_return(reflectivity: float, cos_incidence: float, weight: float, alpha_db_per_m: float, distance: float,
                spreading: int) -> float:
-    """Return of one ray (PHYSICS.md §1): s = mu * cos(psi) * w * 10^(-2 alpha r / 10) * [(1 m / r)^2 if spreading],
+    """Return of one ray (docs/PHYSICS.md §1):
+    s = mu * cos(psi) * w * 10^(-2 alpha r / 10) * [(1 m / r)^2 if spreading],
     with w the ray's solid angle (sr) times the beam pattern."""
     value = reflectivity * cos_incidence * weight * two_way_absorption(alpha_db_per_m, distance)
     if spreading == 1:

@@ -3,7 +3,7 @@
 Every sum runs in a fixed order inside one kernel element (no BLAS, no atomics), so a ping is bit-identical
 whatever the CPU thread count, chunking, batch size or executor.
 
-The model is PHYSICS.md section 2 (Choi et al. 2021, Brown et al. 2017). Every ray that hits is a point
+The model is docs/PHYSICS.md section 2 (Choi et al. 2021, Brown et al. 2017). Every ray that hits is a point
 scatterer with complex amplitude
 
     A_i = a_i * D(phi_i) * exp(-2 alpha_Np r_i) / r_i^2 * S0 * (b / sqrt(pi)) * exp(-i 2 k_c r_i)

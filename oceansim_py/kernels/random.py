@@ -1,4 +1,4 @@
-"""Counter-based random streams (DESIGN.md, Randomness).
+"""Counter-based random streams (docs/DESIGN.md, Randomness).
 
 Every draw is a pure function of (run seed, frame index, sensor id, stream id, element index): the same seed
 gives the same frame whatever the batch size, the chunking or the order frames are rendered in. Independent

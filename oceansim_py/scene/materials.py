@@ -1,7 +1,7 @@
 """Acoustic and optical materials: the built-in table, user tables from YAML, and the impedance formula.
 
 A :class:`Material` carries an acoustic reflectivity ``mu`` (the fraction of incident intensity returned,
-PHYSICS.md §1) and a linear RGB albedo in [0, 1]. The reflectivity is either given directly, or derived from
+docs/PHYSICS.md §1) and a linear RGB albedo in [0, 1]. The reflectivity is either given directly, or derived from
 the material's density and longitudinal sound speed through the normal-incidence intensity reflection
 coefficient against sea water, as HoloOcean does:
 

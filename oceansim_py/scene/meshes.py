@@ -1,8 +1,10 @@
 """Plain mesh files (.obj, .stl, .ply, .glb, .gltf) -> scene nodes, through trimesh.
 
-Mesh files carry no up axis or unit: they are taken as Z-up metres unless ``up_axis="Y"`` is given (glTF is
-Y-up by specification, so .glb/.gltf default to Y). A file holding a scene graph (glTF, multi-object OBJ)
-gives one node per geometry instance, with its world transform from the file's graph.
+Mesh files carry no up axis or unit: they are taken as Z-up metres unless ``up_axis="Y"`` is given (glTF is Y-up by
+specification, so .glb/.gltf default to Y; OBJ, STL, PLY and OFF have no convention and are assumed Z-up).
+``meters_per_unit`` scales all axes; ``scale`` (one factor or one per world axis x, y, z, applied after the up-axis
+conversion) multiplies it, e.g. ``scale=(1, 1, 2)`` doubles the height. A file holding a scene graph (glTF,
+multi-object OBJ) gives one node per geometry instance, with its world transform from the file's graph.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ def _sanitize(name: str) -> str:
 
 
 def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = None,
-                   meters_per_unit: float = 1.0, material: str | None = None) -> list[Node]:
+                   meters_per_unit: float = 1.0, material: str | None = None,
+                   scale: float | tuple[float, float, float] = 1.0) -> list[Node]:
     """Nodes for every geometry in a mesh file (see module docstring). ``material`` names a table entry
     applied to all nodes (default: the table's ``default``)."""
     import trimesh
@@ -44,7 +47,11 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
     up = (up_axis or ("Y" if path.suffix.lower() in {".glb", ".gltf"} else "Z")).upper()
     if up not in ("Y", "Z"):
         raise SceneError(f"{path}: up_axis must be 'Y' or 'Z', got {up_axis!r}")
-    conv = np.diag([meters_per_unit] * 3 + [1.0])
+    axes = np.broadcast_to(np.asarray(scale, dtype=np.float64), (3,)) if np.ndim(scale) == 0 else \
+        np.asarray(scale, dtype=np.float64)
+    if axes.shape != (3,) or not (np.isfinite(axes).all() and (axes > 0).all()):
+        raise SceneError(f"{path}: scale must be one positive factor or three (x, y, z), got {scale!r}")
+    conv = np.diag([*(meters_per_unit * axes), 1.0])
     if up == "Y":
         conv = matmul_fixed(conv, Y_UP_TO_Z_UP)
     mat = DEFAULT_MATERIAL

@@ -561,11 +561,11 @@ def build_wreck() -> str:
         wreck,
         rocks,
     ])
-    eye_x, eye_y = -12.0, -13.0
+    eye_x, eye_y = -9.0, -9.5
     eye = (eye_x, eye_y, float(_wreck_seafloor_z(eye_x, eye_y)) + 5.0)
     target = (0.0, 0.0, float(_wreck_seafloor_z(0.0, 0.0)) + 1.0)
     description = ("22 m steel fishing-vessel wreck heeled 14 deg on a muddy seafloor about 20 m deep, with rocks; "
-                   "pose 18 m off its starboard quarter, 5 m above the bottom, looking at it")
+                   "pose 13 m off its starboard quarter, 5 m above the bottom, looking at it")
     return stage_text(world, description, look_at_pose(eye, target))
 
 

@@ -1,10 +1,10 @@
-"""The ray fan shared by the side-scan, profiling and single-beam sonars (PHYSICS.md §3).
+"""The ray fan shared by the side-scan, profiling and single-beam sonars (docs/PHYSICS.md §3).
 
 A sensor describes its fan as a table of unit sensor-frame (FLU) ray directions, the solid angle (sr) times
 beam pattern each ray stands for, and a number of *channels* whose rays are contiguous in the table.
 :class:`AcousticFan` casts the fan from B poses in one set of launches and gathers every channel's returns
 into a range series (B, n_range, n_channels) with the imaging sonar's binning, normalisation and noise
-kernels (PHYSICS.md §1: z = I (1 + w_m) + w_a). The per-ray returns and hit distances stay in its scratch
+kernels (docs/PHYSICS.md §1: z = I (1 + w_m) + w_a). The per-ray returns and hit distances stay in its scratch
 buffers for the sensor's own follow-up kernels (altitude, ground range, bottom detection).
 """
 

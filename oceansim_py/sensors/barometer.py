@@ -1,4 +1,4 @@
-"""Barometer / depth sensor (PHYSICS.md §6; OceanSim's barometer, holoocean-2022 eq. 6):
+"""Barometer / depth sensor (docs/PHYSICS.md §6; OceanSim's barometer, holoocean-2022 eq. 6):
 
     P = P_atm + rho g max(0, z_s - z) + N(0, sigma^2)      (Pa)
 

@@ -1,5 +1,5 @@
 """Underwater RGB camera: pinhole rays on the scene BVH, Lambertian in-air shading, the image formation model of
-PHYSICS.md §4 in linear space, sRGB encoding at the end.
+docs/PHYSICS.md §4 in linear space, sRGB encoding at the end.
 
 Frames: the pose is the camera's sensor frame (FLU: x = optical axis, y left, z up) in the world (Z up, m).
 Image row 0 is the top, column 0 the left; image right is -y, image down is -z. Vehicle lights are given in the

@@ -1,4 +1,4 @@
-"""Doppler velocity log: a four-beam Janus array cast on the scene's BVH (PHYSICS.md §5).
+"""Doppler velocity log: a four-beam Janus array cast on the scene's BVH (docs/PHYSICS.md §5).
 
 Geometry (sensor frame, FLU): beam ``k`` points at ``beam_angle`` alpha from the sensor's -z axis, at azimuth
 ``phi_k = 45° + k·90°`` (layout "X") or ``k·90°`` (layout "+"), azimuth measured from +x towards +y:
@@ -70,7 +70,7 @@ class DVLConfig(ConfigBase):
     seed: int = 0
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        # Generic 4-beam Janus DVLs at the two common beam angles (PHYSICS.md §5); noise of a 1 cm/s-class
+        # Generic 4-beam Janus DVLs at the two common beam angles (docs/PHYSICS.md §5); noise of a 1 cm/s-class
         # per-beam velocity and 2 cm range, 50 m maximum range (OceanSim's rate knee).
         "dvl_22_5deg": {"beam_angle": 22.5, "layout": "X"},
         "dvl_30deg": {"beam_angle": 30.0, "layout": "X"},

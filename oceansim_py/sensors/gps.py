@@ -1,4 +1,4 @@
-"""GPS near the surface (PHYSICS.md §6, holoocean-2022 eq. 7): ``z = p + N(0, diag(sh^2, sh^2, sv^2))`` in the
+"""GPS near the surface (docs/PHYSICS.md §6, holoocean-2022 eq. 7): ``z = p + N(0, diag(sh^2, sh^2, sv^2))`` in the
 world frame (metres; this library's world is a local metric frame, not latitude/longitude), received only when
 the antenna's depth ``z_s - z`` is at most ``d``, where ``d ~ N(depth_threshold, depth_threshold_sigma^2)`` is
 drawn per sample (``depth_threshold_sigma = 0``: fixed). Without a fix the position is NaN and ``fix`` false.

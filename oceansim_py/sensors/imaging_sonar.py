@@ -1,11 +1,11 @@
-"""Forward-looking imaging sonar (FLS): configuration, sensor and result (PHYSICS.md §1).
+"""Forward-looking imaging sonar (FLS): configuration, sensor and result (docs/PHYSICS.md §1).
 
 Rays are spaced uniformly in angle over the bearing x elevation fan; each carries the solid angle it stands
 for, so the image does not depend on the ray density. The first hit of each ray returns
 ``s = mu * cos(psi) * dOmega * 10^(-2 alpha r / 10) * [(1 m / r)^2] * g(e)``; returns are summed (or averaged)
 into range x beam bins, optionally normalised, then speckled: ``z = I * (1 + w_m) + w_a * h``.
 
-Frames and conventions (DESIGN.md): sensor frame FLU (x boresight, y port, z up); bearing positive to
+Frames and conventions (docs/DESIGN.md, Conventions): sensor frame FLU (x boresight, y port, z up); bearing positive to
 starboard; polar images (B, n_range, n_beams), row 0 the nearest range bin, column 0 the most-port beam.
 Config angles are degrees, ranges metres, absorption dB/m (one way).
 """
@@ -105,14 +105,14 @@ class ImagingSonarConfig(ConfigBase):
         # spaced in angle, not through OceanSim's pinhole), alpha = 0.1 (applied here as dB/m), summed bins,
         # per-row normalisation, sigma_m = 0.2, sigma_a = 0.05, range-scaled additive noise with c_p = 0.5
         # (eq. 3; the beam width 30 deg is chosen here). OceanSim's 0.5 + w_m (eq. 5) is a display offset;
-        # this engine uses 1 + w_m as HoloOcean does (PHYSICS.md §1).
+        # this engine uses 1 + w_m as HoloOcean does (docs/PHYSICS.md §1).
         "oceansim_default": dict(
             horizontal_fov=130.0, vertical_fov=20.0, min_range=0.2, max_range=3.0, n_beams=260,
             range_bins=350, rays_per_beam=12, elevation_rays=461, absorption=0.1, aggregation="sum",
             normalisation="row", multiplicative_sigma=0.2, additive_sigma=0.05, additive_range_scaled=True,
             additive_beam_gain=0.5, additive_beam_width=30.0,
         ),
-        # Blueprint Subsea Oculus M750d, 750 kHz mode (PHYSICS.md §1: 130 x 20 deg, 512 beams, 0.1-120 m).
+        # Blueprint Subsea Oculus M750d, 750 kHz mode (docs/PHYSICS.md §1: 130 x 20 deg, 512 beams, 0.1-120 m).
         # 1024 range bins, 2 x 128 rays per beam, absorption 0.2 dB/m (~750 kHz sea water) and the noise
         # levels are chosen here.
         "oculus_m750d": dict(
@@ -121,7 +121,7 @@ class ImagingSonarConfig(ConfigBase):
             normalisation="row", multiplicative_sigma=0.2, additive_sigma=0.05, additive_range_scaled=True,
             additive_beam_gain=0.5, additive_beam_width=30.0,
         ),
-        # Teledyne BlueView P900 (PHYSICS.md §1 and the DAVE model file: 90 x 20 deg, 512 beams, 10 m,
+        # Teledyne BlueView P900 (docs/PHYSICS.md §1 and the DAVE model file: 90 x 20 deg, 512 beams, 10 m,
         # 114 rays in elevation). 392 range bins from 0.2 m = the c / (2 bandwidth) = 1500 / (2 * 29.9 kHz)
         # = 2.5 cm resolution; min range, absorption (DAVE's 0.0354 dB/m) and noise levels as stated.
         "blueview_p900": dict(

@@ -1,4 +1,4 @@
-"""Inertial measurement unit: specific force and angular rate from a trajectory (PHYSICS.md §6,
+"""Inertial measurement unit: specific force and angular rate from a trajectory (docs/PHYSICS.md §6,
 holoocean-2022 eq. 5).
 
 Body frame FLU; world Z up with gravity ``g_w = (0, 0, -gravity)``. Per sample i at time t_i:

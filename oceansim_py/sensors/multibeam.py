@@ -1,5 +1,5 @@
 """Multibeam echosounder (MBES): point-based coherent scattering, beam pattern, per-beam time series
-(PHYSICS.md section 2; Choi et al. 2021, scattering model of Brown, Johnson & Olson 2017).
+(docs/PHYSICS.md section 2; Choi et al. 2021, scattering model of Brown, Johnson & Olson 2017).
 
 Per beam j (bearing at the beam centre, uniformly spaced over the fan, positive to starboard) the sensor casts
 ``azimuth_rays_per_beam x rays_per_beam`` rays spread over the beam's bearing width and the elevation field of
@@ -22,7 +22,7 @@ batch size or executor.
 
 Outputs: complex series (B, n_samples, n_beams) complex64 (``wp.vec2`` on the device), intensity |p|^2 and dB,
 ``ranges`` r_n = c t_n / 2 (m, increasing from ``min_range``) and ``bearings`` (rad, column 0 most port).
-|p| is in the units of the source level (uPa at 1 m), p = S0 * (b / sqrt(pi)) * ... as in PHYSICS.md.
+|p| is in the units of the source level (uPa at 1 m), p = S0 * (b / sqrt(pi)) * ... as in docs/PHYSICS.md §2.
 Config angles are degrees, ranges metres, frequencies Hz, absorption dB/m (one way).
 """
 
@@ -92,19 +92,19 @@ class MultibeamSonarConfig(ConfigBase):
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         # Teledyne BlueView P900-90. fov, n_beams, frequency, bandwidth (29.9 kHz), max_range (10 m) and
-        # source_level: DAVE model file (PHYSICS.md section 2); 1 deg x 20 deg beam: P900 datasheet;
+        # source_level: DAVE model file (docs/PHYSICS.md section 2); 1 deg x 20 deg beam: P900 datasheet;
         # 11 elevation rays: the paper's live-view case; c, absorption: DAVE defaults.
         "blueview_p900": {"fov": 90.0, "n_beams": 512, "beam_width": 1.0, "elevation_fov": 20.0,
                           "rays_per_beam": 11, "frequency": 900e3, "bandwidth": 29.9e3, "max_range": 10.0,
                           "source_level": 220.0, "sound_speed": 1500.0, "absorption": 0.0354},
         # Blueprint Oculus M1200d, high-frequency mode. fov, n_beams, frequency, bandwidth (265.5 kHz): DAVE
-        # model file (PHYSICS.md section 2); 0.4 deg beam width, 12 deg elevation and 10 m range: Oculus
+        # model file (docs/PHYSICS.md section 2); 0.4 deg beam width, 12 deg elevation and 10 m range: Oculus
         # datasheet figures for the 2.1 MHz mode; source level as the P900 (DAVE sets one value for all).
         "oculus_m1200d": {"fov": 60.0, "n_beams": 256, "beam_width": 0.4, "elevation_fov": 12.0,
                           "rays_per_beam": 11, "frequency": 2.1e6, "bandwidth": 265.5e3, "max_range": 10.0,
                           "source_level": 220.0, "sound_speed": 1500.0, "absorption": 0.0354},
-        # Teledyne SeaBat F50. fov 140 deg, 256 beams, 400 kHz: DAVE model file (PHYSICS.md section 2).
-        # PHYSICS.md gives no bandwidth: 29.9 kHz as the DAVE P900 file (our assumption); 1 deg beam width,
+        # Teledyne SeaBat F50. fov 140 deg, 256 beams, 400 kHz: DAVE model file (docs/PHYSICS.md section 2).
+        # docs/PHYSICS.md gives no bandwidth: 29.9 kHz as the DAVE P900 file (our assumption); 1 deg beam width,
         # 20 deg elevation and 50 m range are our reading of the F50 datasheet at 400 kHz.
         "seabat_f50": {"fov": 140.0, "n_beams": 256, "beam_width": 1.0, "elevation_fov": 20.0,
                        "rays_per_beam": 11, "frequency": 400e3, "bandwidth": 29.9e3, "max_range": 50.0,

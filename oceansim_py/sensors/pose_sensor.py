@@ -1,4 +1,4 @@
-"""Pose sensor (PHYSICS.md §6, holoocean-2022 eq. 8): the sensor's world pose as a 4x4 SE(3) matrix
+"""Pose sensor (docs/PHYSICS.md §6, holoocean-2022 eq. 8): the sensor's world pose as a 4x4 SE(3) matrix
 ``[[R, t], [0, 1]]`` (R rotates sensor-frame FLU vectors into the world, t in metres), for ground truth, with
 optional noise: ``t + N(0, position_sigma^2 I)`` and ``R exp([N(0, rotation_sigma^2 I)]x)`` (a small rotation
 about a random sensor-frame axis).

@@ -1,11 +1,11 @@
-"""Profiling sonar (multibeam swath bathymetry): configuration, sensor and result (PHYSICS.md §3).
+"""Profiling sonar (multibeam swath bathymetry): configuration, sensor and result (docs/PHYSICS.md §3).
 
 A swath of narrow beams across track pointing down. Per ping and beam: the detected bottom range (the
 return-weighted mean range of the beam's rays, a centre-of-gravity detection), the beam intensity, and the
 sounding as a 3-D point in the sensor and world frames; over a trajectory the soundings form a bathymetric
 point cloud (:meth:`ProfilingResult.point_cloud`, :meth:`ProfilingResult.save_ply` through trimesh). Range
 and beam-angle noise are Gaussian. The same rays also give a (range x beam) intensity image with the imaging
-sonar's speckle (PHYSICS.md §1), HoloOcean's ProfilingSonar output.
+sonar's speckle (docs/PHYSICS.md §1), HoloOcean's ProfilingSonar output.
 
 Frames: sensor FLU (x along track, y port, z up); mount it level, x along the track (tilt it with the mount).
 Beam j is centred at theta_j = -W/2 + (j + 1/2) W / n_beams from nadir (rad, positive to starboard), most-port
@@ -49,7 +49,7 @@ class ProfilingSonarConfig(RangeBinnedConfig):
         range_noise: sigma of the Gaussian noise on each detected range (m).
         angle_noise: sigma of the Gaussian noise on each beam's angle (degrees).
         normalisation: image normalisation, "none" (sr) or "global" (each ping by its largest bin).
-        multiplicative_sigma, additive_sigma: image speckle z = I (1 + w_m) + w_a (PHYSICS.md §1); the beam
+        multiplicative_sigma, additive_sigma: image speckle z = I (1 + w_m) + w_a (docs/PHYSICS.md §1); the beam
             intensities get the multiplicative term only.
         seed: noise seed; draws keyed by (seed, frame index, sensor id, stream, beam or bin).
         image: also render the (range x beam) intensity image (HoloOcean's output); off, a render computes
@@ -80,7 +80,7 @@ class ProfilingSonarConfig(RangeBinnedConfig):
     gamma: float = 1.0
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        # HoloOcean ProfilingSonar (PHYSICS.md §3: 120 deg x 1 deg, 0.5-75 m); 120 beams of 1 deg, 0.1 m bins
+        # HoloOcean ProfilingSonar (docs/PHYSICS.md §3: 120 deg x 1 deg, 0.5-75 m); 120 beams of 1 deg, 0.1 m bins
         # (745), 4 x 4 rays per beam and noise off chosen here.
         "holoocean_default": dict(
             swath_width=120.0, along_track_beamwidth=1.0, n_beams=120, across_rays_per_beam=4, along_track_rays=4,

@@ -1,4 +1,4 @@
-"""Side-scan sonar: configuration, sensor and result (PHYSICS.md §3, with the return and noise of §1).
+"""Side-scan sonar: configuration, sensor and result (docs/PHYSICS.md §3, with the return and noise of §1).
 
 Two transducers, port and starboard, each with a narrow along-track beam and a wide across-track fan tilted
 down by the depression angle. One ping gives one intensity time series per side over the range bins; a
@@ -52,7 +52,7 @@ class SidescanSonarConfig(RangeBinnedConfig):
         beam_pattern: "flat" or "gaussian" across track (-3 dB at the fan's edges, peak on its axis).
         normalisation: "none" (physical units, sr) or "global" (each ping by its largest bin).
         multiplicative_sigma, additive_sigma: speckle z = I (1 + w_m) + w_a, w_m ~ N(0, sigma_m),
-            w_a ~ Rayleigh(sigma_a) (PHYSICS.md §1).
+            w_a ~ Rayleigh(sigma_a) (docs/PHYSICS.md §1).
         seed: noise seed; draws keyed by (seed, frame index, sensor id, stream, bin).
         display: waterfall PNG mapping: "db" (10 log10 relative to the image maximum over db_range dB) or
             "linear" (clip(255 gain z^gamma)).
@@ -79,7 +79,7 @@ class SidescanSonarConfig(RangeBinnedConfig):
     gamma: float = 1.0
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        # HoloOcean SidescanSonar (PHYSICS.md §3: 170 deg x 0.25 deg, 0.5-35 m): its 170 deg "azimuth" fan is
+        # HoloOcean SidescanSonar (docs/PHYSICS.md §3: 170 deg x 0.25 deg, 0.5-35 m): its 170 deg "azimuth" fan is
         # centred on nadir, i.e. each side covers depressions 5-90 deg (85 deg wide about 47.5 deg). 2000
         # range bins as in HoloOcean's TorpedoSidescanSonar scenario (HoloOcean docs); noise off as in its
         # sensor defaults; rays (2 x 1024 per side) chosen here.

@@ -1,8 +1,9 @@
-"""Single-beam sonar / altimeter: configuration, sensor and result (PHYSICS.md §3, return and noise of §1).
+"""Single-beam sonar / altimeter: configuration, sensor and result (docs/PHYSICS.md §3, return and noise of §1).
 
-A cone of rays about the boresight gives one intensity series over range per ping and the first-return
-altitude (the nearest hit of the cone, plus Gaussian range noise). Mount it pitched 90 degrees down for an
-altimeter.
+A cone of rays about the boresight gives one intensity series over range per ping and the first-return range
+(the nearest hit of the cone along any of its rays, plus Gaussian range noise). It is a slant range along the
+boresight's cone, not an altitude: it equals the altitude only when the sensor is mounted pitched 90 degrees
+down over a level bottom (an altimeter).
 
 Frames: sensor FLU, boresight +x. Rays lie on ``cone_rings`` rings of polar angle
 t_k = (k + 1/2) * (A / 2) / cone_rings about +x (A the full opening angle), ``rays_per_ring`` per ring at
@@ -40,7 +41,7 @@ class SinglebeamSonarConfig(RangeBinnedConfig):
         absorption: one-way absorption alpha (dB/m). spreading: multiply returns by (1 m / r)^2.
         range_noise: sigma of the Gaussian noise on the altitude (m).
         normalisation: "none" (sr) or "global" (each ping by its largest bin).
-        multiplicative_sigma, additive_sigma: speckle z = I (1 + w_m) + w_a (PHYSICS.md §1).
+        multiplicative_sigma, additive_sigma: speckle z = I (1 + w_m) + w_a (docs/PHYSICS.md §1).
         seed: noise seed; draws keyed by (seed, frame index, sensor id, stream, bin).
         db_range, gain, gamma: 8-bit display (dB over db_range when normalisation is "none", else linear).
     """
@@ -63,7 +64,7 @@ class SinglebeamSonarConfig(RangeBinnedConfig):
     gamma: float = 1.0
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        # HoloOcean SinglebeamSonar (PHYSICS.md §3: 30 deg cone, 0.5-10 m); 200 range bins as in HoloOcean's
+        # HoloOcean SinglebeamSonar (docs/PHYSICS.md §3: 30 deg cone, 0.5-10 m); 200 range bins as in HoloOcean's
         # example sensor definition (HoloOcean docs), noise off as its AddSigma = MultSigma = 0 there; rays
         # (16 rings x 64) chosen here.
         "holoocean_default": dict(
@@ -117,15 +118,17 @@ class SinglebeamResult:
     """Pings of a batch of B poses (frames ``frame_index ..``), as Warp arrays on the sensor's device.
 
     intensity, clean_intensity: (B, n_range) series with and without noise. hit_count, label_id: (B, n_range)
-    rays binned and label index of the strongest return (-1 empty). altitude: (B,) first return (m, with
-    range noise; NaN when no ray hit within max_range). ranges: (n_range,) bin centres (m).
+    rays binned and label index of the strongest return (-1 empty). first_return_range: (B,) range of the
+    nearest hit of the cone (m, with range noise; NaN when no ray hit within max_range). ranges: (n_range,) bin
+    centres (m). ``altitude`` is a deprecated alias of ``first_return_range`` (it was never an altitude unless
+    the sensor looks straight down); ``numpy()`` still holds an ``"altitude"`` key with the same array.
     """
 
     intensity: wp.array
     clean_intensity: wp.array
     hit_count: wp.array
     label_id: wp.array
-    altitude: wp.array
+    first_return_range: wp.array
     ranges: np.ndarray
     label_names: list[str]
     config: SinglebeamSonarConfig
@@ -133,19 +136,29 @@ class SinglebeamResult:
 
     @property
     def batch_size(self) -> int:
-        return int(self.altitude.shape[0])
+        return int(self.first_return_range.shape[0])
+
+    @property
+    def altitude(self) -> wp.array:
+        """Deprecated alias of :attr:`first_return_range` (a slant range, not an altitude)."""
+        import warnings
+
+        warnings.warn("SinglebeamResult.altitude is deprecated: it is the first-return range along the cone; use "
+                      "first_return_range", DeprecationWarning, stacklevel=2)
+        return self.first_return_range
 
     def numpy(self) -> dict[str, np.ndarray]:
-        """Host copies of the arrays above."""
+        """Host copies of the arrays above (``"altitude"``: deprecated key, the ``first_return_range`` array)."""
+        first = self.first_return_range.numpy()
         return {"intensity": self.intensity.numpy(), "clean_intensity": self.clean_intensity.numpy(),
                 "hit_count": self.hit_count.numpy(), "label_id": self.label_id.numpy(),
-                "altitude": self.altitude.numpy(), "ranges": self.ranges.copy()}
+                "first_return_range": first, "altitude": first, "ranges": self.ranges.copy()}
 
     def torch(self) -> dict[str, Any]:
         """Zero-copy torch tensors of the device arrays (``wp.to_torch``); needs PyTorch installed."""
         return torch_tensors("SinglebeamResult", {
             "intensity": self.intensity, "clean_intensity": self.clean_intensity, "hit_count": self.hit_count,
-            "label_id": self.label_id, "altitude": self.altitude})
+            "label_id": self.label_id, "first_return_range": self.first_return_range})
 
     def to_uint8(self) -> np.ndarray:
         """(B, n_range) uint8 echogram, one row per ping (linear when normalised, else dB over db_range)."""
@@ -178,8 +191,8 @@ class SinglebeamSonar(FanSonar):
         Trajectory, and the frame number of pose 0)."""
         c = self.config
         batch, series, buf = self._cast(scene, poses, frame_index)
-        altitude = self._fan.altitude(buf, batch, frame_index, c.range_noise)
+        first_return = self._fan.altitude(buf, batch, frame_index, c.range_noise)
         shape = (batch, c.range_bins)
         return SinglebeamResult(series.intensity.reshape(shape), series.clean.reshape(shape),
-                                series.hits.reshape(shape), series.labels.reshape(shape), altitude, c.ranges(),
+                                series.hits.reshape(shape), series.labels.reshape(shape), first_return, c.ranges(),
                                 list(scene.labels), c, int(frame_index))

@@ -1,6 +1,6 @@
 """Optical water types for the underwater camera: wideband RGB coefficients of the image formation model.
 
-The camera applies (PHYSICS.md §4, Akkaynak & Treibitz 2018, "A Revised Underwater Image Formation Model",
+The camera applies (docs/PHYSICS.md §4, Akkaynak & Treibitz 2018, "A Revised Underwater Image Formation Model",
 CVPR)::
 
     I_c = J_c exp(-beta^D_c z) + B^inf_c (1 - exp(-beta^B_c z)),   c in {R, G, B}
@@ -20,22 +20,30 @@ scattering b(lambda) and the diffuse attenuation K_d(lambda) of the paper's IOP 
 green 525-575 nm, red 600-650 nm):
 
 - beam attenuation c = a + b; beta^D_c = mean of c over the band (the slope of -ln(direct signal) at z -> 0);
-- B^inf(lambda) = (b / c) / 4: Akkaynak & Treibitz (2018) give B^inf = b E / c, with E the radiance of the
-  ambient light field. For an isotropic field of scalar irradiance E_0 that radiance is E_0 / (4 pi), a quarter
-  of the E_0 / pi that a white Lambertian surface lit with E_0 returns (J = 1 in our units), hence
-  B^inf = (b / c) / 4 for unit illumination; B^inf_c = band mean of that;
+- B^inf(lambda) = b_b / (2 c): the path radiance at infinite distance is L_inf = E beta(theta) / c for light of
+  irradiance E scattered through the angle theta into the line of sight (Akkaynak & Treibitz 2018: B^inf =
+  b E / c with E the ambient radiance). A camera under a light field from above looks sideways or down, so
+  theta lies in the backward hemisphere, where the mean of the volume scattering function is b_b / (2 pi).
+  In our units (a white Lambertian surface under irradiance E has J = 1, i.e. radiance E / pi) that gives
+  B^inf = pi (b_b / (2 pi)) / c = b_b / (2 c) per unit illumination; B^inf_c = band mean. The backscattering
+  coefficient splits b into pure seawater, b_w(lambda) = 0.00288 (lambda / 500 nm)^-4.32 1/m (Morel 1974)
+  with backscatter ratio 1/2, and particles, b_p = max(b - b_w, 0), with the Petzold average-particle ratio
+  b_bp / b_p = 0.0183 (Mobley 1994, Light and Water, Table 3.10): b_b = b_w / 2 + 0.0183 b_p. An isotropic
+  phase function (ratio 1/2 for everything, B^inf = b / (4 c)) would make the veil of particle-rich water some
+  25 times too bright, and a dark wreck 15 m away would vanish into it in any water;
 - beta^B_c = sum(B^inf(lambda) c(lambda)) / sum(B^inf(lambda)) over the band (the initial slope of the
   wideband backscatter curve, which weights c by the veiling light's own spectrum);
 - K_d,c = band mean of K_d.
 
 These are coefficients, not transmittances: OceanSim's Jerlov presets store per-metre transmittances
-(e.g. 0.9) as if they were coefficients, which is physically wrong (PHYSICS.md §4). Jerlov 5C is absent because
+(e.g. 0.9) as if they were coefficients, which is physically wrong (docs/PHYSICS.md §4). Jerlov 5C is absent because
 its published table (Table 7) repeats other rows from 600 nm up, so no red channel can be formed.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, ClassVar
 
 from oceansim_py.io.config import ConfigBase, require, require_non_negative
@@ -80,6 +88,22 @@ SOLONENKO_MOBLEY_2015: dict[tuple[str, str], tuple[float, ...]] = {
 JERLOV_TYPES = ("I", "IA", "IB", "II", "III", "1C", "3C", "7C", "9C")
 
 
+#: Backscatter ratio b_bp / b_p of the Petzold average-particle phase function (Mobley 1994, Table 3.10).
+PARTICLE_BACKSCATTER_RATIO = 0.0183
+
+
+def pure_water_scattering(wavelength_nm: float) -> float:
+    """Scattering coefficient b_w (1/m) of pure seawater (Morel 1974): 0.00288 (lambda / 500 nm)^-4.32."""
+    return 0.00288 * (wavelength_nm / 500.0) ** -4.32
+
+
+def backscattering(b: float, wavelength_nm: float) -> float:
+    """Backscattering coefficient b_b (1/m) of water of total scattering ``b`` (1/m): half of the pure-water part
+    plus :data:`PARTICLE_BACKSCATTER_RATIO` of the particle part (see the module docstring)."""
+    b_w = min(b, pure_water_scattering(wavelength_nm))
+    return 0.5 * b_w + PARTICLE_BACKSCATTER_RATIO * (b - b_w)
+
+
 def _band_mean(values: list[float], weights: list[float] | None = None) -> RGB:
     """Per RGB band, the (weighted) mean of per-row values."""
     out = []
@@ -96,7 +120,7 @@ def jerlov_rgb_coefficients(jerlov_type: str) -> dict[str, Any]:
     b = SOLONENKO_MOBLEY_2015[(jerlov_type, "b")]
     kd = SOLONENKO_MOBLEY_2015[(jerlov_type, "Kd")]
     c = [ai + bi for ai, bi in zip(a, b)]
-    veil = [0.25 * bi / ci for bi, ci in zip(b, c)]
+    veil = [0.5 * backscattering(bi, wl) / ci for bi, ci, wl in zip(b, c, TABLE_WAVELENGTHS_NM)]
     return {
         "name": f"jerlov_{jerlov_type}",
         "attenuation": _band_mean(c),
@@ -137,3 +161,13 @@ class WaterType(ConfigBase):
         _require_rgb(self.backscatter, owner, "backscatter", "1/m")
         _require_rgb(self.veiling_light, owner, "veiling_light", "(linear)")
         _require_rgb(self.diffuse_attenuation, owner, "diffuse_attenuation", "1/m")
+
+    def visibility(self, contrast: float = 0.05) -> float:
+        """Distance (m) over which the direct signal of the least attenuated channel falls to ``contrast`` of
+        its value: ``ln(1 / contrast) / min_c beta^D_c`` (3 / beta^D for the default 5 %); ``inf`` in
+        non-attenuating water. Beyond it an object is lost in the veiling light whatever the lighting (the
+        CLI keeps the camera's default pose within it)."""
+        if not 0 < contrast < 1:
+            raise ValueError(f"contrast must be in (0, 1), got {contrast!r}")
+        beta = min(self.attenuation)
+        return math.inf if beta <= 0 else math.log(1.0 / contrast) / beta

@@ -1,0 +1,49 @@
+"""Warnings for results that are empty for a reason the user can fix.
+
+A sensor that sees nothing returns arrays of misses, which is valid data but almost never what was meant.
+:func:`warn_if_blind` raises an :class:`EmptyViewWarning` (a :class:`OceanSimWarning`, itself a
+``UserWarning``) that says why: every triangle lies above the sea surface, the pose is outside the scene's
+bounding box, or nothing lies within the sensor's range. The CLI prints these as ``oceansim-py: warning: ...``;
+in Python, ``warnings.simplefilter("error", EmptyViewWarning)`` turns them into exceptions.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+
+class OceanSimWarning(UserWarning):
+    """Base class of the warnings oceansim_py raises on purpose."""
+
+
+class EmptyViewWarning(OceanSimWarning):
+    """A sensor's output holds no return at all (hit fraction 0)."""
+
+
+def empty_view_reason(scene: Any, positions: np.ndarray, max_range: float) -> str:
+    """Why a sensor at ``positions`` ((N, 3) world, m) with range ``max_range`` (m) sees nothing in ``scene``."""
+    lo, hi = (np.asarray(b, dtype=np.float64) for b in scene.bounds)
+    pos = np.asarray(positions, dtype=np.float64).reshape(-1, 3)
+    if lo[2] >= scene.surface_z:
+        return (f"all geometry lies above the sea surface (lowest point z = {lo[2]:.3g} m, surface z = "
+                f"{scene.surface_z:.3g} m); check the mesh's up axis (--up-axis) and placement")
+    nearest = np.linalg.norm(np.clip(pos, lo, hi) - pos, axis=1)
+    if (nearest > 0).all():
+        return (f"the pose lies outside the scene bounds (min {np.round(lo, 2).tolist()}, max "
+                f"{np.round(hi, 2).tolist()} m), {nearest.min():.3g} m from the nearest box face; check --pose, "
+                f"the rig's trajectory or its scene")
+    return (f"no surface lies within {max_range:g} m in the sensor's field of view; point it at the scene or raise "
+            f"max_range")
+
+
+def warn_if_blind(sensor: str, hit_fraction: float, scene: Any, positions: np.ndarray, max_range: float) -> bool:
+    """Raise an :class:`EmptyViewWarning` when ``hit_fraction`` (share of rays or pixels that hit, [0, 1]) is 0;
+    True when it warned."""
+    if hit_fraction > 0:
+        return False
+    reason = empty_view_reason(scene, positions, max_range)
+    warnings.warn(f"{sensor} saw nothing in {scene.source}: {reason}", EmptyViewWarning, stacklevel=2)
+    return True
