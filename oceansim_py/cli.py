@@ -16,6 +16,7 @@ from oceansim_py.errors import OceanSimError
 
 #: Top-level subcommand modules, in help order.
 COMMANDS = ["generate", "scenes", "describe", "info"]
+COMMANDS += ["export", "view"]
 
 #: ``oceansim-py render <target>`` modules, in help order.
 RENDER_TARGETS: list[str] = ["sonar", "multibeam", "camera", "sidescan", "profiling", "singlebeam"]
