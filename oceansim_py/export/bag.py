@@ -81,8 +81,11 @@ def _dataset_messages(reader: DatasetReader, factory: RosMessageFactory,
     yield stamp_ns(t0), ("/tf_static", "tf2_msgs/msg/TFMessage",
                          factory.tf_message(static_transforms(factory, sensors, t0, mounts)))
     times = tick_times(reader)
-    if times.size:
+    try:
         world_t_vehicle = pose_to_matrix(np.asarray(vehicle_trajectory(reader).at(times), dtype=np.float64))
+    except OceanSimError as exc:      # e.g. a CSV trajectory moved since the dataset was generated
+        skipped["/tf"] = f"the rig's trajectory could not be rebuilt ({exc})"
+    else:
         for t, m in zip(times, world_t_vehicle):
             yield stamp_ns(t), ("/tf", "tf2_msgs/msg/TFMessage",
                                 factory.tf_message([factory.transform(t, WORLD_FRAME, VEHICLE_FRAME, m)]))
