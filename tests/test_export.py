@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 pytest.importorskip("rosbags")
 pytest.importorskip("mcap")
@@ -21,34 +20,7 @@ from oceansim_py.export.ros_messages import local_to_geodetic  # noqa: E402
 from oceansim_py.export.streams import product  # noqa: E402
 from oceansim_py.poses import quat_to_matrix  # noqa: E402
 
-#: a tiny rig with every stream type; transect along +x at 0.5 m/s from (-1, 0, -1.5), ticks at 2 Hz
-RIG = {
-    "name": "export_all", "scene": "tank", "seed": 3, "frames": 3, "tick_rate_hz": 2.0, "shard_size": 2,
-    "batch_size": 2,
-    "trajectory": {"type": "transect", "start": [-1.0, 0.0, -1.5], "end": [1.5, 0.0, -1.5], "speed": 0.5},
-    "sensors": [
-        {"name": "cam", "type": "camera", "preset": "clear_ocean_sunlit", "rate_hz": 2.0,
-         "config": {"width": 32, "height": 24}, "products": ["rgb_png", "depth", "label"],
-         "mount": [0.3, 0, 0.1, 0, 10, 0]},
-        {"name": "fls", "type": "imaging_sonar", "preset": "oceansim_default", "rate_hz": 2.0,
-         "config": {"max_range": 6.0, "n_beams": 16, "range_bins": 24, "rays_per_beam": 2, "elevation_rays": 8},
-         "products": ["intensity"]},
-        {"name": "mbes", "type": "multibeam", "preset": "blueview_p900", "rate_hz": 2.0,
-         "config": {"n_beams": 16, "max_range": 4.0, "rays_per_beam": 3}, "products": ["intensity"]},
-        {"name": "sss", "type": "sidescan", "preset": "sidescan_900khz", "rate_hz": 2.0,
-         "config": {"max_range": 5.0, "range_bins": 40, "across_track_rays": 64}, "products": ["intensity"]},
-        {"name": "swath", "type": "profiling", "preset": "holoocean_default", "rate_hz": 2.0,
-         "config": {"n_beams": 8, "max_range": 5.0, "range_bins": 50, "image": False},
-         "products": ["bottom_range", "point_world", "intensity"]},
-        {"name": "alt", "type": "singlebeam", "preset": "altimeter_200khz", "rate_hz": 2.0,
-         "mount": [0, 0, 0, 0, 90, 0], "config": {"cone_rings": 2, "rays_per_ring": 8}},
-        {"name": "dvl", "type": "dvl", "preset": "dvl_30deg", "rate_hz": 4.0},
-        {"name": "imu", "type": "imu", "preset": "consumer_mems", "rate_hz": 10.0},
-        {"name": "baro", "type": "barometer", "preset": "bar30", "rate_hz": 2.0},
-        {"name": "gps", "type": "gps", "preset": "standalone", "rate_hz": 1.0, "mount": [0, 0, 2.0, 0, 0, 0]},
-        {"name": "pose", "type": "pose", "rate_hz": 2.0},
-    ],
-}
+from all_streams_rig import make_dataset  # noqa: E402
 
 TOPIC_TYPES = {
     "/tf_static": "tf2_msgs/msg/TFMessage", "/tf": "tf2_msgs/msg/TFMessage",
@@ -69,12 +41,7 @@ COUNTS = {"cam": 3, "fls": 3, "mbes": 3, "sss": 3, "swath": 3, "alt": 3, "dvl": 
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("export")
-    rig = folder / "rig.yaml"
-    rig.write_text(yaml.safe_dump(RIG))
-    out = folder / "ds"
-    assert main(["generate", "--rig", str(rig), "--out", str(out), "--no-progress"]) == 0
-    return out
+    return make_dataset(tmp_path_factory.mktemp("export"))
 
 
 def read_rosbag2(path: Path) -> list[tuple[str, str, int, object]]:
@@ -344,3 +311,33 @@ def test_failed_export_leaves_nothing(dataset, tmp_path):
 def test_unknown_format(dataset, tmp_path):
     with pytest.raises(DatasetError, match="rosbag2, mcap"):
         export_dataset(dataset, tmp_path / "x", format="bag1")
+
+
+def test_product_accepts_both_table_layouts():
+    cols = {"sample": 0, "position_0": 1.0, "position_2": 3.0, "position_1": 2.0, "position_10": 11.0}
+    assert product(cols, "position").tolist() == [1.0, 2.0, 3.0, 11.0]
+    assert product({"position": np.array([1.0, 2.0])}, "position").tolist() == [1.0, 2.0]
+    assert product(cols, "velocity") is None
+
+
+def test_export_with_tables_as_arrays(dataset, tmp_path, monkeypatch):
+    """A reader that returns table streams as arrays (``position`` (3,)) exports the same messages."""
+    from oceansim_py.dataset.loader import DatasetReader
+
+    original = DatasetReader.sample
+
+    def as_arrays(self, sensor, index):
+        s = original(self, sensor, index)
+        names = {k.rsplit("_", 1)[0] for k in s if k.rsplit("_", 1)[-1].isdigit()}
+        for name in names:
+            s[name] = product(s, name)
+            for k in [k for k in s if k.startswith(name + "_") and k.rsplit("_", 1)[-1].isdigit()]:
+                del s[k]
+        return s
+
+    export_dataset(dataset, tmp_path / "columns.mcap", format="mcap")
+    monkeypatch.setattr(DatasetReader, "sample", as_arrays)
+    export_dataset(dataset, tmp_path / "arrays.mcap", format="mcap")
+    a, b = read_mcap(tmp_path / "columns.mcap"), read_mcap(tmp_path / "arrays.mcap")
+    assert [(t, ns) for t, _, ns, _ in a] == [(t, ns) for t, _, ns, _ in b]
+    assert [repr(m) for *_, m in a] == [repr(m) for *_, m in b]
