@@ -27,7 +27,7 @@ TOPIC_TYPES = {
     "/cam/image": "sensor_msgs/msg/Image", "/cam/depth": "sensor_msgs/msg/Image",
     "/cam/label": "sensor_msgs/msg/Image", "/cam/camera_info": "sensor_msgs/msg/CameraInfo",
     "/fls/image": "marine_acoustic_msgs/msg/ProjectedSonarImage",
-    "/mbes/image": "marine_acoustic_msgs/msg/ProjectedSonarImage",
+    "/mbes/image": "marine_acoustic_msgs/msg/ProjectedSonarImage", "/mbes/points": "sensor_msgs/msg/PointCloud2",
     "/sss/raw_image": "marine_acoustic_msgs/msg/RawSonarImage",
     "/swath/points": "sensor_msgs/msg/PointCloud2", "/swath/ranges": "marine_acoustic_msgs/msg/SonarRanges",
     "/alt/altitude": "sensor_msgs/msg/Range", "/dvl/dvl": "marine_acoustic_msgs/msg/Dvl",
@@ -173,6 +173,27 @@ def test_projected_sonar_image(exported, dataset, sensor):
         assert ping.rx_beamwidths[0] == pytest.approx(math.radians(meta["config"]["beam_width"]))
 
 
+def test_multibeam_soundings(exported, dataset):
+    _, messages = exported
+    reader = load_dataset(dataset)
+    meta = reader.sensors["mbes"]
+    ranges, bearings = np.asarray(meta["ranges_m"]), np.asarray(meta["bearings_rad"])
+    for (_, cloud), s in zip(by_topic(messages, "/mbes/points"), reader.samples("mbes")):
+        assert cloud.header.frame_id == "mbes" and cloud.width == len(bearings)
+        pts = np.frombuffer(bytes(cloud.data), "<f4").reshape(-1, 4)
+        img = s["intensity"]
+        assert np.count_nonzero(img.max(axis=0) > 0) >= len(bearings) // 2     # pitched 40 deg down at the floor
+        for j in range(len(bearings)):          # the strongest bin of each beam, on the fan plane
+            k = int(np.argmax(img[:, j]))
+            if img[k, j] > 0:
+                r = ranges[k]
+                assert pts[j, :3] == pytest.approx([r * np.cos(bearings[j]), -r * np.sin(bearings[j]), 0.0],
+                                                   rel=1e-5, abs=1e-5)
+                assert pts[j, 3] == img[k, j]
+            else:
+                assert np.isnan(pts[j, 0]) and pts[j, 3] == 0
+
+
 def test_sidescan_raw_image(exported, dataset):
     _, messages = exported
     reader = load_dataset(dataset)
@@ -282,8 +303,9 @@ def test_existing_target_refused_then_overwritten(dataset, tmp_path):
     assert main(["export", str(dataset), "--format", "mcap", "--out", str(out)]) == 2
     assert out.read_bytes() == b"keep me"
     assert main(["export", str(dataset), "--format", "mcap", "--out", str(out), "--overwrite"]) == 0
-    # one message per sample and stream, + 3 more camera topics and 1 more profiling topic per sample, /tf, /tf_static
-    assert len(read_mcap(out)) == sum(COUNTS.values()) + 3 * 3 + 3 + 3 + 1
+    # one message per sample and stream, + 3 more camera topics, 1 more profiling and 1 more multibeam topic per
+    # sample, /tf, /tf_static
+    assert len(read_mcap(out)) == sum(COUNTS.values()) + 3 * 3 + 3 + 3 + 3 + 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.mcap"]
 
 

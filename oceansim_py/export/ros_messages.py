@@ -13,7 +13,9 @@ Mapping (sensor type: topic -> message):
 * camera: ``image`` -> sensor_msgs/Image rgb8 (from ``rgb_png``), ``camera_info`` -> sensor_msgs/CameraInfo
   (pinhole, no distortion), ``depth`` -> Image 32FC1 (planar z-depth, m), ``label`` -> Image 32SC1;
 * imaging_sonar, multibeam: ``image`` -> marine_acoustic_msgs/ProjectedSonarImage of ``intensity``
-  (float32, one row per range bin, beams along the row, see :mod:`oceansim_py.io.sonar_messages`);
+  (float32, one row per range bin, beams along the row, see :mod:`oceansim_py.io.sonar_messages`); multibeam
+  also ``points`` -> sensor_msgs/PointCloud2 of its per-beam soundings (peak-amplitude detection, see
+  :func:`beam_soundings`) in the sensor's FLU frame;
 * sidescan: ``raw_image`` -> marine_acoustic_msgs/RawSonarImage of ``intensity`` with two beams
   (column 0 port, 1 starboard; rows = slant-range samples; float32; see ``RosMessageFactory.sidescan``) --
   a per-ping message rather than an Image waterfall, so no ping is resampled;
@@ -67,6 +69,18 @@ def local_to_geodetic(position: np.ndarray, datum: tuple[float, float, float]) -
     lat = datum[0] + math.degrees(y / (r_m + datum[2]))
     lon = datum[1] + math.degrees(x / ((r_n + datum[2]) * math.cos(lat0)))
     return lat, lon, datum[2] + z
+
+
+def beam_soundings(image: np.ndarray, ranges: np.ndarray, bearings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-beam peak-amplitude soundings of a polar image (n_range, n_beams): for each beam the range bin of its
+    largest intensity, as a point (n_beams, 3) in the sensor FLU frame (the fan plane, bearing + starboard ->
+    y = -r sin b), and that peak intensity; NaN point and 0 intensity for a beam with no return (all <= 0)."""
+    img = np.nan_to_num(np.asarray(image, dtype=np.float64))
+    k = np.argmax(img, axis=0)
+    peak = img[k, np.arange(img.shape[1])]
+    r = np.where(peak > 0.0, ranges[k], np.nan)
+    xyz = np.stack([r * np.cos(bearings), -r * np.sin(bearings), np.zeros_like(r)], axis=1)
+    return xyz, np.where(peak > 0.0, peak, 0.0).astype(np.float32)
 
 
 class RosMessageFactory:
@@ -174,7 +188,12 @@ class RosMessageFactory:
                        ping_info=self._ping_info(d["ping_info"]),
                        beam_directions=[self.vector3((v["x"], v["y"], v["z"])) for v in d["beam_directions"]],
                        ranges=np.asarray(d["ranges"], dtype=np.float32), image=self._sonar_image_data(d["image"]))
-        return [(f"/{name}/image", msgtype("ProjectedSonarImage"), msg)]
+        out: list[Message] = [(f"/{name}/image", msgtype("ProjectedSonarImage"), msg)]
+        if meta["type"] == "multibeam":
+            xyz, peak = beam_soundings(image, np.asarray(meta["ranges_m"], dtype=np.float64), bearings)
+            out.append((f"/{name}/points", "sensor_msgs/msg/PointCloud2",
+                        self.point_cloud(sample["time"], sensor_frame(name), xyz, peak)))
+        return out
 
     def sidescan(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
         """RawSonarImage with two beams, column 0 port and 1 starboard, one row per slant-range sample
