@@ -62,7 +62,7 @@ def _typestore_from_schema(name: str, text: str):
     from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
     store = get_typestore(Stores.EMPTY)
-    sections = [("/msg/".join(name.split("/", 1)), text.split("\n" + "=" * 80 + "\n")[0])]
+    sections = [(name, text.split("\n" + "=" * 80 + "\n")[0])]
     for part in text.split("=" * 80 + "\n")[1:]:
         head, _, body = part.partition("\n")
         assert head.startswith("MSG: ")
@@ -87,7 +87,8 @@ def read_mcap(path: Path) -> list[tuple[str, str, int, object]]:
             assert schema.encoding == "ros2msg" and channel.message_encoding == "cdr"
             if schema.id not in stores:
                 stores[schema.id] = _typestore_from_schema(schema.name, schema.data.decode())
-            typename = "/msg/".join(schema.name.split("/", 1))
+            typename = schema.name
+            assert typename == "/".join(typename.split("/")[:1] + ["msg"] + typename.split("/")[-1:])
             out.append((channel.topic, typename, message.log_time,
                         stores[schema.id].deserialize_cdr(message.data, typename)))
     return out
@@ -363,3 +364,28 @@ def test_export_with_tables_as_arrays(dataset, tmp_path, monkeypatch):
     a, b = read_mcap(tmp_path / "columns.mcap"), read_mcap(tmp_path / "arrays.mcap")
     assert [(t, ns) for t, _, ns, _ in a] == [(t, ns) for t, _, ns, _ in b]
     assert [repr(m) for *_, m in a] == [repr(m) for *_, m in b]
+
+
+def test_mcap_decodes_with_mcap_ros2(dataset, tmp_path):
+    """A second, independent CDR decoder (mcap_ros2, the MCAP project's own) reads every message of the file."""
+    decoder = pytest.importorskip("mcap_ros2.decoder")
+    from mcap.reader import make_reader
+
+    out = tmp_path / "run.mcap"
+    export_dataset(dataset, out, format="mcap")
+    reader = load_dataset(dataset)
+    decoded: dict[str, list] = {}
+    with open(out, "rb") as fh:
+        for _, channel, _, msg in make_reader(fh, decoder_factories=[decoder.DecoderFactory()]).iter_decoded_messages(
+                log_time_order=True):
+            decoded.setdefault(channel.topic, []).append(msg)
+    assert set(decoded) == set(TOPIC_TYPES)
+    for msg, s in zip(decoded["/fls/image"], reader.samples("fls")):
+        assert (msg.header.frame_id, msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9) == ("fls_sonar",
+                                                                                               s["time"])
+        assert np.array_equal(np.frombuffer(bytes(msg.image.data), "<f4").reshape(s["intensity"].shape),
+                              s["intensity"])
+    for msg, s in zip(decoded["/dvl/dvl"], reader.samples("dvl")):
+        assert [msg.velocity.x, msg.velocity.y, msg.velocity.z] == pytest.approx(product(s, "velocity").tolist())
+    for msg, s in zip(decoded["/cam/image"], reader.samples("cam")):
+        assert bytes(msg.data) == s["rgb_png"].tobytes()
