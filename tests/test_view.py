@@ -51,7 +51,8 @@ def test_view_saves_a_readable_recording(dataset, tmp_path):
     reader = load_dataset(dataset)
     expected = {"/world/vehicle": 3, "/world/trajectory": 1, "/sonar/fls/polar": 3, "/sonar/mbes/polar": 3,
                 "/world/vehicle/fls/returns": 3, "/world/vehicle/mbes/returns": 3, "/sonar/sss/waterfall": 3,
-                "/world/swath/soundings": 3, "/camera/cam/rgb": 3, "/camera/cam/depth": 3,
+                "/world/swath/soundings": 3, "/world/vehicle/cam/image": 4,   # the static pinhole + 3 images
+                "/camera/cam/depth": 3,
                 "/world/vehicle/dvl/beams": 6, "/world/gps/position": 2, "/world/pose/position": 3,
                 "/plots/imu/accel": 15, "/plots/baro/pressure": 3, "/plots/alt/altitude": 3}
     for path, count in expected.items():
@@ -66,3 +67,10 @@ def test_view_saves_a_readable_recording(dataset, tmp_path):
         pytest.approx([0.0, 0.5, 1.0])
     translations = np.array([np.asarray(v).reshape(-1) for v in batch.column("Transform3D:translation").to_pylist()])
     assert np.allclose(translations, [[-1.0, 0, -1.5], [-0.75, 0, -1.5], [-0.5, 0, -1.5]])
+    # the fan returns are the bins at or above 20 % of each ping's peak, placed on the fan plane
+    meta = reader.sensors["fls"]
+    logged = [np.asarray(p).reshape(-1, 3) for c in rows["/world/vehicle/fls/returns"]
+              for p in c.to_record_batch().column("Points3D:positions").to_pylist()]
+    for pts, s in zip(logged, reader.samples("fls")):
+        expected, _ = fan_points(s["intensity"], np.asarray(meta["ranges_m"]), np.asarray(meta["bearings_rad"]))
+        assert len(expected) > 0 and np.allclose(pts, expected, atol=1e-5)

@@ -12,7 +12,8 @@ Entities (world frame: Z up, metres; sensor frames FLU):
 * side-scan: ``sonar/<name>/waterfall`` (the pings so far, ``[port reversed | starboard]``, newest at the bottom,
   8-bit over 60 dB);
 * profiling: ``world/<name>/soundings`` (points in the world);
-* camera: ``camera/<name>/rgb``, ``camera/<name>/depth`` (depth image, m);
+* camera: ``world/vehicle/<name>/image`` (pinhole from the intrinsics, FLU camera axes, and the RGB image on
+  it), ``camera/<name>/depth`` (depth image, m);
 * DVL: ``world/vehicle/<name>/beams`` (arrows along each valid beam, length = slant range);
 * GPS / pose sensor: ``world/<name>/position`` (points); IMU, barometer, altimeter: ``plots/<name>/<value>``.
 """
@@ -90,6 +91,12 @@ def log_dataset(reader: DatasetReader, rec: Any, scene: bool = True) -> None:
             rec.log("world/vehicle", _transform(rr, m))
     for name, meta in reader.sensors.items():
         rec.log(f"world/vehicle/{name}", _transform(rr, mount_matrix(reader, name)), static=True)
+        if meta["type"] == "camera":      # the camera's frustum; its images are drawn on it in 3-D
+            k = meta["intrinsics"]
+            rec.log(f"world/vehicle/{name}/image",
+                    rr.Pinhole(focal_length=[k["fx"], k["fy"]], principal_point=[k["cx"], k["cy"]],
+                               resolution=[k["width"], k["height"]], camera_xyz=rr.ViewCoordinates.FLU,
+                               image_plane_distance=0.5), static=True)
         _log_sensor(rr, rec, reader, name, meta)
 
 
@@ -118,7 +125,7 @@ def _log_sensor(rr: Any, rec: Any, reader: DatasetReader, name: str, meta: dict[
                 rec.log(f"world/{name}/soundings", rr.Points3D(pts[np.all(np.isfinite(pts), axis=1)], radii=0.05))
         elif kind == "camera":
             if "rgb_png" in sample:
-                rec.log(f"camera/{name}/rgb", rr.Image(np.asarray(sample["rgb_png"])[..., :3]))
+                rec.log(f"world/vehicle/{name}/image", rr.Image(np.asarray(sample["rgb_png"])[..., :3]))
             if "depth" in sample:
                 rec.log(f"camera/{name}/depth", rr.DepthImage(np.asarray(sample["depth"], dtype=np.float32),
                                                                meter=1.0))
