@@ -322,6 +322,16 @@ def test_missing_stream_exports_the_rest(dataset, tmp_path):
     assert topics == set(TOPIC_TYPES) - {"/fls/image"}
 
 
+def test_stream_failing_part_way_keeps_earlier_samples(dataset, tmp_path):
+    ds = tmp_path / "ds"
+    shutil.copytree(dataset, ds)
+    (ds / "shard_00001" / "sss" / "intensity_000002.npy").unlink()          # the third (last) ping
+    with pytest.warns(ExportWarning, match="'sss'.*only its first 2 sample"):
+        summary = export_dataset(ds, tmp_path / "run.mcap", format="mcap")
+    assert summary.messages["/sss/raw_image"] == 2
+    assert len(by_topic(read_mcap(tmp_path / "run.mcap"), "/sss/raw_image")) == 2
+
+
 def test_failed_export_leaves_nothing(dataset, tmp_path):
     ds = tmp_path / "ds"
     shutil.copytree(dataset, ds)

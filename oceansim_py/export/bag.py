@@ -75,7 +75,8 @@ def _dataset_messages(reader: DatasetReader, factory: RosMessageFactory,
                       skipped: dict[str, str]) -> Iterator[tuple[int, Message]]:
     """(stamp ns, message) of every stream, stream by stream (writers accept any order; readers sort by time).
     Streams whose sensor type has no converter, or whose samples lack a needed product, are recorded in
-    ``skipped`` and warned about; the rest are exported."""
+    ``skipped`` and warned about (a stream that fails part-way keeps the samples before the failure); the rest
+    are exported."""
     sensors = reader.sensors
     mounts = {name: mount_matrix(reader, name) for name in sensors}
     t0 = reader.start_time
@@ -95,18 +96,19 @@ def _dataset_messages(reader: DatasetReader, factory: RosMessageFactory,
         if convert is None:
             skipped[name] = f"sensor type {meta['type']!r} has no ROS mapping"
             continue
+        done = 0
         try:
-            count = reader.num_samples(name)
-            if count == 0:
+            if reader.num_samples(name) == 0:
                 raise MissingProduct(f"sensor {name!r}: no samples in the dataset")
             for sample in reader.samples(name):
                 for msg in convert(name, meta, sample):
                     yield stamp_ns(sample["time"]), msg
+                done += 1
         except (MissingProduct, DatasetError, OSError, KeyError) as exc:
-            skipped[name] = str(exc)
+            skipped[name] = str(exc) + (f"; only its first {done} sample(s) were exported" if done else "")
     for name, why in skipped.items():
-        warnings.warn(f"{reader.path}: stream {name!r} not exported ({why}); exported the rest", ExportWarning,
-                      stacklevel=3)
+        warnings.warn(f"{reader.path}: stream {name!r} not (fully) exported ({why}); exported the rest",
+                      ExportWarning, stacklevel=3)
 
 
 def _write_rosbag2(target: Path, messages: Iterator[tuple[int, Message]], typestore: Any,
