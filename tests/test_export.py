@@ -225,15 +225,17 @@ def test_navigation_messages(exported, dataset):
     _, messages = exported
     reader = load_dataset(dataset)
     for (_, msg), s in zip(by_topic(messages, "/dvl/dvl"), reader.samples("dvl")):
-        v = product(s, "velocity")
+        v = product(s, "velocity") * [1, -1, -1]           # FLU -> the Dvl frame (x forward, z down)
+        assert msg.header.frame_id == "dvl_dvl"
         assert [msg.velocity.x, msg.velocity.y, msg.velocity.z] == pytest.approx(v.tolist(), nan_ok=True)
         assert np.allclose(msg.range, product(s, "beam_range"), equal_nan=True)
         assert np.allclose(msg.beam_velocity, product(s, "beam_velocity"), equal_nan=True)
         assert msg.altitude == pytest.approx(float(s["altitude"]), nan_ok=True)
         assert msg.num_good_beams == int(np.isfinite(product(s, "beam_range")).sum())
         assert msg.speed_gnd == pytest.approx(math.hypot(v[0], v[1]))
-        assert np.allclose([[d.x, d.y, d.z] for d in msg.beam_unit_vec],
-                           reader.sensors["dvl"]["beam_directions_sensor_frame"])
+        beams = np.array([[d.x, d.y, d.z] for d in msg.beam_unit_vec])
+        assert np.allclose(beams, np.asarray(reader.sensors["dvl"]["beam_directions_sensor_frame"]) * [1, -1, -1])
+        assert np.all(beams[:, 2] > 0)                      # the beams look down: +z of the Dvl frame
     for (_, msg), s in zip(by_topic(messages, "/imu/data"), reader.samples("imu")):
         assert [msg.linear_acceleration.x, msg.linear_acceleration.y, msg.linear_acceleration.z] == pytest.approx(
             product(s, "accel").tolist())
@@ -284,6 +286,8 @@ def test_transforms(exported):
     son = frames[("fls", "fls_sonar")].rotation
     r = quat_to_matrix(np.array([son.x, son.y, son.z, son.w]))
     assert np.allclose(r[:, 0], [0, 0, 1]) and np.allclose(r[:, 2], [1, 0, 0])   # x up, z forward
+    dvl = frames[("dvl", "dvl_dvl")].rotation
+    assert np.allclose(quat_to_matrix(np.array([dvl.x, dvl.y, dvl.z, dvl.w])), np.diag([1, -1, -1]))
 
 
 def test_geodetic_degree_lengths():
@@ -396,6 +400,7 @@ def test_mcap_decodes_with_mcap_ros2(dataset, tmp_path):
         assert np.array_equal(np.frombuffer(bytes(msg.image.data), "<f4").reshape(s["intensity"].shape),
                               s["intensity"])
     for msg, s in zip(decoded["/dvl/dvl"], reader.samples("dvl")):
-        assert [msg.velocity.x, msg.velocity.y, msg.velocity.z] == pytest.approx(product(s, "velocity").tolist())
+        assert [msg.velocity.x, msg.velocity.y, msg.velocity.z] == pytest.approx(
+            (product(s, "velocity") * [1, -1, -1]).tolist())
     for msg, s in zip(decoded["/cam/image"], reader.samples("cam")):
         assert bytes(msg.data) == s["rgb_png"].tobytes()

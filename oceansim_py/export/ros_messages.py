@@ -6,7 +6,8 @@ frame. Frames (all published on ``/tf_static`` by the exporter, see :func:`stati
 * ``<sensor>``: the sensor's FLU mount frame on ``base_link`` (x forward, y port, z up);
 * ``<camera>_optical``: ROS optical frame (x right, y down, z forward) of a camera;
 * ``<sonar>_sonar``: the marine_acoustic_msgs sonar frame (z forward along the boresight, x up, y starboard) of
-  imaging, multibeam and side-scan sonars.
+  imaging, multibeam and side-scan sonars;
+* ``<dvl>_dvl``: the marine_acoustic_msgs Dvl frame (x forward, z down along the DVL's look direction).
 
 Mapping (sensor type: topic -> message):
 
@@ -22,7 +23,8 @@ Mapping (sensor type: topic -> message):
 * profiling: ``points`` -> sensor_msgs/PointCloud2 (x, y, z, intensity float32) of the soundings in ``map``
   (``point_world``), NaN for beams without a bottom; ``ranges`` -> marine_acoustic_msgs/SonarRanges;
 * singlebeam: ``altitude`` -> sensor_msgs/Range (NaN without a return);
-* dvl: ``twist`` -> marine_acoustic_msgs/Dvl in the DVL's FLU frame (velocity, beam ranges and velocities);
+* dvl: ``dvl`` -> marine_acoustic_msgs/Dvl in ``<dvl>_dvl`` (velocity and beam unit vectors rotated from the
+  sensor's FLU frame; beam ranges and velocities);
 * imu: ``data`` -> sensor_msgs/Imu (orientation unknown: orientation_covariance[0] = -1);
 * barometer: ``pressure`` -> sensor_msgs/FluidPressure (Pa);
 * gps: ``fix`` -> sensor_msgs/NavSatFix, the local world position converted to WGS84 about a datum;
@@ -41,7 +43,7 @@ import numpy as np
 from oceansim_py.errors import DatasetError
 from oceansim_py.export.marine_msgs import msgtype
 from oceansim_py.export.streams import (
-    OPTICAL_IN_FLU, SONAR_IN_FLU, VEHICLE_FRAME, WORLD_FRAME, product, rotation_to_quat, sec_nanosec, sensor_frame,
+    DVL_IN_FLU, OPTICAL_IN_FLU, SONAR_IN_FLU, VEHICLE_FRAME, WORLD_FRAME, product, rotation_to_quat, sec_nanosec, sensor_frame,
 )
 from oceansim_py.io.sonar_messages import projected_sonar_image
 
@@ -261,7 +263,7 @@ class RosMessageFactory:
         return [(f"/{name}/altitude", "sensor_msgs/msg/Range", msg)]
 
     def dvl(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
-        v = self.need(sample, "velocity", name).astype(np.float64).reshape(3)
+        v = DVL_IN_FLU.T @ self.need(sample, "velocity", name).astype(np.float64).reshape(3)
         beam_range = product(sample, "beam_range")
         beam_vel = product(sample, "beam_velocity")
         beam_ok = product(sample, "beam_valid")
@@ -270,13 +272,14 @@ class RosMessageFactory:
         n_good = int(np.count_nonzero(beam_ok)) if beam_ok is not None else (3 if np.all(np.isfinite(v)) else 0)
         alt = product(sample, "altitude")
         msg = self.new(
-            msgtype("Dvl"), header=self.header(sample["time"], sensor_frame(name)), velocity_mode=1, dvl_type=0,
+            msgtype("Dvl"), header=self.header(sample["time"], sensor_frame(name, "dvl")), velocity_mode=1, dvl_type=0,
             velocity=self.vector3(v), velocity_covar=np.full(9, -1.0),
             altitude=float(np.nan if alt is None else np.asarray(alt).reshape(-1)[0]),
             course_gnd=math.atan2(v[1], v[0]), speed_gnd=math.hypot(v[0], v[1]), num_good_beams=n_good,
             sound_speed=float(meta["config"]["sound_speed"]),
             beam_ranges_valid=beam_range is not None, beam_velocities_valid=beam_vel is not None,
-            beam_unit_vec=[self.vector3(d) for d in np.asarray(meta["beam_directions_sensor_frame"])[:4]],
+            beam_unit_vec=[self.vector3(DVL_IN_FLU.T @ d)
+                           for d in np.asarray(meta["beam_directions_sensor_frame"], dtype=np.float64)[:4]],
             range=np.full(4, np.nan) if beam_range is None else beam_range.astype(np.float64).reshape(4),
             range_covar=np.full(4, -1.0, dtype=np.float32), beam_quality=np.zeros(4, dtype=np.float32),
             beam_velocity=(np.full(4, np.nan, dtype=np.float32) if beam_vel is None
@@ -326,12 +329,13 @@ class RosMessageFactory:
 
 def static_transforms(factory: RosMessageFactory, sensors: dict[str, dict[str, Any]], t: float,
                       mounts: dict[str, np.ndarray]) -> list[Any]:
-    """``/tf_static``: base_link -> every sensor (its mount), and sensor -> its optical / sonar sub-frame."""
+    """``/tf_static``: base_link -> every sensor (its mount), and sensor -> its optical / sonar / dvl sub-frame."""
     out = []
     for name, meta in sensors.items():
         out.append(factory.transform(t, VEHICLE_FRAME, sensor_frame(name), mounts[name]))
         sub = {"camera": ("optical", OPTICAL_IN_FLU), "imaging_sonar": ("sonar", SONAR_IN_FLU),
-               "multibeam": ("sonar", SONAR_IN_FLU), "sidescan": ("sonar", SONAR_IN_FLU)}.get(meta["type"])
+               "multibeam": ("sonar", SONAR_IN_FLU), "sidescan": ("sonar", SONAR_IN_FLU),
+               "dvl": ("dvl", DVL_IN_FLU)}.get(meta["type"])
         if sub:
             m = np.eye(4)
             m[:3, :3] = sub[1]

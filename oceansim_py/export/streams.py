@@ -23,6 +23,9 @@ VEHICLE_FRAME = "base_link"
 #: (x right, y down, z forward) and of the marine_acoustic_msgs sonar frame (x up, y starboard, z forward)
 OPTICAL_IN_FLU = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
 SONAR_IN_FLU = np.array([[0.0, 0.0, 1.0], [0.0, -1.0, 0.0], [1.0, 0.0, 0.0]])
+#: the marine_acoustic_msgs/Dvl frame (x forward, z along the DVL's look direction, down): FLU turned 180 deg
+#: about x
+DVL_IN_FLU = np.diag([1.0, -1.0, -1.0])
 
 
 def product(sample: dict[str, Any], name: str) -> np.ndarray | None:
