@@ -6,6 +6,7 @@ The public API, re-exported from the modules that own it.
 from oceansim_py.dataset import DatasetReader, TorchDataset
 from oceansim_py.dataset import load as load_dataset
 from oceansim_py.errors import ConfigError, DatasetError, OceanSimError, SceneError
+from oceansim_py.export import export_dataset
 from oceansim_py.poses import as_poses, pose_from_euler
 from oceansim_py.runtime import resolve_device, set_cpu_threads
 from oceansim_py.scene import (
@@ -41,6 +42,7 @@ __all__ = [
     "ConfigError", "DatasetError", "OceanSimError", "SceneError",
     "DVLConfig", "DVLResult", "adaptive_rate_hz",
     "DatasetReader", "TorchDataset", "load_dataset",
+    "export_dataset",
     "GPSConfig", "GPSResult",
     "IMUConfig", "IMUResult",
     "ImagingSonar", "ImagingSonarConfig", "ImagingSonarResult",
