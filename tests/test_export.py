@@ -336,13 +336,32 @@ def test_stream_failing_part_way_keeps_earlier_samples(dataset, tmp_path):
     assert len(by_topic(read_mcap(tmp_path / "run.mcap"), "/sss/raw_image")) == 2
 
 
-def test_failed_export_leaves_nothing(dataset, tmp_path):
+def test_failed_export_leaves_nothing(dataset, tmp_path, monkeypatch):
+    # the writer fails part-way (a full disk): no half-written bag and no scratch folder stay behind
+    import oceansim_py.export.bag as bag
+
+    real = bag._dataset_messages
+
+    def failing(*args):
+        for k, message in enumerate(real(*args)):
+            if k == 5:
+                raise OSError(28, "No space left on device")
+            yield message
+
+    monkeypatch.setattr(bag, "_dataset_messages", failing)
+    for fmt, name in (("rosbag2", "bag"), ("mcap", "run.mcap")):
+        with pytest.raises(DatasetError, match="No space left on device.*nothing was written"):
+            export_dataset(dataset, tmp_path / "out" / name, format=fmt)
+        assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_corrupt_sample_is_skipped_with_a_warning(dataset, tmp_path):
     ds = tmp_path / "ds"
     shutil.copytree(dataset, ds)
-    next(ds.glob("shard_*/mbes/intensity_*.npy")).write_bytes(b"not an npy file")
-    with pytest.raises(DatasetError, match="nothing was written"):
-        export_dataset(ds, tmp_path / "out" / "bag", format="rosbag2")
-    assert list((tmp_path / "out").iterdir()) == []
+    sorted(ds.glob("shard_00000/mbes/intensity_*.npy"))[-1].write_bytes(b"not an npy file")
+    with pytest.warns(ExportWarning, match="'mbes'.*unreadable"):
+        summary = export_dataset(ds, tmp_path / "run.mcap", format="mcap")
+    assert "mbes" in summary.skipped
 
 
 def test_unknown_format(dataset, tmp_path):
