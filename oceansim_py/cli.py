@@ -15,7 +15,7 @@ import sys
 from oceansim_py.errors import OceanSimError
 
 #: Top-level subcommand modules, in help order.
-COMMANDS = ["generate", "scenes", "describe", "info"]
+COMMANDS = ["generate", "scenes", "describe", "info", "scene_tools"]
 
 #: ``oceansim-py render <target>`` modules, in help order.
 RENDER_TARGETS: list[str] = ["sonar", "multibeam", "camera", "sidescan", "profiling", "singlebeam"]

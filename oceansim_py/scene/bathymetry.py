@@ -158,6 +158,15 @@ def _import(module: str, path: Path) -> Any:
 
 def _read_raster(path: Path, bounds: Sequence[float] | None, max_bytes: int) -> BathymetryGrid:
     """GeoTIFF or ESRI ASCII grid through rasterio; only the cropped window is read."""
+    import warnings
+
+    with warnings.catch_warnings():
+        # rasterio's window helpers use the affine '*' operator, which affine flags as pending deprecation
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        return _read_raster_window(path, bounds, max_bytes)
+
+
+def _read_raster_window(path: Path, bounds: Sequence[float] | None, max_bytes: int) -> BathymetryGrid:
     rasterio = _import("rasterio", path)
     from rasterio.windows import Window, from_bounds
 
