@@ -297,9 +297,6 @@ class _SdfReader:
             for old in model.findall("pose"):
                 model.remove(old)
             model.insert(0, pose)
-        if inc.findtext("static") is not None:
-            for old in model.findall("static"):
-                model.remove(old)
         self._include_depth -= 1
         return model, f.parent
 
