@@ -172,3 +172,21 @@ def test_bad_bathymetry_input(tmp_path):
         scene_from_bathymetry(path, out, build_scene=False, depth_bands=[(0, 10, "unobtainium")])
     assert out.read_text() == "precious"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["bad.xyz", "grid.tif", "grid.tif.bak", "keep.usda"])
+
+
+def test_scattered_xyz_points_are_binned_at_the_resolution(tmp_path):
+    """Points jittered off a 2 m lattice (so no lattice is detected) are averaged per 2 m cell: on the plane the
+    error is at most the slope times the jitter (0.1 * 0.01 + 0.05 * 0.01 m)."""
+    rng = np.random.default_rng(3)
+    x, y = np.meshgrid((np.arange(31) - 15) * 2.0, (np.arange(21) - 10) * 2.0)
+    x = x.reshape(-1) + rng.uniform(-0.01, 0.01, x.size)
+    y = y.reshape(-1) + rng.uniform(-0.01, 0.01, y.size)
+    z = -30.0 - 0.1 * x + 0.05 * y
+    path = tmp_path / "scattered.xyz"
+    path.write_text("\n".join(f"{a:.5f} {b:.5f} {c:.6f}" for a, b, c in zip(X0 + x, Y0 + y, z)) + "\n")
+    scene = scene_from_bathymetry(path, device="cpu", resolution=2.0)
+    assert scene.num_triangles == 2 * 30 * 20
+    ox, oy = scene.metadata["bathymetry"]["origin"]
+    px, py = -10.0, 6.0                                   # local; source (ox + px, oy + py)
+    sx, sy = ox + px - X0, oy + py - Y0                   # the same point in the frame z was written in
+    assert down(scene, [(px, py)])["distance"][0] == pytest.approx(30 + 0.1 * sx - 0.05 * sy, abs=3e-3)

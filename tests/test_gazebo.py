@@ -241,3 +241,9 @@ def test_collada_without_geometry_is_refused(tmp_path):
     broken.write_text("<COLLADA><asset>")
     with pytest.raises(SceneError, match="not a readable Collada"):
         load_scene(broken, device="cpu")
+
+
+def test_options_that_do_not_apply_are_refused(world):
+    path, models = world
+    with pytest.raises(SceneError, match="up_axis"):
+        load_scene(path, device="cpu", model_paths=[models], up_axis="Y")
