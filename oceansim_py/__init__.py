@@ -57,3 +57,7 @@ __all__ = [
     "__version__",
     "as_poses", "pose_from_euler", "resolve_device", "set_cpu_threads",
 ]
+
+from oceansim_py.scene.bathymetry import scene_from_bathymetry  # noqa: E402 - appended public API
+
+__all__ += ["scene_from_bathymetry"]

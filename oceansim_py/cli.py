@@ -21,7 +21,7 @@ import warnings
 from oceansim_py.errors import OceanSimError
 
 #: Top-level subcommand modules, in help order.
-COMMANDS = ["generate", "scenes", "describe", "info", "verify", "export", "view"]
+COMMANDS = ["generate", "scenes", "scene_tools", "describe", "info", "verify", "export", "view"]
 
 #: ``oceansim-py render <target>`` modules, in help order.
 RENDER_TARGETS: list[str] = ["sonar", "multibeam", "camera", "sidescan", "profiling", "singlebeam"]

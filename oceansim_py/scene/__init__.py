@@ -10,6 +10,9 @@ from oceansim_py.scene.graph import Node, RaycastResult, Scene, TriangleMesh
 from oceansim_py.scene.materials import Material, MaterialTable
 from oceansim_py.scene.meshes import MESH_SUFFIXES
 
+SDF_SUFFIXES = {".sdf", ".world"}
+COLLADA_SUFFIXES = {".dae"}
+
 USD_SUFFIXES = {".usd", ".usda", ".usdc", ".usdz"}
 
 
@@ -47,6 +50,8 @@ def load_scene(path: str | Path, device: Any = None, materials: MaterialTable | 
     ``missing_references`` (USD only): ``"error"`` (default) refuses a stage whose references, payloads or
     sublayers do not resolve, naming each prim and asset; ``"warn"`` logs them and loads the rest.
     ``mesh_options`` (mesh files only): ``up_axis`` ("Y"/"Z"), ``meters_per_unit``, ``material``.
+    Gazebo SDF worlds (.sdf/.world; option ``model_paths``, see ``scene/sdf.py``) and Collada files (.dae;
+    option ``material``, see ``scene/collada.py``) load too.
     """
     p = resolve_scene_path(path)
     if isinstance(materials, (str, Path)):
@@ -67,8 +72,27 @@ def load_scene(path: str | Path, device: Any = None, materials: MaterialTable | 
 
         nodes = read_mesh_file(p, table, **mesh_options)
         return Scene(nodes, source=str(p), device=device, metadata={})
+    if suffix in SDF_SUFFIXES or suffix in COLLADA_SUFFIXES:
+        return _load_gazebo(p, suffix, device, table, mesh_options)
     raise SceneError(f"{p}: unsupported file type {suffix or '(none)'}; use USD "
-                     f"({', '.join(sorted(USD_SUFFIXES))}) or a mesh ({', '.join(sorted(MESH_SUFFIXES))})")
+                     f"({', '.join(sorted(USD_SUFFIXES))}), a mesh ({', '.join(sorted(MESH_SUFFIXES))}), "
+                     f"a Gazebo world ({', '.join(sorted(SDF_SUFFIXES))}) or Collada (.dae)")
+
+
+def _load_gazebo(p: Path, suffix: str, device: Any, table: MaterialTable, options: dict[str, Any]) -> Scene:
+    """SDF worlds (option ``model_paths``) and Collada files (option ``material``)."""
+    allowed = {"model_paths"} if suffix in SDF_SUFFIXES else {"material"}
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise SceneError(f"{p}: options {unknown} do not apply to {suffix} files; allowed: {sorted(allowed)}")
+    if suffix in SDF_SUFFIXES:
+        from oceansim_py.scene.sdf import read_sdf
+
+        nodes, metadata = read_sdf(p, table, options.get("model_paths"))
+        return Scene(nodes, source=str(p), device=device, metadata=metadata)
+    from oceansim_py.scene.collada import read_collada
+
+    return Scene(read_collada(p, table, options.get("material")), source=str(p), device=device, metadata={})
 
 
 __all__ = ["Material", "MaterialTable", "Node", "RaycastResult", "Scene", "TriangleMesh", "builtin_scene_names",

@@ -1,0 +1,117 @@
+"""Collada (``.dae``) meshes -> scene nodes, through ``pycollada`` (optional extra ``gazebo``).
+
+Every geometry instance of the document's default scene becomes one node, its triangles placed by the
+instance's node transforms (pycollada's bound geometry). Triangle sets, polylists and polygons are read
+(polygons fanned by pycollada); lines and other primitives carry no surface and are skipped.
+
+Units and axes: vertices are multiplied by ``<asset><unit meter=...>`` (Collada's default is 1) and rotated
+from the document's ``<up_axis>`` to Z up (Collada's default is ``Y_UP``): Y_UP maps (x, y, z) -> (x, -z, y),
+X_UP maps (x, y, z) -> (-y, -z, x), Z_UP is left as is. Gazebo does the same, so a DAVE model looks the same.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from oceansim_py.errors import SceneError
+from oceansim_py.scene.graph import Node, TriangleMesh
+from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material, MaterialTable
+
+
+#: Rotations taking a document's up axis to Z up (column vectors).
+UP_AXIS_TO_Z_UP = {
+    "Z_UP": np.eye(3),
+    "Y_UP": np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]]),
+    "X_UP": np.array([[0.0, -1, 0], [0, 0, -1], [1, 0, 0]]),
+}
+
+
+def read_collada_meshes(path: Path) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """``(name, vertices (V, 3) m Z-up, triangles (F, 3))`` for each geometry instance of the document's scene.
+
+    Raises ``SceneError`` for an unreadable document or one without triangles.
+    """
+    with warnings.catch_warnings():
+        # pycollada builds its transforms with numpy.matrix, which numpy flags as pending deprecation
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        return _read_collada_meshes(path)
+
+
+def _read_collada_meshes(path: Path) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    try:
+        import collada
+    except ImportError:
+        raise SceneError(f"{path}: reading Collada needs the 'pycollada' package; install the extra: "
+                         f"pip install 'oceansim-py[gazebo]'") from None
+    if not path.is_file():
+        raise SceneError(f"{path}: no such file")
+    try:
+        doc = collada.Collada(str(path), ignore=[collada.common.DaeUnsupportedError,
+                                                 collada.common.DaeBrokenRefError])
+    except Exception as exc:  # pycollada raises DaeError subclasses, lxml/ElementTree errors, ...
+        raise SceneError(f"{path}: not a readable Collada document ({type(exc).__name__}: {exc})") from exc
+    unit = float(doc.assetInfo.unitmeter or 1.0)
+    if not (np.isfinite(unit) and unit > 0):
+        raise SceneError(f"{path}: <asset><unit meter> must be > 0, got {unit}")
+    up = str(doc.assetInfo.upaxis or "Y_UP").upper()
+    if up not in UP_AXIS_TO_Z_UP:
+        raise SceneError(f"{path}: unknown <up_axis> {up!r}; expected one of {sorted(UP_AXIS_TO_Z_UP)}")
+    conv = UP_AXIS_TO_Z_UP[up] * unit
+    scene = doc.scene if doc.scene is not None else (doc.scenes[0] if len(doc.scenes) else None)
+    out = []
+    if scene is not None:
+        for k, bound in enumerate(scene.objects("geometry")):
+            verts, tris = [], []
+            offset = 0
+            for prim in bound.primitives():
+                if isinstance(prim, (collada.polylist.BoundPolylist, collada.polygons.BoundPolygons)):
+                    prim = prim.triangleset()
+                if not isinstance(prim, collada.triangleset.BoundTriangleSet) or prim.vertex is None:
+                    continue
+                idx = np.asarray(prim.vertex_index, dtype=np.int64).reshape(-1, 3)
+                if idx.size == 0:
+                    continue
+                v = np.asarray(prim.vertex, dtype=np.float64).reshape(-1, 3)
+                verts.append(v)
+                tris.append(idx + offset)
+                offset += v.shape[0]
+            if not tris:
+                continue
+            v = np.concatenate(verts) @ conv.T
+            t = np.concatenate(tris)
+            if not np.isfinite(v).all():
+                raise SceneError(f"{path}: geometry {bound.original.id!r} holds non-finite vertex coordinates")
+            if t.min() < 0 or t.max() >= v.shape[0]:
+                raise SceneError(f"{path}: geometry {bound.original.id!r} has vertex indices out of range")
+            out.append((f"{bound.original.id or 'geometry'}_{k}", v, t))
+    if not out:
+        raise SceneError(f"{path}: the Collada document holds no triangle geometry in its scene (only "
+                         f"triangles, polylists and polygons instanced by a <visual_scene> node are read)")
+    return out
+
+
+def _sanitize(name: str) -> str:
+    out = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+    return out if out and not out[0].isdigit() else f"_{out}"
+
+
+def read_collada(path: Path, materials: MaterialTable, material: str | None = None) -> list[Node]:
+    """Nodes for a Collada file: a root ``/<stem>`` and one child per geometry instance (module docstring).
+    ``material`` names a table entry for every node (default: the table's ``default``)."""
+    mat: Material = DEFAULT_MATERIAL
+    if material is not None:
+        found = materials.get(material)
+        if found is None:
+            raise SceneError(f"{path}: unknown material {material!r}; known: {materials.names()}")
+        mat = found
+    root = Node(path="/" + _sanitize(path.stem), material=mat, label=path.stem)
+    nodes = [root]
+    for name, verts, tris in read_collada_meshes(path):
+        node = Node(path=f"{root.path}/{_sanitize(name)}", mesh=TriangleMesh(verts, tris), material=mat,
+                    label=path.stem, parent=root)
+        root.children.append(node)
+        nodes.append(node)
+    return nodes

@@ -1,0 +1,192 @@
+"""Bathymetry grids -> seafloor scenes: a synthetic grid (a known slope plus a known hill) written as GeoTIFF,
+NetCDF (lon/lat depths), ESRI ASCII and XYZ gives hand-computed vertical ray-cast ranges; crop, resampling,
+tiling, depth bands, USD output and bad input."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from oceansim_py import SceneError, load_scene, scene_from_bathymetry
+from oceansim_py.cli import main as cli_main
+from oceansim_py.scene.bathymetry import WGS84_A, WGS84_E2
+
+# Local grid (m): x = -60..60, y = -40..40, spacing 2; origin at the centre.
+NX, NY, DX = 61, 41, 2.0
+X0, Y0 = 500000.0, 4000000.0      # projected coordinates of the local origin (UTM-like)
+
+
+def elevation(x, y):
+    """Slope z = -30 - 0.1 x + 0.05 y plus a Gaussian hill of 8 m (sigma 5 m) at (20, -10)."""
+    return -30.0 - 0.1 * x + 0.05 * y + 8.0 * np.exp(-((x - 20.0) ** 2 + (y + 10.0) ** 2) / 50.0)
+
+
+def local_grid():
+    x = (np.arange(NX) - 30) * DX
+    y = (np.arange(NY) - 20) * DX
+    z = elevation(*np.meshgrid(x, y))
+    z[:5, :5] = np.nan            # nodata patch in the south-west corner: x -60..-52, y -40..-32
+    return x, y, z
+
+
+def write_geotiff(path, crs="EPSG:32631"):
+    import rasterio
+    from rasterio.transform import from_origin
+
+    x, y, z = local_grid()
+    data = np.where(np.isnan(z), -9999.0, z)[::-1].astype(np.float32)       # north-up rows
+    with rasterio.open(path, "w", driver="GTiff", width=NX, height=NY, count=1, dtype="float32", crs=crs,
+                       nodata=-9999.0, transform=from_origin(X0 + x[0] - DX / 2, Y0 + y[-1] + DX / 2, DX, DX)) as ds:
+        ds.write(data, 1)
+
+
+def write_netcdf(path):
+    """Depths (positive down) on lon/lat at the equator, spaced so that one step is 2 m both ways."""
+    import netCDF4
+
+    x, y, z = local_grid()
+    dlon = math.degrees(DX / WGS84_A)                       # N(0) cos(0) = a
+    dlat = math.degrees(DX / (WGS84_A * (1 - WGS84_E2)))    # M(0) = a (1 - e^2)
+    with netCDF4.Dataset(path, "w") as ds:
+        ds.createDimension("lat", NY)
+        ds.createDimension("lon", NX)
+        lat = ds.createVariable("lat", "f8", ("lat",))
+        lon = ds.createVariable("lon", "f8", ("lon",))
+        lat.units, lon.units = "degrees_north", "degrees_east"
+        lat[:] = (np.arange(NY) - 20) * dlat
+        lon[:] = 10.0 + (np.arange(NX) - 30) * dlon
+        depth = ds.createVariable("depth", "f4", ("lat", "lon"), fill_value=-32767.0)
+        depth.positive = "down"
+        depth[:] = np.ma.masked_invalid(-z)
+
+
+def write_ascii(path):
+    x, y, z = local_grid()
+    rows = np.where(np.isnan(z), -9999.0, z)[::-1]
+    head = (f"ncols {NX}\nnrows {NY}\nxllcorner {X0 + x[0] - DX / 2}\nyllcorner {Y0 + y[0] - DX / 2}\n"
+            f"cellsize {DX}\nNODATA_value -9999\n")
+    path.write_text(head + "\n".join(" ".join(f"{v:.6f}" for v in row) for row in rows) + "\n")
+
+
+def write_xyz(path):
+    x, y, z = local_grid()
+    xx, yy = np.meshgrid(X0 + x, Y0 + y)
+    keep = np.isfinite(z)                                  # nodata points are simply absent
+    lines = [f"{a:.3f},{b:.3f},{c:.6f}" for a, b, c in zip(xx[keep], yy[keep], z[keep])]
+    path.write_text("x,y,z\n" + "\n".join(lines) + "\n")
+
+
+WRITERS = {"grid.tif": write_geotiff, "grid.nc": write_netcdf, "grid.asc": write_ascii, "grid.xyz": write_xyz}
+
+# (x, y) in the local frame, expected vertical range from z = 0 (m)
+PROBES = [((-30.0, 15.0), 30 - 3 - 0.75),          # on the slope, far from the hill: a grid vertex
+          ((-31.0, 15.5), 30 - 3.1 - 0.775),       # inside a cell: the plane is exact on triangles
+          ((20.0, -10.0), 30 + 2 + 0.5 - 8.0)]     # the hill top (a grid vertex)
+
+
+def down(scene, xy):
+    xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+    o = np.column_stack([xy, np.zeros(len(xy))])
+    return scene.raycast(o, np.tile([0.0, 0.0, -1.0], (len(xy), 1)), 500.0).numpy()
+
+
+@pytest.mark.parametrize("name", sorted(WRITERS))
+def test_every_format_gives_hand_computed_ranges(tmp_path, name):
+    path = tmp_path / name
+    WRITERS[name](path)
+    scene = scene_from_bathymetry(path, device="cpu")
+    hit = down(scene, [p for p, _ in PROBES] + [(-58.0, -38.0)])
+    np.testing.assert_allclose(hit["distance"][:3], [r for _, r in PROBES], atol=2e-3)
+    assert not np.isfinite(hit["distance"][3])             # nodata: no triangles there
+    assert scene.surface_z == 0.0
+    # 60 x 40 cells, minus the 5 x 5 cells touching the nodata patch (a 5 x 5 sample block masks 5 x 5 cells)
+    assert scene.num_triangles == 2 * (60 * 40 - 25)
+
+
+def test_geographic_origin_and_projected_origin_are_recorded(tmp_path):
+    write_geotiff(tmp_path / "grid.tif")
+    meta = scene_from_bathymetry(tmp_path / "grid.tif", device="cpu").metadata["bathymetry"]
+    assert meta["origin"] == pytest.approx([X0, Y0]) and not meta["geographic"]
+    write_netcdf(tmp_path / "grid.nc")
+    meta = scene_from_bathymetry(tmp_path / "grid.nc", device="cpu").metadata["bathymetry"]
+    assert meta["origin"] == pytest.approx([10.0, 0.0]) and meta["geographic"]
+
+
+def test_crop_resample_tiles_and_depth_bands(tmp_path):
+    path = tmp_path / "grid.tif"
+    write_geotiff(path)
+    # crop x to local 0..40: the origin moves 20 m east, the hill top to local (0, -10)
+    scene = scene_from_bathymetry(path, device="cpu", bounds=(X0 - 0.5, Y0 - 100, X0 + 40.5, Y0 + 100))
+    assert down(scene, [(0.0, -10.0)])["distance"][0] == pytest.approx(24.5, abs=1e-3)
+    assert scene.metadata["bathymetry"]["origin"][0] == pytest.approx(X0 + 20.0)
+    # resampled to 4 m: the plane stays exact; 31 x 21 samples
+    scene = scene_from_bathymetry(path, device="cpu", resolution=4.0)
+    assert down(scene, [(-30.0, 15.0)])["distance"][0] == pytest.approx(26.25, abs=1e-3)
+    assert scene.num_triangles == 2 * (30 * 20 - 9)        # 3 x 3 coarse cells touch the nodata patch
+    # tiles of 16 cells: several nodes, the same surface (a probe on a tile edge: x = -60 + 32 = -28)
+    scene = scene_from_bathymetry(path, device="cpu", tile_size=16, depth_bands=[(0, 26, "rock")])
+    assert len(scene.mesh_nodes()) >= 12
+    hit = down(scene, [(-28.0, 15.0), (20.0, -10.0), (-30.0, 15.0)])
+    assert hit["distance"][0] == pytest.approx(30 - 2.8 - 0.75, abs=1e-3)
+    assert [scene.node(int(i)).material.name for i in hit["object"]] == ["sand", "rock", "sand"]
+
+
+def test_usda_output_round_trips_and_cli(tmp_path):
+    path = tmp_path / "grid.tif"
+    write_geotiff(path)
+    out = tmp_path / "seafloor.usda"
+    assert cli_main(["scene", "from-bathymetry", str(path), "--out", str(out), "--tile-size", "32",
+                     "--band", "0:26:rock"]) == 0
+    scene = load_scene(out, device="cpu")
+    hit = down(scene, [p for p, _ in PROBES])
+    np.testing.assert_allclose(hit["distance"], [r for _, r in PROBES], atol=2e-3)
+    assert scene.node(int(hit["object"][2])).material.name == "rock"
+    assert scene.metadata["surface_z"] == 0.0
+    # exists: refused without --overwrite
+    assert cli_main(["scene", "from-bathymetry", str(path), "--out", str(out)]) != 0
+
+
+def test_bad_bathymetry_input(tmp_path):
+    path = tmp_path / "grid.tif"
+    write_geotiff(path)
+    with pytest.raises(SceneError, match="only nodata"):
+        scene_from_bathymetry(path, device="cpu", bounds=(X0 - 61, Y0 - 41, X0 - 51, Y0 - 31))
+    with pytest.raises(SceneError, match="fewer than 2 x 2"):
+        scene_from_bathymetry(path, device="cpu", bounds=(0, 0, 1, 1))
+    with pytest.raises(SceneError, match="GiB"):
+        scene_from_bathymetry(path, device="cpu", max_memory_bytes=10_000)
+    other = tmp_path / "grid.tif.bak"
+    other.write_text("x")
+    with pytest.raises(SceneError, match="unsupported bathymetry"):
+        scene_from_bathymetry(other, device="cpu")
+    bad = tmp_path / "bad.xyz"
+    bad.write_text("1 2 3\n4 5 6\n7 eight 9\n")
+    with pytest.raises(SceneError, match="bad.xyz:3"):
+        scene_from_bathymetry(bad, device="cpu")
+    # a failure while the .usda is being written leaves the existing file untouched and no temporary behind
+    out = tmp_path / "keep.usda"
+    out.write_text("precious")
+    with pytest.raises(SceneError, match="unknown material"):
+        scene_from_bathymetry(path, out, build_scene=False, depth_bands=[(0, 10, "unobtainium")])
+    assert out.read_text() == "precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["bad.xyz", "grid.tif", "grid.tif.bak", "keep.usda"])
+
+
+def test_scattered_xyz_points_are_binned_at_the_resolution(tmp_path):
+    """Points jittered off a 2 m lattice (so no lattice is detected) are averaged per 2 m cell: on the plane the
+    error is at most the slope times the jitter (0.1 * 0.01 + 0.05 * 0.01 m)."""
+    rng = np.random.default_rng(3)
+    x, y = np.meshgrid((np.arange(31) - 15) * 2.0, (np.arange(21) - 10) * 2.0)
+    x = x.reshape(-1) + rng.uniform(-0.01, 0.01, x.size)
+    y = y.reshape(-1) + rng.uniform(-0.01, 0.01, y.size)
+    z = -30.0 - 0.1 * x + 0.05 * y
+    path = tmp_path / "scattered.xyz"
+    path.write_text("\n".join(f"{a:.5f} {b:.5f} {c:.6f}" for a, b, c in zip(X0 + x, Y0 + y, z)) + "\n")
+    scene = scene_from_bathymetry(path, device="cpu", resolution=2.0)
+    assert scene.num_triangles == 2 * 30 * 20
+    ox, oy = scene.metadata["bathymetry"]["origin"]
+    px, py = -10.0, 6.0                                   # local; source (ox + px, oy + py)
+    sx, sy = ox + px - X0, oy + py - Y0                   # the same point in the frame z was written in
+    assert down(scene, [(px, py)])["distance"][0] == pytest.approx(30 + 0.1 * sx - 0.05 * sy, abs=3e-3)
