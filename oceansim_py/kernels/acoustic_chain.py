@@ -1,0 +1,283 @@
+"""Kernels of the acoustic device chain (PHYSICS.md §1b; docs/PHYSICS_ACOUSTIC_CHAIN.md).
+
+A render of B poses on the device chain is, after the fan's rays are laid out as in kernels/imaging_sonar.py
+(rays of one pose ordered (channel, ray-in-channel), a channel's rays contiguous):
+
+1. :func:`device_ray_kernel`, one element per ray: stratified, jittered direction inside the ray's cell, cast,
+   sonar-equation intensity of the return (re 1 uPa^2 at the receiver) and its complex amplitude
+   ``sqrt(I) exp(i (2 k r + phi))`` with phi a random phase fixed to the quantised world-space hit point.
+2. ``sonar_bin_kernel`` (kernels/imaging_sonar.py) gathers the intensities, hit counts and labels, and
+   :func:`coherent_bin_kernel` gathers the complex amplitudes, per (pose, channel): gathers, no atomics.
+3. :func:`volume_reverb_kernel` (optional), one element per bin: adds the volume reverberation's complex
+   Gaussian amplitude and its mean intensity.
+4. :func:`range_psf_kernel` then :func:`bearing_psf_kernel`, one element per bin: separable convolution of the
+   complex image with the real point-spread taps h, and of the mean intensity with h^2.
+5. :func:`receiver_kernel`, one element per bin: additive complex Gaussian receiver noise, detection |.|^2,
+   time-varying gain and fixed gain.
+6. Optional per-frame :func:`frame_mean_kernel` + :func:`scale_frame_kernel` (automatic gain).
+
+Every element writes only what it owns and reads in a fixed order, so images are bit-identical whatever the
+batch size, the CPU chunking or the device. Random draws are counter-based (kernels/random.py): the jitter and
+the scatterer phase do not depend on the frame (a static sensor sees a static speckle pattern); the receiver
+noise and reverberation do.
+Images are (B, n_range, n_channels); ranges in metres, angles in radians, intensities re 1 uPa^2.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from oceansim_py.kernels.imaging_sonar import range_cell
+from oceansim_py.kernels.random import pcg_hash, stream_key
+from oceansim_py.kernels.raycast import cast_ray, sensor_to_world, two_way_absorption
+
+#: Random stream ids (kernels/random.py) of the device chain, beyond those of the peer models.
+STREAM_JITTER = wp.constant(21)
+STREAM_PHASE = wp.constant(22)
+STREAM_NOISE = wp.constant(23)
+STREAM_REVERB = wp.constant(24)
+
+TWO_PI = wp.constant(6.283185307179586)
+
+
+@wp.func
+def scatterer_phase(point: wp.vec3, grid: float, key: int) -> float:
+    """Random phase in [0, 2 pi) fixed to the world-space point quantised to ``grid`` (m) and to ``key``."""
+    ix = wp.uint32(int(wp.floor(point[0] / grid)))
+    iy = wp.uint32(int(wp.floor(point[1] / grid)))
+    iz = wp.uint32(int(wp.floor(point[2] / grid)))
+    h = pcg_hash(wp.uint32(key) ^ ix)
+    h = pcg_hash(h ^ iy * wp.uint32(-1640531527))
+    h = pcg_hash(h ^ iz * wp.uint32(-2048144789))
+    return TWO_PI * float(h >> wp.uint32(8)) / 16777216.0
+
+
+@wp.func
+def carrier_phase(distance: float, wavelength: float) -> float:
+    """Two-way carrier phase 2 k r = 4 pi r / lambda, reduced modulo 2 pi (in cycles first, for float32)."""
+    t = 2.0 * distance / wavelength
+    return TWO_PI * (t - wp.floor(t))
+
+
+@wp.kernel
+def device_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
+                      object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
+                      poses: wp.array(dtype=wp.transform), ray_bearing: wp.array(dtype=wp.float32),
+                      bearing_cell: float, elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float,
+                      n_elev: int, rays_per_pose: int, jitter: int, jitter_key: int, phase_key: int,
+                      min_range: float, max_range: float, range_resolution: float, n_range: int,
+                      alpha_db_per_m: float, source_intensity: float, wavelength: float, phase_grid: float,
+                      ray_intensity: wp.array(dtype=wp.float32), ray_amplitude: wp.array(dtype=wp.vec2),
+                      ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
+    """Cast ray i of the fan and store its echo.
+
+    ray_bearing[c]: centre bearing of bearing ray c (rad, +starboard); elevation_table[k] = (e_k, unused,
+    w_k) with e_k the centre elevation (rad) and w_k the ray's solid angle (sr) times the two-way elevation
+    pattern. With ``jitter`` the direction is drawn uniformly inside its (bearing_cell x elevation_cell) cell,
+    from a stream keyed by ``jitter_key`` and the ray's index within the pose (the same for every frame).
+
+    Intensity at the receiver (re 1 uPa^2), Lambert backscatter of the footprint A = r^2 dOmega / cos(psi):
+    I = SL * mu cos^2(psi) A * r^-4 * 10^(-2 alpha r / 10) = SL * mu cos(psi) w / r^2 * 10^(-2 alpha r / 10),
+    SL = ``source_intensity`` (10^(SL_dB / 10)). Complex amplitude sqrt(I) exp(i (4 pi r / lambda + phi)).
+    """
+    i = wp.tid() + start
+    b = i // rays_per_pose
+    local = i - b * rays_per_pose
+    c = local // n_elev
+    k = local - c * n_elev
+    et = elevation_table[k]
+    bearing = ray_bearing[c]
+    elevation = et[0]
+    if jitter == 1:
+        state = wp.rand_init(jitter_key, local)
+        bearing = bearing + (wp.randf(state) - 0.5) * bearing_cell
+        elevation = elevation + (wp.randf(state) - 0.5) * elevation_cell
+    ce = wp.cos(elevation)
+    d_flu = wp.vec3(ce * wp.cos(bearing), -ce * wp.sin(bearing), wp.sin(elevation))
+    pose = poses[b]
+    origin = wp.transform_get_translation(pose)
+    direction = sensor_to_world(pose, d_flu)
+    h = cast_ray(mesh, face_object, origin, direction, max_range)
+    value = float(0.0)
+    amp = wp.vec2(0.0, 0.0)
+    cell = int(-1)
+    label = int(-1)
+    if h.hit == 1:
+        cell = range_cell(h.distance, min_range, range_resolution, n_range)
+        if cell >= 0:
+            r = h.distance
+            value = (source_intensity * object_mu[h.obj] * h.cos_incidence * et[2] / (r * r)
+                     * two_way_absorption(alpha_db_per_m, r))
+            phase = carrier_phase(r, wavelength) + scatterer_phase(origin + r * direction, phase_grid, phase_key)
+            a = wp.sqrt(value)
+            amp = wp.vec2(a * wp.cos(phase), a * wp.sin(phase))
+            label = object_label[h.obj]
+    ray_intensity[i] = value
+    ray_amplitude[i] = amp
+    ray_bin[i] = cell
+    ray_label[i] = label
+
+
+@wp.kernel
+def coherent_bin_kernel(ray_amplitude: wp.array(dtype=wp.vec2), ray_bin: wp.array(dtype=wp.int32),
+                        rays_per_channel: int, rays_per_pose: int, n_channels: int,
+                        field: wp.array3d(dtype=wp.vec2), start: int):
+    """Element (pose b, channel j): sum the channel's complex amplitudes, in ray order, into column j of
+    ``field`` (expects it zeroed)."""
+    e = wp.tid() + start
+    b = e // n_channels
+    j = e - b * n_channels
+    first = b * rays_per_pose + j * rays_per_channel
+    for t in range(rays_per_channel):
+        cell = ray_bin[first + t]
+        if cell >= 0:
+            field[b, cell, j] = field[b, cell, j] + ray_amplitude[first + t]
+
+
+@wp.func
+def bin_indices(e: int, n_range: int, n_channels: int) -> wp.vec3i:
+    per_frame = n_range * n_channels
+    b = e // per_frame
+    cell = e - b * per_frame
+    r = cell // n_channels
+    return wp.vec3i(b, r, cell - r * n_channels)
+
+
+@wp.kernel
+def volume_reverb_kernel(n_range: int, n_channels: int, min_range: float, range_resolution: float,
+                         alpha_db_per_m: float, reverb_scale: float, keys: wp.array(dtype=wp.int32),
+                         field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32), start: int):
+    """Element (pose b, row r, channel j): add volume reverberation of mean intensity
+    I_v = reverb_scale * r^-2 * 10^(-2 alpha r / 10) (re 1 uPa^2), with reverb_scale = SL * S_v * Omega * dr
+    (sonar equation: SL - 40 log r - 2 alpha r + S_v + 10 log(r^2 Omega dr)), as a complex Gaussian amplitude
+    (exponential intensity). Draws keyed by keys[b] and the bin index."""
+    e = wp.tid() + start
+    ix = bin_indices(e, n_range, n_channels)
+    r = min_range + (float(ix[1]) + 0.5) * range_resolution
+    iv = reverb_scale / (r * r) * two_way_absorption(alpha_db_per_m, r)
+    state = wp.rand_init(keys[ix[0]], e - ix[0] * n_range * n_channels)
+    s = wp.sqrt(0.5 * iv)
+    field[ix[0], ix[1], ix[2]] = field[ix[0], ix[1], ix[2]] + wp.vec2(s * wp.randn(state), s * wp.randn(state))
+    power[ix[0], ix[1], ix[2]] = power[ix[0], ix[1], ix[2]] + iv
+
+
+@wp.kernel
+def range_psf_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
+                     taps: wp.array(dtype=wp.float32), n_range: int, n_channels: int,
+                     field_out: wp.array3d(dtype=wp.vec2), power_out: wp.array3d(dtype=wp.float32), start: int):
+    """Element (b, r, j): field_out = sum_m h[m] field_in[r - m], power_out = sum_m h[m]^2 power_in[r - m]
+    over the taps m = -M..M (h symmetric); rows outside the image contribute nothing."""
+    e = wp.tid() + start
+    ix = bin_indices(e, n_range, n_channels)
+    half = (taps.shape[0] - 1) // 2
+    f = wp.vec2(0.0, 0.0)
+    p = float(0.0)
+    for t in range(taps.shape[0]):
+        rr = ix[1] + t - half
+        if rr >= 0 and rr < n_range:
+            h = taps[t]
+            f = f + h * field_in[ix[0], rr, ix[2]]
+            p = p + h * h * power_in[ix[0], rr, ix[2]]
+    field_out[ix[0], ix[1], ix[2]] = f
+    power_out[ix[0], ix[1], ix[2]] = p
+
+
+@wp.kernel
+def bearing_psf_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
+                       taps: wp.array(dtype=wp.float32), n_range: int, n_channels: int,
+                       field_out: wp.array3d(dtype=wp.vec2), power_out: wp.array3d(dtype=wp.float32), start: int):
+    """Element (b, r, j): the same convolution as :func:`range_psf_kernel` across channels (beams)."""
+    e = wp.tid() + start
+    ix = bin_indices(e, n_range, n_channels)
+    half = (taps.shape[0] - 1) // 2
+    f = wp.vec2(0.0, 0.0)
+    p = float(0.0)
+    for t in range(taps.shape[0]):
+        jj = ix[2] + t - half
+        if jj >= 0 and jj < n_channels:
+            h = taps[t]
+            f = f + h * field_in[ix[0], ix[1], jj]
+            p = p + h * h * power_in[ix[0], ix[1], jj]
+    field_out[ix[0], ix[1], ix[2]] = f
+    power_out[ix[0], ix[1], ix[2]] = p
+
+
+@wp.func
+def tvg_factor(r: float, law: float, alpha_db_per_m: float, gain_db: float) -> float:
+    """Time-varying gain on intensity: r^(law / 10) * 10^((2 alpha r + gain) / 10) (law 0, 20, 30 or 40)."""
+    g = wp.pow(10.0, 0.1 * gain_db)
+    if law > 0.0:
+        g = g * wp.pow(r, 0.1 * law) / two_way_absorption(alpha_db_per_m, r)
+    return g
+
+
+@wp.kernel
+def receiver_kernel(field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32), n_range: int,
+                    n_channels: int, min_range: float, range_resolution: float, noise_intensity: float,
+                    keys: wp.array(dtype=wp.int32), tvg_law: float, alpha_db_per_m: float, gain_db: float,
+                    intensity: wp.array3d(dtype=wp.float32), clean: wp.array3d(dtype=wp.float32), start: int):
+    """Element (b, r, j): intensity = |field + n|^2 * TVG(r), n complex Gaussian with E|n|^2 = noise_intensity
+    (re 1 uPa^2; exponential intensity), draws keyed by keys[b] and the bin index; clean = power * TVG(r) (the
+    expected echo intensity, speckle- and noise-free)."""
+    e = wp.tid() + start
+    ix = bin_indices(e, n_range, n_channels)
+    f = field[ix[0], ix[1], ix[2]]
+    if noise_intensity > 0.0:
+        state = wp.rand_init(keys[ix[0]], e - ix[0] * n_range * n_channels)
+        s = wp.sqrt(0.5 * noise_intensity)
+        f = f + wp.vec2(s * wp.randn(state), s * wp.randn(state))
+    r = min_range + (float(ix[1]) + 0.5) * range_resolution
+    g = tvg_factor(r, tvg_law, alpha_db_per_m, gain_db)
+    intensity[ix[0], ix[1], ix[2]] = wp.dot(f, f) * g
+    clean[ix[0], ix[1], ix[2]] = power[ix[0], ix[1], ix[2]] * g
+
+
+@wp.kernel
+def frame_keys_kernel(seed: int, frame_index: int, sensor_id: int, stream: int, keys: wp.array(dtype=wp.int32),
+                      start: int):
+    """Element b: the stream key of frame ``frame_index + b`` for ``stream``."""
+    b = wp.tid() + start
+    keys[b] = stream_key(seed, frame_index + b, sensor_id, stream)
+
+
+@wp.kernel
+def frame_mean_kernel(image: wp.array3d(dtype=wp.float32), n_range: int, n_channels: int,
+                      mean: wp.array(dtype=wp.float32), start: int):
+    """Element b: mean of image b, summed row by row in a fixed order."""
+    b = wp.tid() + start
+    total = float(0.0)
+    for r in range(n_range):
+        row = float(0.0)
+        for j in range(n_channels):
+            row = row + image[b, r, j]
+        total = total + row
+    mean[b] = total / float(n_range * n_channels)
+
+
+@wp.kernel
+def scale_frame_kernel(image: wp.array3d(dtype=wp.float32), clean: wp.array3d(dtype=wp.float32),
+                       mean: wp.array(dtype=wp.float32), target: float, n_range: int, n_channels: int, start: int):
+    """Element (b, r, j): automatic gain, image and clean scaled by target / mean[b] (unchanged if mean is 0)."""
+    e = wp.tid() + start
+    ix = bin_indices(e, n_range, n_channels)
+    m = mean[ix[0]]
+    if m > 0.0:
+        s = target / m
+        image[ix[0], ix[1], ix[2]] = image[ix[0], ix[1], ix[2]] * s
+        clean[ix[0], ix[1], ix[2]] = clean[ix[0], ix[1], ix[2]] * s
+
+
+@wp.kernel
+def normalise_kernel(image: wp.array3d(dtype=wp.float32), clean: wp.array3d(dtype=wp.float32),
+                     row_max: wp.array2d(dtype=wp.float32), frame_max: wp.array(dtype=wp.float32), per_row: int,
+                     n_range: int, n_channels: int, start: int):
+    """Element (b, r, j): divide image and clean by the row maximum (``per_row`` 1) or the frame maximum of the
+    image (from ``sonar_row_max_kernel`` / ``sonar_frame_max_kernel``); unchanged where that maximum is 0."""
+    e = wp.tid() + start
+    ix = bin_indices(e, n_range, n_channels)
+    m = frame_max[ix[0]]
+    if per_row == 1:
+        m = row_max[ix[0], ix[1]]
+    if m > 0.0:
+        image[ix[0], ix[1], ix[2]] = image[ix[0], ix[1], ix[2]] / m
+        clean[ix[0], ix[1], ix[2]] = clean[ix[0], ix[1], ix[2]] / m

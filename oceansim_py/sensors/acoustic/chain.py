@@ -1,0 +1,306 @@
+"""The device chain of an acoustic sensor: sonar equation, coherent binning, point spread, receiver, TVG.
+
+A sensor describes its fan (ray bearings and elevations grouped into contiguous *channels*: beams of an
+imaging sonar) and hands it, with its :class:`DeviceSettings`, to a :class:`DeviceChain`, which renders the
+echo image of a batch of poses into (B, n_range, n_channels) arrays. Equations and sources:
+docs/PHYSICS_ACOUSTIC_CHAIN.md. Units of the outputs:
+
+- ``intensity``: detected intensity |a + n|^2 of the coherent sum (speckle, reverberation and receiver noise
+  included) after time-varying and fixed gain: re 1 uPa^2 times the gain (with no TVG and 0 dB gain it is the
+  received intensity re 1 uPa^2; 10 log10 of it is the echo level in dB re 1 uPa).
+- ``clean_intensity``: the expected (speckle-free, noise-free) echo intensity through the same point spread and
+  gain, same unit.
+- ``hit_count``, ``label_id``: rays binned per cell (before point spread) and the label of the strongest return.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+from typing import Any
+
+import numpy as np
+import warp as wp
+
+from oceansim_py.errors import ConfigError
+from oceansim_py.kernels import acoustic_chain as k
+from oceansim_py.kernels import imaging_sonar as ks
+from oceansim_py.runtime import check_memory, launch_1d
+from oceansim_py.sensors.acoustic.beam_pattern import LineArray, bearing_kernel, range_kernel
+
+#: Valid time-varying gain laws and the k of k log10 r each applies.
+TVG_LAWS: dict[str, float] = {"none": 0.0, "20log": 20.0, "30log": 30.0, "40log": 40.0}
+
+#: Default volume backscattering strength S_v of clear coastal water (dB re 1 m^-1): the middle of the
+#: -70 ... -90 dB range of Urick, "Principles of Underwater Sound" (3rd ed., §8.4) for shallow water off the
+#: biological layers.
+CLEAR_WATER_SV_DB = -80.0
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceSettings:
+    """Physical parameters of the chain, in SI units (a sensor builds it from its validated config).
+
+    frequency_hz: carrier f. sound_speed: c (m/s). source_level_db: SL (dB re 1 uPa at 1 m).
+    absorption_db_per_m: alpha, one way. bandwidth_hz: -3 dB bandwidth B (range resolution c / (2 B)); 0: no
+    range point spread beyond the bin. beam_width_rad: one-way -3 dB receive beam width in bearing; 0: no
+    bearing point spread. beam_taper, sidelobe_db: the receive array's taper (and Chebyshev level).
+    psf_extent: half-width of the bearing kernel in beam widths. noise_level_db: receiver noise NL per sample
+    (dB re 1 uPa^2), ``None`` for none. volume_scattering_db: S_v (dB re 1 m^-1), ``None`` for none.
+    tvg_law: key of :data:`TVG_LAWS`; tvg_gain_db: fixed gain (dB). agc_level_db: automatic gain target (mean
+    frame intensity after gain, dB), ``None`` for none. normalisation: "none" | "row" | "global".
+    jitter: stratified jitter of ray directions. seed: keys every random stream.
+    """
+
+    frequency_hz: float
+    sound_speed: float
+    source_level_db: float
+    absorption_db_per_m: float
+    bandwidth_hz: float
+    beam_width_rad: float
+    beam_taper: str
+    sidelobe_db: float
+    psf_extent: float
+    noise_level_db: float | None
+    volume_scattering_db: float | None
+    tvg_law: str
+    tvg_gain_db: float
+    agc_level_db: float | None
+    normalisation: str
+    jitter: bool
+    seed: int
+
+    @property
+    def wavelength(self) -> float:
+        """lambda = c / f (m)."""
+        return self.sound_speed / self.frequency_hz
+
+    @property
+    def range_resolution(self) -> float:
+        """c / (2 B) (m), 0 when no bandwidth is set."""
+        return self.sound_speed / (2.0 * self.bandwidth_hz) if self.bandwidth_hz > 0 else 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class FanLayout:
+    """The ray fan of one pose, as the chain sees it.
+
+    bearings: (n_bearing_rays,) centre bearing per bearing ray (rad, +starboard), channel-major;
+    bearing_cell: width of a bearing ray's cell (rad); elevations: (n_elev,) centre elevation per elevation ray
+    (rad); elevation_weights: (n_elev,) solid angle times two-way elevation pattern per ray (sr);
+    elevation_cell (rad); n_channels; channel_spacing: angle between channel centres (rad);
+    min_range, max_range (m), n_range.
+    """
+
+    bearings: np.ndarray
+    bearing_cell: float
+    elevations: np.ndarray
+    elevation_weights: np.ndarray
+    elevation_cell: float
+    n_channels: int
+    channel_spacing: float
+    min_range: float
+    max_range: float
+    n_range: int
+
+    @property
+    def n_elev(self) -> int:
+        return int(self.elevations.size)
+
+    @property
+    def rays_per_pose(self) -> int:
+        return int(self.bearings.size) * self.n_elev
+
+    @property
+    def rays_per_channel(self) -> int:
+        return self.rays_per_pose // self.n_channels
+
+    @property
+    def range_bin(self) -> float:
+        return (self.max_range - self.min_range) / self.n_range
+
+    @property
+    def channel_solid_angle(self) -> float:
+        """Solid angle of one channel weighted by the two-way elevation pattern (sr)."""
+        return float(self.elevation_weights.sum()) * (self.bearings.size // self.n_channels)
+
+
+class _ChainBuffers:
+    """Device scratch of one batch size."""
+
+    def __init__(self, layout: FanLayout, batch: int, device: Any) -> None:
+        n_rays = batch * layout.rays_per_pose
+        shape = (batch, layout.n_range, layout.n_channels)
+        with wp.ScopedDevice(device):
+            self.poses = wp.empty(batch, dtype=wp.transform)
+            self.ray_intensity = wp.empty(n_rays, dtype=wp.float32)
+            self.ray_amplitude = wp.empty(n_rays, dtype=wp.vec2)
+            self.ray_bin = wp.empty(n_rays, dtype=wp.int32)
+            self.ray_label = wp.empty(n_rays, dtype=wp.int32)
+            self.field = [wp.empty(shape, dtype=wp.vec2), wp.empty(shape, dtype=wp.vec2)]
+            self.power = [wp.empty(shape, dtype=wp.float32), wp.empty(shape, dtype=wp.float32)]
+            self.peak = wp.empty(shape, dtype=wp.float32)
+            self.keys = wp.empty(batch, dtype=wp.int32)
+            self.row_max = wp.empty((batch, layout.n_range), dtype=wp.float32)
+            self.frame_max = wp.empty(batch, dtype=wp.float32)
+
+    @staticmethod
+    def nbytes(layout: FanLayout, batch: int) -> int:
+        """Scratch bytes: per ray 20 (intensity, complex amplitude, bin, label); per bin 28 (two complex and two
+        intensity ping-pong images, peak scratch)."""
+        return batch * (64 + 20 * layout.rays_per_pose + layout.n_range * (4 + 28 * layout.n_channels))
+
+
+class DeviceChain:
+    """Renders a fan through the device chain on ``device``; holds its point-spread taps and scratch buffers.
+
+    Scratch is kept for the last ``MAX_CACHED_BATCH_SIZES`` batch sizes; renders from several threads are
+    serialised per chain (a lock guards the scratch).
+    """
+
+    MAX_CACHED_BATCH_SIZES = 2
+
+    def __init__(self, settings: DeviceSettings, layout: FanLayout, device: Any, sensor_id: int = 0) -> None:
+        self.settings = settings
+        self.layout = layout
+        self.device = device
+        self.sensor_id = int(sensor_id)
+        s = settings
+        self.range_taps = (range_kernel(s.range_resolution, layout.range_bin) if s.bandwidth_hz > 0
+                           else np.ones(1, np.float32))
+        if s.beam_width_rad > 0:
+            array = LineArray(s.beam_width_rad, s.beam_taper, s.sidelobe_db)
+            self.bearing_taps = bearing_kernel(array, layout.channel_spacing, s.psf_extent * s.beam_width_rad)
+        else:
+            self.bearing_taps = np.ones(1, np.float32)
+        with wp.ScopedDevice(device):
+            self._range_taps = wp.array(self.range_taps, dtype=wp.float32)
+            self._bearing_taps = wp.array(self.bearing_taps, dtype=wp.float32)
+            self._bearings = wp.array(layout.bearings.astype(np.float32), dtype=wp.float32)
+            table = np.stack([layout.elevations, np.zeros_like(layout.elevations), layout.elevation_weights], 1)
+            self._elev_table = wp.array(table.astype(np.float32), dtype=wp.vec3)
+        self._buffers: dict[int, _ChainBuffers] = {}
+        self._lock = threading.Lock()
+
+    def memory_bytes(self, batch: int) -> int:
+        """Device scratch bytes a render of ``batch`` poses needs (not counting the sensor's result arrays)."""
+        return _ChainBuffers.nbytes(self.layout, batch)
+
+    def _buffers_for(self, batch: int) -> _ChainBuffers:
+        buf = self._buffers.get(batch)
+        if buf is None:
+            lay = self.layout
+            n = batch * max(lay.rays_per_pose, lay.n_range * lay.n_channels)
+            if n >= 2**31:
+                raise ConfigError(f"device-chain render of {batch} pose(s) would index {n} rays or bins, past the "
+                                  f"2^31 limit of a launch; render fewer poses at once")
+            check_memory(self.memory_bytes(batch), self.device, f"device-chain render of {batch} pose(s) "
+                         f"({lay.rays_per_pose} rays, {lay.n_range} x {lay.n_channels} bins each)",
+                         "use fewer rays, range bins or beams, or render fewer poses at once")
+            if len(self._buffers) >= self.MAX_CACHED_BATCH_SIZES:
+                self._buffers.pop(next(iter(self._buffers)))
+            buf = _ChainBuffers(lay, batch, self.device)
+            self._buffers[batch] = buf
+        return buf
+
+    def render(self, geometry: Any, poses: np.ndarray, frame_index: int, intensity: wp.array,
+               clean: wp.array, hits: wp.array, labels: wp.array) -> None:
+        """Render the (B, 7) ``poses`` of ``geometry`` (a scene's SceneGeometry) into the four (B, n_range,
+        n_channels) result arrays (units in the module docstring)."""
+        with self._lock:
+            self._render(geometry, poses, frame_index, intensity, clean, hits, labels)
+
+    def _render(self, g: Any, poses: np.ndarray, frame_index: int, intensity: wp.array, clean: wp.array,
+                hits: wp.array, labels: wp.array) -> None:
+        s, lay, dev = self.settings, self.layout, self.device
+        batch = int(poses.shape[0])
+        buf = self._buffers_for(batch)
+        buf.poses.assign(wp.array(poses, dtype=wp.transform, device="cpu"))
+        dr = float(lay.range_bin)
+        alpha = float(s.absorption_db_per_m)
+        source = 10.0 ** (s.source_level_db / 10.0)
+        jitter_key = _host_key(s.seed, 0, self.sensor_id, int(k.STREAM_JITTER))
+        phase_key = _host_key(s.seed, 0, self.sensor_id, int(k.STREAM_PHASE))
+        launch_1d(k.device_ray_kernel, batch * lay.rays_per_pose,
+                  [g.mesh.id, g.face_object, g.object_reflectivity, g.object_label, buf.poses, self._bearings,
+                   float(lay.bearing_cell), self._elev_table, float(lay.elevation_cell), lay.n_elev,
+                   lay.rays_per_pose, int(s.jitter), jitter_key, phase_key, float(lay.min_range),
+                   float(lay.max_range), dr, lay.n_range, alpha, source, float(s.wavelength),
+                   0.25 * float(s.wavelength), buf.ray_intensity, buf.ray_amplitude, buf.ray_bin, buf.ray_label],
+                  dev)
+        field, power = buf.field, buf.power
+        field[0].zero_()
+        power[0].zero_()
+        hits.zero_()
+        labels.fill_(-1)
+        n_ch = batch * lay.n_channels
+        launch_1d(ks.sonar_bin_kernel, n_ch,
+                  [buf.ray_intensity, buf.ray_bin, buf.ray_label, lay.rays_per_channel, lay.rays_per_pose,
+                   lay.n_channels, power[0], hits, labels, buf.peak], dev, min_chunk=1)
+        launch_1d(k.coherent_bin_kernel, n_ch,
+                  [buf.ray_amplitude, buf.ray_bin, lay.rays_per_channel, lay.rays_per_pose, lay.n_channels,
+                   field[0]], dev, min_chunk=1)
+        n_bins = batch * lay.n_range * lay.n_channels
+        if s.volume_scattering_db is not None:
+            launch_1d(k.frame_keys_kernel, batch, [s.seed, int(frame_index), self.sensor_id, int(k.STREAM_REVERB),
+                                                   buf.keys], dev, min_chunk=batch)
+            scale = source * 10.0 ** (s.volume_scattering_db / 10.0) * lay.channel_solid_angle * dr
+            launch_1d(k.volume_reverb_kernel, n_bins,
+                      [lay.n_range, lay.n_channels, float(lay.min_range), dr, alpha, float(scale), buf.keys,
+                       field[0], power[0]], dev)
+        cur = 0
+        for kernel, taps in ((k.range_psf_kernel, self._range_taps), (k.bearing_psf_kernel, self._bearing_taps)):
+            if taps.shape[0] > 1:
+                launch_1d(kernel, n_bins, [field[cur], power[cur], taps, lay.n_range, lay.n_channels,
+                                           field[1 - cur], power[1 - cur]], dev)
+                cur = 1 - cur
+        noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
+        launch_1d(k.frame_keys_kernel, batch, [s.seed, int(frame_index), self.sensor_id, int(k.STREAM_NOISE),
+                                               buf.keys], dev, min_chunk=batch)
+        launch_1d(k.receiver_kernel, n_bins,
+                  [field[cur], power[cur], lay.n_range, lay.n_channels, float(lay.min_range), dr, float(noise),
+                   buf.keys, TVG_LAWS[s.tvg_law], alpha, float(s.tvg_gain_db), intensity, clean], dev)
+        if s.agc_level_db is not None:
+            launch_1d(k.frame_mean_kernel, batch, [intensity, lay.n_range, lay.n_channels, buf.frame_max], dev,
+                      min_chunk=1)
+            launch_1d(k.scale_frame_kernel, n_bins, [intensity, clean, buf.frame_max,
+                                                     float(10.0 ** (s.agc_level_db / 10.0)), lay.n_range,
+                                                     lay.n_channels], dev)
+        if s.normalisation != "none":
+            launch_1d(ks.sonar_row_max_kernel, batch * lay.n_range,
+                      [intensity, lay.n_channels, lay.n_range, buf.row_max], dev, min_chunk=64)
+            launch_1d(ks.sonar_frame_max_kernel, batch, [buf.row_max, lay.n_range, buf.frame_max], dev,
+                      min_chunk=1)
+            launch_1d(k.normalise_kernel, n_bins, [intensity, clean, buf.row_max, buf.frame_max,
+                                                   int(s.normalisation == "row"), lay.n_range, lay.n_channels], dev)
+
+
+def _host_key(seed: int, frame: int, sensor: int, stream: int) -> int:
+    """kernels/random.py ``stream_key`` computed on the host (the same 31-bit value)."""
+    def pcg(x: int) -> int:
+        state = (x * 747796405 + 2891336453) & 0xFFFFFFFF
+        word = (((state >> ((state >> 28) + 4)) ^ state) * 277803737) & 0xFFFFFFFF
+        return ((word >> 22) ^ word) & 0xFFFFFFFF
+
+    h = pcg(seed & 0xFFFFFFFF)
+    h = pcg(h ^ (frame & 0xFFFFFFFF))
+    h = pcg(h ^ ((sensor * 0x9E3779B9) & 0xFFFFFFFF))
+    h = pcg(h ^ ((stream * 0x85EBCA6B) & 0xFFFFFFFF))
+    return h >> 1
+
+
+def db_to_intensity(level_db: float) -> float:
+    """10^(level / 10): a level in dB re 1 uPa^2 (or re 1 m^-1 ...) as a linear intensity."""
+    return 10.0 ** (level_db / 10.0)
+
+
+def tvg_db(ranges_m: np.ndarray, law: str, alpha_db_per_m: float, gain_db: float) -> np.ndarray:
+    """Host mirror of the receiver's TVG in dB: k log10 r + 2 alpha r + gain (k from :data:`TVG_LAWS`; no
+    absorption term for law "none")."""
+    kk = TVG_LAWS[law]
+    r = np.asarray(ranges_m, dtype=np.float64)
+    if kk == 0.0:
+        return np.full_like(r, gain_db)
+    return kk * np.log10(r) + 2.0 * alpha_db_per_m * r + gain_db
+
