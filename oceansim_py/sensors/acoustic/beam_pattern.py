@@ -11,9 +11,10 @@ so that the pattern's -3 dB full width equals it (uniform taper: L / lambda = 0.
 limit). Tapers: ``uniform`` (first side lobe -13.26 dB), ``hann`` (-31.5 dB, main lobe 1.6x wider),
 ``chebyshev`` (Dolph-Chebyshev, all side lobes at a chosen level).
 
-Range point spread: the matched-filter output of a pulse of -3 dB bandwidth B is modelled as a Gaussian whose
-*intensity* has -3 dB full width delta_r = c / (2 B) (the stated convention), amplitude
-h(dr) = exp(-2 ln 2 (dr / delta_r)^2).
+Range point spread: the matched-filter output of a pulse of -3 dB bandwidth B, whose spectrum is flat over the
+band or weighted by a taper; by the stated convention its *intensity* has -3 dB full width delta_r = c / (2 B).
+The output is the Fourier transform of the spectrum weighting: the same function as the array factor of that
+taper, so :func:`range_kernel` reuses it (uniform: sinc-like, first range side lobe -13.3 dB).
 
 Kernels are sampled on the image grid and normalised to a peak of 1, so a point target's peak keeps its echo
 level and a distributed target's level is that of a resolution cell (sum of h^2 bins' worth of scatterers).
@@ -123,15 +124,25 @@ def bearing_kernel(array: LineArray, beam_spacing_rad: float, extent_rad: float)
     return array.amplitude(m * beam_spacing_rad).astype(np.float32)
 
 
-def range_kernel(resolution_m: float, bin_m: float) -> np.ndarray:
-    """Range point-spread taps h[m] = exp(-2 ln2 (m dr / delta_r)^2), m = -M..M, M = ceil(2 delta_r / dr)."""
-    half = int(math.ceil(2.0 * resolution_m / bin_m))
+def range_kernel(resolution_m: float, bin_m: float, taper: str = "uniform", sidelobe_db: float = -30.0,
+                 extent: float = 6.0) -> np.ndarray:
+    """Range point-spread taps h[m], m = -M..M, M = ceil(extent * delta_r / dr) (peak 1).
+
+    The matched-filter output of a pulse whose spectrum is flat over the band (``uniform``: a sinc-like response,
+    first range side lobe -13.3 dB) or weighted by ``taper`` across it: the Fourier pair of the spectrum
+    weighting, i.e. :func:`array_factor` of the taper, scaled so that its intensity -3 dB full width is
+    ``resolution_m`` = c / (2 B).
+    """
+    weights = taper_weights(taper, sidelobe_db)
+    half = int(math.ceil(extent * resolution_m / bin_m - 1e-9))
     if half > MAX_KERNEL_HALF_WIDTH:
         raise ConfigError(f"range point-spread kernel would need {2 * half + 1} taps (> "
                           f"{2 * MAX_KERNEL_HALF_WIDTH + 1}): the range resolution {resolution_m:.4g} m spans too "
-                          f"many range bins of {bin_m:.4g} m; raise bandwidth or use fewer range_bins")
+                          f"many range bins of {bin_m:.4g} m; raise bandwidth, lower psf_extent or use fewer "
+                          f"range_bins")
     m = np.arange(-half, half + 1)
-    return np.exp(-2.0 * math.log(2.0) * (m * bin_m / resolution_m) ** 2).astype(np.float32)
+    x = m * bin_m * (2.0 * half_power_x(weights) / resolution_m)
+    return array_factor(x, weights).astype(np.float32)
 
 
 def first_sidelobe_db(weights: np.ndarray) -> float:

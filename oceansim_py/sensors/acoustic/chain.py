@@ -46,7 +46,8 @@ class DeviceSettings:
     absorption_db_per_m: alpha, one way. bandwidth_hz: -3 dB bandwidth B (range resolution c / (2 B)); 0: no
     range point spread beyond the bin. beam_width_rad: one-way -3 dB receive beam width in bearing; 0: no
     bearing point spread. beam_taper, sidelobe_db: the receive array's taper (and Chebyshev level).
-    psf_extent: half-width of the bearing kernel in beam widths. noise_level_db: receiver noise NL per sample
+    pulse_taper: weighting of the pulse spectrum (range point spread). psf_extent: half-width of the kernels in
+    beam widths (bearing) and range resolutions (range). noise_level_db: receiver noise NL per sample
     (dB re 1 uPa^2), ``None`` for none. volume_scattering_db: S_v (dB re 1 m^-1), ``None`` for none.
     tvg_law: key of :data:`TVG_LAWS`; tvg_gain_db: fixed gain (dB). agc_level_db: automatic gain target (mean
     frame intensity after gain, dB), ``None`` for none. normalisation: "none" | "row" | "global".
@@ -60,6 +61,7 @@ class DeviceSettings:
     bandwidth_hz: float
     beam_width_rad: float
     beam_taper: str
+    pulse_taper: str
     sidelobe_db: float
     psf_extent: float
     noise_level_db: float | None
@@ -167,8 +169,8 @@ class DeviceChain:
         self.device = device
         self.sensor_id = int(sensor_id)
         s = settings
-        self.range_taps = (range_kernel(s.range_resolution, layout.range_bin) if s.bandwidth_hz > 0
-                           else np.ones(1, np.float32))
+        self.range_taps = (range_kernel(s.range_resolution, layout.range_bin, s.pulse_taper, s.sidelobe_db,
+                                        s.psf_extent) if s.bandwidth_hz > 0 else np.ones(1, np.float32))
         if s.beam_width_rad > 0:
             array = LineArray(s.beam_width_rad, s.beam_taper, s.sidelobe_db)
             self.bearing_taps = bearing_kernel(array, layout.channel_spacing, s.psf_extent * s.beam_width_rad)
