@@ -30,6 +30,7 @@ from oceansim_py.sensors.acoustic.beam_pattern import LineArray
 from oceansim_py.sensors.acoustic.chain import DeviceChain, FanLayout
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.display import apply_colormap, db_window_to_uint8
+from oceansim_py.sensors.acoustic.presets import IMAGING_SONAR_DEVICE_PRESETS
 
 _OWNER = "ImagingSonarConfig"
 
@@ -134,6 +135,9 @@ class ImagingSonarConfig(DeviceChainFields, ConfigBase):
             range_bins=392, rays_per_beam=2, elevation_rays=114, absorption=0.0354, aggregation="sum",
             normalisation="row", multiplicative_sigma=0.2, additive_sigma=0.05, additive_range_scaled=False,
         ),
+        # Device presets (model "device", the acoustic device chain): values and sources in
+        # sensors/acoustic/presets.py.
+        **{name: values for name, (values, _source) in IMAGING_SONAR_DEVICE_PRESETS.items()},
     }
 
     def validate(self) -> None:
