@@ -4,10 +4,11 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
 (rays of one pose ordered (channel, ray-in-channel), a channel's rays contiguous):
 
 1. :func:`device_ray_kernel`, one element per ray: stratified, jittered direction inside the ray's cell, cast,
-   sonar-equation intensity of the return (re 1 uPa^2 at the receiver) and its complex amplitude
-   ``sqrt(I) exp(i (2 k r + phi))`` with phi a random phase fixed to the quantised world-space hit point.
-2. ``sonar_bin_kernel`` (kernels/imaging_sonar.py) gathers the intensities, hit counts and labels, and
-   :func:`coherent_bin_kernel` gathers the complex amplitudes, per (pose, channel): gathers, no atomics.
+   sonar-equation intensity of the return (re 1 uPa^2 at the receiver), its range, the range extent of its
+   footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
+2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays, each spread over
+   the range bins its surface footprint covers, into complex amplitude, intensity, hit and label images
+   (a gather, no atomics).
 3. :func:`volume_reverb_kernel` (optional), one element per bin: adds the volume reverberation's complex
    Gaussian amplitude and its mean intensity.
 4. :func:`range_psf_kernel` then :func:`bearing_psf_kernel`, one element per bin: separable convolution of the
@@ -59,6 +60,10 @@ def carrier_phase(distance: float, wavelength: float) -> float:
     return TWO_PI * (t - wp.floor(t))
 
 
+#: Largest range extent of one ray's footprint, in range bins (grazing rays are capped to it).
+MAX_FOOTPRINT_BINS = wp.constant(32)
+
+
 @wp.kernel
 def device_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
                       object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
@@ -67,7 +72,7 @@ def device_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
                       n_elev: int, rays_per_pose: int, jitter: int, jitter_key: int, phase_key: int,
                       min_range: float, max_range: float, range_resolution: float, n_range: int,
                       alpha_db_per_m: float, source_intensity: float, wavelength: float, phase_grid: float,
-                      ray_intensity: wp.array(dtype=wp.float32), ray_amplitude: wp.array(dtype=wp.vec2),
+                      ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                       ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
     """Cast ray i of the fan and store its echo.
 
@@ -78,7 +83,13 @@ def device_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
 
     Intensity at the receiver (re 1 uPa^2), Lambert backscatter of the footprint A = r^2 dOmega / cos(psi):
     I = SL * mu cos^2(psi) A * r^-4 * 10^(-2 alpha r / 10) = SL * mu cos(psi) w / r^2 * 10^(-2 alpha r / 10),
-    SL = ``source_intensity`` (10^(SL_dB / 10)). Complex amplitude sqrt(I) exp(i (4 pi r / lambda + phi)).
+    SL = ``source_intensity`` (10^(SL_dB / 10)).
+
+    ray_range[i] = (r, footprint range extent, phase): the footprint of the ray's cell on the (locally plane)
+    surface spans r / cos(psi) * sqrt((n . t_e de)^2 + (n . t_b cos(e) db)^2) in range (t_e, t_b the unit
+    elevation and bearing tangents of the ray direction, n the surface normal), capped at MAX_FOOTPRINT_BINS
+    bins; phase = 4 pi r / lambda + phi (mod 2 pi), phi a random phase fixed to the world-space hit point
+    quantised to ``phase_grid``. ray_bin: the range bin of r (-1 for a miss or outside the window).
     """
     i = wp.tid() + start
     b = i // rays_per_pose
@@ -93,13 +104,15 @@ def device_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
         bearing = bearing + (wp.randf(state) - 0.5) * bearing_cell
         elevation = elevation + (wp.randf(state) - 0.5) * elevation_cell
     ce = wp.cos(elevation)
-    d_flu = wp.vec3(ce * wp.cos(bearing), -ce * wp.sin(bearing), wp.sin(elevation))
+    se = wp.sin(elevation)
+    cb = wp.cos(bearing)
+    sb = wp.sin(bearing)
     pose = poses[b]
     origin = wp.transform_get_translation(pose)
-    direction = sensor_to_world(pose, d_flu)
+    direction = sensor_to_world(pose, wp.vec3(ce * cb, -ce * sb, se))
     h = cast_ray(mesh, face_object, origin, direction, max_range)
     value = float(0.0)
-    amp = wp.vec2(0.0, 0.0)
+    rng = wp.vec3(0.0, 0.0, 0.0)
     cell = int(-1)
     label = int(-1)
     if h.hit == 1:
@@ -108,22 +121,35 @@ def device_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
             r = h.distance
             value = (source_intensity * object_mu[h.obj] * h.cos_incidence * et[2] / (r * r)
                      * two_way_absorption(alpha_db_per_m, r))
+            t_e = sensor_to_world(pose, wp.vec3(-se * cb, se * sb, ce))
+            t_b = sensor_to_world(pose, wp.vec3(-sb, -cb, 0.0))
+            de = wp.dot(h.normal, t_e) * elevation_cell
+            db = wp.dot(h.normal, t_b) * ce * bearing_cell
+            extent = wp.min(r * wp.sqrt(de * de + db * db) / wp.max(h.cos_incidence, 1.0e-3),
+                            float(MAX_FOOTPRINT_BINS) * range_resolution)
             phase = carrier_phase(r, wavelength) + scatterer_phase(origin + r * direction, phase_grid, phase_key)
-            a = wp.sqrt(value)
-            amp = wp.vec2(a * wp.cos(phase), a * wp.sin(phase))
+            rng = wp.vec3(r, extent, phase)
             label = object_label[h.obj]
     ray_intensity[i] = value
-    ray_amplitude[i] = amp
+    ray_range[i] = rng
     ray_bin[i] = cell
     ray_label[i] = label
 
 
 @wp.kernel
-def coherent_bin_kernel(ray_amplitude: wp.array(dtype=wp.vec2), ray_bin: wp.array(dtype=wp.int32),
-                        rays_per_channel: int, rays_per_pose: int, n_channels: int,
-                        field: wp.array3d(dtype=wp.vec2), start: int):
-    """Element (pose b, channel j): sum the channel's complex amplitudes, in ray order, into column j of
-    ``field`` (expects it zeroed)."""
+def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                         ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
+                         rays_per_channel: int, rays_per_pose: int, n_channels: int, min_range: float,
+                         range_resolution: float, n_range: int, field: wp.array3d(dtype=wp.vec2),
+                         power: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
+                         labels: wp.array3d(dtype=wp.int32), peak: wp.array3d(dtype=wp.float32), start: int):
+    """Element (pose b, channel j): spread each of the channel's rays, in ray order, over the range bins its
+    footprint [r - extent/2, r + extent/2] overlaps, in proportion to the overlap (area sampling: no aliasing
+    between the ray grid and the range bins). A piece of weight w adds I w to ``power`` and the complex
+    amplitude sqrt(I w) exp(i (phase + phi_k)) to ``field``, phi_k = 0 in the ray's own bin and a random phase
+    (hash of the ray's phase and the bin) elsewhere: the footprint's scatterers in other bins are other
+    scatterers. hits: rays per bin (by r); labels: label of the strongest piece in the bin (peak: scratch).
+    Expects field, power, hits zeroed and labels -1."""
     e = wp.tid() + start
     b = e // n_channels
     j = e - b * n_channels
@@ -131,7 +157,33 @@ def coherent_bin_kernel(ray_amplitude: wp.array(dtype=wp.vec2), ray_bin: wp.arra
     for t in range(rays_per_channel):
         cell = ray_bin[first + t]
         if cell >= 0:
-            field[b, cell, j] = field[b, cell, j] + ray_amplitude[first + t]
+            value = ray_intensity[first + t]
+            rr = ray_range[first + t]
+            hits[b, cell, j] = hits[b, cell, j] + 1
+            half = 0.5 * rr[1]
+            k0 = cell
+            k1 = cell
+            if half > 0.0:
+                k0 = wp.max(int(wp.floor((rr[0] - half - min_range) / range_resolution)), 0)
+                k1 = wp.min(int(wp.floor((rr[0] + half - min_range) / range_resolution)), n_range - 1)
+            seed = wp.uint32(int(rr[2] * 1.0e6))
+            for kk in range(k0, k1 + 1):
+                w = float(1.0)
+                if half > 0.0:
+                    lo = min_range + float(kk) * range_resolution
+                    w = (wp.min(rr[0] + half, lo + range_resolution) - wp.max(rr[0] - half, lo)) / (2.0 * half)
+                if w > 0.0:
+                    piece = value * w
+                    phase = rr[2]
+                    if kk != cell:
+                        hh = pcg_hash(seed ^ wp.uint32(kk) * wp.uint32(-1640531527))
+                        phase = phase + TWO_PI * float(hh >> wp.uint32(8)) / 16777216.0
+                    a = wp.sqrt(piece)
+                    field[b, kk, j] = field[b, kk, j] + wp.vec2(a * wp.cos(phase), a * wp.sin(phase))
+                    power[b, kk, j] = power[b, kk, j] + piece
+                    if labels[b, kk, j] < 0 or piece > peak[b, kk, j]:
+                        peak[b, kk, j] = piece
+                        labels[b, kk, j] = ray_label[first + t]
 
 
 @wp.func

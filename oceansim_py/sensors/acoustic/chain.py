@@ -137,7 +137,7 @@ class _ChainBuffers:
         with wp.ScopedDevice(device):
             self.poses = wp.empty(batch, dtype=wp.transform)
             self.ray_intensity = wp.empty(n_rays, dtype=wp.float32)
-            self.ray_amplitude = wp.empty(n_rays, dtype=wp.vec2)
+            self.ray_range = wp.empty(n_rays, dtype=wp.vec3)
             self.ray_bin = wp.empty(n_rays, dtype=wp.int32)
             self.ray_label = wp.empty(n_rays, dtype=wp.int32)
             self.field = [wp.empty(shape, dtype=wp.vec2), wp.empty(shape, dtype=wp.vec2)]
@@ -149,9 +149,9 @@ class _ChainBuffers:
 
     @staticmethod
     def nbytes(layout: FanLayout, batch: int) -> int:
-        """Scratch bytes: per ray 20 (intensity, complex amplitude, bin, label); per bin 28 (two complex and two
+        """Scratch bytes: per ray 24 (intensity, range/footprint/phase, bin, label); per bin 28 (two complex and two
         intensity ping-pong images, peak scratch)."""
-        return batch * (64 + 20 * layout.rays_per_pose + layout.n_range * (4 + 28 * layout.n_channels))
+        return batch * (64 + 24 * layout.rays_per_pose + layout.n_range * (4 + 28 * layout.n_channels))
 
 
 class DeviceChain:
@@ -229,20 +229,17 @@ class DeviceChain:
                    float(lay.bearing_cell), self._elev_table, float(lay.elevation_cell), lay.n_elev,
                    lay.rays_per_pose, int(s.jitter), jitter_key, phase_key, float(lay.min_range),
                    float(lay.max_range), dr, lay.n_range, alpha, source, float(s.wavelength),
-                   0.25 * float(s.wavelength), buf.ray_intensity, buf.ray_amplitude, buf.ray_bin, buf.ray_label],
+                   0.25 * float(s.wavelength), buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label],
                   dev)
         field, power = buf.field, buf.power
         field[0].zero_()
         power[0].zero_()
         hits.zero_()
         labels.fill_(-1)
-        n_ch = batch * lay.n_channels
-        launch_1d(ks.sonar_bin_kernel, n_ch,
-                  [buf.ray_intensity, buf.ray_bin, buf.ray_label, lay.rays_per_channel, lay.rays_per_pose,
-                   lay.n_channels, power[0], hits, labels, buf.peak], dev, min_chunk=1)
-        launch_1d(k.coherent_bin_kernel, n_ch,
-                  [buf.ray_amplitude, buf.ray_bin, lay.rays_per_channel, lay.rays_per_pose, lay.n_channels,
-                   field[0]], dev, min_chunk=1)
+        launch_1d(k.footprint_bin_kernel, batch * lay.n_channels,
+                  [buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label, lay.rays_per_channel,
+                   lay.rays_per_pose, lay.n_channels, float(lay.min_range), dr, lay.n_range, field[0], power[0],
+                   hits, labels, buf.peak], dev, min_chunk=1)
         n_bins = batch * lay.n_range * lay.n_channels
         if s.volume_scattering_db is not None:
             launch_1d(k.frame_keys_kernel, batch, [s.seed, int(frame_index), self.sensor_id, int(k.STREAM_REVERB),
