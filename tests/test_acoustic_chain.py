@@ -185,7 +185,7 @@ def floor_scene():
 
 def speckle(res, rows=slice(30, 190), cols=slice(20, 76)):
     """Intensity over its expectation in a region well inside the floor's footprint."""
-    return (res["intensity"][0] / res["clean_intensity"][0])[rows, cols].astype(np.float64)
+    return (res["intensity"][0][rows, cols] / res["clean_intensity"][0][rows, cols]).astype(np.float64)
 
 
 def test_coherent_speckle_scintillation_is_one(floor_scene):
@@ -254,7 +254,7 @@ def test_point_target_range_and_bearing_response():
     assert width(img[:, b0], cfg.range_resolution) == pytest.approx(0.0375, rel=0.05)
     row = img[r0]
     assert width(row, 20.0 / 160) == pytest.approx(1.5, rel=0.05)
-    p = db(row / row.max())
+    p = db(np.maximum(row / row.max(), 1e-30))
     # First side lobe: the largest value beyond the first null (the first rise after the main lobe).
     right = p[b0:]
     null = int(np.nonzero(np.diff(right) > 0)[0][0])
@@ -370,3 +370,15 @@ def test_point_spread_kernel_too_large_is_refused_before_allocating():
 def test_peer_presets_are_unchanged_by_the_device_fields():
     cfg = ImagingSonarConfig.preset("oceansim_default")
     assert cfg.model == "peer" and cfg.normalisation == "row"
+
+
+def test_bandwidth_conventions():
+    # |S|^2 = exp(-2 pi^2 df^2 / b^2) = 1/2 at df = b sqrt(ln2 / 2) / pi = 0.18739 b: B_-3dB = 0.37478 b.
+    from oceansim_py.sensors.acoustic.bandwidth import gaussian_b_from_minus_3db, minus_3db_from_gaussian_b
+    from oceansim_py.sensors.multibeam import MultibeamSonarConfig
+
+    assert minus_3db_from_gaussian_b(1.0) == pytest.approx(0.37478, abs=1e-5)
+    assert gaussian_b_from_minus_3db(minus_3db_from_gaussian_b(29.9e3)) == pytest.approx(29.9e3)
+    b = MultibeamSonarConfig(bandwidth=100e3)
+    df = b.bandwidth_3db / 2
+    assert math.exp(-2 * math.pi**2 * df**2 / b.bandwidth**2) == pytest.approx(0.5, rel=1e-9)

@@ -196,17 +196,15 @@ def bin_indices(e: int, n_range: int, n_channels: int) -> wp.vec3i:
 
 
 @wp.kernel
-def volume_reverb_kernel(n_range: int, n_channels: int, min_range: float, range_resolution: float,
-                         alpha_db_per_m: float, reverb_scale: float, keys: wp.array(dtype=wp.int32),
-                         field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32), start: int):
-    """Element (pose b, row r, channel j): add volume reverberation of mean intensity
-    I_v = reverb_scale * r^-2 * 10^(-2 alpha r / 10) (re 1 uPa^2), with reverb_scale = SL * S_v * Omega * dr
-    (sonar equation: SL - 40 log r - 2 alpha r + S_v + 10 log(r^2 Omega dr)), as a complex Gaussian amplitude
-    (exponential intensity). Draws keyed by keys[b] and the bin index."""
+def volume_reverb_kernel(n_range: int, n_channels: int, row_reverb: wp.array(dtype=wp.float32),
+                         keys: wp.array(dtype=wp.int32), field: wp.array3d(dtype=wp.vec2),
+                         power: wp.array3d(dtype=wp.float32), start: int):
+    """Element (pose b, row r, channel j): add volume reverberation of mean intensity I_v = row_reverb[r]
+    (re 1 uPa^2; the sonar equation SL - 40 log r - 2 alpha r + S_v + 10 log(r^2 Omega dr), computed per row on
+    the host) as a complex Gaussian amplitude (exponential intensity). Draws keyed by keys[b] and the bin."""
     e = wp.tid() + start
     ix = bin_indices(e, n_range, n_channels)
-    r = min_range + (float(ix[1]) + 0.5) * range_resolution
-    iv = reverb_scale / (r * r) * two_way_absorption(alpha_db_per_m, r)
+    iv = row_reverb[ix[1]]
     state = wp.rand_init(keys[ix[0]], e - ix[0] * n_range * n_channels)
     s = wp.sqrt(0.5 * iv)
     field[ix[0], ix[1], ix[2]] = field[ix[0], ix[1], ix[2]] + wp.vec2(s * wp.randn(state), s * wp.randn(state))
@@ -254,23 +252,15 @@ def bearing_psf_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d
     power_out[ix[0], ix[1], ix[2]] = p
 
 
-@wp.func
-def tvg_factor(r: float, law: float, alpha_db_per_m: float, gain_db: float) -> float:
-    """Time-varying gain on intensity: r^(law / 10) * 10^((2 alpha r + gain) / 10) (law 0, 20, 30 or 40)."""
-    g = wp.pow(10.0, 0.1 * gain_db)
-    if law > 0.0:
-        g = g * wp.pow(r, 0.1 * law) / two_way_absorption(alpha_db_per_m, r)
-    return g
-
-
 @wp.kernel
 def receiver_kernel(field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32), n_range: int,
-                    n_channels: int, min_range: float, range_resolution: float, noise_intensity: float,
-                    keys: wp.array(dtype=wp.int32), tvg_law: float, alpha_db_per_m: float, gain_db: float,
-                    intensity: wp.array3d(dtype=wp.float32), clean: wp.array3d(dtype=wp.float32), start: int):
-    """Element (b, r, j): intensity = |field + n|^2 * TVG(r), n complex Gaussian with E|n|^2 = noise_intensity
-    (re 1 uPa^2; exponential intensity), draws keyed by keys[b] and the bin index; clean = power * TVG(r) (the
-    expected echo intensity, speckle- and noise-free)."""
+                    n_channels: int, noise_intensity: float, keys: wp.array(dtype=wp.int32),
+                    row_gain: wp.array(dtype=wp.float32), intensity: wp.array3d(dtype=wp.float32),
+                    clean: wp.array3d(dtype=wp.float32), start: int):
+    """Element (b, r, j): intensity = |field + n|^2 * G(r), n complex Gaussian with E|n|^2 = noise_intensity
+    (re 1 uPa^2; exponential intensity), draws keyed by keys[b] and the bin index; clean = power * G(r) (the
+    expected echo intensity, speckle- and noise-free). G = row_gain[r]: the time-varying and fixed gain on
+    intensity, 10^((k log10 r + 2 alpha r + gain) / 10), computed per row on the host."""
     e = wp.tid() + start
     ix = bin_indices(e, n_range, n_channels)
     f = field[ix[0], ix[1], ix[2]]
@@ -278,8 +268,7 @@ def receiver_kernel(field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp
         state = wp.rand_init(keys[ix[0]], e - ix[0] * n_range * n_channels)
         s = wp.sqrt(0.5 * noise_intensity)
         f = f + wp.vec2(s * wp.randn(state), s * wp.randn(state))
-    r = min_range + (float(ix[1]) + 0.5) * range_resolution
-    g = tvg_factor(r, tvg_law, alpha_db_per_m, gain_db)
+    g = row_gain[ix[1]]
     intensity[ix[0], ix[1], ix[2]] = wp.dot(f, f) * g
     clean[ix[0], ix[1], ix[2]] = power[ix[0], ix[1], ix[2]] * g
 

@@ -176,7 +176,17 @@ class DeviceChain:
             self.bearing_taps = bearing_kernel(array, layout.channel_spacing, s.psf_extent * s.beam_width_rad)
         else:
             self.bearing_taps = np.ones(1, np.float32)
+        ranges = layout.min_range + (np.arange(layout.n_range) + 0.5) * layout.range_bin
+        gain = 10.0 ** (tvg_db(ranges, s.tvg_law, s.absorption_db_per_m, s.tvg_gain_db) / 10.0)
+        reverb = np.zeros(layout.n_range)
+        if s.volume_scattering_db is not None:
+            level = (s.source_level_db - 40.0 * np.log10(ranges) - 2.0 * s.absorption_db_per_m * ranges
+                     + s.volume_scattering_db + 10.0 * np.log10(ranges**2 * layout.channel_solid_angle
+                                                                * layout.range_bin))
+            reverb = 10.0 ** (level / 10.0)
         with wp.ScopedDevice(device):
+            self._row_gain = wp.array(gain.astype(np.float32), dtype=wp.float32)
+            self._row_reverb = wp.array(reverb.astype(np.float32), dtype=wp.float32)
             self._range_taps = wp.array(self.range_taps, dtype=wp.float32)
             self._bearing_taps = wp.array(self.bearing_taps, dtype=wp.float32)
             self._bearings = wp.array(layout.bearings.astype(np.float32), dtype=wp.float32)
@@ -244,10 +254,8 @@ class DeviceChain:
         if s.volume_scattering_db is not None:
             launch_1d(k.frame_keys_kernel, batch, [s.seed, int(frame_index), self.sensor_id, int(k.STREAM_REVERB),
                                                    buf.keys], dev, min_chunk=batch)
-            scale = source * 10.0 ** (s.volume_scattering_db / 10.0) * lay.channel_solid_angle * dr
             launch_1d(k.volume_reverb_kernel, n_bins,
-                      [lay.n_range, lay.n_channels, float(lay.min_range), dr, alpha, float(scale), buf.keys,
-                       field[0], power[0]], dev)
+                      [lay.n_range, lay.n_channels, self._row_reverb, buf.keys, field[0], power[0]], dev)
         cur = 0
         for kernel, taps in ((k.range_psf_kernel, self._range_taps), (k.bearing_psf_kernel, self._bearing_taps)):
             if taps.shape[0] > 1:
@@ -258,8 +266,8 @@ class DeviceChain:
         launch_1d(k.frame_keys_kernel, batch, [s.seed, int(frame_index), self.sensor_id, int(k.STREAM_NOISE),
                                                buf.keys], dev, min_chunk=batch)
         launch_1d(k.receiver_kernel, n_bins,
-                  [field[cur], power[cur], lay.n_range, lay.n_channels, float(lay.min_range), dr, float(noise),
-                   buf.keys, TVG_LAWS[s.tvg_law], alpha, float(s.tvg_gain_db), intensity, clean], dev)
+                  [field[cur], power[cur], lay.n_range, lay.n_channels, float(noise), buf.keys, self._row_gain,
+                   intensity, clean], dev)
         if s.agc_level_db is not None:
             launch_1d(k.frame_mean_kernel, batch, [intensity, lay.n_range, lay.n_channels, buf.frame_max], dev,
                       min_chunk=1)

@@ -8,7 +8,8 @@ Common choices for all imaging-sonar device presets:
 - receiver noise: the thermal noise floor (Mellen 1952, spectrum level -15 + 20 log10 f_kHz dB re 1 uPa^2/Hz)
   in the pulse bandwidth, less the receive array's directivity index DI = 10 log10(4 pi / (theta_h theta_v)),
   plus 6 dB for electronics (chosen here): :func:`receiver_noise_level`;
-- volume scattering S_v = -80 dB re 1 m^-1 (clear coastal water);
+- volume scattering S_v = -80 dB re 1 m^-1 (clear coastal water); point-spread kernels 3 beam widths (range
+  resolutions) each side, which holds the main lobe and the first two side lobes (chosen here, for speed);
 - bandwidth B = c / (2 delta_r) from the datasheet range resolution delta_r; uniform pulse and array tapers
   unless stated (datasheets do not state them); elevation pattern of a uniform vertical aperture with the
   datasheet vertical beam width, rays spread over 3x that width so the first elevation side lobes see geometry;
@@ -49,7 +50,7 @@ def _fls(frequency: float, hfov: float, vfov: float, beams: int, beam_width: flo
         frequency=frequency, bandwidth=round(bandwidth, 1), source_level=source_level,
         sound_speed=SOUND_SPEED, absorption_model="francois_garrison", temperature=10.0, salinity=35.0,
         depth=10.0, ph=8.0, noise_level=noise,
-        volume_scattering=-80.0, tvg="30log", tvg_gain=0.0, aggregation="sum", normalisation="none",
+        psf_extent=3.0, volume_scattering=-80.0, tvg="30log", tvg_gain=0.0, aggregation="sum", normalisation="none",
         multiplicative_sigma=0.0, additive_sigma=0.0, additive_range_scaled=False, display="db",
         display_floor=noise + 40.0, dynamic_range=60.0, colormap="amber",
     )
