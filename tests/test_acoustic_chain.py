@@ -382,3 +382,19 @@ def test_bandwidth_conventions():
     b = MultibeamSonarConfig(bandwidth=100e3)
     df = b.bandwidth_3db / 2
     assert math.exp(-2 * math.pi**2 * df**2 / b.bandwidth**2) == pytest.approx(0.5, rel=1e-9)
+
+
+def test_material_scattering_strength_in_db():
+    # S = -27 dB (Lambert parameter of sand): mu = 10^(-2.7) = 0.0019953; impedance route unchanged.
+    from oceansim_py.scene import Material
+    from oceansim_py.scene.materials import MaterialTable
+
+    m = Material.from_properties("sand_s", (0.5, 0.5, 0.5), scattering_strength=-27.0)
+    assert m.reflectivity == pytest.approx(0.0019953, rel=1e-4)
+    table = MaterialTable()
+    table.update_from_mapping({"materials": {"mud_s": {"scattering_strength": -40}}}, "test.yaml")
+    assert table["mud_s"].reflectivity == pytest.approx(1e-4)
+    with pytest.raises(ConfigError, match="scattering_strength"):
+        Material.from_properties("bad", (0.5, 0.5, 0.5), scattering_strength=3.0)
+    with pytest.raises(ConfigError, match="not both"):
+        Material.from_properties("bad", (0.5, 0.5, 0.5), reflectivity=0.1, scattering_strength=-20.0)
