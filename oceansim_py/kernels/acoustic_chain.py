@@ -30,7 +30,7 @@ import warp as wp
 
 from oceansim_py.kernels.imaging_sonar import range_cell
 from oceansim_py.kernels.random import pcg_hash, stream_key
-from oceansim_py.kernels.raycast import cast_ray, sensor_to_world, two_way_absorption
+from oceansim_py.kernels.raycast import RayHit, cast_ray, sensor_to_world, two_way_absorption
 
 #: Random stream ids (kernels/random.py) of the device chain, beyond those of the peer models.
 STREAM_JITTER = wp.constant(21)
@@ -64,6 +64,50 @@ def carrier_phase(distance: float, wavelength: float) -> float:
 MAX_FOOTPRINT_BINS = wp.constant(32)
 
 
+@wp.struct
+class RayEcho:
+    """A ray's echo as the chain stores it: intensity (re 1 uPa^2), (r, footprint extent, phase), range bin
+    (-1 outside the window or for a miss) and label."""
+
+    value: float
+    rng: wp.vec3
+    cell: int
+    label: int
+
+
+@wp.func
+def ray_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, edge_a: wp.vec3, edge_b: wp.vec3, weight: float,
+             object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32), min_range: float,
+             range_resolution: float, n_range: int, alpha_db_per_m: float, source_intensity: float,
+             wavelength: float, phase_grid: float, phase_key: int) -> RayEcho:
+    """The echo of hit ``h`` of a ray whose cell spans the world-frame edge vectors ``edge_a``, ``edge_b`` and
+    stands for ``weight`` (solid angle x two-way pattern, sr).
+
+    I = SL mu cos(psi) w / r^2 10^(-2 alpha r / 10) (Lambert: mu cos^2 psi times the footprint r^2 w / cos psi,
+    two-way spreading r^-4); footprint range extent r / cos(psi) sqrt((n . edge_a)^2 + (n . edge_b)^2), capped at
+    MAX_FOOTPRINT_BINS bins; phase 4 pi r / lambda + phi, phi fixed to the hit point quantised to phase_grid."""
+    out = RayEcho()
+    out.value = 0.0
+    out.rng = wp.vec3(0.0, 0.0, 0.0)
+    out.cell = -1
+    out.label = -1
+    if h.hit == 1:
+        cell = range_cell(h.distance, min_range, range_resolution, n_range)
+        if cell >= 0:
+            r = h.distance
+            out.value = (source_intensity * object_mu[h.obj] * h.cos_incidence * weight / (r * r)
+                         * two_way_absorption(alpha_db_per_m, r))
+            da = wp.dot(h.normal, edge_a)
+            db = wp.dot(h.normal, edge_b)
+            extent = wp.min(r * wp.sqrt(da * da + db * db) / wp.max(h.cos_incidence, 1.0e-3),
+                            float(MAX_FOOTPRINT_BINS) * range_resolution)
+            phase = carrier_phase(r, wavelength) + scatterer_phase(origin + r * direction, phase_grid, phase_key)
+            out.rng = wp.vec3(r, extent, phase)
+            out.cell = cell
+            out.label = object_label[h.obj]
+    return out
+
+
 @wp.kernel
 def device_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
                       object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
@@ -74,22 +118,13 @@ def device_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
                       alpha_db_per_m: float, source_intensity: float, wavelength: float, phase_grid: float,
                       ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                       ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
-    """Cast ray i of the fan and store its echo.
+    """Cast ray i of a bearing x elevation fan (imaging sonar) and store its :func:`ray_echo`.
 
     ray_bearing[c]: centre bearing of bearing ray c (rad, +starboard); elevation_table[k] = (e_k, unused,
     w_k) with e_k the centre elevation (rad) and w_k the ray's solid angle (sr) times the two-way elevation
     pattern. With ``jitter`` the direction is drawn uniformly inside its (bearing_cell x elevation_cell) cell,
     from a stream keyed by ``jitter_key`` and the ray's index within the pose (the same for every frame).
-
-    Intensity at the receiver (re 1 uPa^2), Lambert backscatter of the footprint A = r^2 dOmega / cos(psi):
-    I = SL * mu cos^2(psi) A * r^-4 * 10^(-2 alpha r / 10) = SL * mu cos(psi) w / r^2 * 10^(-2 alpha r / 10),
-    SL = ``source_intensity`` (10^(SL_dB / 10)).
-
-    ray_range[i] = (r, footprint range extent, phase): the footprint of the ray's cell on the (locally plane)
-    surface spans r / cos(psi) * sqrt((n . t_e de)^2 + (n . t_b cos(e) db)^2) in range (t_e, t_b the unit
-    elevation and bearing tangents of the ray direction, n the surface normal), capped at MAX_FOOTPRINT_BINS
-    bins; phase = 4 pi r / lambda + phi (mod 2 pi), phi a random phase fixed to the world-space hit point
-    quantised to ``phase_grid``. ray_bin: the range bin of r (-1 for a miss or outside the window).
+    The cell's edges are t_e de and t_b cos(e) db (unit elevation and bearing tangents).
     """
     i = wp.tid() + start
     b = i // rays_per_pose
@@ -111,29 +146,66 @@ def device_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
     origin = wp.transform_get_translation(pose)
     direction = sensor_to_world(pose, wp.vec3(ce * cb, -ce * sb, se))
     h = cast_ray(mesh, face_object, origin, direction, max_range)
-    value = float(0.0)
-    rng = wp.vec3(0.0, 0.0, 0.0)
-    cell = int(-1)
-    label = int(-1)
-    if h.hit == 1:
-        cell = range_cell(h.distance, min_range, range_resolution, n_range)
-        if cell >= 0:
-            r = h.distance
-            value = (source_intensity * object_mu[h.obj] * h.cos_incidence * et[2] / (r * r)
-                     * two_way_absorption(alpha_db_per_m, r))
-            t_e = sensor_to_world(pose, wp.vec3(-se * cb, se * sb, ce))
-            t_b = sensor_to_world(pose, wp.vec3(-sb, -cb, 0.0))
-            de = wp.dot(h.normal, t_e) * elevation_cell
-            db = wp.dot(h.normal, t_b) * ce * bearing_cell
-            extent = wp.min(r * wp.sqrt(de * de + db * db) / wp.max(h.cos_incidence, 1.0e-3),
-                            float(MAX_FOOTPRINT_BINS) * range_resolution)
-            phase = carrier_phase(r, wavelength) + scatterer_phase(origin + r * direction, phase_grid, phase_key)
-            rng = wp.vec3(r, extent, phase)
-            label = object_label[h.obj]
-    ray_intensity[i] = value
-    ray_range[i] = rng
-    ray_bin[i] = cell
-    ray_label[i] = label
+    edge_a = sensor_to_world(pose, wp.vec3(-se * cb, se * sb, ce)) * elevation_cell
+    edge_b = sensor_to_world(pose, wp.vec3(-sb, -cb, 0.0)) * (ce * bearing_cell)
+    echo = ray_echo(h, origin, direction, edge_a, edge_b, et[2], object_mu, object_label, min_range,
+                    range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key)
+    ray_intensity[i] = echo.value
+    ray_range[i] = echo.rng
+    ray_bin[i] = echo.cell
+    ray_label[i] = echo.label
+
+
+@wp.kernel
+def device_table_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
+                            object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
+                            poses: wp.array(dtype=wp.transform), directions: wp.array(dtype=wp.vec3),
+                            edges_a: wp.array(dtype=wp.vec3), edges_b: wp.array(dtype=wp.vec3),
+                            weights: wp.array(dtype=wp.float32), rays_per_pose: int, jitter: int, jitter_key: int,
+                            phase_key: int, min_range: float, max_range: float, range_resolution: float,
+                            n_range: int, alpha_db_per_m: float, source_intensity: float, wavelength: float,
+                            phase_grid: float, ray_intensity: wp.array(dtype=wp.float32),
+                            ray_range: wp.array(dtype=wp.vec3), ray_bin: wp.array(dtype=wp.int32),
+                            ray_label: wp.array(dtype=wp.int32), ray_distance: wp.array(dtype=wp.float32),
+                            start: int):
+    """Cast ray i of a fan given as a table (side-scan, profiling, single-beam): FLU unit direction d_k, cell
+    edge vectors a_k, b_k (the ray's cell is d_k + [-1/2, 1/2] a_k + [-1/2, 1/2] b_k) and weight w_k (sr x
+    pattern). With ``jitter`` the direction is normalize(d_k + (u - 1/2) a_k + (v - 1/2) b_k), u, v uniform from a
+    stream keyed by ``jitter_key`` and k. Stores the :func:`ray_echo` and the hit distance (+inf for a miss)."""
+    i = wp.tid() + start
+    b = i // rays_per_pose
+    local = i - b * rays_per_pose
+    d_flu = directions[local]
+    if jitter == 1:
+        state = wp.rand_init(jitter_key, local)
+        u = wp.randf(state) - 0.5
+        v = wp.randf(state) - 0.5
+        d_flu = wp.normalize(d_flu + u * edges_a[local] + v * edges_b[local])
+    pose = poses[b]
+    origin = wp.transform_get_translation(pose)
+    direction = sensor_to_world(pose, d_flu)
+    h = cast_ray(mesh, face_object, origin, direction, max_range)
+    echo = ray_echo(h, origin, direction, sensor_to_world(pose, edges_a[local]),
+                    sensor_to_world(pose, edges_b[local]), weights[local], object_mu, object_label, min_range,
+                    range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key)
+    ray_intensity[i] = echo.value
+    ray_range[i] = echo.rng
+    ray_bin[i] = echo.cell
+    ray_label[i] = echo.label
+    ray_distance[i] = h.distance
+
+
+@wp.kernel
+def nearest_hit_kernel(ray_distance: wp.array(dtype=wp.float32), rays_per_pose: int,
+                       nearest: wp.array(dtype=wp.float32), start: int):
+    """Element b: the smallest hit distance of pose b's rays (m), NaN when no ray hit (first-return altitude)."""
+    b = wp.tid() + start
+    m = float(wp.inf)
+    for t in range(rays_per_pose):
+        m = wp.min(m, ray_distance[b * rays_per_pose + t])
+    if m == float(wp.inf):
+        m = float(wp.nan)
+    nearest[b] = m
 
 
 @wp.kernel

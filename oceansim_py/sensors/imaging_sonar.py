@@ -28,7 +28,7 @@ from oceansim_py.poses import as_poses
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.acoustic.beam_pattern import LineArray
 from oceansim_py.sensors.acoustic.chain import DeviceChain, FanLayout
-from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
+from oceansim_py.sensors.acoustic.device_config import DeviceChainFields, DeviceDisplayFields
 from oceansim_py.sensors.acoustic.display import apply_colormap, db_window_to_uint8
 from oceansim_py.sensors.acoustic.presets import IMAGING_SONAR_DEVICE_PRESETS
 
@@ -36,9 +36,9 @@ _OWNER = "ImagingSonarConfig"
 
 
 @dataclasses.dataclass(frozen=True)
-class ImagingSonarConfig(DeviceChainFields, ConfigBase):
+class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
     """Imaging sonar parameters (the device-chain fields, ``model`` and below, are documented in
-    :class:`~oceansim_py.sensors.acoustic.device_config.DeviceChainFields`).
+    :class:`~oceansim_py.sensors.acoustic.device_config.DeviceChainFields` and ``DeviceDisplayFields``).
 
     Attributes:
         horizontal_fov: bearing field of view Theta (degrees, 0 < Theta < 360).
@@ -170,12 +170,10 @@ class ImagingSonarConfig(DeviceChainFields, ConfigBase):
         require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
                 f"must be an integer in [0, 2^31), got {self.seed!r}")
         self.validate_device_chain(_OWNER, self.horizontal_fov, self.vertical_fov)
+        self.validate_device_display(_OWNER)
         if self.model == "device":
             require(self.aggregation == "sum", _OWNER, "aggregation",
                     "must be 'sum' with model 'device' (the coherent sum of a resolution cell's echoes)")
-            for name in ("multiplicative_sigma", "additive_sigma"):
-                require(getattr(self, name) == 0.0, _OWNER, name, f"must be 0 with model 'device' (the peers' "
-                        f"noise; the device chain has speckle and receiver noise), got {getattr(self, name)}")
 
     # -- derived geometry --------------------------------------------------------------------------------
     @property

@@ -128,10 +128,49 @@ class FanLayout:
         return float(self.elevation_weights.sum()) * (self.bearings.size // self.n_channels)
 
 
+@dataclasses.dataclass(frozen=True)
+class TableFan:
+    """A ray fan given as a table (side-scan, profiling, single-beam), channel-major (channel c owns rays
+    [c N / n_channels, (c + 1) N / n_channels)).
+
+    directions: (N, 3) unit FLU directions of the cell centres; edges_a, edges_b: (N, 3) FLU edge vectors of each
+    ray's cell (the cell is d + [-1/2, 1/2] a + [-1/2, 1/2] b, |a| and |b| its angular sizes in rad); weights: (N,)
+    solid angle times two-way pattern (sr); n_channels; min_range, max_range (m), n_range. There is no bearing
+    point spread across the channels of a table fan (channel_spacing 0).
+    """
+
+    directions: np.ndarray
+    edges_a: np.ndarray
+    edges_b: np.ndarray
+    weights: np.ndarray
+    n_channels: int
+    min_range: float
+    max_range: float
+    n_range: int
+    channel_spacing: float = 0.0
+
+    @property
+    def rays_per_pose(self) -> int:
+        return int(self.weights.size)
+
+    @property
+    def rays_per_channel(self) -> int:
+        return self.rays_per_pose // self.n_channels
+
+    @property
+    def range_bin(self) -> float:
+        return (self.max_range - self.min_range) / self.n_range
+
+    @property
+    def channel_solid_angle(self) -> float:
+        """Solid angle of the first channel weighted by its pattern (sr): the reverberating volume's."""
+        return float(self.weights[: self.rays_per_channel].sum())
+
+
 class _ChainBuffers:
     """Device scratch of one batch size."""
 
-    def __init__(self, layout: FanLayout, batch: int, device: Any) -> None:
+    def __init__(self, layout: FanLayout | TableFan, batch: int, device: Any) -> None:
         n_rays = batch * layout.rays_per_pose
         shape = (batch, layout.n_range, layout.n_channels)
         with wp.ScopedDevice(device):
@@ -140,6 +179,7 @@ class _ChainBuffers:
             self.ray_range = wp.empty(n_rays, dtype=wp.vec3)
             self.ray_bin = wp.empty(n_rays, dtype=wp.int32)
             self.ray_label = wp.empty(n_rays, dtype=wp.int32)
+            self.ray_distance = wp.empty(n_rays if isinstance(layout, TableFan) else 0, dtype=wp.float32)
             self.field = [wp.empty(shape, dtype=wp.vec2), wp.empty(shape, dtype=wp.vec2)]
             self.power = [wp.empty(shape, dtype=wp.float32), wp.empty(shape, dtype=wp.float32)]
             self.peak = wp.empty(shape, dtype=wp.float32)
@@ -148,10 +188,10 @@ class _ChainBuffers:
             self.frame_max = wp.empty(batch, dtype=wp.float32)
 
     @staticmethod
-    def nbytes(layout: FanLayout, batch: int) -> int:
-        """Scratch bytes: per ray 24 (intensity, range/footprint/phase, bin, label); per bin 28 (two complex and two
+    def nbytes(layout: FanLayout | TableFan, batch: int) -> int:
+        """Scratch bytes: per ray 28 (intensity, range/footprint/phase, bin, label, distance); per bin 28 (two complex and two
         intensity ping-pong images, peak scratch)."""
-        return batch * (64 + 24 * layout.rays_per_pose + layout.n_range * (4 + 28 * layout.n_channels))
+        return batch * (64 + 28 * layout.rays_per_pose + layout.n_range * (4 + 28 * layout.n_channels))
 
 
 class DeviceChain:
@@ -163,7 +203,8 @@ class DeviceChain:
 
     MAX_CACHED_BATCH_SIZES = 2
 
-    def __init__(self, settings: DeviceSettings, layout: FanLayout, device: Any, sensor_id: int = 0) -> None:
+    def __init__(self, settings: DeviceSettings, layout: FanLayout | TableFan, device: Any,
+                 sensor_id: int = 0) -> None:
         self.settings = settings
         self.layout = layout
         self.device = device
@@ -172,6 +213,9 @@ class DeviceChain:
         self.range_taps = (range_kernel(s.range_resolution, layout.range_bin, s.pulse_taper, s.sidelobe_db,
                                         s.psf_extent) if s.bandwidth_hz > 0 else np.ones(1, np.float32))
         if s.beam_width_rad > 0:
+            if layout.channel_spacing <= 0:
+                raise ConfigError("beam_width: this sensor's channels are not beams across a bearing fan, so it "
+                                  "has no bearing point spread; set beam_width to 0")
             array = LineArray(s.beam_width_rad, s.beam_taper, s.sidelobe_db)
             self.bearing_taps = bearing_kernel(array, layout.channel_spacing, s.psf_extent * s.beam_width_rad)
         else:
@@ -189,9 +233,14 @@ class DeviceChain:
             self._row_reverb = wp.array(reverb.astype(np.float32), dtype=wp.float32)
             self._range_taps = wp.array(self.range_taps, dtype=wp.float32)
             self._bearing_taps = wp.array(self.bearing_taps, dtype=wp.float32)
-            self._bearings = wp.array(layout.bearings.astype(np.float32), dtype=wp.float32)
-            table = np.stack([layout.elevations, np.zeros_like(layout.elevations), layout.elevation_weights], 1)
-            self._elev_table = wp.array(table.astype(np.float32), dtype=wp.vec3)
+            if isinstance(layout, TableFan):
+                self._table = [wp.array(np.asarray(a, dtype=np.float32), dtype=wp.vec3)
+                               for a in (layout.directions, layout.edges_a, layout.edges_b)]
+                self._weights = wp.array(np.asarray(layout.weights, dtype=np.float32), dtype=wp.float32)
+            else:
+                self._bearings = wp.array(layout.bearings.astype(np.float32), dtype=wp.float32)
+                table = np.stack([layout.elevations, np.zeros_like(layout.elevations), layout.elevation_weights], 1)
+                self._elev_table = wp.array(table.astype(np.float32), dtype=wp.vec3)
         self._buffers: dict[int, _ChainBuffers] = {}
         self._lock = threading.Lock()
 
@@ -217,11 +266,18 @@ class DeviceChain:
         return buf
 
     def render(self, geometry: Any, poses: np.ndarray, frame_index: int, intensity: wp.array,
-               clean: wp.array, hits: wp.array, labels: wp.array) -> None:
+               clean: wp.array, hits: wp.array, labels: wp.array, nearest: wp.array | None = None) -> None:
         """Render the (B, 7) ``poses`` of ``geometry`` (a scene's SceneGeometry) into the four (B, n_range,
-        n_channels) result arrays (units in the module docstring)."""
+        n_channels) result arrays (units in the module docstring); for a :class:`TableFan`, ``nearest`` (B,)
+        receives each pose's first-return distance (m, NaN without a hit)."""
         with self._lock:
             self._render(geometry, poses, frame_index, intensity, clean, hits, labels)
+            if nearest is not None:
+                if not isinstance(self.layout, TableFan):
+                    raise ConfigError("DeviceChain.render: nearest is only available for table fans")
+                buf = self._buffers[int(poses.shape[0])]
+                launch_1d(k.nearest_hit_kernel, int(poses.shape[0]),
+                          [buf.ray_distance, self.layout.rays_per_pose, nearest], self.device, min_chunk=1)
 
     def _render(self, g: Any, poses: np.ndarray, frame_index: int, intensity: wp.array, clean: wp.array,
                 hits: wp.array, labels: wp.array) -> None:
@@ -234,13 +290,18 @@ class DeviceChain:
         source = 10.0 ** (s.source_level_db / 10.0)
         jitter_key = _host_key(s.seed, 0, self.sensor_id, int(k.STREAM_JITTER))
         phase_key = _host_key(s.seed, 0, self.sensor_id, int(k.STREAM_PHASE))
-        launch_1d(k.device_ray_kernel, batch * lay.rays_per_pose,
-                  [g.mesh.id, g.face_object, g.object_reflectivity, g.object_label, buf.poses, self._bearings,
-                   float(lay.bearing_cell), self._elev_table, float(lay.elevation_cell), lay.n_elev,
-                   lay.rays_per_pose, int(s.jitter), jitter_key, phase_key, float(lay.min_range),
-                   float(lay.max_range), dr, lay.n_range, alpha, source, float(s.wavelength),
-                   0.25 * float(s.wavelength), buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label],
-                  dev)
+        common = [float(lay.min_range), float(lay.max_range), dr, lay.n_range, alpha, source, float(s.wavelength),
+                  0.25 * float(s.wavelength), buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label]
+        if isinstance(lay, TableFan):
+            launch_1d(k.device_table_ray_kernel, batch * lay.rays_per_pose,
+                      [g.mesh.id, g.face_object, g.object_reflectivity, g.object_label, buf.poses, *self._table,
+                       self._weights, lay.rays_per_pose, int(s.jitter), jitter_key, phase_key, *common,
+                       buf.ray_distance], dev)
+        else:
+            launch_1d(k.device_ray_kernel, batch * lay.rays_per_pose,
+                      [g.mesh.id, g.face_object, g.object_reflectivity, g.object_label, buf.poses, self._bearings,
+                       float(lay.bearing_cell), self._elev_table, float(lay.elevation_cell), lay.n_elev,
+                       lay.rays_per_pose, int(s.jitter), jitter_key, phase_key, *common], dev)
         field, power = buf.field, buf.power
         field[0].zero_()
         power[0].zero_()

@@ -54,11 +54,6 @@ class DeviceChainFields:
         tvg_gain: fixed gain (dB) added to the TVG.
         agc_level: automatic gain: scale each frame so its mean intensity is this level (dB); ``None`` for none.
         jitter: stratified jitter of the ray directions inside their cells (fixed per sensor and seed).
-        display: 8-bit mapping, "linear" (clip(255 gain z^gamma)) or "db" (window [display_floor,
-            display_floor + dynamic_range] dB, then gamma).
-        display_floor: level shown black in "db" display (dB, same reference as the image).
-        dynamic_range: span of the "db" display window (dB).
-        colormap: colour map of :meth:`to_rgb` renders ("gray", "copper", "hot", "amber").
     """
 
     model: Literal["peer", "device"] = "peer"
@@ -84,20 +79,14 @@ class DeviceChainFields:
     tvg_gain: float = 0.0
     agc_level: float | None = None
     jitter: bool = True
-    display: Literal["linear", "db"] = "linear"
-    display_floor: float = 60.0
-    dynamic_range: float = 60.0
-    colormap: Literal["gray", "copper", "hot", "amber"] = "gray"
 
     def validate_device_chain(self, owner: str, horizontal_fov: float, vertical_fov: float) -> None:
         """Check the device fields (ConfigError naming the field and its valid range)."""
         for name in ("frequency", "sound_speed", "source_level", "temperature", "salinity", "depth", "ph",
-                     "bandwidth", "beam_width", "sidelobe_level", "psf_extent", "elevation_span", "tvg_gain",
-                     "display_floor", "dynamic_range"):
+                     "bandwidth", "beam_width", "sidelobe_level", "psf_extent", "elevation_span", "tvg_gain"):
             require_finite(getattr(self, name), owner, name)
         for name, allowed in (("model", ("peer", "device")), ("absorption_model", ("fixed", "francois_garrison")),
-                              ("beam_taper", TAPERS), ("pulse_taper", TAPERS), ("elevation_taper", TAPERS), ("tvg", tuple(TVG_LAWS)),
-                              ("display", ("linear", "db")), ("colormap", COLORMAPS)):
+                              ("beam_taper", TAPERS), ("pulse_taper", TAPERS), ("elevation_taper", TAPERS), ("tvg", tuple(TVG_LAWS))):
             require(getattr(self, name) in allowed, owner, name,
                     f"must be one of {list(allowed)}, got {getattr(self, name)!r}")
         require(1e3 <= self.frequency <= 1e7, owner, "frequency",
@@ -135,7 +124,11 @@ class DeviceChainFields:
                 "volume_scattering", f"must lie in [-150, -10] dB re 1 m^-1 (clear water ~ -80), got "
                 f"{self.volume_scattering}")
         require(isinstance(self.jitter, bool), owner, "jitter", f"must be true or false, got {self.jitter!r}")
-        require(self.dynamic_range > 0.0, owner, "dynamic_range", f"must be > 0 dB, got {self.dynamic_range}")
+        if self.model == "device":
+            for name in ("multiplicative_sigma", "additive_sigma"):
+                v = getattr(self, name, 0.0)
+                require(v == 0.0, owner, name, f"must be 0 with model 'device' (the peers' noise; the device chain "
+                        f"has speckle and receiver noise), got {v}")
 
     def absorption_db_per_m(self, fixed: float) -> float:
         """One-way absorption (dB/m): ``fixed`` or Francois-Garrison at this frequency and water."""
@@ -155,3 +148,30 @@ class DeviceChainFields:
             tvg_law=self.tvg, tvg_gain_db=float(self.tvg_gain),
             agc_level_db=None if self.agc_level is None else float(self.agc_level), normalisation=normalisation,
             jitter=bool(self.jitter), seed=int(seed))
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceDisplayFields:
+    """Display fields of the device chain (sensors whose 8-bit image is a polar or fan image).
+
+    Attributes:
+        display: 8-bit mapping, "linear" (clip(255 gain z^gamma)) or "db" (window [display_floor,
+            display_floor + dynamic_range] dB, then gamma).
+        display_floor: level shown black in "db" display (dB, same reference as the image).
+        dynamic_range: span of the "db" display window (dB).
+        colormap: colour map of ``to_rgb`` renders ("gray", "copper", "hot", "amber").
+    """
+
+    display: Literal["linear", "db"] = "linear"
+    display_floor: float = 60.0
+    dynamic_range: float = 60.0
+    colormap: Literal["gray", "copper", "hot", "amber"] = "gray"
+
+    def validate_device_display(self, owner: str) -> None:
+        """Check the display fields (ConfigError naming the field)."""
+        for name in ("display_floor", "dynamic_range"):
+            require_finite(getattr(self, name), owner, name)
+        for name, allowed in (("display", ("linear", "db")), ("colormap", COLORMAPS)):
+            require(getattr(self, name) in allowed, owner, name,
+                    f"must be one of {list(allowed)}, got {getattr(self, name)!r}")
+        require(self.dynamic_range > 0.0, owner, "dynamic_range", f"must be > 0 dB, got {self.dynamic_range}")
