@@ -398,3 +398,33 @@ def test_material_scattering_strength_in_db():
         Material.from_properties("bad", (0.5, 0.5, 0.5), scattering_strength=3.0)
     with pytest.raises(ConfigError, match="not both"):
         Material.from_properties("bad", (0.5, 0.5, 0.5), reflectivity=0.1, scattering_strength=-20.0)
+
+
+# -- side-scan on the device chain ----------------------------------------------------------------------------
+
+def test_sidescan_device_preset_speckle_altitude_and_noise_floor():
+    from oceansim_py.sensors.acoustic.presets import SIDESCAN_DEVICE_PRESETS
+    from oceansim_py.sensors.sidescan import SidescanSonar, SidescanSonarConfig
+
+    values, source = SIDESCAN_DEVICE_PRESETS["edgetech_4125_900khz"]
+    assert "datasheet" in source
+    floor = make_scene(("floor", quad([0.0, 0.0, -10.0], [0.0, 0.0, 1.0], 400.0), 0.01))
+    level = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+    cfg = SidescanSonarConfig.preset("edgetech_4125_900khz")
+    full = SidescanSonar(cfg, device="cpu").render(floor, level).numpy()
+    assert full["altitude"][0] == pytest.approx(10.0, abs=1e-3)
+    assert (full["intensity"] > 0).all()                        # receiver noise: nothing exactly zero
+    quiet = SidescanSonar(cfg.replace(noise_level=None, volume_scattering=None), device="cpu")
+    res = quiet.render(floor, level).numpy()
+    # Slant ranges 11-44 m (bins 600-2400): fully developed speckle on both sides.
+    x = (res["intensity"][0][600:2400] / res["clean_intensity"][0][600:2400]).astype(np.float64)
+    assert x.var() / x.mean() ** 2 == pytest.approx(1.0, abs=0.15)
+    again = quiet.render(floor, level).numpy()
+    np.testing.assert_array_equal(again["intensity"], res["intensity"])
+
+
+def test_sidescan_rejects_a_bearing_point_spread():
+    from oceansim_py.sensors.sidescan import SidescanSonarConfig
+
+    with pytest.raises(ConfigError, match="beam_width"):
+        SidescanSonarConfig(model="device", beam_width=1.0)

@@ -101,3 +101,31 @@ IMAGING_SONAR_DEVICE_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
         "resolution 2.5 cm; 29.9 kHz bandwidth, 10 m range and 220 dB source level from the DAVE model file "
         "(PHYSICS.md §2)."),
 }
+
+
+def _sidescan(frequency: float, along_track_beamwidth: float, vertical_beamwidth: float, depression: float,
+              resolution: float, max_range: float, range_bins: int, across_track_rays: int,
+              source_level: float = 210.0) -> dict[str, Any]:
+    bandwidth = SOUND_SPEED / (2.0 * resolution)
+    return dict(
+        model="device", along_track_beamwidth=along_track_beamwidth, vertical_beamwidth=vertical_beamwidth,
+        depression=depression, min_range=0.5, max_range=max_range, range_bins=range_bins, along_track_rays=8,
+        across_track_rays=across_track_rays, beam_pattern="gaussian", frequency=frequency,
+        bandwidth=round(bandwidth, 1), source_level=source_level, sound_speed=SOUND_SPEED,
+        absorption_model="francois_garrison", temperature=10.0, salinity=35.0, depth=10.0, ph=8.0,
+        noise_level=round(receiver_noise_level(frequency, bandwidth, along_track_beamwidth, vertical_beamwidth), 1),
+        volume_scattering=-80.0, tvg="30log", normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0,
+        display="db", db_range=50.0,
+    )
+
+
+#: Side-scan device presets: name -> (config values, source). Common choices as for the imaging sonars (module
+#: docstring); the fan keeps the peer preset's widening to nadir so the first return gives the altitude.
+SIDESCAN_DEVICE_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
+    "edgetech_4125_900khz": (
+        _sidescan(900e3, 0.28, 80.0, 50.0, 0.015, 75.0, 4096, 4096, source_level=220.0),
+        "EdgeTech 4125 datasheet as recalled here (900 kHz channel: 0.28 deg horizontal beam, 75 m range per "
+        "side, across-track resolution 1.5 cm -> B = 50 kHz); check before relying on it. Fan widened to "
+        "depressions 10-90 deg with a gaussian pattern, 4096 range bins (1.8 cm), 8 x 4096 rays per side and a 220 dB source "
+        "level chosen here."),
+}
