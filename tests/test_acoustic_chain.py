@@ -428,3 +428,19 @@ def test_sidescan_rejects_a_bearing_point_spread():
 
     with pytest.raises(ConfigError, match="beam_width"):
         SidescanSonarConfig(model="device", beam_width=1.0)
+
+
+def test_singlebeam_device_preset_altitude_and_echo():
+    from oceansim_py.sensors.acoustic.presets import SINGLEBEAM_DEVICE_PRESETS
+    from oceansim_py.sensors.singlebeam import SinglebeamSonar, SinglebeamSonarConfig
+
+    assert "datasheet" in SINGLEBEAM_DEVICE_PRESETS["tritech_pa500_device"][1]
+    floor = make_scene(("floor", quad([0.0, 0.0, -8.0], [0.0, 0.0, 1.0], 100.0), 0.01))
+    cfg = SinglebeamSonarConfig.preset("tritech_pa500_device")
+    res = SinglebeamSonar(cfg, device="cpu").render(floor, pitched(90.0)).numpy()
+    assert res["altitude"][0] == pytest.approx(8.0, abs=1e-3)
+    assert (res["intensity"] > 0).all()
+    # The bottom echo is the strongest bin, within the range resolution (2 cm) plus the cone's spread of the
+    # footprint (8 m / cos 3 deg - 8 m = 1.1 cm) of the altitude.
+    peak = cfg.ranges()[np.argmax(res["clean_intensity"][0])]
+    assert peak == pytest.approx(8.0, abs=0.04)

@@ -196,19 +196,6 @@ def device_table_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int3
 
 
 @wp.kernel
-def nearest_hit_kernel(ray_distance: wp.array(dtype=wp.float32), rays_per_pose: int,
-                       nearest: wp.array(dtype=wp.float32), start: int):
-    """Element b: the smallest hit distance of pose b's rays (m), NaN when no ray hit (first-return altitude)."""
-    b = wp.tid() + start
-    m = float(wp.inf)
-    for t in range(rays_per_pose):
-        m = wp.min(m, ray_distance[b * rays_per_pose + t])
-    if m == float(wp.inf):
-        m = float(wp.nan)
-    nearest[b] = m
-
-
-@wp.kernel
 def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                          ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
                          rays_per_channel: int, rays_per_pose: int, n_channels: int, min_range: float,

@@ -309,7 +309,8 @@ class SidescanSonar(FanSonar):
             hits, labels = wp.empty(shape, dtype=wp.int32), wp.empty(shape, dtype=wp.int32)
             altitude = wp.empty(batch, dtype=wp.float32)
             ground = wp.empty(shape, dtype=wp.float32)
-        self._chain.render(scene.geometry, p, frame_index, intensity, clean, hits, labels, nearest=altitude)
+        self._chain.render(scene.geometry, p, frame_index, intensity, clean, hits, labels,
+                           first_return=(altitude, 0.0))
         launch_1d(fk.ground_range_kernel, batch * c.range_bins * 2,
                   [intensity, altitude, float(c.min_range), float(c.range_resolution), c.range_bins, 2, ground],
                   self.device)

@@ -25,6 +25,7 @@ import warp as wp
 
 from oceansim_py.errors import ConfigError
 from oceansim_py.kernels import acoustic_chain as k
+from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.kernels import imaging_sonar as ks
 from oceansim_py.runtime import check_memory, launch_1d
 from oceansim_py.sensors.acoustic.beam_pattern import LineArray, bearing_kernel, range_kernel
@@ -266,18 +267,21 @@ class DeviceChain:
         return buf
 
     def render(self, geometry: Any, poses: np.ndarray, frame_index: int, intensity: wp.array,
-               clean: wp.array, hits: wp.array, labels: wp.array, nearest: wp.array | None = None) -> None:
+               clean: wp.array, hits: wp.array, labels: wp.array,
+               first_return: tuple[wp.array, float] | None = None) -> None:
         """Render the (B, 7) ``poses`` of ``geometry`` (a scene's SceneGeometry) into the four (B, n_range,
-        n_channels) result arrays (units in the module docstring); for a :class:`TableFan`, ``nearest`` (B,)
-        receives each pose's first-return distance (m, NaN without a hit)."""
+        n_channels) result arrays (units in the module docstring). For a :class:`TableFan`, ``first_return`` =
+        (altitude (B,), sigma) receives each pose's nearest hit (m, NaN without one) plus N(0, sigma) noise
+        (``first_return_kernel`` of kernels/acoustic_fans.py)."""
         with self._lock:
             self._render(geometry, poses, frame_index, intensity, clean, hits, labels)
-            if nearest is not None:
+            if first_return is not None:
                 if not isinstance(self.layout, TableFan):
-                    raise ConfigError("DeviceChain.render: nearest is only available for table fans")
+                    raise ConfigError("DeviceChain.render: first_return is only available for table fans")
                 buf = self._buffers[int(poses.shape[0])]
-                launch_1d(k.nearest_hit_kernel, int(poses.shape[0]),
-                          [buf.ray_distance, self.layout.rays_per_pose, nearest], self.device, min_chunk=1)
+                launch_1d(fk.first_return_kernel, int(poses.shape[0]),
+                          [buf.ray_distance, self.layout.rays_per_pose, int(self.settings.seed), int(frame_index),
+                           self.sensor_id, float(first_return[1]), first_return[0]], self.device, min_chunk=1)
 
     def _render(self, g: Any, poses: np.ndarray, frame_index: int, intensity: wp.array, clean: wp.array,
                 hits: wp.array, labels: wp.array) -> None:

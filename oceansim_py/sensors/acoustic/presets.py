@@ -129,3 +129,17 @@ SIDESCAN_DEVICE_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
         "depressions 10-90 deg with a gaussian pattern, 4096 range bins (1.8 cm), 8 x 4096 rays per side and a 220 dB source "
         "level chosen here."),
 }
+
+
+#: Single-beam device presets: name -> (config values, source).
+SINGLEBEAM_DEVICE_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
+    "tritech_pa500_device": (
+        dict(model="device", opening_angle=6.0, cone_rings=16, rays_per_ring=64, min_range=0.1, max_range=50.0,
+             range_bins=2495, frequency=500e3, bandwidth=37500.0, source_level=210.0, sound_speed=SOUND_SPEED,
+             absorption_model="francois_garrison", temperature=10.0, salinity=35.0, depth=10.0, ph=8.0,
+             noise_level=round(receiver_noise_level(500e3, 37500.0, 6.0, 6.0), 1), volume_scattering=-80.0,
+             tvg="30log", normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0, range_noise=0.0),
+        "Tritech PA500 altimeter datasheet as recalled here (500 kHz, 6 deg conical beam, 0.1-50 m); check before "
+        "relying on it. Range resolution 2 cm (B = 37.5 kHz), 2 cm bins, rays, a 210 dB source level and the "
+        "receiver noise (thermal floor, module docstring) chosen here."),
+}
