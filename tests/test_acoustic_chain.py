@@ -444,3 +444,11 @@ def test_singlebeam_device_preset_altitude_and_echo():
     # footprint (8 m / cos 3 deg - 8 m = 1.1 cm) of the altitude.
     peak = cfg.ranges()[np.argmax(res["clean_intensity"][0])]
     assert peak == pytest.approx(8.0, abs=0.04)
+
+
+def test_device_chain_row_normalisation_stays_available():
+    cfg = ImagingSonarConfig(**{**BARE, "noise_level": 60.0, "normalisation": "row"}, horizontal_fov=60.0,
+                             vertical_fov=10.0, n_beams=64, rays_per_beam=1, elevation_rays=2, min_range=1.0,
+                             max_range=9.0, range_bins=16)
+    img = ImagingSonar(cfg, device="cpu").render(far_quad(), pitched(0.0)).numpy()["intensity"][0]
+    np.testing.assert_allclose(img.max(axis=1), 1.0, rtol=1e-6)

@@ -362,11 +362,6 @@ def _host_key(seed: int, frame: int, sensor: int, stream: int) -> int:
     return h >> 1
 
 
-def db_to_intensity(level_db: float) -> float:
-    """10^(level / 10): a level in dB re 1 uPa^2 (or re 1 m^-1 ...) as a linear intensity."""
-    return 10.0 ** (level_db / 10.0)
-
-
 def tvg_db(ranges_m: np.ndarray, law: str, alpha_db_per_m: float, gain_db: float) -> np.ndarray:
     """Host mirror of the receiver's TVG in dB: k log10 r + 2 alpha r + gain (k from :data:`TVG_LAWS`; no
     absorption term for law "none")."""
