@@ -452,3 +452,25 @@ def test_device_chain_row_normalisation_stays_available():
                              max_range=9.0, range_bins=16)
     img = ImagingSonar(cfg, device="cpu").render(far_quad(), pitched(0.0)).numpy()["intensity"][0]
     np.testing.assert_allclose(img.max(axis=1), 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["em2040_700khz_device", "norbit_wbms_400khz"])
+def test_profiling_device_presets_sound_the_floor(name):
+    from oceansim_py.sensors.acoustic.presets import PROFILING_DEVICE_PRESETS
+    from oceansim_py.sensors.profiling_sonar import ProfilingSonar, ProfilingSonarConfig
+
+    assert "datasheet" in PROFILING_DEVICE_PRESETS[name][1] or "§V" in PROFILING_DEVICE_PRESETS[name][1]
+    floor = make_scene(("floor", quad([0.0, 0.0, -20.0], [0.0, 0.0, 1.0], 400.0), 0.01))
+    level = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+    cfg = ProfilingSonarConfig.preset(name)
+    res = ProfilingSonar(cfg, device="cpu").render(floor, level).numpy()
+    # Soundings on the floor 20 m down: world z = -20 within the footprint's spread (centre of gravity).
+    z = res["point_world"][0][res["valid"][0] == 1][:, 2]
+    assert z.size == cfg.n_beams
+    np.testing.assert_allclose(z, -20.0, atol=0.05)
+    assert (res["image"] > 0).all()
+    quiet = ProfilingSonar(cfg.replace(noise_level=None, volume_scattering=None), device="cpu")
+    img = quiet.render(floor, level).numpy()
+    i, c = img["image"][0], img["clean_image"][0]
+    x = (i[c > 0] / c[c > 0]).astype(np.float64)
+    assert x.mean() == pytest.approx(1.0, abs=0.15)

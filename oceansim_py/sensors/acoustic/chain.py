@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import warp as wp
@@ -266,15 +266,22 @@ class DeviceChain:
             self._buffers[batch] = buf
         return buf
 
-    def render(self, geometry: Any, poses: np.ndarray, frame_index: int, intensity: wp.array,
-               clean: wp.array, hits: wp.array, labels: wp.array,
-               first_return: tuple[wp.array, float] | None = None) -> None:
+    def render(self, geometry: Any, poses: np.ndarray, frame_index: int, intensity: wp.array | None,
+               clean: wp.array | None = None, hits: wp.array | None = None, labels: wp.array | None = None,
+               first_return: tuple[wp.array, float] | None = None,
+               then: Callable[[Any], None] | None = None) -> None:
         """Render the (B, 7) ``poses`` of ``geometry`` (a scene's SceneGeometry) into the four (B, n_range,
-        n_channels) result arrays (units in the module docstring). For a :class:`TableFan`, ``first_return`` =
-        (altitude (B,), sigma) receives each pose's nearest hit (m, NaN without one) plus N(0, sigma) noise
-        (``first_return_kernel`` of kernels/acoustic_fans.py)."""
+        n_channels) result arrays (units in the module docstring); ``intensity`` None casts the rays only.
+        For a :class:`TableFan`, ``first_return`` = (altitude (B,), sigma) receives each pose's nearest hit (m,
+        NaN without one) plus N(0, sigma) noise (``first_return_kernel`` of kernels/acoustic_fans.py).
+        ``then(buffers)``, if given, runs before another render may reuse the scratch: it may read the per-ray
+        arrays (ray_intensity re 1 uPa^2, ray_bin, ray_label, ray_distance of a table fan, poses)."""
         with self._lock:
-            self._render(geometry, poses, frame_index, intensity, clean, hits, labels)
+            buf = self._cast(geometry, poses)
+            if intensity is not None:
+                self._image(buf, int(poses.shape[0]), frame_index, intensity, clean, hits, labels)
+            if then is not None:
+                then(buf)
             if first_return is not None:
                 if not isinstance(self.layout, TableFan):
                     raise ConfigError("DeviceChain.render: first_return is only available for table fans")
@@ -283,8 +290,7 @@ class DeviceChain:
                           [buf.ray_distance, self.layout.rays_per_pose, int(self.settings.seed), int(frame_index),
                            self.sensor_id, float(first_return[1]), first_return[0]], self.device, min_chunk=1)
 
-    def _render(self, g: Any, poses: np.ndarray, frame_index: int, intensity: wp.array, clean: wp.array,
-                hits: wp.array, labels: wp.array) -> None:
+    def _cast(self, g: Any, poses: np.ndarray) -> _ChainBuffers:
         s, lay, dev = self.settings, self.layout, self.device
         batch = int(poses.shape[0])
         buf = self._buffers_for(batch)
@@ -306,6 +312,12 @@ class DeviceChain:
                       [g.mesh.id, g.face_object, g.object_reflectivity, g.object_label, buf.poses, self._bearings,
                        float(lay.bearing_cell), self._elev_table, float(lay.elevation_cell), lay.n_elev,
                        lay.rays_per_pose, int(s.jitter), jitter_key, phase_key, *common], dev)
+        return buf
+
+    def _image(self, buf: _ChainBuffers, batch: int, frame_index: int, intensity: wp.array, clean: wp.array,
+               hits: wp.array, labels: wp.array) -> None:
+        s, lay, dev = self.settings, self.layout, self.device
+        dr = float(lay.range_bin)
         field, power = buf.field, buf.power
         field[0].zero_()
         power[0].zero_()

@@ -143,3 +143,34 @@ SINGLEBEAM_DEVICE_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
         "relying on it. Range resolution 2 cm (B = 37.5 kHz), 2 cm bins, rays, a 210 dB source level and the "
         "receiver noise (thermal floor, module docstring) chosen here."),
 }
+
+
+def _swath(frequency: float, swath_width: float, along_track_beamwidth: float, n_beams: int, beam_width: float,
+           resolution: float, max_range: float, range_bins: int, across_rays_per_beam: int,
+           source_level: float) -> dict[str, Any]:
+    bandwidth = SOUND_SPEED / (2.0 * resolution)
+    return dict(
+        model="device", swath_width=swath_width, along_track_beamwidth=along_track_beamwidth, n_beams=n_beams,
+        beam_width=beam_width, across_rays_per_beam=across_rays_per_beam, along_track_rays=4, min_range=0.5,
+        max_range=max_range, range_bins=range_bins, frequency=frequency, bandwidth=round(bandwidth, 1),
+        source_level=source_level, sound_speed=SOUND_SPEED, absorption_model="francois_garrison", temperature=10.0,
+        salinity=35.0, depth=10.0, ph=8.0, psf_extent=3.0,
+        noise_level=round(receiver_noise_level(frequency, bandwidth, beam_width, along_track_beamwidth), 1),
+        volume_scattering=-80.0, tvg="30log", normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0,
+        range_noise=0.0, angle_noise=0.0, image=True,
+    )
+
+
+#: Swath (multibeam bathymetry) device presets of the profiling sonar: name -> (config values, source).
+PROFILING_DEVICE_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
+    "em2040_700khz_device": (
+        _swath(700e3, 27.6, 0.4, 69, 0.4, 0.02, 56.6, 2830, 6, 210.0),
+        "Kongsberg EM 2040-04 at 700 kHz as the peer preset em2040_700khz (unity-ros-underwater-simulator-2021.txt "
+        "§V coverage table: 27.6 deg swath, 56.6 m slant range; 0.4 deg beams); range resolution 2 cm, 2 cm bins, "
+        "rays and a 210 dB source level chosen here (the datasheet is not in shared/seeds)."),
+    "norbit_wbms_400khz": (
+        _swath(400e3, 140.0, 1.9, 256, 0.9, 0.01, 60.0, 2048, 4, 210.0),
+        "Norbit WBMS datasheet as recalled here (400 kHz, 0.9 x 1.9 deg beams, 256 beams, up to 210 deg swath, "
+        "80 kHz chirp bandwidth: ~1 cm resolution); check before relying on it. 140 deg swath, 0.5-60 m window, "
+        "2048 bins, rays and a 210 dB source level chosen here."),
+}
