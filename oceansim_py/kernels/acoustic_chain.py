@@ -9,13 +9,11 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
 2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays, each spread over
    the range bins its surface footprint covers, into complex amplitude, intensity, hit and label images
    (a gather, no atomics).
-3. :func:`volume_reverb_kernel` (optional), one element per bin: adds the volume reverberation's complex
-   Gaussian amplitude and its mean intensity.
-4. :func:`range_psf_kernel` then :func:`bearing_psf_kernel`, one element per bin: separable convolution of the
+3. :func:`range_psf_kernel` then :func:`bearing_psf_kernel`, one element per bin: separable convolution of the
    complex image with the real point-spread taps h, and of the mean intensity with h^2.
-5. :func:`receiver_kernel`, one element per bin: additive complex Gaussian receiver noise, detection |.|^2,
-   time-varying gain and fixed gain.
-6. Optional per-frame :func:`frame_mean_kernel` + :func:`scale_frame_kernel` (automatic gain).
+4. :func:`receiver_kernel`, one element per bin: volume reverberation and receiver noise as one additive
+   complex Gaussian, detection |.|^2, time-varying gain and fixed gain.
+5. Optional per-frame :func:`frame_mean_kernel` + :func:`scale_frame_kernel` (automatic gain).
 
 Every element writes only what it owns and reads in a fixed order, so images are bit-identical whatever the
 batch size, the CPU chunking or the device. Random draws are counter-based (kernels/random.py): the jitter and
@@ -36,7 +34,6 @@ from oceansim_py.kernels.raycast import RayHit, cast_ray, sensor_to_world, two_w
 STREAM_JITTER = wp.constant(21)
 STREAM_PHASE = wp.constant(22)
 STREAM_NOISE = wp.constant(23)
-STREAM_REVERB = wp.constant(24)
 
 TWO_PI = wp.constant(6.283185307179586)
 
@@ -254,20 +251,13 @@ def bin_indices(e: int, n_range: int, n_channels: int) -> wp.vec3i:
     return wp.vec3i(b, r, cell - r * n_channels)
 
 
-@wp.kernel
-def volume_reverb_kernel(n_range: int, n_channels: int, row_reverb: wp.array(dtype=wp.float32),
-                         keys: wp.array(dtype=wp.int32), field: wp.array3d(dtype=wp.vec2),
-                         power: wp.array3d(dtype=wp.float32), start: int):
-    """Element (pose b, row r, channel j): add volume reverberation of mean intensity I_v = row_reverb[r]
-    (re 1 uPa^2; the sonar equation SL - 40 log r - 2 alpha r + S_v + 10 log(r^2 Omega dr), computed per row on
-    the host) as a complex Gaussian amplitude (exponential intensity). Draws keyed by keys[b] and the bin."""
-    e = wp.tid() + start
-    ix = bin_indices(e, n_range, n_channels)
-    iv = row_reverb[ix[1]]
-    state = wp.rand_init(keys[ix[0]], e - ix[0] * n_range * n_channels)
-    s = wp.sqrt(0.5 * iv)
-    field[ix[0], ix[1], ix[2]] = field[ix[0], ix[1], ix[2]] + wp.vec2(s * wp.randn(state), s * wp.randn(state))
-    power[ix[0], ix[1], ix[2]] = power[ix[0], ix[1], ix[2]] + iv
+@wp.func
+def complex_gaussian(state: wp.uint32, variance: float) -> wp.vec2:
+    """One circular complex Gaussian draw with E|z|^2 = variance (Box-Muller: one log and sqrt for both parts)."""
+    u = 1.0 - wp.randf(state)
+    v = wp.randf(state)
+    r = wp.sqrt(-variance * wp.log(u))
+    return wp.vec2(r * wp.cos(TWO_PI * v), r * wp.sin(TWO_PI * v))
 
 
 @wp.kernel
@@ -313,23 +303,27 @@ def bearing_psf_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d
 
 @wp.kernel
 def receiver_kernel(field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32), n_range: int,
-                    n_channels: int, noise_intensity: float, keys: wp.array(dtype=wp.int32),
-                    row_gain: wp.array(dtype=wp.float32), intensity: wp.array3d(dtype=wp.float32),
-                    clean: wp.array3d(dtype=wp.float32), start: int):
-    """Element (b, r, j): intensity = |field + n|^2 * G(r), n complex Gaussian with E|n|^2 = noise_intensity
-    (re 1 uPa^2; exponential intensity), draws keyed by keys[b] and the bin index; clean = power * G(r) (the
-    expected echo intensity, speckle- and noise-free). G = row_gain[r]: the time-varying and fixed gain on
-    intensity, 10^((k log10 r + 2 alpha r + gain) / 10), computed per row on the host."""
+                    n_channels: int, noise_intensity: float, row_reverb: wp.array(dtype=wp.float32),
+                    keys: wp.array(dtype=wp.int32), row_gain: wp.array(dtype=wp.float32),
+                    intensity: wp.array3d(dtype=wp.float32), clean: wp.array3d(dtype=wp.float32), start: int):
+    """Element (b, r, j): intensity = |field + n|^2 * G(r), clean = (power + R(r)) * G(r).
+
+    n is one circular complex Gaussian draw (exponential intensity) of variance noise_intensity + R(r): the
+    receiver noise (re 1 uPa^2) plus the volume reverberation R(r) = row_reverb[r] (its sonar-equation mean per
+    sample, already through the point spread: computed per row on the host), keyed by keys[b] and the bin index.
+    clean is the expected intensity, speckle- and noise-free (echoes and reverberation). G = row_gain[r]: the
+    time-varying and fixed gain on intensity, 10^((k log10 r + 2 alpha r + gain) / 10), per row on the host."""
     e = wp.tid() + start
     ix = bin_indices(e, n_range, n_channels)
     f = field[ix[0], ix[1], ix[2]]
-    if noise_intensity > 0.0:
+    reverb = row_reverb[ix[1]]
+    variance = noise_intensity + reverb
+    if variance > 0.0:
         state = wp.rand_init(keys[ix[0]], e - ix[0] * n_range * n_channels)
-        s = wp.sqrt(0.5 * noise_intensity)
-        f = f + wp.vec2(s * wp.randn(state), s * wp.randn(state))
+        f = f + complex_gaussian(state, variance)
     g = row_gain[ix[1]]
     intensity[ix[0], ix[1], ix[2]] = wp.dot(f, f) * g
-    clean[ix[0], ix[1], ix[2]] = power[ix[0], ix[1], ix[2]] * g
+    clean[ix[0], ix[1], ix[2]] = (power[ix[0], ix[1], ix[2]] + reverb) * g
 
 
 @wp.kernel

@@ -228,7 +228,9 @@ class DeviceChain:
             level = (s.source_level_db - 40.0 * np.log10(ranges) - 2.0 * s.absorption_db_per_m * ranges
                      + s.volume_scattering_db + 10.0 * np.log10(ranges**2 * layout.channel_solid_angle
                                                                 * layout.range_bin))
-            reverb = 10.0 ** (level / 10.0)
+            # Through the point spread, a sample gathers sum(h_r^2) sum(h_b^2) bins' worth of volume.
+            reverb = 10.0 ** (level / 10.0) * float(np.sum(self.range_taps.astype(np.float64) ** 2)
+                                                    * np.sum(self.bearing_taps.astype(np.float64) ** 2))
         with wp.ScopedDevice(device):
             self._row_gain = wp.array(gain.astype(np.float32), dtype=wp.float32)
             self._row_reverb = wp.array(reverb.astype(np.float32), dtype=wp.float32)
@@ -328,11 +330,6 @@ class DeviceChain:
                    lay.rays_per_pose, lay.n_channels, float(lay.min_range), dr, lay.n_range, field[0], power[0],
                    hits, labels, buf.peak], dev, min_chunk=1)
         n_bins = batch * lay.n_range * lay.n_channels
-        if s.volume_scattering_db is not None:
-            launch_1d(k.frame_keys_kernel, batch, [s.seed, int(frame_index), self.sensor_id, int(k.STREAM_REVERB),
-                                                   buf.keys], dev, min_chunk=batch)
-            launch_1d(k.volume_reverb_kernel, n_bins,
-                      [lay.n_range, lay.n_channels, self._row_reverb, buf.keys, field[0], power[0]], dev)
         cur = 0
         for kernel, taps in ((k.range_psf_kernel, self._range_taps), (k.bearing_psf_kernel, self._bearing_taps)):
             if taps.shape[0] > 1:
@@ -343,8 +340,8 @@ class DeviceChain:
         launch_1d(k.frame_keys_kernel, batch, [s.seed, int(frame_index), self.sensor_id, int(k.STREAM_NOISE),
                                                buf.keys], dev, min_chunk=batch)
         launch_1d(k.receiver_kernel, n_bins,
-                  [field[cur], power[cur], lay.n_range, lay.n_channels, float(noise), buf.keys, self._row_gain,
-                   intensity, clean], dev)
+                  [field[cur], power[cur], lay.n_range, lay.n_channels, float(noise), self._row_reverb, buf.keys,
+                   self._row_gain, intensity, clean], dev)
         if s.agc_level_db is not None:
             launch_1d(k.frame_mean_kernel, batch, [intensity, lay.n_range, lay.n_channels, buf.frame_max], dev,
                       min_chunk=1)
