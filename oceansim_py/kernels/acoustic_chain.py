@@ -9,10 +9,10 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
 2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays, each spread over
    the range bins its surface footprint covers, into complex amplitude, intensity, hit and label images
    (a gather, no atomics).
-3. :func:`range_psf_kernel` then :func:`bearing_psf_kernel`, one element per bin: separable convolution of the
-   complex image with the real point-spread taps h, and of the mean intensity with h^2.
-4. :func:`receiver_kernel`, one element per bin: volume reverberation and receiver noise as one additive
-   complex Gaussian, detection |.|^2, time-varying gain and fixed gain.
+3. :func:`range_psf_kernel` (optional) then :func:`bearing_receiver_kernel`, one element per bin: separable
+   convolution of the complex image with the real point-spread taps h (and of the mean intensity with h^2),
+   the second fused with the receiver: volume reverberation and receiver noise as one additive complex
+   Gaussian, detection |.|^2, time-varying gain and fixed gain.
 5. Optional per-frame :func:`frame_mean_kernel` + :func:`scale_frame_kernel` (automatic gain).
 
 Every element writes only what it owns and reads in a fixed order, so images are bit-identical whatever the
@@ -282,10 +282,21 @@ def range_psf_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(d
 
 
 @wp.kernel
-def bearing_psf_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
-                       taps: wp.array(dtype=wp.float32), n_range: int, n_channels: int,
-                       field_out: wp.array3d(dtype=wp.vec2), power_out: wp.array3d(dtype=wp.float32), start: int):
-    """Element (b, r, j): the same convolution as :func:`range_psf_kernel` across channels (beams)."""
+def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
+                            taps: wp.array(dtype=wp.float32), n_range: int, n_channels: int, noise_intensity: float,
+                            row_reverb: wp.array(dtype=wp.float32), keys: wp.array(dtype=wp.int32),
+                            row_gain: wp.array(dtype=wp.float32), intensity: wp.array3d(dtype=wp.float32),
+                            clean: wp.array3d(dtype=wp.float32), start: int):
+    """Element (b, r, j): the bearing point spread and the receiver in one pass.
+
+    Point spread across channels (beams): f = sum_m h[m] field_in[r, j - m], p = sum_m h[m]^2 power_in[r, j - m]
+    over the taps m = -M..M (h symmetric; channels outside the image contribute nothing; one tap h = 1 for none).
+    Receiver: intensity = |f + n|^2 G(r), clean = (p + R(r)) G(r). n is one circular complex Gaussian draw
+    (exponential intensity) of variance noise_intensity + R(r): receiver noise (re 1 uPa^2) plus the volume
+    reverberation R(r) = row_reverb[r] (its sonar-equation mean per sample through the point spread, per row on
+    the host), keyed by keys[b] and the bin index. G = row_gain[r]: time-varying and fixed gain on intensity,
+    10^((k log10 r + 2 alpha r + gain) / 10), per row on the host. clean is the expected intensity, speckle- and
+    noise-free (echoes and reverberation)."""
     e = wp.tid() + start
     ix = bin_indices(e, n_range, n_channels)
     half = (taps.shape[0] - 1) // 2
@@ -297,25 +308,6 @@ def bearing_psf_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d
             h = taps[t]
             f = f + h * field_in[ix[0], ix[1], jj]
             p = p + h * h * power_in[ix[0], ix[1], jj]
-    field_out[ix[0], ix[1], ix[2]] = f
-    power_out[ix[0], ix[1], ix[2]] = p
-
-
-@wp.kernel
-def receiver_kernel(field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32), n_range: int,
-                    n_channels: int, noise_intensity: float, row_reverb: wp.array(dtype=wp.float32),
-                    keys: wp.array(dtype=wp.int32), row_gain: wp.array(dtype=wp.float32),
-                    intensity: wp.array3d(dtype=wp.float32), clean: wp.array3d(dtype=wp.float32), start: int):
-    """Element (b, r, j): intensity = |field + n|^2 * G(r), clean = (power + R(r)) * G(r).
-
-    n is one circular complex Gaussian draw (exponential intensity) of variance noise_intensity + R(r): the
-    receiver noise (re 1 uPa^2) plus the volume reverberation R(r) = row_reverb[r] (its sonar-equation mean per
-    sample, already through the point spread: computed per row on the host), keyed by keys[b] and the bin index.
-    clean is the expected intensity, speckle- and noise-free (echoes and reverberation). G = row_gain[r]: the
-    time-varying and fixed gain on intensity, 10^((k log10 r + 2 alpha r + gain) / 10), per row on the host."""
-    e = wp.tid() + start
-    ix = bin_indices(e, n_range, n_channels)
-    f = field[ix[0], ix[1], ix[2]]
     reverb = row_reverb[ix[1]]
     variance = noise_intensity + reverb
     if variance > 0.0:
@@ -323,7 +315,7 @@ def receiver_kernel(field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp
         f = f + complex_gaussian(state, variance)
     g = row_gain[ix[1]]
     intensity[ix[0], ix[1], ix[2]] = wp.dot(f, f) * g
-    clean[ix[0], ix[1], ix[2]] = (power[ix[0], ix[1], ix[2]] + reverb) * g
+    clean[ix[0], ix[1], ix[2]] = (p + reverb) * g
 
 
 @wp.kernel

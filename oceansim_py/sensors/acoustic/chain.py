@@ -331,17 +331,16 @@ class DeviceChain:
                    hits, labels, buf.peak], dev, min_chunk=1)
         n_bins = batch * lay.n_range * lay.n_channels
         cur = 0
-        for kernel, taps in ((k.range_psf_kernel, self._range_taps), (k.bearing_psf_kernel, self._bearing_taps)):
-            if taps.shape[0] > 1:
-                launch_1d(kernel, n_bins, [field[cur], power[cur], taps, lay.n_range, lay.n_channels,
-                                           field[1 - cur], power[1 - cur]], dev)
-                cur = 1 - cur
+        if self._range_taps.shape[0] > 1:
+            launch_1d(k.range_psf_kernel, n_bins, [field[0], power[0], self._range_taps, lay.n_range, lay.n_channels,
+                                                   field[1], power[1]], dev)
+            cur = 1
         noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
         launch_1d(k.frame_keys_kernel, batch, [s.seed, int(frame_index), self.sensor_id, int(k.STREAM_NOISE),
                                                buf.keys], dev, min_chunk=batch)
-        launch_1d(k.receiver_kernel, n_bins,
-                  [field[cur], power[cur], lay.n_range, lay.n_channels, float(noise), self._row_reverb, buf.keys,
-                   self._row_gain, intensity, clean], dev)
+        launch_1d(k.bearing_receiver_kernel, n_bins,
+                  [field[cur], power[cur], self._bearing_taps, lay.n_range, lay.n_channels, float(noise),
+                   self._row_reverb, buf.keys, self._row_gain, intensity, clean], dev)
         if s.agc_level_db is not None:
             launch_1d(k.frame_mean_kernel, batch, [intensity, lay.n_range, lay.n_channels, buf.frame_max], dev,
                       min_chunk=1)
