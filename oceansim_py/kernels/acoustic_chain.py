@@ -3,7 +3,7 @@
 A render of B poses on the device chain is, after the fan's rays are laid out as in kernels/imaging_sonar.py
 (rays of one pose ordered (channel, ray-in-channel), a channel's rays contiguous):
 
-1. :func:`device_ray_kernel`, one element per ray: stratified, jittered direction inside the ray's cell, cast,
+1. :func:`device_ray_kernel` (bearing x elevation fan), one element per ray: stratified, jittered direction inside the ray's cell, cast,
    sonar-equation intensity of the return (re 1 uPa^2 at the receiver), its range, the range extent of its
    footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
 2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays, each spread over
@@ -13,7 +13,9 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
    convolution of the complex image with the real point-spread taps h (and of the mean intensity with h^2),
    the second fused with the receiver: volume reverberation and receiver noise as one additive complex
    Gaussian, detection |.|^2, time-varying gain and fixed gain.
-5. Optional per-frame :func:`frame_mean_kernel` + :func:`scale_frame_kernel` (automatic gain).
+4. Optional per-frame :func:`frame_mean_kernel` + :func:`scale_frame_kernel` (automatic gain), and
+   :func:`normalise_kernel` (per-row or global maximum normalisation).
+1-3 for a table fan (side-scan, profiling, single-beam) start with :func:`device_table_ray_kernel` instead.
 
 Every element writes only what it owns and reads in a fixed order, so images are bit-identical whatever the
 batch size, the CPU chunking or the device. Random draws are counter-based (kernels/random.py): the jitter and
