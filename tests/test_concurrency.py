@@ -67,6 +67,13 @@ def render_fn(kind: str, scene: Any) -> Callable[[int], Any]:
         s = ImagingSonar(ImagingSonarConfig(max_range=6.0, n_beams=48, range_bins=64, rays_per_beam=2,
                                             elevation_rays=16), device="cpu")
         return lambda j: s.render(scene, job_poses(base, j), frame_index=10 * j)
+    if kind == "imaging_sonar_device":
+        s = ImagingSonar(ImagingSonarConfig(model="device", max_range=6.0, n_beams=48, range_bins=64,
+                                            rays_per_beam=2, elevation_rays=16), device="cpu")
+        return lambda j: s.render(scene, job_poses(base, j), frame_index=10 * j)
+    if kind == "sidescan_device":
+        s = SidescanSonar(SidescanSonarConfig(model="device", range_bins=64, max_range=10.0), device="cpu")
+        return lambda j: s.render(scene, job_poses(base, j), frame_index=10 * j)
     if kind == "multibeam":
         s = MultibeamSonar(MultibeamSonarConfig(n_beams=48, fov=60.0, beam_width=2.0, rays_per_beam=4,
                                                 bandwidth=30e3, max_range=6.0), device="cpu")
@@ -101,7 +108,7 @@ def render_fn(kind: str, scene: Any) -> Callable[[int], Any]:
     raise AssertionError(kind)
 
 
-KINDS = ["imaging_sonar", "multibeam", "sidescan", "profiling", "singlebeam", "camera", "dvl", "imu", "barometer",
+KINDS = ["imaging_sonar", "imaging_sonar_device", "sidescan_device", "multibeam", "sidescan", "profiling", "singlebeam", "camera", "dvl", "imu", "barometer",
          "gps", "pose"]
 
 

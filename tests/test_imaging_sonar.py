@@ -305,8 +305,11 @@ def test_hits_outside_the_range_window_are_dropped():
 
 
 def test_presets_are_valid_and_sized_as_documented():
-    assert ImagingSonarConfig.preset_names() == ["blueview_p900", "holoocean_default", "holoocean_paper",
-                                                 "oceansim_default", "oculus_m750d"]
+    from oceansim_py.sensors.acoustic.presets import IMAGING_SONAR_DEVICE_PRESETS
+
+    assert ImagingSonarConfig.preset_names() == sorted(["blueview_p900", "holoocean_default", "holoocean_paper",
+                                                        "oceansim_default", "oculus_m750d",
+                                                        *IMAGING_SONAR_DEVICE_PRESETS])
     o = ImagingSonarConfig.preset("oceansim_default")
     assert (o.range_bins, o.n_beams) == (350, 260)
     assert o.range_resolution == pytest.approx(0.008)

@@ -6,6 +6,9 @@ the material's density and longitudinal sound speed through the normal-incidence
 coefficient against sea water, as HoloOcean does:
 
     Z = rho * c,   R = (Z2 - Z1) / (Z2 + Z1),   mu = R^2,   Z1 = 1026 kg/m^3 * 1500 m/s.
+
+A rough surface's Lambert scattering strength S (dB, 10 log10 mu; e.g. -27 dB sand to -40 dB mud) may be given
+instead (``scattering_strength``): mu = 10^(S / 10) (docs/PHYSICS_ACOUSTIC_CHAIN.md §1).
 """
 
 from __future__ import annotations
@@ -53,9 +56,19 @@ class Material:
     @staticmethod
     def from_properties(name: str, albedo: tuple[float, float, float], *, reflectivity: float | None = None,
                         density: float | None = None, sound_speed: float | None = None,
+                        scattering_strength: float | None = None,
                         source: str = "material table") -> "Material":
-        """Build a material from a direct reflectivity, or from density and sound speed; validate ranges."""
+        """Build a material from a direct reflectivity, a Lambert scattering strength in dB (mu = 10^(S/10)),
+        or density and sound speed; validate ranges."""
         where = f"{source}: material '{name}'"
+        if scattering_strength is not None:
+            if reflectivity is not None:
+                raise ConfigError(f"{where}: give 'reflectivity' or 'scattering_strength' (dB), not both")
+            if not (isinstance(scattering_strength, (int, float)) and math.isfinite(scattering_strength)
+                    and scattering_strength <= 0.0):
+                raise ConfigError(f"{where}: scattering_strength must be a finite number of dB <= 0 (Lambert "
+                                  f"parameter 10 log10 mu), got {scattering_strength!r}")
+            reflectivity = 10.0 ** (scattering_strength / 10.0)
         if reflectivity is None:
             if density is None or sound_speed is None:
                 raise ConfigError(f"{where}: give 'reflectivity', or both 'density' (kg/m^3) and "
@@ -103,7 +116,7 @@ _BUILTIN = [
 
 BUILTIN_MATERIALS: dict[str, Material] = {m.name: m for m in _BUILTIN}
 
-_MATERIAL_KEYS = {"reflectivity", "density", "sound_speed", "albedo"}
+_MATERIAL_KEYS = {"reflectivity", "density", "sound_speed", "albedo", "scattering_strength"}
 
 
 class MaterialTable:
@@ -114,6 +127,7 @@ class MaterialTable:
         materials:
           hull_paint: {albedo: [0.8, 0.1, 0.1], reflectivity: 0.6}
           basalt:     {albedo: [0.1, 0.1, 0.1], density: 2900, sound_speed: 5800}
+          mud:        {albedo: [0.3, 0.25, 0.2], scattering_strength: -40}
     """
 
     def __init__(self, materials: Mapping[str, Material] | None = None) -> None:
@@ -160,7 +174,8 @@ class MaterialTable:
             self.add(Material.from_properties(
                 str(name), tuple(albedo),  # type: ignore[arg-type]
                 reflectivity=fields.get("reflectivity"), density=fields.get("density"),
-                sound_speed=fields.get("sound_speed"), source=source))
+                sound_speed=fields.get("sound_speed"), scattering_strength=fields.get("scattering_strength"),
+                source=source))
 
     @classmethod
     def from_yaml(cls, path: str | Path, base: "MaterialTable | None" = None) -> "MaterialTable":

@@ -28,13 +28,19 @@ from oceansim_py.poses import as_poses
 from oceansim_py.limits import check_config_memory, check_frame_index
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.scratch import ScratchCache
+from oceansim_py.sensors.acoustic.beam_pattern import LineArray
+from oceansim_py.sensors.acoustic.chain import DeviceChain, FanLayout
+from oceansim_py.sensors.acoustic.device_config import DeviceChainFields, DeviceDisplayFields
+from oceansim_py.sensors.acoustic.display import apply_colormap, db_window_to_uint8
+from oceansim_py.sensors.acoustic.presets import IMAGING_SONAR_DEVICE_PRESETS
 
 _OWNER = "ImagingSonarConfig"
 
 
 @dataclasses.dataclass(frozen=True)
-class ImagingSonarConfig(ConfigBase):
-    """Imaging sonar parameters.
+class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
+    """Imaging sonar parameters (the device-chain fields, ``model`` and below, are documented in
+    :class:`~oceansim_py.sensors.acoustic.device_config.DeviceChainFields` and ``DeviceDisplayFields``).
 
     Attributes:
         horizontal_fov: bearing field of view Theta (degrees, 0 < Theta < 360).
@@ -46,7 +52,9 @@ class ImagingSonarConfig(ConfigBase):
         elevation_rays: rays in elevation.
         absorption: alpha, one-way absorption in dB/m (the return is scaled by 10^(-2 alpha r / 10)).
         spreading: multiply returns by (1 m / r)^2 (two-way spreading less the footprint's growth).
-        elevation_pattern: "flat" (g = 1) or "gaussian" (g = exp(-ln 2 (2 e / Phi)^2): -3 dB at the edges).
+        elevation_pattern: "flat" (g = 1), "gaussian" (g = exp(-ln 2 (2 e / Phi)^2): -3 dB at the edges) or
+            "array" (two-way pattern g = D(e)^4 of a vertical line array with ``elevation_taper`` whose one-way
+            -3 dB width is Phi, side lobes included; pair it with ``elevation_span`` > Phi).
         aggregation: "sum" of the returns in a bin, or their "mean" (HoloOcean 2022 eq. 2; a mean scales with
             the ray solid angle, so pair it with a normalisation).
         normalisation: "none" (physical units, sr), "row" (each range row by its maximum), "global".
@@ -70,7 +78,7 @@ class ImagingSonarConfig(ConfigBase):
     elevation_rays: int = 461
     absorption: float = 0.1
     spreading: bool = False
-    elevation_pattern: Literal["flat", "gaussian"] = "flat"
+    elevation_pattern: Literal["flat", "gaussian", "array"] = "flat"
     aggregation: Literal["sum", "mean"] = "sum"
     normalisation: Literal["none", "row", "global"] = "row"
     multiplicative_sigma: float = 0.2
@@ -129,6 +137,9 @@ class ImagingSonarConfig(ConfigBase):
             range_bins=392, rays_per_beam=2, elevation_rays=114, absorption=0.0354, aggregation="sum",
             normalisation="row", multiplicative_sigma=0.2, additive_sigma=0.05, additive_range_scaled=False,
         ),
+        # Device presets (model "device", the acoustic device chain): values and sources in
+        # sensors/acoustic/presets.py.
+        **{name: values for name, (values, _source) in IMAGING_SONAR_DEVICE_PRESETS.items()},
     }
 
     def validate(self) -> None:
@@ -154,12 +165,17 @@ class ImagingSonarConfig(ConfigBase):
         require_positive(self.additive_beam_width, _OWNER, "additive_beam_width", "degrees")
         require_positive(self.gain, _OWNER, "gain")
         require_positive(self.gamma, _OWNER, "gamma")
-        for name, allowed in (("elevation_pattern", ("flat", "gaussian")), ("aggregation", ("sum", "mean")),
+        for name, allowed in (("elevation_pattern", ("flat", "gaussian", "array")), ("aggregation", ("sum", "mean")),
                               ("normalisation", ("none", "row", "global"))):
             require(getattr(self, name) in allowed, _OWNER, name,
                     f"must be one of {list(allowed)}, got {getattr(self, name)!r}")
         require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
                 f"must be an integer in [0, 2^31), got {self.seed!r}")
+        self.validate_device_chain(_OWNER, self.horizontal_fov, self.vertical_fov)
+        self.validate_device_display(_OWNER)
+        if self.model == "device":
+            require(self.aggregation == "sum", _OWNER, "aggregation",
+                    "must be 'sum' with model 'device' (the coherent sum of a resolution cell's echoes)")
 
     # -- derived geometry --------------------------------------------------------------------------------
     @property
@@ -199,28 +215,46 @@ class ImagingSonarConfig(ConfigBase):
         n = self.n_beams * self.rays_per_beam
         return -0.5 * fov + (np.arange(n) + 0.5) * fov / n
 
+    @property
+    def elevation_fan(self) -> float:
+        """Elevation extent of the ray fan (degrees): ``elevation_span``, or the vertical field of view."""
+        return self.elevation_span if self.elevation_span > 0.0 else self.vertical_fov
+
     def ray_elevations(self) -> np.ndarray:
-        """Elevation of every elevation ray (rad): e_k = -Phi/2 + (k + 1/2) Phi / N_e."""
-        fov = math.radians(self.vertical_fov)
+        """Elevation of every elevation ray (rad): e_k = -Phi/2 + (k + 1/2) Phi / N_e (Phi the elevation fan)."""
+        fov = math.radians(self.elevation_fan)
         return -0.5 * fov + (np.arange(self.elevation_rays) + 0.5) * fov / self.elevation_rays
 
     def elevation_weights(self) -> np.ndarray:
         """Solid angle per ray times the elevation pattern, per elevation ray: cos e * db * de * g(e) (sr)."""
         e = self.ray_elevations()
         db = math.radians(self.horizontal_fov) / (self.n_beams * self.rays_per_beam)
-        de = math.radians(self.vertical_fov) / self.elevation_rays
+        de = math.radians(self.elevation_fan) / self.elevation_rays
         w = np.cos(e) * db * de
         if self.elevation_pattern == "gaussian":
             w = w * np.exp(-math.log(2.0) * (2.0 * e / math.radians(self.vertical_fov)) ** 2)
+        elif self.elevation_pattern == "array":
+            w = w * LineArray(math.radians(self.vertical_fov), self.elevation_taper, self.sidelobe_level).amplitude(e) ** 4
         return w
+
+    def fan_layout(self) -> FanLayout:
+        """The ray fan as the device chain sees it (channels = beams)."""
+        n_bearing = self.n_beams * self.rays_per_beam
+        return FanLayout(bearings=self.ray_bearings(), bearing_cell=math.radians(self.horizontal_fov) / n_bearing,
+                         elevations=self.ray_elevations(), elevation_weights=self.elevation_weights(),
+                         elevation_cell=math.radians(self.elevation_fan) / self.elevation_rays, n_channels=self.n_beams,
+                         channel_spacing=math.radians(self.horizontal_fov) / self.n_beams,
+                         min_range=float(self.min_range), max_range=float(self.max_range), n_range=self.range_bins)
 
 
 @dataclasses.dataclass
 class ImagingSonarResult:
     """Images of a batch of B poses, as Warp arrays on the sensor's device.
 
-    intensity: (B, n_range, n_beams) float32, normalised image with speckle and noise (>= 0).
-    clean_intensity: the same before noise (after normalisation; in sr when normalisation is "none").
+    intensity: (B, n_range, n_beams) float32, normalised image with speckle and noise (>= 0). With model
+        "device": detected intensity after TVG and gain, re 1 uPa^2 (sensors/acoustic/chain.py).
+    clean_intensity: the same before noise (after normalisation; in sr when normalisation is "none"). With model
+        "device": the expected (speckle- and noise-free) echo intensity, same unit.
     hit_count: (B, n_range, n_beams) int32, rays binned per cell.
     label_id: (B, n_range, n_beams) int32, index into ``label_names`` of the strongest return, -1 where empty.
     ranges: (n_range,) bin centres (m), row 0 nearest. bearings: (n_beams,) rad, +starboard, column 0 most port.
@@ -257,9 +291,19 @@ class ImagingSonarResult:
                 "hit_count": wp.to_torch(self.hit_count), "label_id": wp.to_torch(self.label_id)}
 
     def to_uint8(self, clean: bool = False) -> np.ndarray:
-        """(B, n_range, n_beams) uint8 images: clip(255 * gain * z^gamma) with the config's gain and gamma."""
-        values = (self.clean_intensity if clean else self.intensity).numpy()
-        return images.to_uint8(values, gain=self.config.gain, gamma=self.config.gamma)
+        """(B, n_range, n_beams) uint8 images: clip(255 * gain * z^gamma) with the config's gain and gamma, or with
+        ``display = "db"`` the dB window [display_floor, display_floor + dynamic_range] then gamma."""
+        return self._display((self.clean_intensity if clean else self.intensity).numpy())
+
+    def to_rgb(self, clean: bool = False) -> np.ndarray:
+        """(B, n_range, n_beams, 3) uint8: :meth:`to_uint8` through the config's colour map."""
+        return apply_colormap(self.to_uint8(clean), self.config.colormap)
+
+    def _display(self, values: np.ndarray) -> np.ndarray:
+        c = self.config
+        if c.display == "db":
+            return db_window_to_uint8(values, c.display_floor, c.dynamic_range, c.gamma)
+        return images.to_uint8(values, gain=c.gain, gamma=c.gamma)
 
     def to_cartesian(self, width: int = 512, clean: bool = False) -> np.ndarray:
         """(B, H, width) float32 fan images: sonar at the bottom centre, boresight up, starboard right."""
@@ -274,7 +318,7 @@ class ImagingSonarResult:
             img = self.to_uint8()[frame]
         else:
             fan = self.to_cartesian(fan_width)[frame]
-            img = images.to_uint8(fan, gain=self.config.gain, gamma=self.config.gamma)
+            img = self._display(fan)
         return images.save_png(path, img)
 
 
@@ -325,9 +369,13 @@ class ImagingSonar:
         self._buffers: ScratchCache[_Buffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
         self._ranges = c.ranges()
         self._bearings = c.bearings()
+        self._chain = (DeviceChain(c.device_settings(c.absorption, c.normalisation, c.seed), c.fan_layout(),
+                                   self.device, self.sensor_id) if c.model == "device" else None)
 
     def memory_bytes(self, batch: int) -> int:
         """Device bytes a render of ``batch`` poses needs (scratch and result)."""
+        if self._chain is not None:
+            return self._chain.memory_bytes(batch) + 16 * batch * self.config.range_bins * self.config.n_beams
         return _Buffers.nbytes(self.config, batch)
 
     def _buffers_for(self, batch: int) -> _Buffers:
@@ -361,6 +409,8 @@ class ImagingSonar:
             raise ConfigError(f"ImagingSonar: the scene is on {scene.device} but the sensor on {self.device}; "
                               f"load the scene with device={str(self.device)!r}")
         check_frame_index(frame_index, "ImagingSonar.render", batch)
+        if self._chain is not None:
+            return self._render_device(scene, p, int(frame_index), out)
         buf = self._buffers_for(batch)
         shape = (batch, c.range_bins, c.n_beams)
         if out is None:
@@ -409,4 +459,26 @@ class ImagingSonar:
                    float(c.multiplicative_sigma), float(c.additive_sigma), int(c.additive_range_scaled),
                    float(c.additive_beam_gain), math.radians(c.additive_beam_width), buf.noise_keys,
                    out.intensity], dev)
+        return out
+
+    def _render_device(self, scene: Any, poses: np.ndarray, frame_index: int,
+                       out: ImagingSonarResult | None) -> ImagingSonarResult:
+        """``model = "device"``: render through the acoustic device chain (sensors/acoustic/chain.py)."""
+        c = self.config
+        batch = poses.shape[0]
+        shape = (batch, c.range_bins, c.n_beams)
+        check_memory(self.memory_bytes(batch), self.device, f"imaging sonar render of {batch} pose(s) "
+                     f"({c.rays_per_pose} rays each)",
+                     "lower rays_per_beam, elevation_rays, n_beams or range_bins, or render fewer poses at once")
+        if out is None:
+            out = ImagingSonarResult(wp.empty(shape, dtype=wp.float32, device=self.device), wp.empty(shape, dtype=wp.float32, device=self.device),
+                                     wp.empty(shape, dtype=wp.int32, device=self.device), wp.empty(shape, dtype=wp.int32, device=self.device),
+                                     self._ranges, self._bearings, list(scene.labels), c, frame_index)
+        elif tuple(out.intensity.shape) != shape or out.config != c:
+            raise ConfigError(f"ImagingSonar.render: out holds images of shape {tuple(out.intensity.shape)} "
+                              f"from another config; pass a result of this sensor with a batch of {batch}")
+        out.label_names = list(scene.labels)
+        out.frame_index = frame_index
+        self._chain.render(scene.geometry, poses, frame_index, out.intensity, out.clean_intensity, out.hit_count,
+                           out.label_id)
         return out

@@ -44,6 +44,7 @@ from oceansim_py.kernels import multibeam as k
 from oceansim_py.poses import as_poses
 from oceansim_py.limits import check_config_memory, check_frame_index
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
+from oceansim_py.sensors.acoustic.bandwidth import minus_3db_from_gaussian_b
 from oceansim_py.sensors.scratch import ScratchCache
 
 _OWNER = "MultibeamSonarConfig"
@@ -60,7 +61,9 @@ class MultibeamSonarConfig(ConfigBase):
     beam_width: -3 dB receive beam width (deg) used for the beam-pattern weights.
     elevation_fov: elevation field of view (deg). rays_per_beam: rays spread over it per beam.
     azimuth_rays_per_beam: rays spread over each beam's bearing width (1: one ray at the beam centre).
-    frequency: centre frequency (Hz). bandwidth: pulse bandwidth b (Hz) of S(f) = S0 exp(-pi^2 (f - fc)^2 / b^2).
+    frequency: centre frequency (Hz). bandwidth: pulse bandwidth b (Hz) of S(f) = S0 exp(-pi^2 (f - fc)^2 / b^2):
+    the Gaussian's parameter, 2.67 x its -3 dB bandwidth (``bandwidth_3db``). A datasheet gives the -3 dB
+    bandwidth: set ``bandwidth = gaussian_b_from_minus_3db(datasheet value)`` (sensors/acoustic/bandwidth.py).
     sound_speed: c (m/s). min_range / max_range: the window of the time series (m).
     source_level: SL (dB re 1 uPa at 1 m), S0 = 10^(SL / 20). absorption: dB/m, one way.
     sample_rate: complex baseband sample rate (Hz); None means the bandwidth.
@@ -178,6 +181,11 @@ class MultibeamSonarConfig(ConfigBase):
     def fs(self) -> float:
         """Sample rate of the complex baseband series (Hz)."""
         return float(self.sample_rate if self.sample_rate is not None else self.bandwidth)
+
+    @property
+    def bandwidth_3db(self) -> float:
+        """-3 dB full bandwidth of the pulse's power spectrum (Hz): 0.3748 x ``bandwidth`` (b)."""
+        return minus_3db_from_gaussian_b(self.bandwidth)
 
     @property
     def range_resolution(self) -> float:

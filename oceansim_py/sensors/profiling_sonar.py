@@ -29,6 +29,9 @@ from oceansim_py.io import images
 from oceansim_py.io.config import require, require_non_negative
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.runtime import launch_1d
+from oceansim_py.sensors.acoustic.chain import DeviceChain, TableFan
+from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
+from oceansim_py.sensors.acoustic.presets import PROFILING_DEVICE_PRESETS
 from oceansim_py.sensors.acoustic_fan import (FanSonar, RangeBinnedConfig, require_count, torch_tensors,
                                               validate_range_and_noise)
 
@@ -36,8 +39,11 @@ _OWNER = "ProfilingSonarConfig"
 
 
 @dataclasses.dataclass(frozen=True)
-class ProfilingSonarConfig(RangeBinnedConfig):
-    """Profiling sonar parameters.
+class ProfilingSonarConfig(DeviceChainFields, RangeBinnedConfig):
+    """Profiling sonar parameters. With ``model = "device"`` the image goes through the acoustic device chain
+    (fields of :class:`~oceansim_py.sensors.acoustic.device_config.DeviceChainFields`; ``beam_width`` > 0 adds
+    the bearing point spread across the beams) and the soundings are the centre of gravity of the beam's
+    sonar-equation echoes (re 1 uPa^2; beam intensity without speckle: ``multiplicative_sigma`` must be 0).
 
     Attributes:
         swath_width: across-track field of view W (degrees, 0 < W < 180), centred on nadir.
@@ -106,6 +112,8 @@ class ProfilingSonarConfig(RangeBinnedConfig):
             min_range=0.5, max_range=56.6, range_bins=1122, absorption=0.21, range_noise=0.02, angle_noise=0.02,
             normalisation="global", multiplicative_sigma=0.2, additive_sigma=0.0, image=False,
         ),
+        # Device presets (model "device"): values and sources in sensors/acoustic/presets.py.
+        **{name: values for name, (values, _source) in PROFILING_DEVICE_PRESETS.items()},
     }
 
     def validate(self) -> None:
@@ -120,6 +128,9 @@ class ProfilingSonarConfig(RangeBinnedConfig):
         require_non_negative(self.angle_noise, _OWNER, "angle_noise", "degrees")
         require(isinstance(self.image, bool), _OWNER, "image", f"must be true or false, got {self.image!r}")
         require(self.db_range > 0.0, _OWNER, "db_range", f"must be > 0 dB, got {self.db_range}")
+        self.validate_device_chain(_OWNER, self.swath_width, self.along_track_beamwidth)
+        require(self.elevation_span == 0.0, _OWNER, "elevation_span", f"must be 0 for a profiling sonar (the "
+                f"fan is along_track_beamwidth wide), got {self.elevation_span}")
 
     # -- derived geometry (range_resolution and ranges() of the image bins: RangeBinnedConfig) --------------
     @property
@@ -157,6 +168,19 @@ class ProfilingSonarConfig(RangeBinnedConfig):
         dirs = np.stack([np.sin(a), -np.cos(a) * np.sin(theta), -np.cos(a) * np.cos(theta)], axis=1)
         weights = np.cos(a) * (wa / self.along_track_rays) * (w / n_across)
         return dirs, weights
+
+    def table_fan(self) -> TableFan:
+        """The fan as the device chain sees it (channels: beams, most port first); each ray's cell spans
+        (d dir / d theta) d theta across track and (d dir / da) da along track."""
+        dirs, weights = self.ray_table()
+        dth = math.radians(self.swath_width) / (self.n_beams * self.across_rays_per_beam)
+        da = math.radians(self.along_track_beamwidth) / self.along_track_rays
+        a = np.arcsin(np.clip(dirs[:, 0], -1.0, 1.0))
+        theta = np.arctan2(-dirs[:, 1], -dirs[:, 2])
+        across = dth * np.stack([np.zeros_like(a), -np.cos(a) * np.cos(theta), np.cos(a) * np.sin(theta)], axis=1)
+        along = da * np.stack([np.cos(a), np.sin(a) * np.sin(theta), np.sin(a) * np.cos(theta)], axis=1)
+        return TableFan(dirs, across, along, weights, self.n_beams, float(self.min_range), float(self.max_range),
+                        self.range_bins, channel_spacing=math.radians(self.swath_width) / self.n_beams)
 
 
 @dataclasses.dataclass
@@ -260,6 +284,16 @@ class ProfilingSonar(FanSonar):
         super().__init__(config, device, sensor_id)
         self._beam_angles = self.config.beam_angles()
         self._beam_angles_dev = wp.array(self._beam_angles, dtype=wp.float32, device=self.device)
+        c = self.config
+        self._chain = (DeviceChain(c.device_settings(c.absorption, c.normalisation, c.seed), c.table_fan(),
+                                   self.device, self.sensor_id) if c.model == "device" else None)
+
+    def memory_bytes(self, batch: int) -> int:
+        """Device bytes a render of ``batch`` swaths needs."""
+        if self._chain is not None:
+            return (self._chain.memory_bytes(batch) + self._result_bytes(batch)
+                    + 16 * batch * self.config.n_beams * self.config.range_bins)
+        return super().memory_bytes(batch)
 
     def _n_channels(self) -> int:
         return self.config.fan_channels
@@ -271,6 +305,8 @@ class ProfilingSonar(FanSonar):
         """Render B swaths (arguments as :meth:`FanSonar._cast`: the scene, (7,) or (B, 7) poses or a
         Trajectory, and the frame number of pose 0)."""
         c = self.config
+        if self._chain is not None:
+            return self._render_device(scene, poses, int(frame_index))
         batch, series, buf = self._cast(scene, poses, frame_index, series=c.image)
         shape = (batch, c.n_beams)
         dev = self.device
@@ -285,3 +321,28 @@ class ProfilingSonar(FanSonar):
         image, clean = (series.intensity, series.clean) if series is not None else (None, None)
         return ProfilingResult(rng, inten, valid, label, ps, pw, image, clean, self._beam_angles, c.ranges(),
                                list(scene.labels), c, int(frame_index))
+
+    def _render_device(self, scene: Any, poses: Any, frame_index: int) -> ProfilingResult:
+        """``model = "device"``: the image through the acoustic device chain, the soundings from the chain's
+        per-ray echoes by the peer model's detection (centre of gravity, range and angle noise)."""
+        c = self.config
+        p = self._fan.check(scene, poses, frame_index)
+        batch = p.shape[0]
+        shape = (batch, c.n_beams)
+        image_shape = (batch, c.range_bins, c.n_beams)
+        rng, inten = wp.empty(shape, dtype=wp.float32, device=self.device), wp.empty(shape, dtype=wp.float32, device=self.device)
+        valid, label = wp.empty(shape, dtype=wp.int32, device=self.device), wp.empty(shape, dtype=wp.int32, device=self.device)
+        ps, pw = wp.empty(shape, dtype=wp.vec3, device=self.device), wp.empty(shape, dtype=wp.vec3, device=self.device)
+        image = [wp.empty(image_shape, dtype=t, device=self.device) for t in (wp.float32, wp.float32, wp.int32, wp.int32)] \
+            if c.image else [None, None, None, None]
+
+        def detect(buf: Any) -> None:
+            launch_1d(fk.profile_detect_kernel, batch * c.n_beams,
+                      [buf.ray_intensity, buf.ray_bin, buf.ray_label, buf.ray_distance, c.rays_per_beam,
+                       c.rays_per_pose, c.n_beams, self._beam_angles_dev, buf.poses, int(c.seed), int(frame_index),
+                       self.sensor_id, float(c.range_noise), math.radians(c.angle_noise), 0.0, rng, inten, valid,
+                       label, ps, pw], self.device, min_chunk=64)
+
+        self._chain.render(scene.geometry, p, frame_index, *image, then=detect)
+        return ProfilingResult(rng, inten, valid, label, ps, pw, image[0], image[1], self._beam_angles, c.ranges(),
+                               list(scene.labels), c, frame_index)

@@ -26,6 +26,9 @@ from oceansim_py.io import images
 from oceansim_py.io.config import require
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.runtime import launch_1d
+from oceansim_py.sensors.acoustic.chain import DeviceChain, TableFan
+from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
+from oceansim_py.sensors.acoustic.presets import SIDESCAN_DEVICE_PRESETS
 from oceansim_py.sensors.acoustic_fan import (FanSonar, RangeBinnedConfig, require_count, torch_tensors,
                                               validate_range_and_noise)
 
@@ -36,8 +39,11 @@ PORT, STARBOARD = 0, 1
 
 
 @dataclasses.dataclass(frozen=True)
-class SidescanSonarConfig(RangeBinnedConfig):
-    """Side-scan sonar parameters (one value for both sides).
+class SidescanSonarConfig(DeviceChainFields, RangeBinnedConfig):
+    """Side-scan sonar parameters (one value for both sides). With ``model = "device"`` the pings go through the
+    acoustic device chain (fields of :class:`~oceansim_py.sensors.acoustic.device_config.DeviceChainFields`;
+    no bearing point spread: ``beam_width`` 0): intensities re 1 uPa^2 after TVG, coherent speckle, range
+    point spread, receiver noise and reverberation.
 
     Attributes:
         along_track_beamwidth: along-track (horizontal) beam width (degrees, 0 < w < 90).
@@ -99,6 +105,8 @@ class SidescanSonarConfig(RangeBinnedConfig):
             range_bins=1490, along_track_rays=2, across_track_rays=1536, absorption=0.25, beam_pattern="gaussian",
             normalisation="global", multiplicative_sigma=0.3, additive_sigma=0.002,
         ),
+        # Device presets (model "device"): values and sources in sensors/acoustic/presets.py.
+        **{name: values for name, (values, _source) in SIDESCAN_DEVICE_PRESETS.items()},
     }
 
     def validate(self) -> None:
@@ -119,6 +127,11 @@ class SidescanSonarConfig(RangeBinnedConfig):
         require(self.display in ("db", "linear"), _OWNER, "display",
                 f"must be one of ['db', 'linear'], got {self.display!r}")
         require(self.db_range > 0.0, _OWNER, "db_range", f"must be > 0 dB, got {self.db_range}")
+        self.validate_device_chain(_OWNER, 180.0, self.vertical_beamwidth)
+        require(self.beam_width == 0.0, _OWNER, "beam_width", f"must be 0 for a side-scan (its two channels are "
+                f"sides, not beams of a bearing fan), got {self.beam_width}")
+        require(self.elevation_span == 0.0, _OWNER, "elevation_span", f"must be 0 for a side-scan (the fan is "
+                f"vertical_beamwidth wide), got {self.elevation_span}")
 
     # -- derived geometry (slant-range bins: range_resolution and ranges() of RangeBinnedConfig; ground-range
     # bins have the same size) ------------------------------------------------------------------------------
@@ -159,6 +172,29 @@ class SidescanSonarConfig(RangeBinnedConfig):
         dirs = [np.stack([np.sin(aa), s * np.cos(aa) * np.cos(dd), -np.cos(aa) * np.sin(dd)], axis=1)
                 for s in (1.0, -1.0)]
         return np.concatenate(dirs), np.concatenate([w, w])
+
+    def ray_cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """(2 * rays_per_side, 3) FLU edge vectors of each ray's cell, in :meth:`ray_table` order: along track
+        (d dir / da) * da and across track (d dir / dd) * dd, da and dd the ray spacings (rad)."""
+        wa = math.radians(self.along_track_beamwidth)
+        wd = math.radians(self.vertical_beamwidth)
+        da, dd = wa / self.along_track_rays, wd / self.across_track_rays
+        a = -0.5 * wa + (np.arange(self.along_track_rays) + 0.5) * da
+        d = math.radians(self.depression) - 0.5 * wd + (np.arange(self.across_track_rays) + 0.5) * dd
+        aa, ee = np.meshgrid(a, d, indexing="ij")
+        aa, ee = aa.ravel(), ee.ravel()
+        along = [da * np.stack([np.cos(aa), -s * np.sin(aa) * np.cos(ee), np.sin(aa) * np.sin(ee)], axis=1)
+                 for s in (1.0, -1.0)]
+        across = [dd * np.stack([np.zeros_like(aa), -s * np.cos(aa) * np.sin(ee), -np.cos(aa) * np.cos(ee)], axis=1)
+                  for s in (1.0, -1.0)]
+        return np.concatenate(along), np.concatenate(across)
+
+    def table_fan(self) -> TableFan:
+        """The fan as the device chain sees it (channels: port, starboard)."""
+        dirs, weights = self.ray_table()
+        along, across = self.ray_cells()
+        return TableFan(dirs, along, across, weights, 2, float(self.min_range), float(self.max_range),
+                        self.range_bins)
 
 
 @dataclasses.dataclass
@@ -236,16 +272,30 @@ class SidescanSonar(FanSonar):
 
     CONFIG = SidescanSonarConfig
 
+    def __init__(self, config: SidescanSonarConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
+        super().__init__(config, device, sensor_id)
+        c = self.config
+        self._chain = (DeviceChain(c.device_settings(c.absorption, c.normalisation, c.seed), c.table_fan(),
+                                   self.device, self.sensor_id) if c.model == "device" else None)
+
     def _n_channels(self) -> int:
         return self.config.fan_channels
 
     def _result_bytes(self, batch: int) -> int:
         return self.config.result_bytes(batch)
 
+    def memory_bytes(self, batch: int) -> int:
+        """Device bytes a render of ``batch`` pings needs."""
+        if self._chain is not None:
+            return self._chain.memory_bytes(batch) + self._result_bytes(batch) + 16 * batch * 2 * self.config.range_bins
+        return super().memory_bytes(batch)
+
     def render(self, scene: Any, poses: Any, frame_index: int = 0) -> SidescanResult:
         """Render B pings (arguments as :meth:`FanSonar._cast`: the scene, (7,) or (B, 7) poses or a
         Trajectory, and the frame number of pose 0)."""
         c = self.config
+        if self._chain is not None:
+            return self._render_device(scene, poses, int(frame_index))
         batch, series, buf = self._cast(scene, poses, frame_index)
         altitude = self._fan.altitude(buf, batch, frame_index, 0.0)
         ground = wp.empty((batch, c.range_bins, 2), dtype=wp.float32, device=self.device)
@@ -254,3 +304,22 @@ class SidescanSonar(FanSonar):
                    ground], self.device)
         return SidescanResult(series.intensity, series.clean, series.hits, series.labels, altitude, ground,
                               c.ranges(), c.ground_ranges(), list(scene.labels), c, int(frame_index))
+
+    def _render_device(self, scene: Any, poses: Any, frame_index: int) -> SidescanResult:
+        """``model = "device"``: the pings through the acoustic device chain (sensors/acoustic/chain.py); the
+        altitude is the ping's first return, as in the peer model."""
+        c = self.config
+        p = self._fan.check(scene, poses, frame_index)
+        batch = p.shape[0]
+        shape = (batch, c.range_bins, 2)
+        intensity, clean = wp.empty(shape, dtype=wp.float32, device=self.device), wp.empty(shape, dtype=wp.float32, device=self.device)
+        hits, labels = wp.empty(shape, dtype=wp.int32, device=self.device), wp.empty(shape, dtype=wp.int32, device=self.device)
+        altitude = wp.empty(batch, dtype=wp.float32, device=self.device)
+        ground = wp.empty(shape, dtype=wp.float32, device=self.device)
+        self._chain.render(scene.geometry, p, frame_index, intensity, clean, hits, labels,
+                           first_return=(altitude, 0.0))
+        launch_1d(fk.ground_range_kernel, batch * c.range_bins * 2,
+                  [intensity, altitude, float(c.min_range), float(c.range_resolution), c.range_bins, 2, ground],
+                  self.device)
+        return SidescanResult(intensity, clean, hits, labels, altitude, ground, c.ranges(), c.ground_ranges(),
+                              list(scene.labels), c, frame_index)

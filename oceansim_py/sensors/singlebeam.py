@@ -24,6 +24,9 @@ import warp as wp
 
 from oceansim_py.io import images
 from oceansim_py.io.config import require, require_non_negative
+from oceansim_py.sensors.acoustic.chain import DeviceChain, TableFan
+from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
+from oceansim_py.sensors.acoustic.presets import SINGLEBEAM_DEVICE_PRESETS
 from oceansim_py.sensors.acoustic_fan import (FanSonar, RangeBinnedConfig, require_count, torch_tensors,
                                               validate_range_and_noise)
 
@@ -31,8 +34,10 @@ _OWNER = "SinglebeamSonarConfig"
 
 
 @dataclasses.dataclass(frozen=True)
-class SinglebeamSonarConfig(RangeBinnedConfig):
-    """Single-beam sonar parameters.
+class SinglebeamSonarConfig(DeviceChainFields, RangeBinnedConfig):
+    """Single-beam sonar parameters. With ``model = "device"`` the pings go through the acoustic device chain
+    (fields of :class:`~oceansim_py.sensors.acoustic.device_config.DeviceChainFields`; no bearing point spread:
+    ``beam_width`` 0): intensities re 1 uPa^2 after TVG, coherent speckle, range point spread, receiver noise.
 
     Attributes:
         opening_angle: full cone angle A (degrees, 0 < A < 180).
@@ -78,6 +83,8 @@ class SinglebeamSonarConfig(RangeBinnedConfig):
             opening_angle=10.0, cone_rings=8, rays_per_ring=32, min_range=0.3, max_range=100.0, range_bins=1994,
             absorption=0.05, range_noise=0.01, normalisation="global", multiplicative_sigma=0.2, additive_sigma=0.0,
         ),
+        # Device presets (model "device"): values and sources in sensors/acoustic/presets.py.
+        **{name: values for name, (values, _source) in SINGLEBEAM_DEVICE_PRESETS.items()},
     }
 
     def validate(self) -> None:
@@ -88,6 +95,11 @@ class SinglebeamSonarConfig(RangeBinnedConfig):
         require_count(self, _OWNER, "rays_per_ring")
         require_non_negative(self.range_noise, _OWNER, "range_noise", "m")
         require(self.db_range > 0.0, _OWNER, "db_range", f"must be > 0 dB, got {self.db_range}")
+        self.validate_device_chain(_OWNER, 180.0, self.opening_angle)
+        require(self.beam_width == 0.0, _OWNER, "beam_width", f"must be 0 for a single-beam sonar (one channel, no "
+                f"bearing fan), got {self.beam_width}")
+        require(self.elevation_span == 0.0, _OWNER, "elevation_span", f"must be 0 for a single-beam sonar (the "
+                f"cone is opening_angle wide), got {self.elevation_span}")
 
     @property
     def fan_channels(self) -> int:
@@ -111,6 +123,19 @@ class SinglebeamSonarConfig(RangeBinnedConfig):
         ring_sr = 2.0 * math.pi * (np.cos(edges[:-1]) - np.cos(edges[1:])) / self.rays_per_ring
         dirs = np.stack([np.cos(t), np.sin(t) * np.cos(p), np.sin(t) * np.sin(p)], axis=1)
         return dirs, np.repeat(ring_sr, self.rays_per_ring)
+
+    def table_fan(self) -> TableFan:
+        """The cone as the device chain sees it: each ray's cell spans (d dir / dt) dt and (d dir / dp) dp, dt
+        the ring width and dp the azimuth step (rad)."""
+        dirs, weights = self.ray_table()
+        dt = 0.5 * math.radians(self.opening_angle) / self.cone_rings
+        dp = 2.0 * math.pi / self.rays_per_ring
+        t = np.arccos(np.clip(dirs[:, 0], -1.0, 1.0))
+        p = np.arctan2(dirs[:, 2], dirs[:, 1])
+        polar = dt * np.stack([-np.sin(t), np.cos(t) * np.cos(p), np.cos(t) * np.sin(p)], axis=1)
+        azimuth = dp * np.stack([np.zeros_like(t), -np.sin(t) * np.sin(p), np.sin(t) * np.cos(p)], axis=1)
+        return TableFan(dirs, polar, azimuth, weights, 1, float(self.min_range), float(self.max_range),
+                        self.range_bins)
 
 
 @dataclasses.dataclass
@@ -180,8 +205,20 @@ class SinglebeamSonar(FanSonar):
 
     CONFIG = SinglebeamSonarConfig
 
+    def __init__(self, config: SinglebeamSonarConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
+        super().__init__(config, device, sensor_id)
+        c = self.config
+        self._chain = (DeviceChain(c.device_settings(c.absorption, c.normalisation, c.seed), c.table_fan(),
+                                   self.device, self.sensor_id) if c.model == "device" else None)
+
     def _n_channels(self) -> int:
         return self.config.fan_channels
+
+    def memory_bytes(self, batch: int) -> int:
+        """Device bytes a render of ``batch`` pings needs."""
+        if self._chain is not None:
+            return self._chain.memory_bytes(batch) + self._result_bytes(batch) + 16 * batch * self.config.range_bins
+        return super().memory_bytes(batch)
 
     def _result_bytes(self, batch: int) -> int:
         return self.config.result_bytes(batch)
@@ -190,9 +227,27 @@ class SinglebeamSonar(FanSonar):
         """Render B pings (arguments as :meth:`FanSonar._cast`: the scene, (7,) or (B, 7) poses or a
         Trajectory, and the frame number of pose 0)."""
         c = self.config
+        if self._chain is not None:
+            return self._render_device(scene, poses, int(frame_index))
         batch, series, buf = self._cast(scene, poses, frame_index)
         first_return = self._fan.altitude(buf, batch, frame_index, c.range_noise)
         shape = (batch, c.range_bins)
         return SinglebeamResult(series.intensity.reshape(shape), series.clean.reshape(shape),
                                 series.hits.reshape(shape), series.labels.reshape(shape), first_return, c.ranges(),
                                 list(scene.labels), c, int(frame_index))
+
+    def _render_device(self, scene: Any, poses: Any, frame_index: int) -> SinglebeamResult:
+        """``model = "device"``: the pings through the acoustic device chain (sensors/acoustic/chain.py); the
+        first_return is the first return plus N(0, range_noise), as in the peer model."""
+        c = self.config
+        p = self._fan.check(scene, poses, frame_index)
+        batch = p.shape[0]
+        shape = (batch, c.range_bins, 1)
+        intensity, clean = wp.empty(shape, dtype=wp.float32, device=self.device), wp.empty(shape, dtype=wp.float32, device=self.device)
+        hits, labels = wp.empty(shape, dtype=wp.int32, device=self.device), wp.empty(shape, dtype=wp.int32, device=self.device)
+        first_return = wp.empty(batch, dtype=wp.float32, device=self.device)
+        self._chain.render(scene.geometry, p, frame_index, intensity, clean, hits, labels,
+                           first_return=(first_return, float(c.range_noise)))
+        flat = (batch, c.range_bins)
+        return SinglebeamResult(intensity.reshape(flat), clean.reshape(flat), hits.reshape(flat), labels.reshape(flat),
+                                first_return, c.ranges(), list(scene.labels), c, frame_index)

@@ -1,0 +1,371 @@
+"""Kernels of the acoustic device chain (docs/PHYSICS.md §1b; docs/PHYSICS_ACOUSTIC_CHAIN.md).
+
+A render of B poses on the device chain is, after the fan's rays are laid out as in kernels/imaging_sonar.py
+(rays of one pose ordered (channel, ray-in-channel), a channel's rays contiguous):
+
+1. :func:`device_ray_kernel` (bearing x elevation fan), one element per ray: stratified, jittered direction inside the ray's cell, cast,
+   sonar-equation intensity of the return (re 1 uPa^2 at the receiver), its range, the range extent of its
+   footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
+2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays, each spread over
+   the range bins its surface footprint covers, into complex amplitude, intensity, hit and label images
+   (a gather, no atomics).
+3. :func:`range_psf_kernel` (optional) then :func:`bearing_receiver_kernel`, one element per bin: separable
+   convolution of the complex image with the real point-spread taps h (and of the mean intensity with h^2),
+   the second fused with the receiver: volume reverberation and receiver noise as one additive complex
+   Gaussian, detection |.|^2, time-varying gain and fixed gain.
+4. Optional per-frame :func:`frame_mean_kernel` + :func:`scale_frame_kernel` (automatic gain), and
+   :func:`normalise_kernel` (per-row or global maximum normalisation).
+1-3 for a table fan (side-scan, profiling, single-beam) start with :func:`device_table_ray_kernel` instead.
+
+Every element writes only what it owns and reads in a fixed order, so images are bit-identical whatever the
+batch size, the CPU chunking or the device. Random draws are counter-based (kernels/random.py): the jitter and
+the scatterer phase do not depend on the frame (a static sensor sees a static speckle pattern); the receiver
+noise and reverberation do.
+Images are (B, n_range, n_channels); ranges in metres, angles in radians, intensities re 1 uPa^2.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from oceansim_py.kernels.imaging_sonar import range_cell
+from oceansim_py.kernels.random import pcg_hash, stream_key
+from oceansim_py.kernels.raycast import RayHit, cast_ray, sensor_to_world, two_way_absorption
+
+#: Random stream ids (kernels/random.py) of the device chain, beyond those of the peer models.
+STREAM_JITTER = wp.constant(21)
+STREAM_PHASE = wp.constant(22)
+STREAM_NOISE = wp.constant(23)
+
+TWO_PI = wp.constant(6.283185307179586)
+
+
+@wp.func
+def scatterer_phase(point: wp.vec3, grid: float, key: int) -> float:
+    """Random phase in [0, 2 pi) fixed to the world-space point quantised to ``grid`` (m) and to ``key``."""
+    ix = wp.uint32(int(wp.floor(point[0] / grid)))
+    iy = wp.uint32(int(wp.floor(point[1] / grid)))
+    iz = wp.uint32(int(wp.floor(point[2] / grid)))
+    h = pcg_hash(wp.uint32(key) ^ ix)
+    h = pcg_hash(h ^ iy * wp.uint32(-1640531527))
+    h = pcg_hash(h ^ iz * wp.uint32(-2048144789))
+    return TWO_PI * float(h >> wp.uint32(8)) / 16777216.0
+
+
+@wp.func
+def carrier_phase(distance: float, wavelength: float) -> float:
+    """Two-way carrier phase 2 k r = 4 pi r / lambda, reduced modulo 2 pi (in cycles first, for float32)."""
+    t = 2.0 * distance / wavelength
+    return TWO_PI * (t - wp.floor(t))
+
+
+#: Largest range extent of one ray's footprint, in range bins (grazing rays are capped to it).
+MAX_FOOTPRINT_BINS = wp.constant(32)
+
+
+@wp.struct
+class RayEcho:
+    """A ray's echo as the chain stores it: intensity (re 1 uPa^2), (r, footprint extent, phase), range bin
+    (-1 outside the window or for a miss) and label."""
+
+    value: float
+    rng: wp.vec3
+    cell: int
+    label: int
+
+
+@wp.func
+def ray_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, edge_a: wp.vec3, edge_b: wp.vec3, weight: float,
+             object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32), min_range: float,
+             range_resolution: float, n_range: int, alpha_db_per_m: float, source_intensity: float,
+             wavelength: float, phase_grid: float, phase_key: int) -> RayEcho:
+    """The echo of hit ``h`` of a ray whose cell spans the world-frame edge vectors ``edge_a``, ``edge_b`` and
+    stands for ``weight`` (solid angle x two-way pattern, sr).
+
+    I = SL mu cos(psi) w / r^2 10^(-2 alpha r / 10) (Lambert: mu cos^2 psi times the footprint r^2 w / cos psi,
+    two-way spreading r^-4); footprint range extent r / cos(psi) sqrt((n . edge_a)^2 + (n . edge_b)^2), capped at
+    MAX_FOOTPRINT_BINS bins; phase 4 pi r / lambda + phi, phi fixed to the hit point quantised to phase_grid."""
+    out = RayEcho()
+    out.value = 0.0
+    out.rng = wp.vec3(0.0, 0.0, 0.0)
+    out.cell = -1
+    out.label = -1
+    if h.hit == 1:
+        cell = range_cell(h.distance, min_range, range_resolution, n_range)
+        if cell >= 0:
+            r = h.distance
+            out.value = (source_intensity * object_mu[h.obj] * h.cos_incidence * weight / (r * r)
+                         * two_way_absorption(alpha_db_per_m, r))
+            da = wp.dot(h.normal, edge_a)
+            db = wp.dot(h.normal, edge_b)
+            extent = wp.min(r * wp.sqrt(da * da + db * db) / wp.max(h.cos_incidence, 1.0e-3),
+                            float(MAX_FOOTPRINT_BINS) * range_resolution)
+            phase = carrier_phase(r, wavelength) + scatterer_phase(origin + r * direction, phase_grid, phase_key)
+            out.rng = wp.vec3(r, extent, phase)
+            out.cell = cell
+            out.label = object_label[h.obj]
+    return out
+
+
+@wp.kernel
+def device_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
+                      object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
+                      poses: wp.array(dtype=wp.transform), ray_bearing: wp.array(dtype=wp.float32),
+                      bearing_cell: float, elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float,
+                      n_elev: int, rays_per_pose: int, jitter: int, jitter_key: int, phase_key: int,
+                      min_range: float, max_range: float, range_resolution: float, n_range: int,
+                      alpha_db_per_m: float, source_intensity: float, wavelength: float, phase_grid: float,
+                      ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                      ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
+    """Cast ray i of a bearing x elevation fan (imaging sonar) and store its :func:`ray_echo`.
+
+    ray_bearing[c]: centre bearing of bearing ray c (rad, +starboard); elevation_table[k] = (e_k, unused,
+    w_k) with e_k the centre elevation (rad) and w_k the ray's solid angle (sr) times the two-way elevation
+    pattern. With ``jitter`` the direction is drawn uniformly inside its (bearing_cell x elevation_cell) cell,
+    from a stream keyed by ``jitter_key`` and the ray's index within the pose (the same for every frame).
+    The cell's edges are t_e de and t_b cos(e) db (unit elevation and bearing tangents).
+    """
+    i = wp.tid() + start
+    b = i // rays_per_pose
+    local = i - b * rays_per_pose
+    c = local // n_elev
+    k = local - c * n_elev
+    et = elevation_table[k]
+    bearing = ray_bearing[c]
+    elevation = et[0]
+    if jitter == 1:
+        state = wp.rand_init(jitter_key, local)
+        bearing = bearing + (wp.randf(state) - 0.5) * bearing_cell
+        elevation = elevation + (wp.randf(state) - 0.5) * elevation_cell
+    ce = wp.cos(elevation)
+    se = wp.sin(elevation)
+    cb = wp.cos(bearing)
+    sb = wp.sin(bearing)
+    pose = poses[b]
+    origin = wp.transform_get_translation(pose)
+    direction = sensor_to_world(pose, wp.vec3(ce * cb, -ce * sb, se))
+    h = cast_ray(mesh, face_object, origin, direction, max_range)
+    edge_a = sensor_to_world(pose, wp.vec3(-se * cb, se * sb, ce)) * elevation_cell
+    edge_b = sensor_to_world(pose, wp.vec3(-sb, -cb, 0.0)) * (ce * bearing_cell)
+    echo = ray_echo(h, origin, direction, edge_a, edge_b, et[2], object_mu, object_label, min_range,
+                    range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key)
+    ray_intensity[i] = echo.value
+    ray_range[i] = echo.rng
+    ray_bin[i] = echo.cell
+    ray_label[i] = echo.label
+
+
+@wp.kernel
+def device_table_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
+                            object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
+                            poses: wp.array(dtype=wp.transform), directions: wp.array(dtype=wp.vec3),
+                            edges_a: wp.array(dtype=wp.vec3), edges_b: wp.array(dtype=wp.vec3),
+                            weights: wp.array(dtype=wp.float32), rays_per_pose: int, jitter: int, jitter_key: int,
+                            phase_key: int, min_range: float, max_range: float, range_resolution: float,
+                            n_range: int, alpha_db_per_m: float, source_intensity: float, wavelength: float,
+                            phase_grid: float, ray_intensity: wp.array(dtype=wp.float32),
+                            ray_range: wp.array(dtype=wp.vec3), ray_bin: wp.array(dtype=wp.int32),
+                            ray_label: wp.array(dtype=wp.int32), ray_distance: wp.array(dtype=wp.float32),
+                            start: int):
+    """Cast ray i of a fan given as a table (side-scan, profiling, single-beam): FLU unit direction d_k, cell
+    edge vectors a_k, b_k (the ray's cell is d_k + [-1/2, 1/2] a_k + [-1/2, 1/2] b_k) and weight w_k (sr x
+    pattern). With ``jitter`` the direction is normalize(d_k + (u - 1/2) a_k + (v - 1/2) b_k), u, v uniform from a
+    stream keyed by ``jitter_key`` and k. Stores the :func:`ray_echo` and the hit distance (+inf for a miss)."""
+    i = wp.tid() + start
+    b = i // rays_per_pose
+    local = i - b * rays_per_pose
+    d_flu = directions[local]
+    if jitter == 1:
+        state = wp.rand_init(jitter_key, local)
+        u = wp.randf(state) - 0.5
+        v = wp.randf(state) - 0.5
+        d_flu = wp.normalize(d_flu + u * edges_a[local] + v * edges_b[local])
+    pose = poses[b]
+    origin = wp.transform_get_translation(pose)
+    direction = sensor_to_world(pose, d_flu)
+    h = cast_ray(mesh, face_object, origin, direction, max_range)
+    echo = ray_echo(h, origin, direction, sensor_to_world(pose, edges_a[local]),
+                    sensor_to_world(pose, edges_b[local]), weights[local], object_mu, object_label, min_range,
+                    range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key)
+    ray_intensity[i] = echo.value
+    ray_range[i] = echo.rng
+    ray_bin[i] = echo.cell
+    ray_label[i] = echo.label
+    ray_distance[i] = h.distance
+
+
+@wp.kernel
+def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                         ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
+                         rays_per_channel: int, rays_per_pose: int, n_channels: int, min_range: float,
+                         range_resolution: float, n_range: int, field: wp.array3d(dtype=wp.vec2),
+                         power: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
+                         labels: wp.array3d(dtype=wp.int32), peak: wp.array3d(dtype=wp.float32), start: int):
+    """Element (pose b, channel j): spread each of the channel's rays, in ray order, over the range bins its
+    footprint [r - extent/2, r + extent/2] overlaps, in proportion to the overlap (area sampling: no aliasing
+    between the ray grid and the range bins). A piece of weight w adds I w to ``power`` and the complex
+    amplitude sqrt(I w) exp(i (phase + phi_k)) to ``field``, phi_k = 0 in the ray's own bin and a random phase
+    (hash of the ray's phase and the bin) elsewhere: the footprint's scatterers in other bins are other
+    scatterers. hits: rays per bin (by r); labels: label of the strongest piece in the bin (peak: scratch).
+    Expects field, power, hits zeroed and labels -1."""
+    e = wp.tid() + start
+    b = e // n_channels
+    j = e - b * n_channels
+    first = b * rays_per_pose + j * rays_per_channel
+    for t in range(rays_per_channel):
+        cell = ray_bin[first + t]
+        if cell >= 0:
+            value = ray_intensity[first + t]
+            rr = ray_range[first + t]
+            hits[b, cell, j] = hits[b, cell, j] + 1
+            half = 0.5 * rr[1]
+            k0 = cell
+            k1 = cell
+            if half > 0.0:
+                k0 = wp.max(int(wp.floor((rr[0] - half - min_range) / range_resolution)), 0)
+                k1 = wp.min(int(wp.floor((rr[0] + half - min_range) / range_resolution)), n_range - 1)
+            seed = wp.uint32(int(rr[2] * 1.0e6))
+            for kk in range(k0, k1 + 1):
+                w = float(1.0)
+                if half > 0.0:
+                    lo = min_range + float(kk) * range_resolution
+                    w = (wp.min(rr[0] + half, lo + range_resolution) - wp.max(rr[0] - half, lo)) / (2.0 * half)
+                if w > 0.0:
+                    piece = value * w
+                    phase = rr[2]
+                    if kk != cell:
+                        hh = pcg_hash(seed ^ wp.uint32(kk) * wp.uint32(-1640531527))
+                        phase = phase + TWO_PI * float(hh >> wp.uint32(8)) / 16777216.0
+                    a = wp.sqrt(piece)
+                    field[b, kk, j] = field[b, kk, j] + wp.vec2(a * wp.cos(phase), a * wp.sin(phase))
+                    power[b, kk, j] = power[b, kk, j] + piece
+                    if labels[b, kk, j] < 0 or piece > peak[b, kk, j]:
+                        peak[b, kk, j] = piece
+                        labels[b, kk, j] = ray_label[first + t]
+
+
+@wp.func
+def bin_indices(e: int, n_range: int, n_channels: int) -> wp.vec3i:
+    per_frame = n_range * n_channels
+    b = e // per_frame
+    cell = e - b * per_frame
+    r = cell // n_channels
+    return wp.vec3i(b, r, cell - r * n_channels)
+
+
+@wp.func
+def complex_gaussian(state: wp.uint32, variance: float) -> wp.vec2:
+    """One circular complex Gaussian draw with E|z|^2 = variance (Box-Muller: one log and sqrt for both parts)."""
+    u = 1.0 - wp.randf(state)
+    v = wp.randf(state)
+    r = wp.sqrt(-variance * wp.log(u))
+    return wp.vec2(r * wp.cos(TWO_PI * v), r * wp.sin(TWO_PI * v))
+
+
+@wp.kernel
+def range_psf_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
+                     taps: wp.array(dtype=wp.float32), n_range: int, n_channels: int,
+                     field_out: wp.array3d(dtype=wp.vec2), power_out: wp.array3d(dtype=wp.float32), start: int):
+    """Element (b, r, j): field_out = sum_m h[m] field_in[r - m], power_out = sum_m h[m]^2 power_in[r - m]
+    over the taps m = -M..M (h symmetric); rows outside the image contribute nothing."""
+    e = wp.tid() + start
+    ix = bin_indices(e, n_range, n_channels)
+    half = (taps.shape[0] - 1) // 2
+    f = wp.vec2(0.0, 0.0)
+    p = float(0.0)
+    for t in range(taps.shape[0]):
+        rr = ix[1] + t - half
+        if rr >= 0 and rr < n_range:
+            h = taps[t]
+            f = f + h * field_in[ix[0], rr, ix[2]]
+            p = p + h * h * power_in[ix[0], rr, ix[2]]
+    field_out[ix[0], ix[1], ix[2]] = f
+    power_out[ix[0], ix[1], ix[2]] = p
+
+
+@wp.kernel
+def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
+                            taps: wp.array(dtype=wp.float32), n_range: int, n_channels: int, noise_intensity: float,
+                            row_reverb: wp.array(dtype=wp.float32), keys: wp.array(dtype=wp.int32),
+                            row_gain: wp.array(dtype=wp.float32), intensity: wp.array3d(dtype=wp.float32),
+                            clean: wp.array3d(dtype=wp.float32), start: int):
+    """Element (b, r, j): the bearing point spread and the receiver in one pass.
+
+    Point spread across channels (beams): f = sum_m h[m] field_in[r, j - m], p = sum_m h[m]^2 power_in[r, j - m]
+    over the taps m = -M..M (h symmetric; channels outside the image contribute nothing; one tap h = 1 for none).
+    Receiver: intensity = |f + n|^2 G(r), clean = (p + R(r)) G(r). n is one circular complex Gaussian draw
+    (exponential intensity) of variance noise_intensity + R(r): receiver noise (re 1 uPa^2) plus the volume
+    reverberation R(r) = row_reverb[r] (its sonar-equation mean per sample through the point spread, per row on
+    the host), keyed by keys[b] and the bin index. G = row_gain[r]: time-varying and fixed gain on intensity,
+    10^((k log10 r + 2 alpha r + gain) / 10), per row on the host. clean is the expected intensity, speckle- and
+    noise-free (echoes and reverberation)."""
+    e = wp.tid() + start
+    ix = bin_indices(e, n_range, n_channels)
+    half = (taps.shape[0] - 1) // 2
+    f = wp.vec2(0.0, 0.0)
+    p = float(0.0)
+    for t in range(taps.shape[0]):
+        jj = ix[2] + t - half
+        if jj >= 0 and jj < n_channels:
+            h = taps[t]
+            f = f + h * field_in[ix[0], ix[1], jj]
+            p = p + h * h * power_in[ix[0], ix[1], jj]
+    reverb = row_reverb[ix[1]]
+    variance = noise_intensity + reverb
+    if variance > 0.0:
+        state = wp.rand_init(keys[ix[0]], e - ix[0] * n_range * n_channels)
+        f = f + complex_gaussian(state, variance)
+    g = row_gain[ix[1]]
+    intensity[ix[0], ix[1], ix[2]] = wp.dot(f, f) * g
+    clean[ix[0], ix[1], ix[2]] = (p + reverb) * g
+
+
+@wp.kernel
+def frame_keys_kernel(seed: int, frame_index: int, sensor_id: int, stream: int, keys: wp.array(dtype=wp.int32),
+                      start: int):
+    """Element b: the stream key of frame ``frame_index + b`` for ``stream``."""
+    b = wp.tid() + start
+    keys[b] = stream_key(seed, frame_index + b, sensor_id, stream)
+
+
+@wp.kernel
+def frame_mean_kernel(image: wp.array3d(dtype=wp.float32), n_range: int, n_channels: int,
+                      mean: wp.array(dtype=wp.float32), start: int):
+    """Element b: mean of image b, summed row by row in a fixed order."""
+    b = wp.tid() + start
+    total = float(0.0)
+    for r in range(n_range):
+        row = float(0.0)
+        for j in range(n_channels):
+            row = row + image[b, r, j]
+        total = total + row
+    mean[b] = total / float(n_range * n_channels)
+
+
+@wp.kernel
+def scale_frame_kernel(image: wp.array3d(dtype=wp.float32), clean: wp.array3d(dtype=wp.float32),
+                       mean: wp.array(dtype=wp.float32), target: float, n_range: int, n_channels: int, start: int):
+    """Element (b, r, j): automatic gain, image and clean scaled by target / mean[b] (unchanged if mean is 0)."""
+    e = wp.tid() + start
+    ix = bin_indices(e, n_range, n_channels)
+    m = mean[ix[0]]
+    if m > 0.0:
+        s = target / m
+        image[ix[0], ix[1], ix[2]] = image[ix[0], ix[1], ix[2]] * s
+        clean[ix[0], ix[1], ix[2]] = clean[ix[0], ix[1], ix[2]] * s
+
+
+@wp.kernel
+def normalise_kernel(image: wp.array3d(dtype=wp.float32), clean: wp.array3d(dtype=wp.float32),
+                     row_max: wp.array2d(dtype=wp.float32), frame_max: wp.array(dtype=wp.float32), per_row: int,
+                     n_range: int, n_channels: int, start: int):
+    """Element (b, r, j): divide image and clean by the row maximum (``per_row`` 1) or the frame maximum of the
+    image (from ``sonar_row_max_kernel`` / ``sonar_frame_max_kernel``); unchanged where that maximum is 0."""
+    e = wp.tid() + start
+    ix = bin_indices(e, n_range, n_channels)
+    m = frame_max[ix[0]]
+    if per_row == 1:
+        m = row_max[ix[0], ix[1]]
+    if m > 0.0:
+        image[ix[0], ix[1], ix[2]] = image[ix[0], ix[1], ix[2]] / m
+        clean[ix[0], ix[1], ix[2]] = clean[ix[0], ix[1], ix[2]] / m

@@ -1,0 +1,153 @@
+"""Line-array beam patterns, tapers and the point-spread kernels of the device chain (docs/PHYSICS.md §1b).
+
+Bearing and elevation patterns are those of a line array of :data:`ARRAY_ELEMENTS` elements with an amplitude
+taper w_n, steered to broadside. With x = (L / lambda) sin(theta) (L the aperture) the one-way *amplitude*
+pattern is
+
+    D(x) = sum_n w_n exp(i 2 pi x (n - (N - 1) / 2) / N) / sum_n w_n            (real for symmetric tapers)
+
+and the beam's -3 dB width is where |D|^2 = 1/2. Given a datasheet beam width, the aperture L / lambda is solved
+so that the pattern's -3 dB full width equals it (uniform taper: L / lambda = 0.886 / theta_3dB in the small-angle
+limit). Tapers: ``uniform`` (first side lobe -13.26 dB), ``hann`` (-31.5 dB, main lobe 1.6x wider),
+``chebyshev`` (Dolph-Chebyshev, all side lobes at a chosen level).
+
+Range point spread: the matched-filter output of a pulse of -3 dB bandwidth B, whose spectrum is flat over the
+band or weighted by a taper; by the stated convention its *intensity* has -3 dB full width delta_r = c / (2 B).
+The output is the Fourier transform of the spectrum weighting: the same function as the array factor of that
+taper, so :func:`range_kernel` reuses it (uniform: sinc-like, first range side lobe -13.3 dB).
+
+Kernels are sampled on the image grid and normalised to a peak of 1, so a point target's peak keeps its echo
+level and a distributed target's level is that of a resolution cell (sum of h^2 bins' worth of scatterers).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+
+from oceansim_py.errors import ConfigError
+
+Taper = Literal["uniform", "hann", "chebyshev"]
+TAPERS: tuple[str, ...] = ("uniform", "hann", "chebyshev")
+
+#: Elements of the modelled line array (odd: a symmetric taper has a centre element). 65 elements at lambda/2
+#: spacing keep grating lobes out of view for beams narrower than ~1.6 degrees... and for wider ones the
+#: element spacing is finer (the spacing is L / N), so no grating lobe falls within +-90 degrees while
+#: L / lambda < N / 2.
+ARRAY_ELEMENTS = 65
+
+#: Largest point-spread kernel half-width (taps) accepted; wider ones are refused with their size.
+MAX_KERNEL_HALF_WIDTH = 4096
+
+
+def chebyshev_taper(n: int, sidelobe_db: float) -> np.ndarray:
+    """Dolph-Chebyshev taper of ``n`` (odd) elements with all side lobes at ``sidelobe_db`` (< 0) dB."""
+    if n % 2 != 1:
+        raise ConfigError(f"chebyshev_taper: n must be odd, got {n}")
+    if not sidelobe_db < 0.0:
+        raise ConfigError(f"chebyshev_taper: sidelobe_db must be < 0 dB, got {sidelobe_db}")
+    order = n - 1
+    beta = math.cosh(math.acosh(10.0 ** (-sidelobe_db / 20.0)) / order)
+    x = beta * np.cos(np.pi * np.arange(n) / n)
+    p = np.empty(n)
+    big = np.abs(x) > 1.0
+    p[big] = np.cosh(order * np.arccosh(np.abs(x[big]))) * np.where(x[big] > 0, 1.0, -1.0) ** order
+    p[~big] = np.cos(order * np.arccos(x[~big]))
+    w = np.real(np.fft.fft(p))
+    half = (n + 1) // 2
+    w = np.concatenate((w[half - 1:0:-1], w[:half]))
+    return w / w.max()
+
+
+def taper_weights(taper: str, sidelobe_db: float = -30.0, n: int = ARRAY_ELEMENTS) -> np.ndarray:
+    """Amplitude weights w_n of ``taper`` over ``n`` elements (max 1)."""
+    if taper == "uniform":
+        return np.ones(n)
+    if taper == "hann":
+        return np.sin(np.pi * (np.arange(n) + 0.5) / n) ** 2
+    if taper == "chebyshev":
+        return chebyshev_taper(n, sidelobe_db)
+    raise ConfigError(f"taper must be one of {list(TAPERS)}, got {taper!r}")
+
+
+def array_factor(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Amplitude pattern D(x) (real, D(0) = 1) at x = (L / lambda) sin(theta)."""
+    n = weights.size
+    pos = (np.arange(n) - (n - 1) / 2.0) / n
+    x = np.asarray(x, dtype=np.float64)
+    d = np.cos(2.0 * np.pi * np.multiply.outer(x, pos)) @ weights
+    return d / weights.sum()
+
+
+def half_power_x(weights: np.ndarray) -> float:
+    """The x > 0 where |D(x)|^2 first falls to 1/2 (bisection on the main lobe)."""
+    xs = np.linspace(0.0, 4.0, 4001)
+    below = np.nonzero(array_factor(xs, weights) ** 2 < 0.5)[0]
+    lo, hi = xs[below[0] - 1], xs[below[0]]
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if array_factor(np.array([mid]), weights)[0] ** 2 < 0.5:
+            hi = mid
+        else:
+            lo = mid
+    return 0.5 * (lo + hi)
+
+
+class LineArray:
+    """A broadside line array whose one-way -3 dB full beam width is ``beam_width_rad``."""
+
+    def __init__(self, beam_width_rad: float, taper: str = "uniform", sidelobe_db: float = -30.0) -> None:
+        if not 0.0 < beam_width_rad < math.pi:
+            raise ConfigError(f"LineArray: beam width must lie in (0, 180) degrees, got "
+                              f"{math.degrees(beam_width_rad)} degrees")
+        self.weights = taper_weights(taper, sidelobe_db)
+        self.aperture_wavelengths = half_power_x(self.weights) / math.sin(0.5 * beam_width_rad)
+        if self.aperture_wavelengths < 0.5:
+            raise ConfigError(f"LineArray: a {math.degrees(beam_width_rad):.1f} degree beam needs an aperture under "
+                              f"half a wavelength; use a narrower beam width")
+
+    def amplitude(self, angle_rad: np.ndarray) -> np.ndarray:
+        """One-way amplitude pattern D(theta) (real, D(0) = 1) at angles off the beam axis (rad)."""
+        return array_factor(self.aperture_wavelengths * np.sin(np.asarray(angle_rad, dtype=np.float64)),
+                            self.weights)
+
+
+def bearing_kernel(array: LineArray, beam_spacing_rad: float, extent_rad: float) -> np.ndarray:
+    """Bearing point-spread taps h[m] = D(m * spacing), m = -M..M with M = ceil(extent / spacing) (peak 1)."""
+    half = int(math.ceil(extent_rad / beam_spacing_rad - 1e-9))
+    if half > MAX_KERNEL_HALF_WIDTH:
+        raise ConfigError(f"bearing point-spread kernel would need {2 * half + 1} taps (> "
+                          f"{2 * MAX_KERNEL_HALF_WIDTH + 1}); lower psf_extent or use fewer beams")
+    m = np.arange(-half, half + 1)
+    return array.amplitude(m * beam_spacing_rad).astype(np.float32)
+
+
+def range_kernel(resolution_m: float, bin_m: float, taper: str = "uniform", sidelobe_db: float = -30.0,
+                 extent: float = 6.0) -> np.ndarray:
+    """Range point-spread taps h[m], m = -M..M, M = ceil(extent * delta_r / dr) (peak 1).
+
+    The matched-filter output of a pulse whose spectrum is flat over the band (``uniform``: a sinc-like response,
+    first range side lobe -13.3 dB) or weighted by ``taper`` across it: the Fourier pair of the spectrum
+    weighting, i.e. :func:`array_factor` of the taper, scaled so that its intensity -3 dB full width is
+    ``resolution_m`` = c / (2 B).
+    """
+    weights = taper_weights(taper, sidelobe_db)
+    half = int(math.ceil(extent * resolution_m / bin_m - 1e-9))
+    if half > MAX_KERNEL_HALF_WIDTH:
+        raise ConfigError(f"range point-spread kernel would need {2 * half + 1} taps (> "
+                          f"{2 * MAX_KERNEL_HALF_WIDTH + 1}): the range resolution {resolution_m:.4g} m spans too "
+                          f"many range bins of {bin_m:.4g} m; raise bandwidth, lower psf_extent or use fewer "
+                          f"range_bins")
+    m = np.arange(-half, half + 1)
+    x = m * bin_m * (2.0 * half_power_x(weights) / resolution_m)
+    return array_factor(x, weights).astype(np.float32)
+
+
+def first_sidelobe_db(weights: np.ndarray) -> float:
+    """Level (dB re the main lobe) of the highest side lobe of |D|^2 beyond the first null."""
+    xs = np.linspace(0.0, 6.0, 12001)
+    p = array_factor(xs, weights) ** 2
+    rising = np.nonzero(np.diff(p) > 0)[0]
+    return float(10.0 * np.log10(p[rising[0]:].max()))

@@ -1,0 +1,373 @@
+"""The device chain of an acoustic sensor: sonar equation, coherent binning, point spread, receiver, TVG.
+
+A sensor describes its fan (ray bearings and elevations grouped into contiguous *channels*: beams of an
+imaging sonar) and hands it, with its :class:`DeviceSettings`, to a :class:`DeviceChain`, which renders the
+echo image of a batch of poses into (B, n_range, n_channels) arrays. Equations and sources:
+docs/PHYSICS_ACOUSTIC_CHAIN.md. Units of the outputs:
+
+- ``intensity``: detected intensity |a + n|^2 of the coherent sum (speckle, reverberation and receiver noise
+  included) after time-varying and fixed gain: re 1 uPa^2 times the gain (with no TVG and 0 dB gain it is the
+  received intensity re 1 uPa^2; 10 log10 of it is the echo level in dB re 1 uPa).
+- ``clean_intensity``: the expected (speckle-free, noise-free) echo intensity through the same point spread and
+  gain, same unit.
+- ``hit_count``, ``label_id``: rays binned per cell (before point spread) and the label of the strongest return.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Callable
+
+import numpy as np
+import warp as wp
+
+from oceansim_py.errors import ConfigError
+from oceansim_py.kernels import acoustic_chain as k
+from oceansim_py.kernels import acoustic_fans as fk
+from oceansim_py.kernels import imaging_sonar as ks
+from oceansim_py.runtime import check_memory, launch_1d
+from oceansim_py.sensors.acoustic.beam_pattern import LineArray, bearing_kernel, range_kernel
+from oceansim_py.sensors.scratch import ScratchCache
+
+#: Valid time-varying gain laws and the k of k log10 r each applies.
+TVG_LAWS: dict[str, float] = {"none": 0.0, "20log": 20.0, "30log": 30.0, "40log": 40.0}
+
+#: Default volume backscattering strength S_v of clear coastal water (dB re 1 m^-1): the middle of the
+#: -70 ... -90 dB range of Urick, "Principles of Underwater Sound" (3rd ed., §8.4) for shallow water off the
+#: biological layers.
+CLEAR_WATER_SV_DB = -80.0
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceSettings:
+    """Physical parameters of the chain, in SI units (a sensor builds it from its validated config).
+
+    frequency_hz: carrier f. sound_speed: c (m/s). source_level_db: SL (dB re 1 uPa at 1 m).
+    absorption_db_per_m: alpha, one way. bandwidth_hz: -3 dB bandwidth B (range resolution c / (2 B)); 0: no
+    range point spread beyond the bin. beam_width_rad: one-way -3 dB receive beam width in bearing; 0: no
+    bearing point spread. beam_taper, sidelobe_db: the receive array's taper (and Chebyshev level).
+    pulse_taper: weighting of the pulse spectrum (range point spread). psf_extent: half-width of the kernels in
+    beam widths (bearing) and range resolutions (range). noise_level_db: receiver noise NL per sample
+    (dB re 1 uPa^2), ``None`` for none. volume_scattering_db: S_v (dB re 1 m^-1), ``None`` for none.
+    tvg_law: key of :data:`TVG_LAWS`; tvg_gain_db: fixed gain (dB). agc_level_db: automatic gain target (mean
+    frame intensity after gain, dB), ``None`` for none. normalisation: "none" | "row" | "global".
+    jitter: stratified jitter of ray directions. seed: keys every random stream.
+    """
+
+    frequency_hz: float
+    sound_speed: float
+    source_level_db: float
+    absorption_db_per_m: float
+    bandwidth_hz: float
+    beam_width_rad: float
+    beam_taper: str
+    pulse_taper: str
+    sidelobe_db: float
+    psf_extent: float
+    noise_level_db: float | None
+    volume_scattering_db: float | None
+    tvg_law: str
+    tvg_gain_db: float
+    agc_level_db: float | None
+    normalisation: str
+    jitter: bool
+    seed: int
+
+    @property
+    def wavelength(self) -> float:
+        """lambda = c / f (m)."""
+        return self.sound_speed / self.frequency_hz
+
+    @property
+    def range_resolution(self) -> float:
+        """c / (2 B) (m), 0 when no bandwidth is set."""
+        return self.sound_speed / (2.0 * self.bandwidth_hz) if self.bandwidth_hz > 0 else 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class FanLayout:
+    """The ray fan of one pose, as the chain sees it.
+
+    bearings: (n_bearing_rays,) centre bearing per bearing ray (rad, +starboard), channel-major;
+    bearing_cell: width of a bearing ray's cell (rad); elevations: (n_elev,) centre elevation per elevation ray
+    (rad); elevation_weights: (n_elev,) solid angle times two-way elevation pattern per ray (sr);
+    elevation_cell (rad); n_channels; channel_spacing: angle between channel centres (rad);
+    min_range, max_range (m), n_range.
+    """
+
+    bearings: np.ndarray
+    bearing_cell: float
+    elevations: np.ndarray
+    elevation_weights: np.ndarray
+    elevation_cell: float
+    n_channels: int
+    channel_spacing: float
+    min_range: float
+    max_range: float
+    n_range: int
+
+    @property
+    def n_elev(self) -> int:
+        return int(self.elevations.size)
+
+    @property
+    def rays_per_pose(self) -> int:
+        return int(self.bearings.size) * self.n_elev
+
+    @property
+    def rays_per_channel(self) -> int:
+        return self.rays_per_pose // self.n_channels
+
+    @property
+    def range_bin(self) -> float:
+        return (self.max_range - self.min_range) / self.n_range
+
+    @property
+    def channel_solid_angle(self) -> float:
+        """Solid angle of one channel weighted by the two-way elevation pattern (sr)."""
+        return float(self.elevation_weights.sum()) * (self.bearings.size // self.n_channels)
+
+
+@dataclasses.dataclass(frozen=True)
+class TableFan:
+    """A ray fan given as a table (side-scan, profiling, single-beam), channel-major (channel c owns rays
+    [c N / n_channels, (c + 1) N / n_channels)).
+
+    directions: (N, 3) unit FLU directions of the cell centres; edges_a, edges_b: (N, 3) FLU edge vectors of each
+    ray's cell (the cell is d + [-1/2, 1/2] a + [-1/2, 1/2] b, |a| and |b| its angular sizes in rad); weights: (N,)
+    solid angle times two-way pattern (sr); n_channels; min_range, max_range (m), n_range. There is no bearing
+    point spread across the channels of a table fan (channel_spacing 0).
+    """
+
+    directions: np.ndarray
+    edges_a: np.ndarray
+    edges_b: np.ndarray
+    weights: np.ndarray
+    n_channels: int
+    min_range: float
+    max_range: float
+    n_range: int
+    channel_spacing: float = 0.0
+
+    @property
+    def rays_per_pose(self) -> int:
+        return int(self.weights.size)
+
+    @property
+    def rays_per_channel(self) -> int:
+        return self.rays_per_pose // self.n_channels
+
+    @property
+    def range_bin(self) -> float:
+        return (self.max_range - self.min_range) / self.n_range
+
+    @property
+    def channel_solid_angle(self) -> float:
+        """Solid angle of the first channel weighted by its pattern (sr): the reverberating volume's."""
+        return float(self.weights[: self.rays_per_channel].sum())
+
+
+class _ChainBuffers:
+    """Device scratch of one batch size."""
+
+    def __init__(self, layout: FanLayout | TableFan, batch: int, device: Any) -> None:
+        n_rays = batch * layout.rays_per_pose
+        shape = (batch, layout.n_range, layout.n_channels)
+        self.poses = wp.empty(batch, dtype=wp.transform, device=device)
+        self.ray_intensity = wp.empty(n_rays, dtype=wp.float32, device=device)
+        self.ray_range = wp.empty(n_rays, dtype=wp.vec3, device=device)
+        self.ray_bin = wp.empty(n_rays, dtype=wp.int32, device=device)
+        self.ray_label = wp.empty(n_rays, dtype=wp.int32, device=device)
+        self.ray_distance = wp.empty(n_rays if isinstance(layout, TableFan) else 0, dtype=wp.float32, device=device)
+        self.field = [wp.empty(shape, dtype=wp.vec2, device=device), wp.empty(shape, dtype=wp.vec2, device=device)]
+        self.power = [wp.empty(shape, dtype=wp.float32, device=device), wp.empty(shape, dtype=wp.float32, device=device)]
+        self.peak = wp.empty(shape, dtype=wp.float32, device=device)
+        self.keys = wp.empty(batch, dtype=wp.int32, device=device)
+        self.row_max = wp.empty((batch, layout.n_range), dtype=wp.float32, device=device)
+        self.frame_max = wp.empty(batch, dtype=wp.float32, device=device)
+
+    @staticmethod
+    def nbytes(layout: FanLayout | TableFan, batch: int) -> int:
+        """Scratch bytes: per ray 28 (intensity, range/footprint/phase, bin, label, distance); per bin 28 (two complex and two
+        intensity ping-pong images, peak scratch)."""
+        return batch * (64 + 28 * layout.rays_per_pose + layout.n_range * (4 + 28 * layout.n_channels))
+
+
+class DeviceChain:
+    """Renders a fan through the device chain on ``device``; holds its point-spread taps and scratch buffers.
+
+    Scratch is kept per calling thread (:class:`~oceansim_py.sensors.scratch.ScratchCache`) for the last
+    ``MAX_CACHED_BATCH_SIZES`` batch sizes, so renders from several threads run concurrently on their own buffers.
+    """
+
+    MAX_CACHED_BATCH_SIZES = 2
+
+    def __init__(self, settings: DeviceSettings, layout: FanLayout | TableFan, device: Any,
+                 sensor_id: int = 0) -> None:
+        self.settings = settings
+        self.layout = layout
+        self.device = device
+        self.sensor_id = int(sensor_id)
+        s = settings
+        self.range_taps = (range_kernel(s.range_resolution, layout.range_bin, s.pulse_taper, s.sidelobe_db,
+                                        s.psf_extent) if s.bandwidth_hz > 0 else np.ones(1, np.float32))
+        if s.beam_width_rad > 0:
+            if layout.channel_spacing <= 0:
+                raise ConfigError("beam_width: this sensor's channels are not beams across a bearing fan, so it "
+                                  "has no bearing point spread; set beam_width to 0")
+            array = LineArray(s.beam_width_rad, s.beam_taper, s.sidelobe_db)
+            self.bearing_taps = bearing_kernel(array, layout.channel_spacing, s.psf_extent * s.beam_width_rad)
+        else:
+            self.bearing_taps = np.ones(1, np.float32)
+        ranges = layout.min_range + (np.arange(layout.n_range) + 0.5) * layout.range_bin
+        gain = 10.0 ** (tvg_db(ranges, s.tvg_law, s.absorption_db_per_m, s.tvg_gain_db) / 10.0)
+        reverb = np.zeros(layout.n_range)
+        if s.volume_scattering_db is not None:
+            level = (s.source_level_db - 40.0 * np.log10(ranges) - 2.0 * s.absorption_db_per_m * ranges
+                     + s.volume_scattering_db + 10.0 * np.log10(ranges**2 * layout.channel_solid_angle
+                                                                * layout.range_bin))
+            # Through the point spread, a sample gathers sum(h_r^2) sum(h_b^2) bins' worth of volume.
+            reverb = 10.0 ** (level / 10.0) * float(np.sum(self.range_taps.astype(np.float64) ** 2)
+                                                    * np.sum(self.bearing_taps.astype(np.float64) ** 2))
+        self._row_gain = wp.array(gain.astype(np.float32), dtype=wp.float32, device=device)
+        self._row_reverb = wp.array(reverb.astype(np.float32), dtype=wp.float32, device=device)
+        self._range_taps = wp.array(self.range_taps, dtype=wp.float32, device=device)
+        self._bearing_taps = wp.array(self.bearing_taps, dtype=wp.float32, device=device)
+        if isinstance(layout, TableFan):
+            self._table = [wp.array(np.asarray(a, dtype=np.float32), dtype=wp.vec3, device=device)
+                           for a in (layout.directions, layout.edges_a, layout.edges_b)]
+            self._weights = wp.array(np.asarray(layout.weights, dtype=np.float32), dtype=wp.float32, device=device)
+        else:
+            self._bearings = wp.array(layout.bearings.astype(np.float32), dtype=wp.float32, device=device)
+            table = np.stack([layout.elevations, np.zeros_like(layout.elevations), layout.elevation_weights], 1)
+            self._elev_table = wp.array(table.astype(np.float32), dtype=wp.vec3, device=device)
+        self._buffers: ScratchCache[_ChainBuffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
+
+    def memory_bytes(self, batch: int) -> int:
+        """Device scratch bytes a render of ``batch`` poses needs (not counting the sensor's result arrays)."""
+        return _ChainBuffers.nbytes(self.layout, batch)
+
+    def _buffers_for(self, batch: int) -> _ChainBuffers:
+        buf = self._buffers.get(batch)
+        if buf is None:
+            lay = self.layout
+            n = batch * max(lay.rays_per_pose, lay.n_range * lay.n_channels)
+            if n >= 2**31:
+                raise ConfigError(f"device-chain render of {batch} pose(s) would index {n} rays or bins, past the "
+                                  f"2^31 limit of a launch; render fewer poses at once")
+            check_memory(self.memory_bytes(batch), self.device, f"device-chain render of {batch} pose(s) "
+                         f"({lay.rays_per_pose} rays, {lay.n_range} x {lay.n_channels} bins each)",
+                         "use fewer rays, range bins or beams, or render fewer poses at once")
+            buf = self._buffers.put(batch, _ChainBuffers(lay, batch, self.device))
+        return buf
+
+    def render(self, geometry: Any, poses: np.ndarray, frame_index: int, intensity: wp.array | None,
+               clean: wp.array | None = None, hits: wp.array | None = None, labels: wp.array | None = None,
+               first_return: tuple[wp.array, float] | None = None,
+               then: Callable[[Any], None] | None = None) -> None:
+        """Render the (B, 7) ``poses`` of ``geometry`` (a scene's SceneGeometry) into the four (B, n_range,
+        n_channels) result arrays (units in the module docstring); ``intensity`` None casts the rays only.
+        For a :class:`TableFan`, ``first_return`` = (altitude (B,), sigma) receives each pose's nearest hit (m,
+        NaN without one) plus N(0, sigma) noise (``first_return_kernel`` of kernels/acoustic_fans.py).
+        ``then(buffers)``, if given, runs before another render may reuse the scratch: it may read the per-ray
+        arrays (ray_intensity re 1 uPa^2, ray_bin, ray_label, ray_distance of a table fan, poses)."""
+        buf = self._cast(geometry, poses)
+        if intensity is not None:
+            self._image(buf, int(poses.shape[0]), frame_index, intensity, clean, hits, labels)
+        if then is not None:
+            then(buf)
+        if first_return is not None:
+            if not isinstance(self.layout, TableFan):
+                raise ConfigError("DeviceChain.render: first_return is only available for table fans")
+            launch_1d(fk.first_return_kernel, int(poses.shape[0]),
+                      [buf.ray_distance, self.layout.rays_per_pose, int(self.settings.seed), int(frame_index),
+                       self.sensor_id, float(first_return[1]), first_return[0]], self.device, min_chunk=1)
+
+    def _cast(self, g: Any, poses: np.ndarray) -> _ChainBuffers:
+        s, lay, dev = self.settings, self.layout, self.device
+        batch = int(poses.shape[0])
+        buf = self._buffers_for(batch)
+        buf.poses.assign(wp.array(poses, dtype=wp.transform, device="cpu"))
+        dr = float(lay.range_bin)
+        alpha = float(s.absorption_db_per_m)
+        source = 10.0 ** (s.source_level_db / 10.0)
+        jitter_key = _host_key(s.seed, 0, self.sensor_id, int(k.STREAM_JITTER))
+        phase_key = _host_key(s.seed, 0, self.sensor_id, int(k.STREAM_PHASE))
+        common = [float(lay.min_range), float(lay.max_range), dr, lay.n_range, alpha, source, float(s.wavelength),
+                  0.25 * float(s.wavelength), buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label]
+        if isinstance(lay, TableFan):
+            launch_1d(k.device_table_ray_kernel, batch * lay.rays_per_pose,
+                      [g.mesh.id, g.face_object, g.object_reflectivity, g.object_label, buf.poses, *self._table,
+                       self._weights, lay.rays_per_pose, int(s.jitter), jitter_key, phase_key, *common,
+                       buf.ray_distance], dev)
+        else:
+            launch_1d(k.device_ray_kernel, batch * lay.rays_per_pose,
+                      [g.mesh.id, g.face_object, g.object_reflectivity, g.object_label, buf.poses, self._bearings,
+                       float(lay.bearing_cell), self._elev_table, float(lay.elevation_cell), lay.n_elev,
+                       lay.rays_per_pose, int(s.jitter), jitter_key, phase_key, *common], dev)
+        return buf
+
+    def _image(self, buf: _ChainBuffers, batch: int, frame_index: int, intensity: wp.array, clean: wp.array,
+               hits: wp.array, labels: wp.array) -> None:
+        s, lay, dev = self.settings, self.layout, self.device
+        dr = float(lay.range_bin)
+        field, power = buf.field, buf.power
+        field[0].zero_()
+        power[0].zero_()
+        hits.zero_()
+        labels.fill_(-1)
+        launch_1d(k.footprint_bin_kernel, batch * lay.n_channels,
+                  [buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label, lay.rays_per_channel,
+                   lay.rays_per_pose, lay.n_channels, float(lay.min_range), dr, lay.n_range, field[0], power[0],
+                   hits, labels, buf.peak], dev, min_chunk=1)
+        n_bins = batch * lay.n_range * lay.n_channels
+        cur = 0
+        if self._range_taps.shape[0] > 1:
+            launch_1d(k.range_psf_kernel, n_bins, [field[0], power[0], self._range_taps, lay.n_range, lay.n_channels,
+                                                   field[1], power[1]], dev)
+            cur = 1
+        noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
+        launch_1d(k.frame_keys_kernel, batch, [s.seed, int(frame_index), self.sensor_id, int(k.STREAM_NOISE),
+                                               buf.keys], dev, min_chunk=batch)
+        launch_1d(k.bearing_receiver_kernel, n_bins,
+                  [field[cur], power[cur], self._bearing_taps, lay.n_range, lay.n_channels, float(noise),
+                   self._row_reverb, buf.keys, self._row_gain, intensity, clean], dev)
+        if s.agc_level_db is not None:
+            launch_1d(k.frame_mean_kernel, batch, [intensity, lay.n_range, lay.n_channels, buf.frame_max], dev,
+                      min_chunk=1)
+            launch_1d(k.scale_frame_kernel, n_bins, [intensity, clean, buf.frame_max,
+                                                     float(10.0 ** (s.agc_level_db / 10.0)), lay.n_range,
+                                                     lay.n_channels], dev)
+        if s.normalisation != "none":
+            launch_1d(ks.sonar_row_max_kernel, batch * lay.n_range,
+                      [intensity, lay.n_channels, lay.n_range, buf.row_max], dev, min_chunk=64)
+            launch_1d(ks.sonar_frame_max_kernel, batch, [buf.row_max, lay.n_range, buf.frame_max], dev,
+                      min_chunk=1)
+            launch_1d(k.normalise_kernel, n_bins, [intensity, clean, buf.row_max, buf.frame_max,
+                                                   int(s.normalisation == "row"), lay.n_range, lay.n_channels], dev)
+
+
+def _host_key(seed: int, frame: int, sensor: int, stream: int) -> int:
+    """kernels/random.py ``stream_key`` computed on the host (the same 31-bit value)."""
+    def pcg(x: int) -> int:
+        state = (x * 747796405 + 2891336453) & 0xFFFFFFFF
+        word = (((state >> ((state >> 28) + 4)) ^ state) * 277803737) & 0xFFFFFFFF
+        return ((word >> 22) ^ word) & 0xFFFFFFFF
+
+    h = pcg(seed & 0xFFFFFFFF)
+    h = pcg(h ^ (frame & 0xFFFFFFFF))
+    h = pcg(h ^ ((sensor * 0x9E3779B9) & 0xFFFFFFFF))
+    h = pcg(h ^ ((stream * 0x85EBCA6B) & 0xFFFFFFFF))
+    return h >> 1
+
+
+def tvg_db(ranges_m: np.ndarray, law: str, alpha_db_per_m: float, gain_db: float) -> np.ndarray:
+    """Host mirror of the receiver's TVG in dB: k log10 r + 2 alpha r + gain (k from :data:`TVG_LAWS`; no
+    absorption term for law "none")."""
+    kk = TVG_LAWS[law]
+    r = np.asarray(ranges_m, dtype=np.float64)
+    if kk == 0.0:
+        return np.full_like(r, gain_db)
+    return kk * np.log10(r) + 2.0 * alpha_db_per_m * r + gain_db
+

@@ -1,0 +1,181 @@
+"""Config fields of the device chain, shared by every acoustic sensor config (a dataclass mixin).
+
+A sensor config that inherits :class:`DeviceChainFields` gains the fields below (all with defaults, so existing
+configs and presets are unchanged), calls :meth:`DeviceChainFields.validate_device_chain` from its ``validate``
+and builds the chain's :class:`~oceansim_py.sensors.acoustic.chain.DeviceSettings` with
+:meth:`DeviceChainFields.device_settings`. ``model = "peer"`` (the default) keeps the sensor's peer-faithful
+render; ``model = "device"`` renders through the device chain.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Literal
+
+from oceansim_py.io.config import require, require_finite
+from oceansim_py.sensors.acoustic.absorption import francois_garrison
+from oceansim_py.sensors.acoustic.beam_pattern import TAPERS
+from oceansim_py.sensors.acoustic.chain import CLEAR_WATER_SV_DB, TVG_LAWS, DeviceSettings
+from oceansim_py.sensors.acoustic.display import COLORMAPS
+
+#: Largest margin (dB) by which the receiver noise level may exceed the source level before it is refused as
+#: impossible physics (a noise level that high would bury even a perfect reflector at 1 m).
+MAX_NOISE_OVER_SOURCE_DB = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceChainFields:
+    """Device-chain fields (docs/PHYSICS_ACOUSTIC_CHAIN.md).
+
+    Attributes:
+        model: "peer" (the sensor's peer-faithful model) or "device" (the device chain).
+        frequency: carrier frequency (Hz).
+        sound_speed: c (m/s), for the wavelength and the range resolution.
+        source_level: SL (dB re 1 uPa at 1 m).
+        absorption_model: "fixed" (use the sensor's ``absorption``, dB/m) or "francois_garrison" (from frequency,
+            temperature, salinity, depth and pH, Francois & Garrison 1982).
+        temperature (deg C), salinity (PSU), depth (m), ph: water for Francois-Garrison.
+        bandwidth: -3 dB bandwidth B of the pulse (Hz), as datasheets give it; range resolution c / (2 B).
+            0: no range point spread beyond the range bin.
+        beam_width: one-way -3 dB receive beam width in bearing (degrees); 0: no bearing point spread.
+        beam_taper: "uniform" (first side lobe -13.26 dB) | "hann" (-31.5 dB) | "chebyshev" (at sidelobe_level).
+        pulse_taper: weighting of the pulse spectrum: "uniform" (flat band; sinc-like range response, range side
+            lobes -13.3 dB), "hann" or "chebyshev" (lower range side lobes, same -3 dB resolution c / (2 B)).
+        sidelobe_level: Chebyshev side-lobe level (dB, < 0), for every Chebyshev taper.
+        psf_extent: half-width of the point-spread kernels, in beam widths (bearing) and range resolutions
+            (range).
+        elevation_span: elevation extent of the ray fan (degrees); 0: the vertical field of view. Set it wider
+            than the vertical beam to let the elevation pattern's side lobes see geometry.
+        elevation_taper: taper of the vertical aperture for ``elevation_pattern = "array"``.
+        noise_level: receiver noise NL per sample (dB re 1 uPa^2), ``None`` for none.
+        volume_scattering: S_v (dB re 1 m^-1), ``None`` for none; -80 dB is clear coastal water.
+        tvg: time-varying gain law, "none" | "20log" | "30log" | "40log" (k log10 r + 2 alpha r).
+        tvg_gain: fixed gain (dB) added to the TVG.
+        agc_level: automatic gain: scale each frame so its mean intensity is this level (dB); ``None`` for none.
+        jitter: stratified jitter of the ray directions inside their cells (fixed per sensor and seed).
+    """
+
+    model: Literal["peer", "device"] = "peer"
+    frequency: float = 750000.0
+    sound_speed: float = 1500.0
+    source_level: float = 210.0
+    absorption_model: Literal["fixed", "francois_garrison"] = "fixed"
+    temperature: float = 10.0
+    salinity: float = 35.0
+    depth: float = 0.0
+    ph: float = 8.0
+    bandwidth: float = 0.0
+    beam_width: float = 0.0
+    beam_taper: Literal["uniform", "hann", "chebyshev"] = "uniform"
+    pulse_taper: Literal["uniform", "hann", "chebyshev"] = "uniform"
+    sidelobe_level: float = -30.0
+    psf_extent: float = 6.0
+    elevation_span: float = 0.0
+    elevation_taper: Literal["uniform", "hann", "chebyshev"] = "uniform"
+    noise_level: float | None = 60.0
+    volume_scattering: float | None = CLEAR_WATER_SV_DB
+    tvg: Literal["none", "20log", "30log", "40log"] = "none"
+    tvg_gain: float = 0.0
+    agc_level: float | None = None
+    jitter: bool = True
+
+    def validate_device_chain(self, owner: str, horizontal_fov: float, vertical_fov: float) -> None:
+        """Check the device fields (ConfigError naming the field and its valid range)."""
+        for name in ("frequency", "sound_speed", "source_level", "temperature", "salinity", "depth", "ph",
+                     "bandwidth", "beam_width", "sidelobe_level", "psf_extent", "elevation_span", "tvg_gain"):
+            require_finite(getattr(self, name), owner, name)
+        for name, allowed in (("model", ("peer", "device")), ("absorption_model", ("fixed", "francois_garrison")),
+                              ("beam_taper", TAPERS), ("pulse_taper", TAPERS), ("elevation_taper", TAPERS), ("tvg", tuple(TVG_LAWS))):
+            require(getattr(self, name) in allowed, owner, name,
+                    f"must be one of {list(allowed)}, got {getattr(self, name)!r}")
+        require(1e3 <= self.frequency <= 1e7, owner, "frequency",
+                f"must lie in [1 kHz, 10 MHz], got {self.frequency} Hz")
+        require(1300.0 <= self.sound_speed <= 1700.0, owner, "sound_speed",
+                f"must lie in [1300, 1700] m/s (sea and fresh water), got {self.sound_speed}")
+        require(100.0 <= self.source_level <= 260.0, owner, "source_level",
+                f"must lie in [100, 260] dB re 1 uPa at 1 m, got {self.source_level}")
+        require(-2.0 <= self.temperature <= 40.0, owner, "temperature", f"must lie in [-2, 40] deg C, got "
+                f"{self.temperature}")
+        require(0.0 <= self.salinity <= 45.0, owner, "salinity", f"must lie in [0, 45] PSU, got {self.salinity}")
+        require(0.0 <= self.depth <= 11000.0, owner, "depth", f"must lie in [0, 11000] m, got {self.depth}")
+        require(6.0 <= self.ph <= 9.0, owner, "ph", f"must lie in [6, 9], got {self.ph}")
+        require(0.0 <= self.bandwidth <= 2.0 * self.frequency, owner, "bandwidth",
+                f"must lie in [0, 2 x frequency = {2.0 * self.frequency:g}] Hz (the -3 dB bandwidth; 0 for no "
+                f"range point spread), got {self.bandwidth}")
+        require(0.0 <= self.beam_width < horizontal_fov, owner, "beam_width",
+                f"must lie in [0, horizontal_fov = {horizontal_fov}) degrees (0 for no bearing point spread), "
+                f"got {self.beam_width}")
+        require(-120.0 <= self.sidelobe_level < 0.0, owner, "sidelobe_level",
+                f"must lie in [-120, 0) dB, got {self.sidelobe_level}")
+        require(0.0 < self.psf_extent <= 50.0, owner, "psf_extent",
+                f"must lie in (0, 50] beam widths, got {self.psf_extent}")
+        require(self.elevation_span == 0.0 or vertical_fov <= self.elevation_span < 180.0, owner, "elevation_span",
+                f"must be 0 (the vertical field of view) or lie in [vertical_fov = {vertical_fov}, 180) degrees, "
+                f"got {self.elevation_span}")
+        for name in ("noise_level", "volume_scattering", "agc_level"):
+            v = getattr(self, name)
+            require(v is None or (isinstance(v, (int, float)) and math.isfinite(v)), owner, name,
+                    f"must be a finite number (dB) or null, got {v!r}")
+        require(self.noise_level is None or self.noise_level <= self.source_level + MAX_NOISE_OVER_SOURCE_DB,
+                owner, "noise_level", f"must not exceed source_level ({self.source_level} dB re 1 uPa at 1 m): "
+                f"a receiver noise of {self.noise_level} dB re 1 uPa^2 would bury every echo; lower it")
+        require(self.volume_scattering is None or -150.0 <= self.volume_scattering <= -10.0, owner,
+                "volume_scattering", f"must lie in [-150, -10] dB re 1 m^-1 (clear water ~ -80), got "
+                f"{self.volume_scattering}")
+        require(isinstance(self.jitter, bool), owner, "jitter", f"must be true or false, got {self.jitter!r}")
+        if self.model == "device":
+            # The peers' noise does not apply to the device chain (it has speckle and receiver noise): left at
+            # its default it is ignored; a value the user chose is refused rather than silently dropped.
+            defaults = {f.name: f.default for f in dataclasses.fields(self)}
+            for name in ("multiplicative_sigma", "additive_sigma"):
+                v = getattr(self, name, 0.0)
+                require(v == 0.0 or v == defaults.get(name), owner, name,
+                        f"must be 0 (or left at its default, which is ignored) with model 'device' (the peers' "
+                        f"noise; the device chain has speckle and receiver noise), got {v}")
+
+    def absorption_db_per_m(self, fixed: float) -> float:
+        """One-way absorption (dB/m): ``fixed`` or Francois-Garrison at this frequency and water."""
+        if self.absorption_model == "francois_garrison":
+            return francois_garrison(self.frequency, self.temperature, self.salinity, self.depth, self.ph)
+        return fixed
+
+    def device_settings(self, fixed_absorption: float, normalisation: str, seed: int) -> DeviceSettings:
+        """The chain's SI parameters from these fields."""
+        return DeviceSettings(
+            frequency_hz=float(self.frequency), sound_speed=float(self.sound_speed),
+            source_level_db=float(self.source_level), absorption_db_per_m=self.absorption_db_per_m(fixed_absorption),
+            bandwidth_hz=float(self.bandwidth), beam_width_rad=math.radians(self.beam_width),
+            beam_taper=self.beam_taper, pulse_taper=self.pulse_taper, sidelobe_db=float(self.sidelobe_level), psf_extent=float(self.psf_extent),
+            noise_level_db=None if self.noise_level is None else float(self.noise_level),
+            volume_scattering_db=None if self.volume_scattering is None else float(self.volume_scattering),
+            tvg_law=self.tvg, tvg_gain_db=float(self.tvg_gain),
+            agc_level_db=None if self.agc_level is None else float(self.agc_level), normalisation=normalisation,
+            jitter=bool(self.jitter), seed=int(seed))
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceDisplayFields:
+    """Display fields of the device chain (sensors whose 8-bit image is a polar or fan image).
+
+    Attributes:
+        display: 8-bit mapping, "linear" (clip(255 gain z^gamma)) or "db" (window [display_floor,
+            display_floor + dynamic_range] dB, then gamma).
+        display_floor: level shown black in "db" display (dB, same reference as the image).
+        dynamic_range: span of the "db" display window (dB).
+        colormap: colour map of ``to_rgb`` renders ("gray", "copper", "hot", "amber").
+    """
+
+    display: Literal["linear", "db"] = "linear"
+    display_floor: float = 60.0
+    dynamic_range: float = 60.0
+    colormap: Literal["gray", "copper", "hot", "amber"] = "gray"
+
+    def validate_device_display(self, owner: str) -> None:
+        """Check the display fields (ConfigError naming the field)."""
+        for name in ("display_floor", "dynamic_range"):
+            require_finite(getattr(self, name), owner, name)
+        for name, allowed in (("display", ("linear", "db")), ("colormap", COLORMAPS)):
+            require(getattr(self, name) in allowed, owner, name,
+                    f"must be one of {list(allowed)}, got {getattr(self, name)!r}")
+        require(self.dynamic_range > 0.0, owner, "dynamic_range", f"must be > 0 dB, got {self.dynamic_range}")
