@@ -16,7 +16,7 @@ from oceansim_py.dataset import load
 from oceansim_py.dataset.generate import generate
 from oceansim_py.dataset.rig import load_rig
 from oceansim_py.dataset.verify import verify_dataset
-from tests.test_dataset import RIG, write_rig
+from test_dataset import RIG, write_rig  # noqa: E402 (tests/ is on sys.path under pytest)
 
 SMALL = {**RIG, "frames": 4, "shard_size": 2,
          "sensors": [{**RIG["sensors"][0], "config": {**RIG["sensors"][0]["config"], "range_bins": 16,

@@ -17,7 +17,7 @@ from oceansim_py.dataset.lock import LOCK_FILE, DatasetLock
 from oceansim_py.dataset.manifest import write_manifest
 from oceansim_py.dataset.rig import load_rig
 from oceansim_py.dataset.shards import PartialShard, check_shard, remove_written
-from tests.test_dataset import RIG, write_rig
+from test_dataset import RIG, write_rig  # noqa: E402 (tests/ is on sys.path under pytest)
 
 SMALL = {**RIG, "frames": 4, "shard_size": 2, "sensors": [RIG["sensors"][2]]}
 

@@ -127,7 +127,9 @@ def test_cold_kernel_cache_is_detected_and_announced(tmp_path: Path, monkeypatch
             "oceansim_py.kernels.raycast"} <= cold
     assert "oceansim_py.kernels.random" not in cold                 # functions only: nothing to compile
     said: list[str] = []
-    monkeypatch.setattr(runtime, "_kernel_modules", lambda: [wp.get_module("oceansim_py.kernels.geometry")])
+    geometry = wp.get_module("oceansim_py.kernels.geometry")
+    geometry.unload()  # an earlier test may hold it in memory, where load() would not compile it again
+    monkeypatch.setattr(runtime, "_kernel_modules", lambda: [geometry])
     seconds = runtime.compile_kernels_once("cpu", notify=said.append)
     assert seconds > 0 and len(said) == 2 and "first run only" in said[0]
     assert runtime.cold_kernel_modules("cpu") == []               # now cached in tmp_path

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from oceansim_py.errors import SceneError
-from oceansim_py.poses import matrix_to_quat, quat_to_matrix
+from oceansim_py.poses import matmul_fixed, matrix_to_quat, quat_to_matrix
 
 #: Op kinds :class:`XformOp` evaluates (USD xformOp type tokens).
 ROTATION_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
@@ -39,7 +39,7 @@ def slerp(q0: np.ndarray, q1: np.ndarray, u: float) -> np.ndarray:
     """Spherical linear interpolation of unit quaternions [qx, qy, qz, qw] (shortest arc), u in [0, 1]."""
     q0 = np.asarray(q0, dtype=np.float64)
     q1 = np.asarray(q1, dtype=np.float64)
-    d = float(np.dot(q0, q1))
+    d = float(q0[0] * q1[0] + q0[1] * q1[1] + q0[2] * q1[2] + q0[3] * q1[3])
     if d < 0.0:
         q1, d = -q1, -d
     if d > 0.9995:
@@ -116,7 +116,7 @@ def op_matrices(kind: str, values: np.ndarray) -> np.ndarray:
         r = np.tile(np.eye(3), (n, 1, 1))
         for axis in kind[len("rotate"):]:
             k = "XYZ".index(axis)
-            r = _axis_rotations(k, values[:, k]) @ r
+            r = matmul_fixed(_axis_rotations(k, values[:, k]), r)
         m[:, :3, :3] = r
     return m
 
@@ -208,7 +208,7 @@ class TransformTrack:
             if isinstance(f, XformOp) or not merged or isinstance(merged[-1], XformOp):
                 merged.append(f if isinstance(f, XformOp) else np.asarray(f, dtype=np.float64))
             else:
-                merged[-1] = merged[-1] @ f
+                merged[-1] = matmul_fixed(merged[-1], f)
         ops = [f for f in merged if isinstance(f, XformOp)]
         if not ops:
             raise SceneError("TransformTrack.from_factors: no animated factor")
@@ -239,5 +239,5 @@ def _compose(factors: tuple[np.ndarray | XformOp, ...] | list[np.ndarray | Xform
     """The products (T, 4, 4) of ``factors`` at ``times`` (T,) seconds."""
     m = np.tile(np.eye(4), (times.size, 1, 1))
     for f in factors:
-        m = m @ (f.matrices(times) if isinstance(f, XformOp) else f)
+        m = matmul_fixed(m, f.matrices(times) if isinstance(f, XformOp) else f)
     return m

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from oceansim_py.errors import SceneError
+from oceansim_py.poses import matmul_fixed
 from oceansim_py.scene.graph import Node, TriangleMesh
 from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material, MaterialTable
 
@@ -80,7 +81,7 @@ def _read_collada_meshes(path: Path) -> list[tuple[str, np.ndarray, np.ndarray]]
                 offset += v.shape[0]
             if not tris:
                 continue
-            v = np.concatenate(verts) @ conv.T
+            v = matmul_fixed(np.concatenate(verts), conv.T)
             t = np.concatenate(tris)
             if not np.isfinite(v).all():
                 raise SceneError(f"{path}: geometry {bound.original.id!r} holds non-finite vertex coordinates")

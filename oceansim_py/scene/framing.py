@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from oceansim_py.poses import pose_from_euler
+from oceansim_py.poses import matmul_fixed, pose_from_euler
 
 #: A node spanning at least this share of the scene's x or y extent is ground, not subject.
 GROUND_SPAN = 0.8
@@ -72,7 +72,7 @@ def node_bounds(node: Any) -> tuple[np.ndarray, np.ndarray] | None:
     """World axis-aligned bounds (min, max) of a node's own mesh (m), or None without one."""
     if node.mesh is None or node.mesh.vertices.size == 0:
         return None
-    v = node.mesh.vertices @ node.transform[:3, :3].T + node.transform[:3, 3]
+    v = matmul_fixed(node.mesh.vertices, node.transform[:3, :3].T) + node.transform[:3, 3]
     return v.min(axis=0), v.max(axis=0)
 
 
@@ -146,7 +146,7 @@ def boresight_range(scene: Any, pose: np.ndarray, max_range: float) -> float:
     when nothing is hit."""
     from oceansim_py.poses import quat_to_matrix
 
-    axis = quat_to_matrix(np.asarray(pose[3:], dtype=np.float64)) @ np.array([1.0, 0.0, 0.0])
+    axis = quat_to_matrix(np.asarray(pose[3:], dtype=np.float64))[:, 0]
     hit = scene.raycast(np.asarray(pose[:3], dtype=np.float64)[None, :], axis[None, :], max_range).numpy()
     return float(hit["distance"][0]) if hit["face"][0] >= 0 else math.inf
 

@@ -52,6 +52,7 @@ from typing import Sequence
 import numpy as np
 
 from oceansim_py.errors import SceneError
+from oceansim_py.poses import matmul_fixed
 from oceansim_py.scene.graph import Node, TriangleMesh
 from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material, MaterialTable
 
@@ -321,7 +322,7 @@ class _SdfReader:
         local, rel = parse_pose(e.find("pose"), f"{scope.name}::{name}")
         if rel is None and kind == "frame":
             rel = e.get("attached_to") or None
-        world = self.frame_of(scope, rel or "", stack + (name,)) @ local
+        world = matmul_fixed(self.frame_of(scope, rel or "", stack + (name,)), local)
         scope.resolved[name] = world
         return world
 
@@ -360,10 +361,10 @@ class _SdfReader:
                 raise SceneError(f"{self.path}: {where} has no <geometry>")
             material = self.material(vis, [vname] + names)
             frame = node.transform if rel in (None, link.get("name")) else self.frame_of(scope, rel)
-            xform = frame @ local
+            xform = matmul_fixed(frame, local)
             for k, (verts, tris, pre) in enumerate(self.geometry(geom[0], base, where)):
                 suffix = "" if k == 0 else f"_{k}"
-                child = Node(path=f"{node.path}/{_sanitize(vname)}{suffix}", transform=xform @ pre,
+                child = Node(path=f"{node.path}/{_sanitize(vname)}{suffix}", transform=matmul_fixed(xform, pre),
                              mesh=TriangleMesh(verts, tris), material=material, label=label, parent=node)
                 node.children.append(child)
                 self.nodes.append(child)
@@ -457,7 +458,7 @@ class _SdfReader:
             parts = picked
             if (sub.findtext("center") or "").strip().lower() in ("true", "1"):
                 parts = [(n, v - v.mean(axis=0), t, m) for n, v, t, m in parts]
-        return [(v, t, pre @ m) for _, v, t, m in parts]
+        return [(v, t, matmul_fixed(pre, m)) for _, v, t, m in parts]
 
 
 def _copy(e: ET.Element) -> ET.Element:
@@ -469,14 +470,14 @@ def _copy(e: ET.Element) -> ET.Element:
 def _rotation_z_to(n: np.ndarray) -> np.ndarray:
     """The shortest rotation taking +z to the unit vector ``n``."""
     z = np.array([0.0, 0.0, 1.0])
-    c = float(np.dot(z, n))
+    c = float(n[2])
     if c > 1 - 1e-12:
         return np.eye(3)
     if c < -1 + 1e-12:
         return np.diag([1.0, -1.0, -1.0])
     v = np.cross(z, n)
     k = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
-    return np.eye(3) + k + k @ k / (1 + c)
+    return np.eye(3) + k + matmul_fixed(k, k) / (1 + c)
 
 
 def read_sdf(path: Path, materials: MaterialTable,

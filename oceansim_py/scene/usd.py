@@ -53,6 +53,7 @@ import numpy as np
 from pxr import Pcp, Tf, Usd, UsdGeom, UsdShade
 
 from oceansim_py.errors import ConfigError, SceneError
+from oceansim_py.poses import matmul_fixed
 from oceansim_py.scene.animation import OP_KINDS, TransformTrack, XformOp
 from oceansim_py.scene.graph import Node, TriangleMesh
 from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material, MaterialTable
@@ -97,7 +98,7 @@ def _project_to_plane(xyz: np.ndarray) -> np.ndarray:
     u = np.cross(helper, normal)
     u /= np.linalg.norm(u, axis=1, keepdims=True)
     v = np.cross(normal, u)
-    return np.stack([np.einsum("pnk,pk->pn", xyz, u), np.einsum("pnk,pk->pn", xyz, v)], axis=-1)
+    return np.stack([matmul_fixed(xyz, u[:, :, None])[..., 0], matmul_fixed(xyz, v[:, :, None])[..., 0]], axis=-1)
 
 
 def _convex(uv: np.ndarray) -> np.ndarray:
@@ -266,7 +267,7 @@ def _tessellate(kind: str, size: float, height: float, axis: str) -> tuple[np.nd
     else:  # Capsule: height is the cylindrical part, hemispherical caps added (as in trimesh)
         m = tc.capsule(height=height, radius=size, count=[IMPLICIT_SEGMENTS, IMPLICIT_SEGMENTS // 2])
         verts = np.asarray(m.vertices)
-    verts = np.ascontiguousarray(verts @ _axis_rotation(axis).T, dtype=np.float64)
+    verts = np.ascontiguousarray(matmul_fixed(verts, _axis_rotation(axis).T), dtype=np.float64)
     faces = np.ascontiguousarray(m.faces, dtype=np.int64)
     verts.setflags(write=False)
     faces.setflags(write=False)
@@ -322,7 +323,7 @@ class _StageReader:
                              f"{self.meters_per_unit}; fix the layer metadata")
         conv = np.diag([self.meters_per_unit] * 3 + [1.0])
         if self.up_axis == "Y":
-            conv = conv @ Y_UP_TO_Z_UP
+            conv = matmul_fixed(conv, Y_UP_TO_Z_UP)
         self.conv = conv
         self.conv_inv = np.linalg.inv(conv)
         self._caches: dict[float, UsdGeom.XformCache] = {}
@@ -565,7 +566,7 @@ class _StageReader:
         templates = [self.template(prim, p, inh) for p in protos]
         for k in visible:
             k = int(k)
-            placed = owner.matrix @ inst_mats[k]
+            placed = matmul_fixed(owner.matrix, inst_mats[k])
             inst_index = len(out)
             track = None
             if owner.track is not None:
@@ -575,7 +576,7 @@ class _StageReader:
             for rec in templates[int(proto_index[k])]:
                 out.append(dataclasses.replace(
                     rec, path=f"{owner.path}/instance_{k}/{rec.path}",
-                    parent=inst_index if rec.parent < 0 else first + rec.parent, matrix=placed @ rec.matrix,
+                    parent=inst_index if rec.parent < 0 else first + rec.parent, matrix=matmul_fixed(placed, rec.matrix),
                     track=None if track is None else track + (rec.matrix,)))
 
     def template(self, instancer: Usd.Prim, proto: Usd.Prim, inh: _Inherited) -> list[_Record]:
@@ -598,8 +599,8 @@ class _StageReader:
         for rec in records:
             mesh = None
             if rec.mesh is not None:
-                mesh = TriangleMesh(rec.mesh[0] @ c3.T, rec.mesh[1])
-            node = Node(path=rec.path, transform=self.conv @ rec.matrix @ self.conv_inv, mesh=mesh,
+                mesh = TriangleMesh(matmul_fixed(rec.mesh[0], c3.T), rec.mesh[1])
+            node = Node(path=rec.path, transform=matmul_fixed(matmul_fixed(self.conv, rec.matrix), self.conv_inv), mesh=mesh,
                         material=rec.material, label=rec.label)
             if rec.track is not None:
                 try:
