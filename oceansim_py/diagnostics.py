@@ -47,3 +47,28 @@ def warn_if_blind(sensor: str, hit_fraction: float, scene: Any, positions: np.nd
     reason = empty_view_reason(scene, positions, max_range)
     warnings.warn(f"{sensor} saw nothing in {scene.source}: {reason}", EmptyViewWarning, stacklevel=2)
     return True
+
+
+#: Directions of the all-round probe of :func:`probe_hit_fraction` (a Fibonacci sphere).
+PROBE_DIRECTIONS = 256
+
+
+def _fibonacci_sphere(n: int) -> np.ndarray:
+    """``n`` unit vectors spread evenly over the sphere (golden-angle spiral), (n, 3)."""
+    k = np.arange(n, dtype=np.float64) + 0.5
+    z = 1.0 - 2.0 * k / n
+    r = np.sqrt(np.maximum(0.0, 1.0 - z * z))
+    phi = np.pi * (3.0 - np.sqrt(5.0)) * k
+    return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=1)
+
+
+def probe_hit_fraction(scene: Any, positions: np.ndarray, max_range: float) -> float:
+    """Share of all-round probe rays (:data:`PROBE_DIRECTIONS` per position, every direction) from
+    ``positions`` ((N, 3) world, m) that hit ``scene`` within ``max_range`` (m). 0 means a sensor there cannot
+    see anything whatever its field of view: the cheap check a run makes before it renders."""
+    pos = np.asarray(positions, dtype=np.float64).reshape(-1, 3)
+    dirs = _fibonacci_sphere(PROBE_DIRECTIONS)
+    origins = np.repeat(pos, PROBE_DIRECTIONS, axis=0)
+    directions = np.tile(dirs, (pos.shape[0], 1))
+    hits = scene.raycast(origins, directions, max_range=float(max_range)).hit
+    return float(np.mean(hits)) if hits.size else 0.0

@@ -270,6 +270,41 @@ def test_cli_warns_when_the_sensor_sees_nothing(tmp_path: Path, capsys: pytest.C
         assert warn_if_blind("sonar", 0.5, scene, np.zeros((1, 3)), 10.0) is False
 
 
+def test_generate_warns_for_a_rig_that_does_not_match_its_scene(tmp_path: Path) -> None:
+    import yaml
+
+    from oceansim_py.dataset.generate import generate
+    from oceansim_py.dataset.rig import load_rig
+
+    rig = {"name": "lost", "scene": "tank", "seed": 1, "frames": 2, "tick_rate_hz": 1.0,
+           "trajectory": {"type": "transect", "start": [200.0, 0.0, -1.5], "end": [203.0, 0.0, -1.5],
+                          "speed": 1.0},
+           "sensors": [{"name": "fls", "type": "imaging_sonar", "preset": "oceansim_default", "rate_hz": 1.0,
+                        "config": {"max_range": 6.0, "n_beams": 16, "range_bins": 16, "elevation_rays": 4}},
+                       {"name": "imu", "type": "imu", "preset": "consumer_mems", "rate_hz": 1.0}]}
+    path = tmp_path / "rig.yaml"
+    path.write_text(yaml.safe_dump(rig))
+    with pytest.warns(EmptyViewWarning, match=r"sensor 'fls' \(imaging_sonar\).*outside the scene bounds") as got:
+        generate(load_rig(path), tmp_path / "out", progress=False)
+    assert len(got) == 1  # the IMU has no range and is not probed
+    rig["trajectory"].update(start=[-1.0, 0.0, -1.5], end=[2.0, 0.0, -1.5])  # inside the tank: silent
+    path.write_text(yaml.safe_dump(rig))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EmptyViewWarning)
+        generate(load_rig(path), tmp_path / "out2", progress=False)
+
+
+def test_no_builtin_rig_has_a_blind_sensor(tmp_path: Path) -> None:
+    from oceansim_py.dataset.generate import warn_blind_sensors
+    from oceansim_py.dataset.rig import builtin_rig_names, load_rig
+    from oceansim_py.dataset.worker import ShardWorker
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EmptyViewWarning)
+        for name in builtin_rig_names():
+            assert warn_blind_sensors(ShardWorker(load_rig(name), tmp_path / name, "cpu")) == []
+
+
 # --- item 15: GPS ------------------------------------------------------------------------------------------
 
 def test_no_builtin_rig_carries_a_gps_that_never_gets_a_fix() -> None:

@@ -125,6 +125,7 @@ def _generate_locked(rig: Rig, out: Path, executor: str, device: Any, resume: bo
     local_worker = ShardWorker(rig, out, device, compress) if executor == "local" or existing is None else None
     if existing is None:
         assert local_worker is not None
+        warn_blind_sensors(local_worker)
         manifest = new_manifest(rig, local_worker.metadata(), _scene_meta(local_worker.scene))
         manifest["compress"] = compress
     else:
@@ -164,6 +165,39 @@ def _generate_locked(rig: Rig, out: Path, executor: str, device: Any, resume: bo
                           "shards_kept": len(kept), "executor": executor}
     write_manifest(out, manifest)
     return manifest
+
+
+#: Vehicle poses along the run at which :func:`warn_blind_sensors` probes each sensor's surroundings.
+BLIND_PROBE_POSES = 16
+
+
+def warn_blind_sensors(worker: Any) -> list[str]:
+    """Before a run renders: warn (:class:`~oceansim_py.diagnostics.EmptyViewWarning`, with the reason) for every
+    ranged sensor of the rig that cannot see anything at all, i.e. none of the all-round probe rays of
+    :func:`~oceansim_py.diagnostics.probe_hit_fraction` from its mount at :data:`BLIND_PROBE_POSES` times
+    spread over the run hits the scene within its ``max_range`` (a rig that does not match its scene, geometry
+    above the surface). A sensor that sees geometry only outside its field of view is not caught here. Returns
+    the names warned about."""
+    import numpy as np
+
+    from oceansim_py.diagnostics import probe_hit_fraction, warn_if_blind
+    from oceansim_py.poses import compose_poses
+
+    rig = worker.rig
+    end = rig.start_time + max(rig.frames - 1, 0) / rig.tick_rate_hz
+    times = np.linspace(rig.start_time, end, min(BLIND_PROBE_POSES, max(rig.frames, 1)))
+    vehicle = np.asarray(worker.trajectory.at(times), dtype=np.float64)
+    blind = []
+    for adapter in worker.sensors:
+        max_range = getattr(adapter.config, "max_range", None)
+        if max_range is None:
+            continue
+        positions = compose_poses(vehicle, np.asarray(adapter.spec.mount)[None, :])[:, :3]
+        fraction = probe_hit_fraction(worker.scene, positions, float(max_range))
+        if warn_if_blind(f"sensor '{adapter.spec.name}' ({adapter.spec.type}) of {rig.source}", fraction,
+                         worker.scene, positions, float(max_range)):
+            blind.append(adapter.spec.name)
+    return blind
 
 
 def _scene_meta(scene: Any) -> dict[str, Any]:
