@@ -6,13 +6,19 @@ fastest run is reported: messages/s = messages written / wall s; MB/s (out) = ba
 dataset bytes / wall s. The wall time includes reading the dataset (npy/PNG decode), CDR serialisation and
 writing (rosbag2: sqlite3 uncompressed; MCAP: zstd chunks).
 
-    python benchmarks/export.py [--rig pier_survey] [--frames N] [--repeats K] [--quick] [--out results.json]
+The same run times a 4096 x 4096 bathymetry GeoTIFF into a scene (read, tiled meshes, BVH; peak RSS) and into a
+.usda, each phase in a fresh process (benchmarks/bathymetry.py's phases; `--bathymetry-size 0` skips it).
+
+    python benchmarks/export.py [--rig pier_survey] [--frames N] [--repeats K] [--quick] [--bathymetry-size N]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 import warnings
@@ -56,13 +62,22 @@ def bag_rows(rig_name: str, frames: int | None, repeats: int, scratch: Path) -> 
     return rows
 
 
-# ----------------------------------------------------------------------------------------------------------
-# Bathymetry hook (issue 14, item 3): the time to turn a 4096 x 4096 grid into a scene is added here by the
-# bathymetry work. It returns rows {"grid": ..., "cells": ..., "wall_s": ..., ...} for the report's
-# "bathymetry" section; until then there is no bathymetry importer to time and it returns no rows.
-def bathymetry_rows(args: argparse.Namespace, scratch: Path) -> list[dict[str, Any]]:
-    return []
-# ----------------------------------------------------------------------------------------------------------
+def bathymetry_rows(size: int, scratch: Path) -> list[dict[str, Any]]:
+    """Time turning a ``size`` x ``size`` GeoTIFF into a scene (read, tile meshes, BVH) and into a .usda, each in
+    a fresh process (peak RSS per phase), with benchmarks/bathymetry.py's phases; no rows for ``size`` 0."""
+    if size <= 0:
+        return []
+    import bathymetry
+
+    grid = scratch / f"grid_{size}.tif"
+    bathymetry.write_grid(grid, size)
+    row: dict[str, Any] = {"grid": f"{size}x{size}"}
+    for phase in ("scene", "usda"):
+        cmd = [sys.executable, bathymetry.__file__, "--phase", phase, "--grid", str(grid), "--device", "cpu",
+               "--usda", str(scratch / "seafloor.usda")]
+        done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+        row[phase] = json.loads(done.stdout.strip().splitlines()[-1])
+    return [row]
 
 
 def main() -> None:
@@ -71,14 +86,18 @@ def main() -> None:
     ap.add_argument("--frames", type=int, default=None, help="override the rig's frame count")
     ap.add_argument("--repeats", type=int, default=3, help="timed exports per format (the fastest is reported)")
     ap.add_argument("--quick", action="store_true", help="one timed run per format, 8 frames")
+    ap.add_argument("--bathymetry-size", type=int, default=None,
+                    help="also time a N x N bathymetry grid into a scene (default 4096, 512 with --quick; 0: skip)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "export.json"))
     args = ap.parse_args()
     frames = 8 if args.quick and args.frames is None else args.frames
     repeats = 1 if args.quick else args.repeats
+    if args.bathymetry_size is None:
+        args.bathymetry_size = 512 if args.quick else 4096
     scratch = Path(tempfile.mkdtemp(prefix="oceansim-bench-export-"))
     try:
         rows = bag_rows(args.rig, frames, repeats, scratch)
-        bathy = bathymetry_rows(args, scratch)
+        bathy = bathymetry_rows(args.bathymetry_size, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"{'rig':14s} {'frames':>6s} {'format':8s} {'messages':>8s} {'wall s':>7s} {'msg/s':>8s} {'bag MB':>7s} "
@@ -88,7 +107,10 @@ def main() -> None:
               f"{r['messages_per_s']:8.0f} {r['bag_bytes'] / 1e6:7.1f} {r['mb_per_s_out']:8.1f} "
               f"{r['mb_per_s_in']:8.1f}")
     for r in bathy:
-        print("bathymetry:", ", ".join(f"{k}={v}" for k, v in r.items()))
+        sc, us = r["scene"], r["usda"]
+        print(f"\nbathymetry {r['grid']} GeoTIFF -> scene: read {sc['read_s']:.2f} s, mesh {sc['mesh_s']:.2f} s, "
+              f"BVH {sc['bvh_s']:.2f} s, total {sc['total_s']:.2f} s ({sc['triangles']:,} triangles, peak RSS "
+              f"{sc['peak_rss_gib']:.2f} GiB); -> .usda {us['total_s']:.2f} s ({us['file_gib']:.2f} GiB)")
     write_report(args.out, {"benchmark": "export", "machine": machine(), "rows": rows, "bathymetry": bathy})
 
 
