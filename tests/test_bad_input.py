@@ -305,3 +305,14 @@ def test_mesh_file_with_malformed_vertices_is_a_scene_error(tmp_path, text):
     else:  # trimesh may read a malformed line as something valid; then the scene must be consistent
         for node in scene.mesh_nodes():
             assert node.mesh.vertices.shape[1] == 3 and node.mesh.triangles.shape[1] == 3
+
+
+def test_render_out_below_a_regular_file_is_a_clear_error(tmp_path, capsys):
+    from oceansim_py.cli import main
+
+    (tmp_path / "afile").write_text("x")
+    code = main(["render", "sonar", "--set", "range_bins=16", "--set", "n_beams=8",
+                 "--out", str(tmp_path / "afile" / "sub")])
+    err = capsys.readouterr().err
+    assert code != 0 and "Traceback" not in err
+    assert "afile" in err and "Not a directory" in err

@@ -6,6 +6,8 @@ beam (docs/DESIGN.md, Conventions). Fan images put the sonar at the bottom centr
 
 from __future__ import annotations
 
+import contextlib
+
 from pathlib import Path
 from typing import Literal
 
@@ -102,7 +104,8 @@ def save_png(path: str | Path, image: np.ndarray) -> Path:
         iio.imwrite(tmp, img, extension=".png", compress_level=3)
         tmp.replace(p)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # e.g. the parent is a file: there is no temporary to remove
+            tmp.unlink(missing_ok=True)
         raise DatasetError(f"{p}: could not write the PNG ({exc.strerror or exc}); check the folder exists, is "
                            f"writable and the disk has space") from exc
     return p
@@ -118,7 +121,8 @@ def save_npy(path: str | Path, array: np.ndarray) -> Path:
             np.save(fh, np.asarray(array))
         tmp.replace(p)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # e.g. the parent is a file: there is no temporary to remove
+            tmp.unlink(missing_ok=True)
         raise DatasetError(f"{p}: could not write the array ({exc.strerror or exc}); check the folder exists, "
                            f"is writable and the disk has space") from exc
     return p
