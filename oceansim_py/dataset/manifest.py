@@ -105,6 +105,14 @@ def _manifest_problems(manifest: dict[str, Any]) -> list[str]:
         for key in ("type", "config", "rate_hz", "mount", "products"):
             if key not in sensor:
                 problems.append(f"sensor {name}: missing '{key}'")
+        if "rate_hz" in sensor and (not _is_number(sensor["rate_hz"]) or sensor["rate_hz"] <= 0):
+            problems.append(f"sensor {name}: 'rate_hz' is {sensor['rate_hz']!r}, not a positive number")
+        formats = sensor.get("products_format", {})
+        if not isinstance(formats, dict) or not all(isinstance(v, str) for v in formats.values()):
+            problems.append(f"sensor {name}: 'products_format' is not an object of product -> format")
+        arrays = sensor.get("arrays", {})
+        if not isinstance(arrays, dict) or not all(isinstance(v, dict) for v in arrays.values()):
+            problems.append(f"sensor {name}: 'arrays' is not an object of product -> description")
     for s in manifest["shards"]:
         if not isinstance(s, dict):
             problems.append(f"shard entry {s!r} is not an object")
@@ -153,4 +161,12 @@ def _manifest_problems(manifest: dict[str, Any]) -> list[str]:
         for key in ("type", "config", "rate_hz", "mount", "products"):
             if key not in sensor:
                 problems.append(f"sensor {name}: missing '{key}'")
+        if "rate_hz" in sensor and (not _is_number(sensor["rate_hz"]) or sensor["rate_hz"] <= 0):
+            problems.append(f"sensor {name}: 'rate_hz' is {sensor['rate_hz']!r}, not a positive number")
+        formats = sensor.get("products_format", {})
+        if not isinstance(formats, dict) or not all(isinstance(v, str) for v in formats.values()):
+            problems.append(f"sensor {name}: 'products_format' is not an object of product -> format")
+        arrays = sensor.get("arrays", {})
+        if not isinstance(arrays, dict) or not all(isinstance(v, dict) for v in arrays.values()):
+            problems.append(f"sensor {name}: 'arrays' is not an object of product -> description")
     return problems

@@ -308,6 +308,7 @@ class _StageReader:
         self.path = path
         self.stage = stage
         self.table = materials
+        self.current_prim: Usd.Prim | None = None  # the prim being read (named in errors)
         self.start = float(stage.GetStartTimeCode())
         self.time = Usd.TimeCode(self.start)
         self.tcps = float(stage.GetTimeCodesPerSecond())
@@ -505,6 +506,7 @@ class _StageReader:
         animation tracks (``chain``: the parent's world transform as factors); else transforms and paths
         relative to ``base`` (a PointInstancer prototype's parent).
         """
+        self.current_prim = prim
         if prim.GetTypeName() and not prim.IsA(UsdGeom.Imageable):
             return  # materials, shaders, geom subsets, ...
         if prim.IsA(UsdGeom.Imageable):
@@ -698,7 +700,15 @@ def read_usd(path: Path, materials: MaterialTable,
     stage = open_stage(path)
     check_composition(path, stage, missing_references)
     reader = _StageReader(path, stage, materials)
-    return reader.nodes(), reader.metadata()
+    try:
+        return reader.nodes(), reader.metadata()
+    except Tf.ErrorException as exc:  # an authored value pxr itself refuses (e.g. an xformOp of the wrong type)
+        msg = " ".join(_error_text(exc).split())
+        raise SceneError(f"{path}: USD refused a value of the stage ({msg[:400]}); fix the prim it names") from None
+    except (TypeError, ValueError) as exc:  # an attribute authored with a type or shape its schema does not have
+        where = f"prim {reader.current_prim.GetPath()}" if reader.current_prim is not None else "the stage"
+        raise SceneError(f"{path}: {where}: an attribute holds a value of the wrong type or shape "
+                         f"({type(exc).__name__}: {exc}); author it with its schema's type") from None
 
 
 __all__ = ["IMPLICIT_SEGMENTS", "MISSING_REFERENCE_POLICIES", "SPHERE_SUBDIVISIONS", "check_composition", "open_stage",
