@@ -1,0 +1,363 @@
+"""A moving sea surface: a directional wave spectrum sampled into Gerstner (trochoidal) or linear waves.
+
+Sea state (docs/PHYSICS.md section 7; VRX, Bingham et al. 2019, section II-A):
+
+- **Spectra** S(omega) (m^2 s / rad), omega the angular frequency (rad/s), g = 9.80665 m/s^2:
+
+  - ``pierson_moskowitz`` (fully developed sea; Pierson & Moskowitz 1964), from the wind speed U10 at 10 m (m/s):
+    S = alpha g^2 omega^-5 exp(-5/4 (omega_p / omega)^4), alpha = 8.1e-3, omega_p = 0.877 g / U19.5 with
+    U19.5 = 1.026 U10 (the 1/7 power law between 10 m and 19.5 m); Hs = 0.21 U19.5^2 / g = 0.162 g / omega_p^2.
+  - ``bretschneider`` (the two-parameter Pierson-Moskowitz spectrum of VRX eq. 3): given Hs (m) and the peak
+    period Tp = 2 pi / omega_p (s), S = 5/16 Hs^2 omega_p^4 omega^-5 exp(-5/4 (omega_p / omega)^4).
+  - ``jonswap`` (fetch-limited sea; Hasselmann et al. 1973), from U10 and the fetch F (m):
+    S = alpha g^2 omega^-5 exp(-5/4 (omega_p / omega)^4) gamma^r, r = exp(-(omega - omega_p)^2 /
+    (2 sigma^2 omega_p^2)), alpha = 0.076 (U10^2 / (F g))^0.22, omega_p = 22 (g^2 / (U10 F))^(1/3),
+    gamma = 3.3, sigma = 0.07 below omega_p and 0.09 above.
+
+- **Directional spreading** D(omega, theta) (1/rad, integrating to 1 over theta) about the mean direction
+  theta_m (the direction the waves travel to, counter-clockwise from +x): ``mitsuyasu``
+  D = N(s) cos^2s((theta - theta_m) / 2), N(s) = Gamma(s + 1) / (2 sqrt(pi) Gamma(s + 1/2)), with
+  s = s_max (omega / omega_p)^5 below the peak and s_max (omega / omega_p)^-2.5 above (Mitsuyasu et al. 1975;
+  VRX eq. 8-10), s_max = 11.5 (omega_p U10 / g)^-2.5 from the wind unless ``spreading_s`` is given (about 17 for a
+  fully developed sea); ``cos2s``: the same shape with one s for every frequency; ``none``: long-crested waves
+  all travelling along theta_m.
+
+- **Sampling.** The spectrum is cut into ``n_frequencies`` bands holding equal energy (m0 / n each, from its
+  cumulative integral on a fine grid between 0.3 and 8 omega_p, which holds all but ~0.03 % of a
+  Pierson-Moskowitz spectrum's energy), each at its energy-weighted mean frequency, and each band into
+  ``n_directions`` equal direction bins; component (i, j) has amplitude A = sqrt(2 m0_i D_ij dtheta) (VRX eq. 6),
+  so sum A^2 / 2 = m0 and Hs = 4 sqrt(m0) hold exactly for the sampled field. Each component gets a random phase
+  from a counter-based generator keyed by the seed (Philox), so the same seed gives the same sea everywhere.
+
+- **Waves.** Dispersion omega^2 = g k tanh(k d) (deep water when ``depth`` is inf: omega^2 = g k). A rest point of
+  the undisturbed surface moves as in :mod:`oceansim_py.kernels.sea_surface`: vertically by the linear wave sum
+  (so the elevation statistics are those of the spectrum), horizontally by ``steepness`` q times the particle
+  orbit (A / tanh(k d)): q = 0 gives linear (sinusoidal) waves, q = 1 true trochoidal (Gerstner) waves with the
+  orbits of linear theory. Where the components together would fold the surface (sum k h > 1), every horizontal
+  amplitude is scaled down by the same factor so that sum k h = 1, which keeps the map from rest points to the
+  surface one-to-one (its Jacobian is I - M with |M| <= sum k h). This is stricter than VRX's per-component
+  q_i = min(q, 1 / (k_i A_i)), which can still loop when components add up.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import warp as wp
+
+from oceansim_py.errors import ConfigError
+from oceansim_py.io.config import ConfigBase, require, require_positive
+
+_OWNER = "SeaStateConfig"
+
+#: Standard gravity (m/s^2).
+GRAVITY = 9.80665
+
+#: U19.5 / U10 under the 1/7 power law of the marine wind profile ((19.5 / 10)^(1/7)).
+U195_OVER_U10 = 1.026
+
+#: Most components a sea state may have (frequencies x directions); each vertex sums over all of them.
+MAX_COMPONENTS = 16384
+
+#: Fine-grid points on which the spectrum's cumulative energy is integrated, and its span in units of omega_p.
+_GRID_POINTS = 8192
+_GRID_SPAN = (0.3, 8.0)
+
+SPECTRA = ("pierson_moskowitz", "bretschneider", "jonswap")
+SPREADINGS = ("mitsuyasu", "cos2s", "none")
+
+
+@dataclasses.dataclass(frozen=True)
+class SeaStateConfig(ConfigBase):
+    """A sea state: spectrum, directional spreading, sampling and wave shape (see the module docstring).
+
+    spectrum: ``pierson_moskowitz`` | ``bretschneider`` | ``jonswap``. wind_speed: U10, m/s at 10 m
+    (Pierson-Moskowitz, JONSWAP, and the Mitsuyasu s_max). fetch: m (JONSWAP). significant_wave_height: Hs, m,
+    and peak_period: Tp, s (Bretschneider). gamma: JONSWAP peak enhancement. direction: mean direction the waves
+    travel to, degrees counter-clockwise from +x. spreading: ``mitsuyasu`` | ``cos2s`` | ``none``. spreading_s:
+    s of cos2s, or s_max of Mitsuyasu (0: from the wind). n_frequencies, n_directions: components per axis
+    (``none`` uses one direction). steepness: 0 (linear waves) .. 1 (trochoidal waves, kept from folding). depth: water
+    depth, m (inf: deep water). seed: keys the random phases.
+    """
+
+    spectrum: Literal["pierson_moskowitz", "bretschneider", "jonswap"] = "pierson_moskowitz"
+    wind_speed: float = 8.0
+    fetch: float = 50_000.0
+    significant_wave_height: float = 1.0
+    peak_period: float = 6.0
+    gamma: float = 3.3
+    direction: float = 0.0
+    spreading: Literal["mitsuyasu", "cos2s", "none"] = "mitsuyasu"
+    spreading_s: float = 0.0
+    n_frequencies: int = 32
+    n_directions: int = 16
+    steepness: float = 0.5
+    depth: float = math.inf
+    seed: int = 0
+
+    PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        "calm": {"spectrum": "pierson_moskowitz", "wind_speed": 3.0},
+        "moderate": {"spectrum": "pierson_moskowitz", "wind_speed": 8.0},
+        "rough": {"spectrum": "pierson_moskowitz", "wind_speed": 15.0},
+        "harbour_chop": {"spectrum": "jonswap", "wind_speed": 10.0, "fetch": 2_000.0},
+    }
+
+    def validate(self) -> None:
+        require(self.spectrum in SPECTRA, _OWNER, "spectrum", f"must be one of {list(SPECTRA)}, got {self.spectrum!r}")
+        require(self.spreading in SPREADINGS, _OWNER, "spreading",
+                f"must be one of {list(SPREADINGS)}, got {self.spreading!r}")
+        require_positive(self.wind_speed, _OWNER, "wind_speed", "m/s")
+        require(self.wind_speed <= 60.0, _OWNER, "wind_speed", f"must be <= 60 m/s (hurricane), got {self.wind_speed}")
+        require_positive(self.fetch, _OWNER, "fetch", "m")
+        require_positive(self.significant_wave_height, _OWNER, "significant_wave_height", "m")
+        require_positive(self.peak_period, _OWNER, "peak_period", "s")
+        require(1.0 <= self.gamma <= 10.0, _OWNER, "gamma", f"must lie in [1, 10] (3.3 is JONSWAP's), got {self.gamma}")
+        require(math.isfinite(self.direction), _OWNER, "direction", f"must be finite degrees, got {self.direction}")
+        require(math.isfinite(self.spreading_s) and self.spreading_s >= 0.0, _OWNER, "spreading_s",
+                f"must be >= 0 (0: Mitsuyasu's from the wind), got {self.spreading_s}")
+        require(self.spreading != "cos2s" or self.spreading_s > 0, _OWNER, "spreading_s",
+                "must be > 0 with spreading 'cos2s'")
+        for name in ("n_frequencies", "n_directions"):
+            v = getattr(self, name)
+            require(isinstance(v, int) and v >= 1, _OWNER, name, f"must be an integer >= 1, got {v!r}")
+        require(self.n_frequencies * self.n_directions <= MAX_COMPONENTS, _OWNER, "n_frequencies",
+                f"n_frequencies x n_directions = {self.n_frequencies * self.n_directions} components exceeds "
+                f"{MAX_COMPONENTS}; every surface vertex sums over all of them: lower one of them")
+        require(0.0 <= self.steepness <= 1.0, _OWNER, "steepness", f"must lie in [0, 1], got {self.steepness}")
+        require(self.depth > 0 and not math.isnan(self.depth), _OWNER, "depth",
+                f"must be > 0 m (inf for deep water), got {self.depth}")
+
+    # -- spectrum ----------------------------------------------------------------------------------------
+    @property
+    def peak_frequency(self) -> float:
+        """omega_p, rad/s."""
+        if self.spectrum == "pierson_moskowitz":
+            return 0.877 * GRAVITY / (U195_OVER_U10 * self.wind_speed)
+        if self.spectrum == "bretschneider":
+            return 2.0 * math.pi / self.peak_period
+        return 22.0 * (GRAVITY**2 / (self.wind_speed * self.fetch)) ** (1.0 / 3.0)
+
+    def spectral_density(self, omega: np.ndarray) -> np.ndarray:
+        """S(omega), m^2 s / rad, at angular frequencies ``omega`` (rad/s, > 0)."""
+        w = np.asarray(omega, dtype=np.float64)
+        wp_ = self.peak_frequency
+        shape = w**-5.0 * np.exp(-1.25 * (wp_ / w) ** 4)
+        if self.spectrum == "pierson_moskowitz":
+            return 8.1e-3 * GRAVITY**2 * shape
+        if self.spectrum == "bretschneider":
+            return 5.0 / 16.0 * self.significant_wave_height**2 * wp_**4 * shape
+        alpha = 0.076 * (self.wind_speed**2 / (self.fetch * GRAVITY)) ** 0.22
+        sigma = np.where(w <= wp_, 0.07, 0.09)
+        r = np.exp(-((w - wp_) ** 2) / (2.0 * sigma**2 * wp_**2))
+        return alpha * GRAVITY**2 * shape * self.gamma**r
+
+    def spreading_exponent(self, omega: np.ndarray) -> np.ndarray:
+        """s(omega) of the cos^2s spreading (dimensionless)."""
+        w = np.asarray(omega, dtype=np.float64) / self.peak_frequency
+        if self.spreading == "cos2s":
+            return np.full_like(w, self.spreading_s)
+        s_max = self.spreading_s or 11.5 * (self.peak_frequency * self.wind_speed / GRAVITY) ** -2.5
+        return s_max * np.where(w <= 1.0, w**5, w**-2.5)
+
+
+def spreading_normalisation(s: np.ndarray) -> np.ndarray:
+    """N(s) = Gamma(s + 1) / (2 sqrt(pi) Gamma(s + 1/2)), so that N(s) cos^2s(dtheta / 2) integrates to 1 over
+    one turn (computed through log-gamma, valid for large s)."""
+    s = np.asarray(s, dtype=np.float64)
+    lg = np.vectorize(math.lgamma)
+    return np.exp(lg(s + 1.0) - lg(s + 0.5)) / (2.0 * math.sqrt(math.pi))
+
+
+def wavenumber(omega: np.ndarray, depth: float) -> np.ndarray:
+    """k (rad/m) with omega^2 = g k tanh(k d) (Newton's method; omega^2 / g in deep water, ``depth`` inf)."""
+    w = np.asarray(omega, dtype=np.float64)
+    k = w**2 / GRAVITY
+    if math.isinf(depth):
+        return k
+    k = np.maximum(k, w / math.sqrt(GRAVITY * depth))  # start above the root: Newton then converges monotonically
+    for _ in range(50):
+        t = np.tanh(k * depth)
+        f = GRAVITY * k * t - w**2
+        df = GRAVITY * (t + k * depth * (1.0 - t**2))
+        step = f / df
+        k = k - step
+        if np.all(np.abs(step) <= 1e-14 * k):
+            break
+    return k
+
+
+@dataclasses.dataclass(frozen=True)
+class WaveComponents:
+    """The sampled sea: per component (C,) its wave vector (C, 2) rad/m, angular frequency rad/s, amplitude m,
+    horizontal (Gerstner) amplitude m and phase at t = 0 rad."""
+
+    wave_vector: np.ndarray
+    omega: np.ndarray
+    amplitude: np.ndarray
+    horizontal: np.ndarray
+    phase: np.ndarray
+
+    @property
+    def count(self) -> int:
+        return int(self.omega.shape[0])
+
+    @property
+    def variance(self) -> float:
+        """m0 = sum A^2 / 2 (m^2): the variance of the surface elevation."""
+        return float(np.sum(self.amplitude**2) / 2.0)
+
+    @property
+    def significant_wave_height(self) -> float:
+        """Hs = 4 sqrt(m0), m."""
+        return 4.0 * math.sqrt(self.variance)
+
+    def phases_at(self, t: float) -> np.ndarray:
+        """phi - omega t reduced to [0, 2 pi) in float64 (rad), for the float32 kernel."""
+        return np.mod(self.phase - self.omega * float(t), 2.0 * math.pi)
+
+
+def sample_components(config: SeaStateConfig) -> WaveComponents:
+    """Sample ``config``'s directional spectrum into wave components (module docstring, Sampling)."""
+    c = config
+    wp_ = c.peak_frequency
+    grid = np.linspace(_GRID_SPAN[0] * wp_, _GRID_SPAN[1] * wp_, _GRID_POINTS)
+    density = c.spectral_density(grid)
+    step = grid[1] - grid[0]
+    cumulative = np.concatenate([[0.0], np.cumsum((density[1:] + density[:-1]) * step / 2.0)])
+    m0 = cumulative[-1]
+    edges = np.interp(np.linspace(0.0, m0, c.n_frequencies + 1), cumulative, grid)
+    moment = np.concatenate([[0.0], np.cumsum((density[1:] * grid[1:] + density[:-1] * grid[:-1]) * step / 2.0)])
+    band_energy = np.diff(np.interp(edges, grid, cumulative))
+    band_moment = np.diff(np.interp(edges, grid, moment))
+    omega = band_moment / band_energy
+
+    n_dir = 1 if c.spreading == "none" else c.n_directions
+    mean = math.radians(c.direction)
+    dtheta = 2.0 * math.pi / n_dir
+    offsets = -math.pi + (np.arange(n_dir) + 0.5) * dtheta  # bin centres relative to the mean direction
+    if n_dir == 1:
+        weights = np.ones((c.n_frequencies, 1))
+        offsets = np.zeros(1)
+    else:
+        s = c.spreading_exponent(omega)[:, None]
+        shape = np.cos(offsets[None, :] / 2.0) ** (2.0 * s)
+        weights = shape / shape.sum(axis=1, keepdims=True)  # D dtheta per bin, summing to 1 for each band
+    amplitude = np.sqrt(2.0 * band_energy[:, None] * weights)
+
+    k = wavenumber(omega, c.depth)[:, None] * np.ones((1, n_dir))
+    theta = mean + offsets[None, :] * np.ones((c.n_frequencies, 1))
+    wave_vector = np.stack([k * np.cos(theta), k * np.sin(theta)], axis=-1).reshape(-1, 2)
+    omega_c = (omega[:, None] * np.ones((1, n_dir))).reshape(-1)
+    amp = amplitude.reshape(-1)
+    keep = amp > 0.0
+    k_flat = k.reshape(-1)
+    orbit = amp / (np.tanh(k_flat * c.depth) if math.isfinite(c.depth) else 1.0)
+    total = float(np.sum(k_flat * orbit))
+    horizontal = c.steepness * orbit * (min(1.0, 1.0 / total) if total > 0 else 0.0)
+    rng = np.random.Generator(np.random.Philox(key=int(c.seed) & (2**64 - 1)))
+    phase = rng.uniform(0.0, 2.0 * math.pi, size=amp.shape[0])
+    return WaveComponents(wave_vector[keep], omega_c[keep], amp[keep], horizontal[keep], phase[keep])
+
+
+class SeaSurface:
+    """A square patch of moving sea surface as a triangle mesh (world frame, m, z up).
+
+    Args:
+        config: the sea state.
+        size: side of the patch (m), centred on ``center`` (x, y).
+        resolution: rest-grid spacing (m); resolve the shortest waves that matter (a quarter of their length).
+        surface_z: z of the undisturbed surface (m).
+        device: where :meth:`vertices_at` evaluates (Warp device).
+
+    ``triangles`` (F, 3) is fixed; :meth:`vertices_at` gives the displaced vertices at a time (a BVH over them is
+    refitted, not rebuilt, from frame to frame); :meth:`elevation` is the instantaneous surface height at given
+    horizontal positions (e.g. to tell whether a GPS antenna is above water).
+    """
+
+    #: Most rest-grid vertices per side.
+    MAX_VERTICES_PER_SIDE = 4097
+
+    def __init__(self, config: SeaStateConfig, size: float = 200.0, resolution: float = 1.0,
+                 center: tuple[float, float] = (0.0, 0.0), surface_z: float = 0.0, device: Any = None) -> None:
+        from oceansim_py.runtime import resolve_device
+
+        if not (math.isfinite(size) and size > 0 and math.isfinite(resolution) and resolution > 0):
+            raise ConfigError(f"SeaSurface: size and resolution must be positive metres, got {size}, {resolution}")
+        n = int(round(size / resolution)) + 1
+        if n > self.MAX_VERTICES_PER_SIDE:
+            raise ConfigError(f"SeaSurface: {size} m at {resolution} m makes {n} x {n} vertices, more than "
+                              f"{self.MAX_VERTICES_PER_SIDE} per side; raise resolution or shrink size")
+        self.config = config
+        self.components = sample_components(config)
+        self.surface_z = float(surface_z)
+        self.device = resolve_device(device)
+        axis = np.linspace(-size / 2.0, size / 2.0, max(n, 2))
+        gx, gy = np.meshgrid(axis + center[0], axis + center[1], indexing="xy")
+        self.rest = np.stack([gx.ravel(), gy.ravel()], axis=1)
+        m = axis.shape[0]
+        i, j = np.meshgrid(np.arange(m - 1), np.arange(m - 1), indexing="xy")
+        a = (j * m + i).ravel()
+        b, c_, d = a + 1, a + m + 1, a + m
+        # counter-clockwise seen from above: normals point up (+z) at rest
+        self.triangles = np.concatenate([np.stack([a, b, c_], 1), np.stack([a, c_, d], 1)]).astype(np.int32)
+        comp = self.components
+        dev = self.device
+        self._rest = wp.array(self.rest.astype(np.float32), dtype=wp.vec2, device=dev)
+        self._k = wp.array(comp.wave_vector.astype(np.float32), dtype=wp.vec2, device=dev)
+        self._amp = wp.array(comp.amplitude.astype(np.float32), dtype=wp.float32, device=dev)
+        self._horiz = wp.array(comp.horizontal.astype(np.float32), dtype=wp.float32, device=dev)
+
+    @property
+    def num_vertices(self) -> int:
+        return int(self.rest.shape[0])
+
+    def vertices_at(self, t: float, out: wp.array | None = None) -> wp.array:
+        """The (V,) vec3 vertices (world, m) at time ``t`` (s), on the patch's device; written into ``out`` if
+        given (e.g. the points array of a ``wp.Mesh`` before ``refit()``)."""
+        from oceansim_py.kernels import sea_surface as k
+        from oceansim_py.runtime import launch_1d
+
+        if not math.isfinite(t):
+            raise ConfigError(f"SeaSurface.vertices_at: time must be finite seconds, got {t}")
+        dev = self.device
+        if out is None:
+            out = wp.empty(self.num_vertices, dtype=wp.vec3, device=dev)
+        phase = wp.array(self.components.phases_at(t).astype(np.float32), dtype=wp.float32, device=dev)
+        launch_1d(k.gerstner_vertices_kernel, self.num_vertices,
+                  [self._rest, self._k, self._amp, self._horiz, phase, self.components.count, self.surface_z, out],
+                  dev)
+        return out
+
+    def displace(self, rest_xy: np.ndarray, t: float) -> np.ndarray:
+        """(N, 3) surface points (float64, host) that rest points ``rest_xy`` (N, 2) move to at time ``t``."""
+        comp = self.components
+        xy = np.asarray(rest_xy, dtype=np.float64).reshape(-1, 2)
+        # element-wise products and numpy's pairwise sums (no BLAS), so the result is the same on every machine
+        kx, ky = comp.wave_vector[:, 0], comp.wave_vector[:, 1]
+        arg = xy[:, :1] * kx[None, :] + xy[:, 1:] * ky[None, :] + comp.phases_at(t)[None, :]
+        k = np.hypot(kx, ky)
+        safe = np.where(k > 0, k, 1.0)
+        s = np.sin(arg) * comp.horizontal[None, :]
+        out = np.empty((xy.shape[0], 3))
+        out[:, 0] = xy[:, 0] - np.sum(s * (kx / safe)[None, :], axis=1)
+        out[:, 1] = xy[:, 1] - np.sum(s * (ky / safe)[None, :], axis=1)
+        out[:, 2] = self.surface_z + np.sum(np.cos(arg) * comp.amplitude[None, :], axis=1)
+        return out
+
+    def elevation(self, xy: np.ndarray, t: float, iterations: int = 8) -> np.ndarray:
+        """Instantaneous surface height z (m) above the horizontal positions ``xy`` (N, 2) at time ``t``: the rest
+        point that moves to each position is found by fixed-point iteration (a contraction, since sum k h <= 1
+        times the steepness), then displaced."""
+        target = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
+        rest = target.copy()
+        for _ in range(iterations):
+            moved = self.displace(rest, t)[:, :2]
+            rest = rest + (target - moved)
+        return self.displace(rest, t)[:, 2]
+
+
+__all__ = ["GRAVITY", "SeaStateConfig", "SeaSurface", "WaveComponents", "sample_components",
+           "spreading_normalisation", "wavenumber"]
