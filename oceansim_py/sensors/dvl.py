@@ -284,3 +284,32 @@ class DVL:
                 break
             times.append(nxt)
         return self.render(scene, trajectory.interpolate(np.array(times)), frame_index=frame_index)
+
+
+# --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------
+from oceansim_py.sensors import registry as _reg  # noqa: E402 - the declaration block closes the module
+
+
+def _render_batch(sensor: DVL, batch: _reg.Batch) -> DVLResult:
+    """The batch with the sensor's own velocity (its trajectory's, in the sensor frame)."""
+    velocity = batch.trajectory.velocity(batch.times, frame="body")
+    return sensor.render(batch.scene, batch.poses, velocities=velocity, velocity_frame="sensor",
+                         frame_index=batch.frame_index)
+
+
+SENSOR_KIND = _reg.SensorKind(
+    name="dvl", description="Doppler velocity log: four Janus beams, velocity, ranges and dropout",
+    config_class=DVLConfig, sensor_class=DVL, uses_trajectory=True, render=_render_batch,
+    schema=(
+        _reg.Product("velocity", _reg.TABLE, "float32", "m/s, sensor frame FLU (NaN on dropout)", (3,),
+                     frame="sensor FLU"),
+        _reg.Product("valid", _reg.TABLE, "int8", "flag 1/0"),
+        _reg.Product("altitude", _reg.TABLE, "float32", "m (NaN without a valid beam)"),
+        _reg.Product("beam_range", _reg.TABLE, "float32", "m, slant range per beam (NaN invalid)", (NUM_BEAMS,)),
+        _reg.Product("beam_velocity", _reg.TABLE, "float32", "m/s along each beam (NaN invalid)", (NUM_BEAMS,)),
+        _reg.Product("beam_valid", _reg.TABLE, "int8", "flag 1/0 per beam", (NUM_BEAMS,)),
+    ),
+    default_products=("velocity", "valid", "altitude", "beam_range", "beam_velocity"),
+    metadata=lambda c: {"beam_directions_sensor_frame": c.beam_directions().tolist(),
+                        "velocity_frame": "sensor FLU, m/s; NaN on dropout (fewer than 3 valid beams)"},
+)
