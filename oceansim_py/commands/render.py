@@ -60,7 +60,7 @@ def run(args: argparse.Namespace, kind: registry.SensorKind, target: str) -> int
         result = sensor.render(scene, poses, frame_index=args.frame_index)
     data = result.numpy()
     seconds = time.perf_counter() - t0
-    output = registry.CliOutput(kind, args, config, sensor, scene, np.asarray(poses), result, data,
+    output = registry.CliOutput(kind, args, config, sensor, scene, np.asarray(poses).reshape(-1, 7), result, data,
                                 output_folder(args, target), target, seconds)
     for line in (cli.write or write_arrays)(output):
         print(line)
