@@ -53,11 +53,14 @@ RIG = {
     ],
 }
 
-#: file (relative to the dataset folder) -> SHA-256 of its bytes, recorded from the code before issue 15
+#: file (relative to the dataset folder) -> SHA-256 of its bytes, recorded from the code before issue 15. One
+#: deliberate change since: the single-beam table column ``altitude`` is now ``first_return_range`` (issue 13
+#: item 4), which changed ``alt/samples.csv`` in its header line only (the values are the same bytes), and with it
+#: the file hashes in ``shard.json`` and the manifest (the product's name and unit).
 GENERATE_HASHES: dict[str, str] = {
     "shard_00000/alt/intensity_000000.npy": "e75c59f0a7d8798b1ab1d82b53e16c76ca8dc7fbe097c74eb0c9718c021502ac",
     "shard_00000/alt/intensity_000001.npy": "7849980e007f6323e8119f035eacd4b32d7ae4a9cd20c73864fce0c35ea9cd84",
-    "shard_00000/alt/samples.csv": "4156242045dd4b36cf5c32b8e0b7dc5c2aa4dcfaa9040d4a7768e7db339b2389",
+    "shard_00000/alt/samples.csv": "f30a134b0962747bda145a919d9a63e61551c6dae8688a4031bad6a6fa29f8ea",
     "shard_00000/baro/samples.csv": "c6769721f1ed5cb22582b43b5dae9f8f6e131391d1a153c275fc6d57199de4a2",
     "shard_00000/cam/depth_000000.npy": "565cf873beb07116843f985c8b7847eca6b36a4de7a8926f7c1a40d62e2c6091",
     "shard_00000/cam/depth_000001.npy": "0e8bdec35348be2e07b965aa1bd9a2796c9ce0aac798cc65ec785dcff343b5f1",
@@ -103,7 +106,7 @@ GENERATE_HASHES: dict[str, str] = {
     "shard_00000/mbes/time_series_000000.npy": "da12728e9024c38510f39c38c8811d12315d766c779feedefa004cf9018bf9d0",
     "shard_00000/mbes/time_series_000001.npy": "c029c5f1d9338d913d5cc79250ae4f699e752647e72419899b76d8f16ff3ced4",
     "shard_00000/pose/samples.csv": "20ade579e94696e4fbca555e606ae99041cee99b40704783b9553ef3adab6f3b",
-    "shard_00000/shard.json": "9c97ba59548fb212374dc45c721c3c3877eb634bcbffffffc3915872f8e906d3",
+    "shard_00000/shard.json": "249ba4f96c749e2b3cfa50f3e493f6abc91ee6045027f7995760d6af23684e82",
     "shard_00000/sss/clean_intensity_000000.npy": "7ff11f10067a317798a750cf0bc6143453f1c9b11d48d42559e2e5eac7f3ffa1",
     "shard_00000/sss/clean_intensity_000001.npy": "63e6e9f6585bf7075bf30bc3140d377cb06f58be65263fae0e45fc4d994d82ad",
     "shard_00000/sss/ground_intensity_000000.npy": "ec46e0020e0c798596cba4f830562ba5b4664e8a095bccf2e476f44950582ded",
@@ -136,7 +139,7 @@ GENERATE_HASHES: dict[str, str] = {
 }
 
 #: SHA-256 of the manifest's canonical JSON without the machine- and moment-dependent fields
-MANIFEST_HASH = "34f4d42d3ab2f6560a2e68b379d409609377a0ae8bb060bf86e3f2aa04a4a00b"
+MANIFEST_HASH = "b99b2a45542a4ca629e220124db33b3500f21c9bad4101a68d78040f62bbad94"
 
 #: ``oceansim-py render TARGET`` arguments (tank scene, fixed pose, tiny sizes) -> file -> SHA-256
 RENDERS: dict[str, list[str]] = {

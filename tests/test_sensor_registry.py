@@ -201,3 +201,38 @@ def test_describe_prints_a_kinds_schema(capsys) -> None:
     text = capsys.readouterr().out
     assert text.startswith("imaging_sonar: forward-looking imaging sonar")
     assert "intensity" in text and "(range_bins, n_beams)" in text and "holoocean_paper" in text
+
+
+def test_single_beam_first_return_range_product_and_the_former_altitude(tmp_path: Path) -> None:
+    """The single-beam product is ``first_return_range``; a rig naming ``altitude`` still works (with a
+    DeprecationWarning), and a dataset written before the rename (column ``altitude``) reads under both names."""
+    rig = {"name": "alt", "scene": str(wall_file(tmp_path)), "frames": 2, "tick_rate_hz": 1.0,
+           "trajectory": {"type": "transect", "start": [0.0, 0.0, -1.0], "end": [2.0, 0.0, -1.0], "speed": 1.0},
+           "sensors": [{"name": "sb", "type": "singlebeam", "rate_hz": 1.0, "products": ["altitude"],
+                        "config": {"cone_rings": 1, "rays_per_ring": 4, "opening_angle": 2.0}}]}
+    path = tmp_path / "rig.yaml"
+    path.write_text(yaml.safe_dump(rig))
+    out = tmp_path / "ds"
+    from oceansim_py.dataset.generate import generate
+    from oceansim_py.dataset.rig import load_rig
+
+    with pytest.warns(DeprecationWarning, match="'altitude' of singlebeam is now called 'first_return_range'"):
+        loaded = load_rig(path)
+    generate(loaded, out, progress=False)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["sensors"]["sb"]["products"] == ["first_return_range"]
+    new = [load(out)[k]["sb"] for k in range(2)]
+    # looking along +x at the wall x = 5 m from x = 0 and 1 m: first returns near 5 and 4 m (cone 1 deg wide)
+    assert [round(float(s["first_return_range"]), 1) for s in new] == [5.0, 4.0]
+    assert all(s["altitude"] == s["first_return_range"] for s in new)
+    # the same dataset as an older version wrote it: column and product called "altitude"
+    csv = out / "shard_00000" / "sb" / "samples.csv"
+    csv.write_text(csv.read_text().replace("first_return_range", "altitude"))
+    meta = manifest["sensors"]["sb"]
+    for key in ("products_format", "arrays"):
+        meta[key] = {"altitude": meta[key]["first_return_range"]}
+    meta["products"] = ["altitude"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    old = [load(out)[k]["sb"] for k in range(2)]
+    assert [float(s["first_return_range"]) for s in old] == [float(s["first_return_range"]) for s in new]
+    assert [float(s["altitude"]) for s in old] == [float(s["first_return_range"]) for s in new]

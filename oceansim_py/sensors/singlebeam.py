@@ -286,12 +286,14 @@ SENSOR_KIND = _reg.SensorKind(
         _reg.Product("clean_intensity", _reg.ARRAY, "float32", "linear echo intensity before noise", _SERIES),
         _reg.Product("hit_count", _reg.ARRAY, "int32", "count of rays per bin", _SERIES),
         _reg.Product("label_id", _reg.ARRAY, "int32", "label index (-1 empty)", _SERIES),
-        _reg.Product("altitude", _reg.TABLE, "float32", "m (first return along the beam; NaN without one)"),
+        _reg.Product("first_return_range", _reg.TABLE, "float32",
+                     "m, range of the nearest hit of the cone (NaN without one); an altitude only when the sensor "
+                     "looks straight down", aliases=("altitude",)),
     ),
-    default_products=("intensity", "altitude"),
+    default_products=("intensity", "first_return_range"),
     metadata=lambda c: {"ranges_m": c.ranges().tolist(),
-                        "layout": "intensity (n_range,), bin 0 nearest; altitude = first return (m, NaN without "
-                                  "one)"},
+                        "layout": "intensity (n_range,), bin 0 nearest; first_return_range = range of the first "
+                                  "return along the cone (m, NaN without one)"},
     cli=_reg.CliTarget(
         help="single-beam sonar / altimeter: echogram PNG, series and first-return range .npy",
         default_preset="holoocean_default", poses=_reg.RUN, framing="singlebeam", write=_cli_write),
