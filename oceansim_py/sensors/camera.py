@@ -30,10 +30,8 @@ from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.io import images
 from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
 from oceansim_py.kernels import camera as k
-from oceansim_py.poses import as_poses
-from oceansim_py.limits import check_frame_index
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
-from oceansim_py.sensors.scratch import ScratchCache
+from oceansim_py.sensors.batching import PoseUploads, check_render_call
 from oceansim_py.sensors.water import WaterType
 
 RGB = tuple[float, float, float]
@@ -356,14 +354,11 @@ class UnderwaterCamera:
         self._light_cos_inner = wp.array(np.array([cc[1] for cc in cones], np.float32), dtype=wp.float32, device=dev)
         self._light_intensity = wp.array(np.array([l.intensity for l in lights], np.float32).reshape(-1, 3),
                                          dtype=wp.vec3, device=dev)
-        self._poses: ScratchCache[wp.array] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
+        self._poses = PoseUploads(self.device, self.MAX_CACHED_BATCH_SIZES)
 
     def memory_bytes(self, batch: int) -> int:
         """Device bytes the result images of ``batch`` poses need."""
         return self.config.memory_bytes(batch)
-
-    def _poses_for(self, batch: int) -> wp.array:
-        return self._poses.get_or_make(batch, lambda: wp.empty(batch, dtype=wp.transform, device=self.device))
 
     def allocate(self, batch: int, label_names: list[str] | None = None, frame_index: int = 0) -> CameraResult:
         """New result arrays for ``batch`` images (refused with the estimate if the device lacks memory)."""
@@ -393,12 +388,8 @@ class UnderwaterCamera:
             threads: CPU launch threads (default: all; see ``runtime.set_cpu_threads``).
         """
         c = self.config
-        p = as_poses(poses)
+        p = check_render_call("UnderwaterCamera", scene, self.device, poses, frame_index, what="camera")
         batch = p.shape[0]
-        if scene.device != self.device:
-            raise ConfigError(f"UnderwaterCamera: the scene is on {scene.device} but the camera on {self.device}; "
-                              f"load the scene with device={str(self.device)!r}")
-        check_frame_index(frame_index, "UnderwaterCamera.render", batch)
         if out is None:
             out = self.allocate(batch, scene.labels, frame_index)
         else:
@@ -407,8 +398,7 @@ class UnderwaterCamera:
                                   f"from another config; pass a result of this camera with a batch of {batch}")
             out.label_names = list(scene.labels)
             out.frame_index = int(frame_index)
-        pose_buf = self._poses_for(batch)
-        pose_buf.assign(wp.array(p, dtype=wp.transform, device="cpu"))
+        pose_buf = self._poses.upload(p)
         fx, fy, cx, cy = c.intrinsics()
         w = self.water
         sun = np.asarray(c.sun_irradiance if c.sun else (0.0, 0.0, 0.0), dtype=np.float32)
