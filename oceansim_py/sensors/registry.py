@@ -371,7 +371,7 @@ def builtin_kinds() -> dict[str, SensorKind]:
 
 
 def register(kind: SensorKind, replace: bool = False) -> SensorKind:
-    """Add ``kind`` for this process (``ConfigError`` when the name or an alias is taken, unless ``replace``).
+    """Add ``kind`` for this process (``ConfigError`` when a kind of that name exists, unless ``replace``).
     Returns ``kind``, so a module may end with ``register(SensorKind(...))``."""
     if not isinstance(kind, SensorKind):
         raise ConfigError(f"register: expected a SensorKind, got {type(kind).__name__}")
