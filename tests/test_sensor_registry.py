@@ -236,3 +236,13 @@ def test_single_beam_first_return_range_product_and_the_former_altitude(tmp_path
     old = [load(out)[k]["sb"] for k in range(2)]
     assert [float(s["first_return_range"]) for s in old] == [float(s["first_return_range"]) for s in new]
     assert [float(s["altitude"]) for s in old] == [float(s["first_return_range"]) for s in new]
+
+
+def test_render_by_kind_name_is_the_render_target(tmp_path: Path) -> None:
+    """``render imaging_sonar`` (the kind's name) is ``render sonar`` (the target's): the same files, bytes."""
+    from test_golden_outputs import RENDER_HASHES, RENDERS, sha256_files
+
+    out = tmp_path / "by_kind"
+    assert main(["render", "imaging_sonar", "--scene", "tank", "--device", "cpu", "--out", str(out),
+                 *RENDERS["sonar"]]) == 0
+    assert sha256_files(out) == RENDER_HASHES["sonar"]
