@@ -246,3 +246,9 @@ def test_render_by_kind_name_is_the_render_target(tmp_path: Path) -> None:
     assert main(["render", "imaging_sonar", "--scene", "tank", "--device", "cpu", "--out", str(out),
                  *RENDERS["sonar"]]) == 0
     assert sha256_files(out) == RENDER_HASHES["sonar"]
+
+
+def test_describe_names_a_broken_plugin(tmp_path: Path, monkeypatch, plugin_cleanup, capsys) -> None:
+    _install_plugin(tmp_path, monkeypatch, "demo_sensors_plugin:SENSOR_KIND", "raise RuntimeError('boom')\n")
+    assert main(["describe", "rangefinder"]) == 2
+    assert "sensor plugin 'rangefinder'" in capsys.readouterr().err

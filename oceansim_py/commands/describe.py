@@ -27,9 +27,12 @@ def run(args: argparse.Namespace) -> int:
     from oceansim_py.sensors import registry
 
     if not Path(args.scene).exists() and args.scene not in builtin_scene_names():
-        names = {alias: kind for kind in registry.all_kinds(on_error="warn") for alias in (kind.name, *kind.aliases)}
-        if args.scene in names:
-            print(names[args.scene].describe())
+        if args.scene in registry.kind_names():          # a broken sensor plugin raises its error here
+            print(registry.get(args.scene).describe())
+            return 0
+        aliases = {alias: kind for kind in registry.all_kinds(on_error="warn") for alias in kind.aliases}
+        if args.scene in aliases:
+            print(aliases[args.scene].describe())
             return 0
 
     t0 = time.perf_counter()

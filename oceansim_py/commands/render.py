@@ -22,7 +22,7 @@ from oceansim_py.sensors import registry
 
 def register(sub: argparse._SubParsersAction) -> None:
     """The ``render`` group with one subcommand per renderable kind (a broken sensor plugin is left out with a
-    warning; ``oceansim-py describe-sensors`` shows why)."""
+    warning naming it and its package)."""
     render = sub.add_parser("render", help="render one sensor at one pose into a folder")
     rsub = render.add_subparsers(dest="target", metavar="SENSOR")
     rsub.required = True

@@ -1,6 +1,6 @@
 """The sensor registry: one self-describing :class:`SensorKind` per sensor, from which the CLI (``oceansim-py
 render KIND``), the rig format of ``generate``, the dataset writer and reader, the manifest's units,
-``describe-sensors`` and the benchmarks are derived.
+``oceansim-py describe KIND`` and the benchmarks are derived.
 
 A sensor module declares, at its end, ``SENSOR_KIND = SensorKind(...)``: its config class, the sensor class and
 how to build it, how it renders a batch of poses (:class:`Batch`), the schema of what it writes
@@ -265,7 +265,7 @@ class SensorKind:
         return out
 
     def describe(self) -> str:
-        """The kind's schema as text (``oceansim-py describe-sensors``)."""
+        """The kind's schema as text (``oceansim-py describe KIND``)."""
         lines = [f"{self.name}: {self.description}"]
         if self.aliases:
             lines.append(f"  aliases: {', '.join(self.aliases)}")
