@@ -14,19 +14,16 @@ Usage: python benchmarks/camera_throughput.py [--quick] [--out PATH] [--device D
 from __future__ import annotations
 
 import argparse
-import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import warp as wp
 
 import dvl_throughput
-from bench_common import machine, time_call, write_report
+from bench_common import (add_common_arguments, add_row, config_for, each_thread_count, first_call, machine,
+                          scene_columns, sensor_for, table_header, time_call, write_report)
 import oceansim_py as osp
 from oceansim_py.poses import compose_poses, pose_from_euler
-from oceansim_py.runtime import cpu_threads, set_cpu_threads
-from oceansim_py.sensors.camera import UnderwaterCamera, UnderwaterCameraConfig
+from oceansim_py.runtime import cpu_threads
 
 WIDTH, HEIGHT = 640, 480
 BATCHES = (1, 8)
@@ -43,57 +40,46 @@ def batch_poses(scene: Any, batch: int) -> np.ndarray:
     return np.stack([compose_poses(base, pose_from_euler(0, 0, 0, 0, 0, float(y))) for y in yaws])
 
 
-def configs() -> dict[str, UnderwaterCameraConfig]:
-    return {"default": UnderwaterCameraConfig(width=WIDTH, height=HEIGHT),
-            "two_lights": UnderwaterCameraConfig.preset("coastal_with_lights", width=WIDTH, height=HEIGHT)}
+#: benchmark config name -> camera preset (None: the defaults), all at WIDTH x HEIGHT
+CONFIGS = {"default": None, "two_lights": "coastal_with_lights"}
+
+
+def configs() -> dict[str, Any]:
+    return {name: config_for("camera", preset, width=WIDTH, height=HEIGHT) for name, preset in CONFIGS.items()}
 
 
 def bench(scene_name: str, device: Any, thread_counts: list[int], min_seconds: float,
           max_repeats: int) -> list[dict[str, Any]]:
     scene = osp.load_scene(scene_name, device=device)
     rows = []
-    for cfg_name, cfg in configs().items():
-        cam = UnderwaterCamera(cfg, device=scene.device)
+    for cfg_name, preset in CONFIGS.items():
+        _, cam = sensor_for("camera", scene.device, preset, width=WIDTH, height=HEIGHT)
         for batch in BATCHES:
             poses = batch_poses(scene, batch)
-            first = time.perf_counter()
-            out = cam.render(scene, poses)  # compiles on first use
-            wp.synchronize_device(scene.device)
-            first = time.perf_counter() - first
+            out, first = first_call(lambda: cam.render(scene, poses), scene.device)
             hit = float((out.label.numpy() >= 0).mean())
-            for threads in thread_counts if scene.device.is_cpu else [None]:
-                set_cpu_threads(threads)
+            for _ in each_thread_count(thread_counts, scene.device):
                 seconds = time_call(lambda: cam.render(scene, poses, out=out), scene.device, min_seconds,
                                     max_repeats)
-                row = {"scene": scene_name, "triangles": scene.num_triangles, "config": cfg_name,
-                       "device": str(scene.device), "threads": cpu_threads() if scene.device.is_cpu else None,
-                       "batch": batch, "width": WIDTH, "height": HEIGHT, "seconds_per_batch": seconds,
-                       "frames_per_s": batch / seconds,
-                       "megapixels_per_s": batch * WIDTH * HEIGHT / seconds / 1e6, "hit_fraction": hit,
-                       "first_call_seconds": first}
-                rows.append(row)
-                print(format_row(row), flush=True)
-            set_cpu_threads(None)
+                add_row(rows, {**scene_columns(scene_name, scene), "config": cfg_name, "batch": batch, "width": WIDTH,
+                               "height": HEIGHT, "seconds_per_batch": seconds, "frames_per_s": batch / seconds,
+                               "megapixels_per_s": batch * WIDTH * HEIGHT / seconds / 1e6, "hit_fraction": hit,
+                               "first_call_seconds": first}, COLUMNS)
     return rows
 
 
-HEADER = f"{'scene':8s} {'triangles':>9s} {'config':10s} {'device':7s} {'threads':>7s} {'batch':>5s} " \
-         f"{'s/batch':>9s} {'frames/s':>9s} {'Mpix/s':>7s} {'hit':>5s}"
+#: the printed table: (title, row key, format)
+COLUMNS = [("scene", "scene", "8s"), ("triangles", "triangles", "9d"), ("config", "config", "10s"),
+           ("device", "device", "7s"), ("threads", "threads", ">7"), ("batch", "batch", "5d"),
+           ("s/batch", "seconds_per_batch", "9.4f"), ("frames/s", "frames_per_s", "9.2f"),
+           ("Mpix/s", "megapixels_per_s", "7.2f"), ("hit", "hit_fraction", "5.2f")]
+HEADER = table_header(COLUMNS)
 
-
-def format_row(r: dict[str, Any]) -> str:
-    threads = "-" if r["threads"] is None else str(r["threads"])
-    return (f"{r['scene']:8s} {r['triangles']:9d} {r['config']:10s} {r['device']:7s} {threads:>7s} "
-            f"{r['batch']:5d} {r['seconds_per_batch']:9.4f} {r['frames_per_s']:9.2f} "
-            f"{r['megapixels_per_s']:7.2f} {r['hit_fraction']:5.2f}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "camera_throughput.json"))
-    parser.add_argument("--device", default=None, help="Warp device (default: cuda:0 if present, else cpu)")
-    parser.add_argument("--scenes", nargs="*", default=None, help="scenes (default: every built-in scene)")
+    add_common_arguments(parser, "camera_throughput")
     args = parser.parse_args(argv)
     min_seconds, max_repeats = (0.3, 3) if args.quick else (2.0, 30)
     thread_counts = sorted({1, cpu_threads()})

@@ -14,17 +14,14 @@ Usage: python benchmarks/dvl_throughput.py [--quick] [--out PATH] [--batch N] [-
 from __future__ import annotations
 
 import argparse
-import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import warp as wp
 
-from bench_common import machine, time_call, write_report
+from bench_common import (add_common_arguments, add_row, config_for, each_thread_count, first_call, machine,
+                          scene_columns, sensor_for, table_header, time_call, write_report)
 import oceansim_py as osp
-from oceansim_py.runtime import cpu_threads, set_cpu_threads
-from oceansim_py.sensors.dvl import DVL, DVLConfig
+from oceansim_py.runtime import cpu_threads
 from oceansim_py.trajectory import Trajectory
 
 
@@ -41,48 +38,36 @@ def bench(scene_name: str, device: Any, batch: int, thread_counts: list[int], mi
           max_repeats: int) -> list[dict[str, Any]]:
     scene = osp.load_scene(scene_name, device=device)
     traj = survey(scene, batch)
-    dvl = DVL(DVLConfig(), device=scene.device)
-    first = time.perf_counter()
-    result = dvl.render(scene, traj)  # compiles on first use
-    wp.synchronize_device(scene.device)
-    first = time.perf_counter() - first
+    _, dvl = sensor_for("dvl", scene.device)
+    result, first = first_call(lambda: dvl.render(scene, traj), scene.device)
     valid = float(result.numpy()["valid"].mean())
     poses = traj.poses.astype(np.float32)
     velocities = traj.velocity(frame="body").astype(np.float32)
     calls = {"arrays": lambda: dvl.render(scene, poses, velocities, velocity_frame="sensor"),
              "trajectory": lambda: dvl.render(scene, traj)}
     rows = []
-    for threads in thread_counts if scene.device.is_cpu else [None]:
-        set_cpu_threads(threads)
+    for _ in each_thread_count(thread_counts, scene.device):
         for source, call in calls.items():
             seconds = time_call(call, scene.device, min_seconds, max_repeats)
-            row = {"scene": scene_name, "triangles": scene.num_triangles, "device": str(scene.device),
-                   "threads": cpu_threads() if scene.device.is_cpu else None, "input": source, "batch": batch,
-                   "seconds_per_batch": seconds, "samples_per_s": batch / seconds, "valid_fraction": valid,
-                   "first_call_seconds": first}
-            rows.append(row)
-            print(format_row(row), flush=True)
-    set_cpu_threads(None)
+            add_row(rows, {**scene_columns(scene_name, scene), "input": source, "batch": batch,
+                           "seconds_per_batch": seconds, "samples_per_s": batch / seconds, "valid_fraction": valid,
+                           "first_call_seconds": first}, COLUMNS)
     return rows
 
 
-HEADER = f"{'scene':8s} {'triangles':>9s} {'device':7s} {'threads':>7s} {'input':10s} {'batch':>6s} " \
-         f"{'s/batch':>9s} {'samples/s':>11s} {'valid':>6s}"
+#: the printed table: (title, row key, format)
+COLUMNS = [("scene", "scene", "8s"), ("triangles", "triangles", "9d"), ("device", "device", "7s"),
+           ("threads", "threads", ">7"), ("input", "input", "10s"), ("batch", "batch", "6d"),
+           ("s/batch", "seconds_per_batch", "9.4f"), ("samples/s", "samples_per_s", "11.0f"),
+           ("valid", "valid_fraction", "6.2f")]
+HEADER = table_header(COLUMNS)
 
-
-def format_row(r: dict[str, Any]) -> str:
-    threads = "-" if r["threads"] is None else str(r["threads"])
-    return (f"{r['scene']:8s} {r['triangles']:9d} {r['device']:7s} {threads:>7s} {r['input']:10s} {r['batch']:6d} "
-            f"{r['seconds_per_batch']:9.4f} {r['samples_per_s']:11.0f} {r['valid_fraction']:6.2f}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "dvl_throughput.json"))
+    add_common_arguments(parser, "dvl_throughput")
     parser.add_argument("--batch", type=int, default=10_000, help="samples per render (default 10000)")
-    parser.add_argument("--device", default=None, help="Warp device (default: cuda:0 if present, else cpu)")
-    parser.add_argument("--scenes", nargs="*", default=None, help="scenes (default: every built-in scene)")
     args = parser.parse_args(argv)
     min_seconds, max_repeats = (0.3, 3) if args.quick else (2.0, 30)
     all_threads = cpu_threads()
@@ -93,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += bench(name, args.device, args.batch, thread_counts, min_seconds, max_repeats)
     write_report(args.out, {
         "benchmark": "dvl_throughput", "quick": args.quick, "batch": args.batch,
-        "config": DVLConfig().to_dict(), "machine": machine(), "rows": rows,
+        "config": config_for("dvl").to_dict(), "machine": machine(), "rows": rows,
     })
     return 0
 

@@ -25,7 +25,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from bench_common import machine, write_report
+from bench_common import add_rig_arguments, frames_and_repeats, machine, write_report
 
 from oceansim_py.dataset.generate import generate
 from oceansim_py.dataset.rig import load_rig
@@ -82,16 +82,11 @@ def bathymetry_rows(size: int, scratch: Path) -> list[dict[str, Any]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rig", default="pier_survey", help="rig file or built-in rig name (default: the default rig)")
-    ap.add_argument("--frames", type=int, default=None, help="override the rig's frame count")
-    ap.add_argument("--repeats", type=int, default=3, help="timed exports per format (the fastest is reported)")
-    ap.add_argument("--quick", action="store_true", help="one timed run per format, 8 frames")
+    add_rig_arguments(ap, "export", several=False, repeats=3, timed="timed exports per format")
     ap.add_argument("--bathymetry-size", type=int, default=None,
                     help="also time a N x N bathymetry grid into a scene (default 4096, 512 with --quick; 0: skip)")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "export.json"))
     args = ap.parse_args()
-    frames = 8 if args.quick and args.frames is None else args.frames
-    repeats = 1 if args.quick else args.repeats
+    frames, repeats = frames_and_repeats(args)
     if args.bathymetry_size is None:
         args.bathymetry_size = 512 if args.quick else 4096
     scratch = Path(tempfile.mkdtemp(prefix="oceansim-bench-export-"))

@@ -12,13 +12,13 @@ Target: <= 15 % on the default rig.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
+from bench_common import add_rig_arguments, frames_and_repeats, write_report
 from oceansim_py.dataset.generate import generate
 from oceansim_py.dataset.rig import load_rig
 from oceansim_py.dataset.shards import plan_shards
@@ -58,14 +58,9 @@ def run_rig(name: str, frames: int | None, repeats: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rig", nargs="*", default=["pier_survey"], help="rig files or built-in rig names")
-    ap.add_argument("--frames", type=int, default=None, help="override the rigs' frame counts")
-    ap.add_argument("--repeats", type=int, default=2, help="timed runs per rig (the fastest is reported)")
-    ap.add_argument("--quick", action="store_true", help="one timed run, 8 frames")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "generate.json"))
+    add_rig_arguments(ap, "generate", several=True, repeats=2, timed="timed runs per rig")
     args = ap.parse_args()
-    frames = 8 if args.quick and args.frames is None else args.frames
-    repeats = 1 if args.quick else args.repeats
+    frames, repeats = frames_and_repeats(args)
     rows = [run_rig(name, frames, repeats) for name in args.rig]
     print(f"{'rig':16s} {'frames':>6s} {'wall s':>8s} {'render s':>9s} {'e2e fps':>8s} {'render fps':>10s} "
           f"{'overhead':>9s} {'MB':>7s}")
@@ -75,10 +70,7 @@ def main() -> None:
     result = {"benchmark": "generate", "device": str(resolve_device(None)), "cpu_threads": cpu_threads(),
               "machine": platform.machine(), "python": platform.python_version(), "target_overhead_pct": 15.0,
               "rows": rows}
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1))
-    print(f"wrote {out}")
+    write_report(args.out, result)
 
 
 if __name__ == "__main__":

@@ -14,16 +14,14 @@ Usage: python benchmarks/multibeam_throughput.py [--quick] [--out PATH] [--scene
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench_common import machine, time_call, write_report
+from bench_common import add_common_arguments, machine, sensor_for, time_call, write_report
 import oceansim_py as osp
 from oceansim_py.poses import compose_poses, pose_from_euler
 from oceansim_py.runtime import cpu_threads, set_cpu_threads
-from oceansim_py.sensors.multibeam import MultibeamSonar, MultibeamSonarConfig
 
 #: DAVE's cases and published rates (Choi et al. 2021, Table 2; i9-9900K + RTX 2080 Ti).
 DAVE_CASES = [
@@ -47,9 +45,8 @@ def bench(scene_name: str, device: Any, min_seconds: float, max_repeats: int,
     base = scene.suggested_pose if scene.suggested_pose is not None else pose_from_euler(0.0, 0.0, 0.0)
     rows: list[dict[str, Any]] = []
     for case in DAVE_CASES:
-        config = MultibeamSonarConfig.preset("blueview_p900", max_range=case["max_range"],
-                                             rays_per_beam=case["rays_per_beam"])
-        sonar = MultibeamSonar(config, device=scene.device)
+        config, sonar = sensor_for("multibeam", scene.device, "blueview_p900", max_range=case["max_range"],
+                                   rays_per_beam=case["rays_per_beam"])
         per_method: dict[str, float] = {}
         for method, batch in (("time", 1), ("spectral", 1), ("time", time_batch)):
             if batch < 1:
@@ -91,10 +88,8 @@ def format_row(r: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats, no batched row")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "multibeam_throughput.json"))
+    add_common_arguments(parser, "multibeam_throughput", scenes=False, quick_help="fewer repeats, no batched row")
     parser.add_argument("--scene", default="tank", help="built-in scene or scene file (default: tank)")
-    parser.add_argument("--device", default=None, help="Warp device (default: cuda:0 if present, else cpu)")
     parser.add_argument("--threads", type=int, default=None, help="CPU launch threads (default: all cores)")
     args = parser.parse_args(argv)
     set_cpu_threads(args.threads)

@@ -11,7 +11,6 @@ threaded result is compared with the single-threaded one bit for bit.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import warp as wp
 
+from bench_common import write_report
 from oceansim_py import load_scene
 from oceansim_py.poses import quat_to_matrix
 from oceansim_py.runtime import cpu_threads, set_cpu_threads
@@ -104,10 +104,7 @@ def main() -> None:
               f"{r['speedup']:8.2f} {str(r['threaded_equals_single_bitwise']):>8s}")
     result = {"benchmark": "raycast", "device": str(load_scene('tank').device), "machine": platform.machine(),
               "python": platform.python_version(), "warp": wp.config.version, "rows": rows}
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1))
-    print(f"wrote {out}")
+    write_report(args.out, result)
 
 
 if __name__ == "__main__":

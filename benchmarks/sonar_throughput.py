@@ -35,15 +35,12 @@ from typing import Any, Callable
 import numpy as np
 import warp as wp
 
-from bench_common import machine, time_call, write_report
+from bench_common import machine, preset_names, sensor_for, time_call, write_report
 import oceansim_py as osp
 from oceansim_py.poses import compose_poses, pose_from_euler, quat_to_matrix
 from oceansim_py.runtime import cpu_threads, set_cpu_threads
 from oceansim_py.scene import RaycastResult
-from oceansim_py.sensors.imaging_sonar import ImagingSonar, ImagingSonarConfig
-from oceansim_py.sensors.profiling_sonar import ProfilingSonar, ProfilingSonarConfig
-from oceansim_py.sensors.sidescan import SidescanSonar, SidescanSonarConfig
-from oceansim_py.sensors.singlebeam import SinglebeamSonar, SinglebeamSonarConfig
+from oceansim_py.sensors.imaging_sonar import ImagingSonarConfig
 
 #: Published figures of the peers, with the hardware they were measured on.
 PEER_FIGURES = [
@@ -102,10 +99,9 @@ def bench_imaging_sonar(scenes: list[str], presets: list[str], batches: list[int
         if suggested is None:
             suggested = pose_from_euler(0.0, 0.0, 0.0)
         for preset in presets:
-            config = ImagingSonarConfig.preset(preset)
+            config, sonar = sensor_for("imaging_sonar", scene.device, preset)
             pitch = aimed_pitch(scene, suggested, config) if pitch_deg is None else pitch_deg
             base = compose_poses(suggested, pose_from_euler(0.0, 0.0, 0.0, 0.0, pitch, 0.0))
-            sonar = ImagingSonar(config, device=scene.device)
             for batch in batches:
                 poses = batch_poses(base, batch)
                 n_rays = batch * config.rays_per_pose
@@ -151,18 +147,17 @@ def level_pose(scene: Any, pitch_deg: float) -> np.ndarray:
     return pose_from_euler(float(base[0]), float(base[1]), float(base[2]), 0.0, pitch_deg, yaw)
 
 
-def bench_fan_sonar(sensor: str, sensor_cls: Any, config_cls: Any, hit_fraction: Callable[[Any, dict], float],
-                    scenes: list[str], presets: list[str] | None, batches: list[int], thread_counts: list[int],
-                    device: Any, min_seconds: float, max_repeats: int, pitch_deg: float) -> list[dict[str, Any]]:
-    """Rows for one ray-fan sonar (see the module docstring): pings/s and Mrays/s per scene, preset, batch and
-    thread count; ``hit_fraction(config, result.numpy())`` says how much of the fan returned."""
+def bench_fan_sonar(sensor: str, scenes: list[str], batches: list[int], thread_counts: list[int], device: Any,
+                    min_seconds: float, max_repeats: int, presets: list[str] | None = None) -> list[dict[str, Any]]:
+    """Rows for one ray-fan sonar of the registry (see the module docstring; its pitch and how much of its fan
+    returned: :data:`FAN_SONARS`): pings/s and Mrays/s per scene, preset, batch and thread count."""
+    hit_fraction, pitch_deg = FAN_SONARS[sensor]
     rows: list[dict[str, Any]] = []
     for scene_name in scenes:
         scene = osp.load_scene(scene_name, device=device)
         base = level_pose(scene, pitch_deg)
-        for preset in presets or config_cls.preset_names():
-            config = config_cls.preset(preset)
-            sonar = sensor_cls(config, device=scene.device)
+        for preset in presets or preset_names(sensor):
+            config, sonar = sensor_for(sensor, scene.device, preset)
             for batch in batches:
                 poses = np.stack([compose_poses(base, pose_from_euler(0.02 * b, 0.0, 0.0)) for b in range(batch)])
                 poses = poses.astype(np.float32)
@@ -193,26 +188,14 @@ def binned_fraction(config: Any, data: dict) -> float:
     return float(hits.sum()) / (hits.shape[0] * config.rays_per_pose)
 
 
-def bench_sidescan(scenes: list[str], batches: list[int], thread_counts: list[int], device: Any, min_seconds: float,
-                   max_repeats: int, presets: list[str] | None = None) -> list[dict[str, Any]]:
-    """Side-scan sonar rows: level at the suggested position, heading kept."""
-    return bench_fan_sonar("sidescan", SidescanSonar, SidescanSonarConfig, binned_fraction, scenes, presets, batches,
-                           thread_counts, device, min_seconds, max_repeats, 0.0)
-
-
-def bench_profiling(scenes: list[str], batches: list[int], thread_counts: list[int], device: Any,
-                    min_seconds: float, max_repeats: int, presets: list[str] | None = None) -> list[dict[str, Any]]:
-    """Profiling sonar rows: level at the suggested position; hit fraction = beams with a bottom detection."""
-    return bench_fan_sonar("profiling", ProfilingSonar, ProfilingSonarConfig,
-                           lambda config, d: float(d["valid"].mean()), scenes, presets, batches, thread_counts,
-                           device, min_seconds, max_repeats, 0.0)
-
-
-def bench_singlebeam(scenes: list[str], batches: list[int], thread_counts: list[int], device: Any,
-                     min_seconds: float, max_repeats: int, presets: list[str] | None = None) -> list[dict[str, Any]]:
-    """Single-beam rows: an altimeter pitched 90 deg down at the suggested position."""
-    return bench_fan_sonar("singlebeam", SinglebeamSonar, SinglebeamSonarConfig, binned_fraction, scenes, presets,
-                           batches, thread_counts, device, min_seconds, max_repeats, 90.0)
+#: Ray-fan sonar kind -> (how much of its fan returned, from ``(config, result.numpy())``; nose-down pitch in
+#: degrees): side-scan and profiling level at the suggested position (heading kept; profiling counts beams with a
+#: bottom detection), single-beam an altimeter pitched 90 deg down.
+FAN_SONARS: dict[str, tuple[Callable[[Any, dict], float], float]] = {
+    "sidescan": (binned_fraction, 0.0),
+    "profiling": (lambda config, d: float(d["valid"].mean()), 0.0),
+    "singlebeam": (binned_fraction, 90.0),
+}
 
 
 def add_thread_speedups(rows: list[dict[str, Any]]) -> None:
@@ -299,11 +282,9 @@ def print_table(rows: list[dict[str, Any]], latency: list[dict[str, Any]]) -> No
         print(f"  {p['simulator']}: {p['images_per_s']} images/s, {p['scene']}, {p['sensor']}; {p['hardware']}")
 
 
-#: Sensor family -> its benchmark function (the imaging sonar's is called with its own arguments in ``main``).
-SENSOR_FAMILIES: dict[str, Callable[..., list[dict[str, Any]]]] = {
-    "imaging_sonar": bench_imaging_sonar, "sidescan": bench_sidescan, "profiling": bench_profiling,
-    "singlebeam": bench_singlebeam,
-}
+#: The sensor kinds this benchmark measures (the imaging sonar with its own function, the others with
+#: :func:`bench_fan_sonar`).
+SENSOR_FAMILIES = ["imaging_sonar", *FAN_SONARS]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -329,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
 
     device = osp.resolve_device(args.device)
     scenes = args.scenes.split(",") if args.scenes else (["tank"] if args.quick else osp.builtin_scene_names())
-    presets = args.presets.split(",") if args.presets else ImagingSonarConfig.preset_names()
+    presets = args.presets.split(",") if args.presets else preset_names("imaging_sonar")
     batches = ([int(b) for b in args.batches.split(",")] if args.batches
                else ([1, 8] if args.quick else [1, 8, 32]))
     all_threads = cpu_threads()
@@ -341,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     if rows:
         print_device_chain_cost(rows)
     fan_batches = [int(b) for b in args.batches.split(",")] if args.batches else [1, 32]
-    fan_rows = {name: SENSOR_FAMILIES[name](scenes, fan_batches, thread_counts, device, min_seconds, max_repeats)
+    fan_rows = {name: bench_fan_sonar(name, scenes, fan_batches, thread_counts, device, min_seconds, max_repeats)
                 for name in sensors if name != "imaging_sonar"}
     latency = ([bench_first_call_latency(scenes[0], "oceansim_default", args.device)]
                if "imaging_sonar" in sensors and not args.no_latency else [])

@@ -33,7 +33,7 @@ from oceansim_py.sensors.singlebeam import SinglebeamResult, SinglebeamSonar, Si
 from oceansim_py.sensors.water import WaterType
 from oceansim_py.trajectory import Trajectory
 
-__version__ = "0.1.0"
+from oceansim_py.version import __version__
 
 __all__ = [
     "DVL", "GPS", "IMU",

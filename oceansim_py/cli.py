@@ -1,8 +1,8 @@
 """The ``oceansim-py`` command line.
 
 Each subcommand lives in its own module under ``oceansim_py.commands`` and exposes
-``register(subparsers) -> None`` (adds its parser and sets ``func``). ``render`` has one module per sensor
-registered under the ``render`` group the same way.
+``register(subparsers) -> None`` (adds its parser and sets ``func``). ``render`` (commands/render.py) has one
+subcommand per sensor kind of the registry (oceansim_py/sensors/registry.py) that declares a render target.
 
 Values that are comma lists of numbers may start with a minus sign as typed (``--pose -15,0,-5,0,0,0``):
 :func:`join_negative_values` glues such a value to its option before argparse sees it. Warnings raised while
@@ -21,10 +21,7 @@ import warnings
 from oceansim_py.errors import OceanSimError
 
 #: Top-level subcommand modules, in help order.
-COMMANDS = ["generate", "scenes", "scene_tools", "describe", "info", "verify", "export", "view"]
-
-#: ``oceansim-py render <target>`` modules, in help order.
-RENDER_TARGETS: list[str] = ["sonar", "multibeam", "camera", "sidescan", "profiling", "singlebeam"]
+COMMANDS = ["generate", "scenes", "scene_tools", "describe", "info", "verify", "export", "view", "render"]
 
 #: A value that argparse would mistake for an option: a minus sign, then numbers separated by commas
 #: (``-15,0,-5``, ``-0.5``, ``-1e3,2``).
@@ -64,7 +61,7 @@ def check_bounds(args: argparse.Namespace) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from oceansim_py import __version__
+    from oceansim_py.version import __version__
 
     parser = argparse.ArgumentParser(prog="oceansim-py", description="GPU-accelerated underwater sensor rendering")
     parser.add_argument("--version", action="version", version=f"oceansim-py {__version__}")
@@ -73,12 +70,6 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for name in COMMANDS:
         importlib.import_module(f"oceansim_py.commands.{name}").register(sub)
-    if RENDER_TARGETS:
-        render = sub.add_parser("render", help="render one sensor at one pose into a folder")
-        rsub = render.add_subparsers(dest="target", metavar="SENSOR")
-        rsub.required = True
-        for name in RENDER_TARGETS:
-            importlib.import_module(f"oceansim_py.commands.render_{name}").register(rsub)
     return parser
 
 

@@ -210,6 +210,8 @@ def test_builtin_rigs_validate():
     for name in names:
         rig = load_rig(name)
         types |= {s.type for s in rig.sensors}
-    from oceansim_py.dataset.adapters import SENSOR_TYPES
+    from oceansim_py.sensors.registry import builtin_kinds
+
+    SENSOR_TYPES = builtin_kinds()      # the per-sensor adapters became registry kinds (issue 15)
 
     assert types == set(SENSOR_TYPES), "the built-in rigs together use every sensor type"

@@ -151,7 +151,9 @@ def test_table_streams_read_back_as_arrays_and_every_array_states_its_unit(tmp_p
     assert manifest["sensors"]["fls"]["arrays"]["intensity"] == {
         "unit": manifest["sensors"]["fls"]["arrays"]["intensity"]["unit"], "format": "npy", "shape": [16, 8],
         "dtype": "float32"}
-    from oceansim_py.dataset.adapters import SENSOR_TYPES
+    from oceansim_py.sensors.registry import builtin_kinds
+
+    SENSOR_TYPES = builtin_kinds()      # the per-sensor adapters became registry kinds (issue 15)
 
     for adapter in SENSOR_TYPES.values():
         assert set(adapter.units) == set(adapter.products), adapter.type_name

@@ -219,3 +219,14 @@ def test_adaptive_pinging_follows_the_altitude() -> None:
     assert np.isclose(dt[mixed], 1.0 / 30.0, rtol=1e-4).any()
     np.testing.assert_allclose(r["rate_hz"][r["times"] > 9.4], 18.75, rtol=1e-4)
     assert r["times"][0] == 0.0 and r["times"][-1] <= traj.end_time
+
+
+def test_a_scene_on_another_device_is_refused_before_any_launch(flat: Scene) -> None:
+    """The DVL checks the scene's device like every other ray-casting sensor (sensors/batching.py); before, a
+    scene on another device failed inside the launch with Warp's error instead of naming the fix."""
+    from types import SimpleNamespace
+
+    elsewhere = SimpleNamespace(device="cuda:7", geometry=flat.geometry)
+    with pytest.raises(ConfigError, match=r"DVL: the scene is on cuda:7 but the sensor on cpu; load the scene with "
+                                          r"device='cpu'"):
+        DVL(DVLConfig(), device="cpu").render(elsewhere, pose_from_euler(0, 0, 5, 0, 0, 0), velocities=[1, 0, 0])

@@ -180,9 +180,10 @@ def test_default_sonar_on_the_wreck_sees_the_wreck_more_than_the_floor(tmp_path:
     out = tmp_path / "sonar"
     assert main(["render", "sonar", "--set", "range_bins=128", "--set", "n_beams=64", "--out", str(out)]) == 0
     scene = load_scene("wreck", device="cpu")
-    from oceansim_py.commands.render_sonar import DEFAULT_PRESET
+    from oceansim_py.sensors.registry import get as sensor_kind
     from oceansim_py.sensors.imaging_sonar import ImagingSonar, ImagingSonarConfig
 
+    DEFAULT_PRESET = sensor_kind("imaging_sonar").cli.default_preset                 # `render sonar`'s default
     config = ImagingSonarConfig.from_dict({"preset": DEFAULT_PRESET, "range_bins": 128, "n_beams": 64})
     pose = framing.suggested_pose_for(scene, "imaging_sonar", config.max_range, config.horizontal_fov)
     assert framing.boresight_range(scene, pose, config.max_range) < config.max_range

@@ -1,4 +1,6 @@
-"""``oceansim-py describe SCENE``: load a scene (file or built-in name), build its BVH and print what it holds."""
+"""``oceansim-py describe SCENE``: load a scene (file or built-in name), build its BVH and print what it holds.
+``oceansim-py describe KIND`` (a sensor kind of the registry, e.g. ``imaging_sonar`` or ``sonar``, when no file
+of that name exists) prints the sensor's config, presets and the schema of what it writes."""
 
 from __future__ import annotations
 
@@ -10,15 +12,28 @@ import numpy as np
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("describe", help="load a scene and print its nodes, materials, labels and a test ray cast")
-    p.add_argument("scene", help="a USD or mesh file, or a built-in scene name (see `oceansim-py scenes`)")
+    p.add_argument("scene", help="a USD or mesh file, or a built-in scene name (see `oceansim-py scenes`); or a "
+                                 "sensor kind (imaging_sonar, dvl, ...) to print what it writes")
     p.add_argument("--device", default=None, help="Warp device (default: cuda:0 if present, else cpu)")
     p.add_argument("--nodes", action="store_true", help="list every node")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from oceansim_py.poses import quat_to_matrix
-    from oceansim_py.scene import load_scene
+    from oceansim_py.scene import builtin_scene_names, load_scene
+    from oceansim_py.sensors import registry
+
+    if not Path(args.scene).exists() and args.scene not in builtin_scene_names():
+        if args.scene in registry.kind_names():          # a broken sensor plugin raises its error here
+            print(registry.get(args.scene).describe())
+            return 0
+        aliases = {alias: kind for kind in registry.all_kinds(on_error="warn") for alias in kind.aliases}
+        if args.scene in aliases:
+            print(aliases[args.scene].describe())
+            return 0
 
     t0 = time.perf_counter()
     scene = load_scene(args.scene, device=args.device)

@@ -14,12 +14,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import warp as wp
 
-    import oceansim_py
     from oceansim_py.runtime import cpu_threads, init_warp
     from oceansim_py.scene import builtin_scene_names, scenes_dir
+    from oceansim_py.version import __version__
 
     init_warp()
-    print(f"oceansim_py {oceansim_py.__version__}  (Python {platform.python_version()}, {platform.machine()})")
+    print(f"oceansim_py {__version__}  (Python {platform.python_version()}, {platform.machine()})")
     print(f"warp-lang   {wp.config.version}")
     print("devices:")
     for d in wp.get_devices():

@@ -54,6 +54,7 @@ class DatasetReader:
                     self._sample_shard[name][m] = rec["index"]
         self._frames = sum(rec["frames"] for rec in manifest["shards"])
         self._tables: dict[tuple[str, int], dict[str, np.ndarray]] = {}
+        self._renames: dict[str, dict[str, str]] = {}
         self._root = self.path.resolve()
         for rec in manifest["shards"]:
             folder = self.path / rec["name"]
@@ -99,7 +100,8 @@ class DatasetReader:
         return sensor
 
     def sample(self, sensor: str, index: int) -> dict[str, Any]:
-        """Every product of sample ``index`` of ``sensor``: arrays, plus ``sample`` and ``time``."""
+        """Every product of sample ``index`` of ``sensor``: arrays, plus ``sample`` and ``time``. A renamed product
+        is there under its current and its former name (:meth:`_renamed_products`)."""
         self._check_sensor(sensor)
         shard = self._sample_shard[sensor].get(index)
         if shard is None:
@@ -124,7 +126,27 @@ class DatasetReader:
         for product, kind in formats.items():
             if kind in ("npy", "npz", "png"):
                 out[product] = read_array(self._file(folder / f"{product}_{index:06d}.{kind}"))
+        for old, new in self._renamed_products(sensor).items():   # either name reads a renamed product
+            if new in out and old not in out:
+                out[old] = out[new]
+            elif old in out and new not in out:
+                out[new] = out[old]
         return out
+
+    def _renamed_products(self, sensor: str) -> dict[str, str]:
+        """Former product name -> current name for ``sensor``'s kind (e.g. a single-beam sonar's ``altitude``,
+        now ``first_return_range``): a dataset written before a rename reads under the new name, and one written
+        after it still under the old one. Empty for a kind this installation does not know."""
+        from oceansim_py.errors import ConfigError
+        from oceansim_py.sensors.registry import get
+
+        kind = str(self.sensors[sensor].get("type", ""))
+        if kind not in self._renames:
+            try:
+                self._renames[kind] = get(kind).renamed_products()
+            except ConfigError:
+                self._renames[kind] = {}
+        return self._renames[kind]
 
     def samples(self, sensor: str) -> Iterator[dict[str, Any]]:
         """Every sample of ``sensor`` in order."""

@@ -25,9 +25,9 @@ def versions() -> dict[str, str]:
     import numpy
     import warp
 
-    import oceansim_py
+    from oceansim_py.version import __version__
 
-    return {"oceansim_py": oceansim_py.__version__, "warp": warp.config.version, "numpy": numpy.__version__,
+    return {"oceansim_py": __version__, "warp": warp.config.version, "numpy": numpy.__version__,
             "python": platform.python_version()}
 
 

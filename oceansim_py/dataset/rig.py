@@ -194,7 +194,7 @@ def _mount(value: Any, where: str) -> tuple[float, ...]:
 
 def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
     """Validate a rig mapping (from YAML) into a :class:`Rig`; ``base`` resolves relative scene/CSV paths."""
-    from oceansim_py.dataset.adapters import SENSOR_TYPES
+    from oceansim_py.sensors import registry
 
     base = base or Path.cwd()
     if not isinstance(data, Mapping):
@@ -222,9 +222,10 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
             raise ConfigError(f"{_where(source, key)}: unknown key(s) {unknown}; valid keys are "
                               f"{sorted(_SENSOR_KEYS)}")
         stype = s.get("type")
-        if not isinstance(stype, str) or stype not in SENSOR_TYPES:
+        if not isinstance(stype, str) or stype not in registry.kind_names():
             raise ConfigError(f"{_where(source, key + '.type')}: unknown sensor type {stype!r}; types are "
-                              f"{sorted(SENSOR_TYPES)}")
+                              f"{sorted(registry.kind_names())}")
+        kind = registry.get(stype)
         name = s.get("name", f"{stype}{i}")
         if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
             raise ConfigError(f"{_where(source, key + '.name')}: use letters, digits, '_' or '-', got {name!r}")
@@ -239,20 +240,20 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
         cfg = dict(s.get("config") or {})
         if "preset" in s:
             cfg = {"preset": s["preset"], **cfg}
-        adapter = SENSOR_TYPES[stype]
         try:
-            configs.append((name, adapter.config_from_dict(cfg, f"{source}: {key}.config")))
+            configs.append((name, kind.make_config(cfg, f"{source}: {key}.config")))
         except OceanSimError as exc:
             raise ConfigError(str(exc)) from exc
-        products = s.get("products", adapter.default_products)
+        products = s.get("products", kind.default_products)
         if isinstance(products, str) or not isinstance(products, (list, tuple)) \
                 or not all(isinstance(p, str) for p in products):
             raise ConfigError(f"{_where(source, key + '.products')}: expected a list, e.g. "
-                              f"{list(adapter.products)}")
-        bad = sorted(set(products) - set(adapter.products))
+                              f"{list(kind.products)}")
+        products = _current_products(kind, products, _where(source, key + ".products"))
+        bad = sorted(set(products) - set(kind.products))
         if bad or not products:
             raise ConfigError(f"{_where(source, key + '.products')}: unknown product(s) {bad or '(none given)'} "
-                              f"for {stype}; choose from {list(adapter.products)}")
+                              f"for {stype}; choose from {list(kind.products)}")
         sensors.append(SensorSpec(name, stype, cfg, rate, _mount(s.get("mount"), _where(source, key + ".mount")),
                                   tuple(products), sensor_id=i))
     max_rate = max(s.rate_hz for s in sensors)
@@ -284,6 +285,17 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
         seed=seed, frames=frames, tick_rate_hz=tick, shard_size=shard_size, batch_size=batch_size,
         start_time=_number(data.get("start_time", 0.0), _where(source, "start_time"), positive=False),
         trajectory=traj, sensors=tuple(sensors))
+
+
+def _current_products(kind: Any, products: Any, where: str) -> list[str]:
+    """``products`` with former product names replaced by the current ones (a ``DeprecationWarning`` each)."""
+    import warnings
+
+    renamed = kind.renamed_products()
+    for old in (p for p in products if p in renamed):
+        warnings.warn(f"{where}: product {old!r} of {kind.name} is now called {renamed[old]!r}; rename it in the "
+                      f"rig", DeprecationWarning, stacklevel=3)
+    return [renamed.get(p, p) for p in products]
 
 
 def load_rig(path: str | Path) -> Rig:

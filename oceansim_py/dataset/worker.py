@@ -13,8 +13,8 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from oceansim_py.dataset.adapters import SENSOR_TYPES, SensorAdapter
 from oceansim_py.dataset.rig import TRAJECTORY_TYPES, Rig
+from oceansim_py.dataset.sensor_writer import SensorWriter
 from oceansim_py.dataset.shards import PartialShard, ShardPlan, finish_shard
 from oceansim_py.errors import ConfigError
 from oceansim_py.poses import compose_poses
@@ -56,8 +56,8 @@ class ShardWorker:
         self.out = Path(out)
         self.scene = load_scene(rig.scene, device=device)
         self.trajectory = build_trajectory(rig, self.scene)
-        self.sensors: list[SensorAdapter] = [SENSOR_TYPES[s.type](s, rig.seed, self.scene.device, compress)
-                                              for s in rig.sensors]
+        self.sensors: list[SensorWriter] = [SensorWriter(s, rig.seed, self.scene.device, compress)
+                                             for s in rig.sensors]
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="oceansim-writer")
         end = rig.start_time + rig.frames / rig.tick_rate_hz
         t0, t1 = float(self.trajectory.start_time), float(self.trajectory.end_time)
@@ -71,17 +71,17 @@ class ShardWorker:
         """Per-sensor metadata for the manifest (config, ranges, bearings, intrinsics, ...)."""
         return {a.spec.name: a.manifest_entry() for a in self.sensors}
 
-    def render_batches(self, plan: ShardPlan) -> Iterator[tuple[SensorAdapter, np.ndarray, int,
+    def render_batches(self, plan: ShardPlan) -> Iterator[tuple[SensorWriter, np.ndarray, int,
                                                                  dict[str, np.ndarray], float]]:
-        """Render every sample of every sensor in ``plan``, a batch at a time: yields (adapter, sample times,
+        """Render every sample of every sensor in ``plan``, a batch at a time: yields (writer, sample times,
         first sample index, products, seconds spent rendering the batch). Nothing is written."""
-        for adapter in self.sensors:
-            lo, hi = plan.samples[adapter.spec.name]
+        for sensor in self.sensors:
+            lo, hi = plan.samples[sensor.spec.name]
             if hi <= lo:
                 continue
-            times = sample_times(self.rig, adapter.spec.rate_hz, lo, hi)
+            times = sample_times(self.rig, sensor.spec.rate_hz, lo, hi)
             vehicle = np.asarray(self.trajectory.at(times), dtype=np.float64)
-            poses = compose_poses(vehicle, np.asarray(adapter.spec.mount)[None, :])
+            poses = compose_poses(vehicle, np.asarray(sensor.spec.mount)[None, :])
             # An animated scene is moved to each sample's time, so its samples render one at a time.
             step = 1 if self.scene.is_animated else self.rig.batch_size
             for b0 in range(0, hi - lo, step):
@@ -89,8 +89,8 @@ class ShardWorker:
                 t_start = time.perf_counter()
                 if self.scene.is_animated:
                     self.scene.set_time(float(times[b0]))
-                products = adapter.render(self.scene, self.trajectory, times[b0:b1], poses[b0:b1], lo + b0)
-                yield adapter, times[b0:b1], lo + b0, products, time.perf_counter() - t_start
+                products = sensor.render(self.scene, self.trajectory, times[b0:b1], poses[b0:b1], lo + b0)
+                yield sensor, times[b0:b1], lo + b0, products, time.perf_counter() - t_start
 
     def run_shard(self, plan: ShardPlan) -> dict[str, Any]:
         """Render and write shard ``plan``; returns its manifest record (with ``render_seconds``: the time spent
@@ -99,13 +99,13 @@ class ShardWorker:
         render_s = 0.0
         writes: list[Future] = []
         rendered: set[str] = set()
-        for adapter, times, first, products, seconds in self.render_batches(plan):
+        for sensor, times, first, products, seconds in self.render_batches(plan):
             render_s += seconds
-            rendered.add(adapter.spec.name)
-            writes.append(self._writer.submit(adapter.write, shard, products, times, first))
-        for adapter in self.sensors:
-            if adapter.spec.name in rendered:
-                writes.append(self._writer.submit(adapter.finish, shard))
+            rendered.add(sensor.spec.name)
+            writes.append(self._writer.submit(sensor.write, shard, products, times, first))
+        for sensor in self.sensors:
+            if sensor.spec.name in rendered:
+                writes.append(self._writer.submit(sensor.finish, shard))
         try:
             for w in writes:
                 w.result()

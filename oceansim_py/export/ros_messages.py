@@ -22,7 +22,8 @@ Mapping (sensor type: topic -> message):
   a per-ping message rather than an Image waterfall, so no ping is resampled;
 * profiling: ``points`` -> sensor_msgs/PointCloud2 (x, y, z, intensity float32) of the soundings in ``map``
   (``point_world``), NaN for beams without a bottom; ``ranges`` -> marine_acoustic_msgs/SonarRanges;
-* singlebeam: ``altitude`` -> sensor_msgs/Range (NaN without a return);
+* singlebeam: ``altitude`` -> sensor_msgs/Range of ``first_return_range`` (NaN without a return; datasets of
+  before the product's rename hold it as ``altitude``, which the reader maps);
 * dvl: ``dvl`` -> marine_acoustic_msgs/Dvl in ``<dvl>_dvl`` (velocity and beam unit vectors rotated from the
   sensor's FLU frame; beam ranges and velocities);
 * imu: ``data`` -> sensor_msgs/Imu (orientation unknown: orientation_covariance[0] = -1);
@@ -256,7 +257,7 @@ class RosMessageFactory:
 
     def singlebeam(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
         cfg = meta["config"]
-        alt = float(np.asarray(self.need(sample, "altitude", name)).reshape(-1)[0])
+        alt = float(np.asarray(self.need(sample, "first_return_range", name)).reshape(-1)[0])
         msg = self.new("sensor_msgs/msg/Range", header=self.header(sample["time"], sensor_frame(name)),
                        radiation_type=0, field_of_view=math.radians(cfg["opening_angle"]),
                        min_range=float(cfg["min_range"]), max_range=float(cfg["max_range"]), range=alt)

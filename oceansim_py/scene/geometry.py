@@ -1,13 +1,16 @@
 """World geometry: one ``wp.Mesh`` (BVH) over every node's world-space triangles, with per-face object ids and
 per-object material and label arrays on the device. Animated nodes update their vertices in a kernel and the
 BVH is refitted, never rebuilt.
+
+It reads the nodes through :class:`GeometryNode` (what it needs of a node), so it does not depend on the scene
+graph that owns it (scene/graph.py builds a ``WorldGeometry`` from its ``Node`` objects).
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 import warp as wp
@@ -16,9 +19,6 @@ from oceansim_py.errors import SceneError
 from oceansim_py.kernels.geometry import transform_vertices_kernel
 from oceansim_py.poses import rotate_fixed
 from oceansim_py.runtime import launch_1d
-
-if TYPE_CHECKING:
-    from oceansim_py.scene.graph import Node
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,19 @@ def transform_points(matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
 def triangle_areas(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     a, b, c = (points[triangles[:, k]] for k in range(3))
     return 0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1)
+
+
+class GeometryNode(Protocol):
+    """What the world geometry reads of a scene node (:class:`oceansim_py.scene.graph.Node` is one): its id, its
+    mesh (``vertices`` (V, 3) m in the node frame, ``triangles`` (F, 3)) or ``None``, its 4x4 node-to-world
+    ``transform``, its animation ``track`` (``None`` when static) and its ``material`` (``reflectivity``,
+    linear RGB ``albedo``)."""
+
+    id: int
+    mesh: Any
+    transform: np.ndarray
+    track: Any
+    material: Any
 
 
 @dataclass
@@ -57,7 +70,7 @@ class WorldGeometry:
         object_label: (N_nodes,) int32 index into ``Scene.labels`` per node id.
     """
 
-    def __init__(self, nodes: list["Node"], label_ids: np.ndarray, device: wp.context.Device,
+    def __init__(self, nodes: list[GeometryNode], label_ids: np.ndarray, device: wp.context.Device,
                  source: str = "<scene>") -> None:
         import time
 
@@ -65,7 +78,7 @@ class WorldGeometry:
         self.device = device
         pts, tris, face_obj = [], [], []
         anim_local, anim_slot, anim_dst = [], [], []
-        self.animated_nodes: list["Node"] = []
+        self.animated_nodes: list[GeometryNode] = []
         offset = 0
         dropped = 0
         for node in nodes:

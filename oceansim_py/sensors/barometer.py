@@ -92,3 +92,20 @@ class Barometer:
         if c.noise and c.noise_sigma > 0:
             p = p + c.noise_sigma * host_noise.gaussian(c.seed, self.sensor_id, 0, fi + np.arange(p.size), 1)[:, 0]
         return BarometerResult(p, (p - c.atmospheric_pressure) / rho_g, depth, s.times, fi)
+
+
+# --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------
+from oceansim_py.sensors import registry as _reg  # noqa: E402 - the declaration block closes the module
+from oceansim_py.sensors.nav_common import measure_poses  # noqa: E402
+
+SENSOR_KIND = _reg.SensorKind(
+    name="barometer", description="pressure / depth sensor",
+    config_class=BarometerConfig, sensor_class=Barometer,
+    build=lambda config, device, sensor_id: Barometer(config, sensor_id=sensor_id), render=measure_poses,
+    schema=(
+        _reg.Product("pressure", _reg.TABLE, "float64", "Pa (absolute)"),
+        _reg.Product("depth", _reg.TABLE, "float64", "m below the surface, from the measured pressure"),
+        _reg.Product("true_depth", _reg.TABLE, "float64", "m below the surface (exact)"),
+    ),
+    default_products=("pressure", "depth", "true_depth"),
+)

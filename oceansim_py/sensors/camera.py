@@ -30,10 +30,8 @@ from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.io import images
 from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
 from oceansim_py.kernels import camera as k
-from oceansim_py.poses import as_poses
-from oceansim_py.limits import check_frame_index
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
-from oceansim_py.sensors.scratch import ScratchCache
+from oceansim_py.sensors.batching import PoseUploads, check_render_call
 from oceansim_py.sensors.water import WaterType
 
 RGB = tuple[float, float, float]
@@ -356,14 +354,11 @@ class UnderwaterCamera:
         self._light_cos_inner = wp.array(np.array([cc[1] for cc in cones], np.float32), dtype=wp.float32, device=dev)
         self._light_intensity = wp.array(np.array([l.intensity for l in lights], np.float32).reshape(-1, 3),
                                          dtype=wp.vec3, device=dev)
-        self._poses: ScratchCache[wp.array] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
+        self._poses = PoseUploads(self.device, self.MAX_CACHED_BATCH_SIZES)
 
     def memory_bytes(self, batch: int) -> int:
         """Device bytes the result images of ``batch`` poses need."""
         return self.config.memory_bytes(batch)
-
-    def _poses_for(self, batch: int) -> wp.array:
-        return self._poses.get_or_make(batch, lambda: wp.empty(batch, dtype=wp.transform, device=self.device))
 
     def allocate(self, batch: int, label_names: list[str] | None = None, frame_index: int = 0) -> CameraResult:
         """New result arrays for ``batch`` images (refused with the estimate if the device lacks memory)."""
@@ -393,12 +388,8 @@ class UnderwaterCamera:
             threads: CPU launch threads (default: all; see ``runtime.set_cpu_threads``).
         """
         c = self.config
-        p = as_poses(poses)
+        p = check_render_call("UnderwaterCamera", scene, self.device, poses, frame_index, what="camera")
         batch = p.shape[0]
-        if scene.device != self.device:
-            raise ConfigError(f"UnderwaterCamera: the scene is on {scene.device} but the camera on {self.device}; "
-                              f"load the scene with device={str(self.device)!r}")
-        check_frame_index(frame_index, "UnderwaterCamera.render", batch)
         if out is None:
             out = self.allocate(batch, scene.labels, frame_index)
         else:
@@ -407,8 +398,7 @@ class UnderwaterCamera:
                                   f"from another config; pass a result of this camera with a batch of {batch}")
             out.label_names = list(scene.labels)
             out.frame_index = int(frame_index)
-        pose_buf = self._poses_for(batch)
-        pose_buf.assign(wp.array(p, dtype=wp.transform, device="cpu"))
+        pose_buf = self._poses.upload(p)
         fx, fy, cx, cy = c.intrinsics()
         w = self.water
         sun = np.asarray(c.sun_irradiance if c.sun else (0.0, 0.0, 0.0), dtype=np.float32)
@@ -423,3 +413,70 @@ class UnderwaterCamera:
                    out.rgb, out.in_air, out.linear, out.range, out.depth, out.label, out.instance, out.normal],
                   self.device, threads=threads, min_chunk=1024)
         return out
+
+
+# --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------
+from oceansim_py.sensors import registry as _reg  # noqa: E402 - the declaration block closes the module
+
+_DISPLAY = "8-bit display view (uint8 0..255), not a measurement"
+_PIXELS = ("height", "width")
+_RGB = ("height", "width", 3)
+#: the result's float/int arrays a rig can write (``rgb`` is written as the ``rgb_png`` image)
+_ARRAYS = ("depth", "range", "label", "linear", "in_air", "normal")
+
+
+def _cli_write(o: _reg.CliOutput) -> list[str]:
+    """``oceansim-py render camera``: ``camera_rgb.png`` (sRGB), ``camera_depth.png`` (planar depth, bright =
+    near, dark = the farthest hit, black = nothing hit), ``camera_label.png`` (a fixed colour per label) and raw
+    arrays: ``camera_rgb.npy`` ((H, W, 3) uint8), ``camera_linear.npy`` and ``camera_in_air.npy`` ((H, W, 3)
+    float32 linear underwater and in-air images), ``camera_range.npy`` and ``camera_depth.npy`` ((H, W) float32
+    m, inf = miss), ``camera_label.npy`` ((H, W) int32, -1 = miss; names in ``camera_labels.json``),
+    ``camera_normal.npy`` ((H, W, 3) world-frame normals)."""
+    import json
+
+    c, out, data = o.config, o.out, o.data
+    written = o.result.save_png(out, prefix="camera_")
+    for name in ("rgb", *_ARRAYS):
+        images.save_npy(out / f"camera_{name}.npy", data[name][0])
+    (out / "camera_labels.json").write_text(json.dumps(o.result.label_names, indent=1) + "\n", encoding="utf-8")
+    hit = data["label"][0] >= 0
+    _reg.warn_if_blind("camera", float(hit.mean()), o, c.max_range)
+    return [f"rendered a {c.width} x {c.height} camera image of {o.scene.source} in {o.sensor.water.name} water in "
+            f"{o.seconds:.3f} s ({100.0 * hit.mean():.1f} % of pixels hit geometry)",
+            f"wrote {', '.join(str(p) for p in written.values())} and camera_*.npy"]
+
+
+SENSOR_KIND = _reg.SensorKind(
+    name="camera", description="underwater RGB camera: sRGB image, depth, range, labels, normals",
+    config_class=UnderwaterCameraConfig, sensor_class=UnderwaterCamera,
+    schema=(
+        _reg.Product("rgb_png", _reg.IMAGE, "uint8", "sRGB-encoded 8-bit colour (uint8)", _RGB,
+                     view=lambda result, config: result.rgb.numpy()),
+        _reg.Product("depth_png", _reg.IMAGE, "uint8", _DISPLAY, _PIXELS,
+                     view=lambda r, config: np.stack([r.depth_uint8(i) for i in range(r.batch_size)])),
+        _reg.Product("label_png", _reg.IMAGE, "uint8", _DISPLAY, _RGB,
+                     view=lambda r, config: np.stack([r.label_uint8(i) for i in range(r.batch_size)])),
+        _reg.Product("depth", _reg.ARRAY, "float32", "m, planar z-depth along the optical axis (inf for misses)",
+                     _PIXELS),
+        _reg.Product("range", _reg.ARRAY, "float32", "m along the pixel's ray (inf for misses)", _PIXELS),
+        _reg.Product("label", _reg.ARRAY, "int32", "index into the scene's labels (-1 misses)", _PIXELS),
+        _reg.Product("linear", _reg.ARRAY, "float32", "linear underwater radiance (scene-relative, before exposure)",
+                     _RGB),
+        _reg.Product("in_air", _reg.ARRAY, "float32", "linear in-air radiance (scene-relative)", _RGB),
+        _reg.Product("normal", _reg.ARRAY, "float32", "unit vector, world frame", _RGB, frame="world"),
+    ),
+    default_products=("rgb_png", "depth", "label"),
+    build=lambda config, device, sensor_id: UnderwaterCamera(config, device=device),
+    arrays=lambda result, wanted: {name: getattr(result, name).numpy() for name in _ARRAYS if name in wanted},
+    metadata=lambda c: {
+        "intrinsics": dict(zip(("fx", "fy", "cx", "cy"), c.intrinsics()), width=c.width, height=c.height),
+        "camera_matrix": c.camera_matrix().tolist(),
+        "frame": "optical axis = sensor +x, image right = -y, image down = -z; depth = planar z-depth (m)"},
+    cli=_reg.CliTarget(
+        help="underwater RGB camera: RGB, depth and label PNGs plus raw .npy", framing="camera",
+        reach=lambda c: (min(c.max_range, c.water_type.visibility()), c.horizontal_fov),
+        options=(_reg.CliOption(("--water",), {"default": None,
+                                               "help": f"water preset, one of {', '.join(WaterType.preset_names())} "
+                                                       f"(default: the config's)"}, config_field="water"),),
+        write=_cli_write),
+)

@@ -37,9 +37,9 @@ import warp as wp
 from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
 from oceansim_py.kernels.dvl import NUM_BEAMS, dvl_beams_kernel, dvl_solve_kernel
-from oceansim_py.limits import check_frame_index
-from oceansim_py.poses import as_poses, quat_to_matrix, rotate_fixed
+from oceansim_py.poses import quat_to_matrix, rotate_fixed
 from oceansim_py.runtime import as_float32, check_memory, launch_1d, resolve_device
+from oceansim_py.sensors.batching import PoseUploads, check_render_call
 
 _OWNER = "DVLConfig"
 
@@ -201,6 +201,7 @@ class DVL:
         self.device = resolve_device(device)
         self.sensor_id = int(sensor_id)
         self._dirs = wp.array(self.config.beam_directions().astype(np.float32), dtype=wp.vec3, device=self.device)
+        self._poses = PoseUploads(self.device)
 
     def _sensor_velocities(self, poses: np.ndarray, source: Any, velocities: Any, velocity_frame: str) \
             -> np.ndarray:
@@ -232,14 +233,13 @@ class DVL:
                 (rotated into the sensor frame here) or "sensor".
             frame_index: frame number of sample 0 (sample b is frame ``frame_index + b``; keys the noise).
         """
-        p = as_poses(poses, "DVL.render poses")
-        check_frame_index(frame_index, "DVL.render", p.shape[0])
+        p = check_render_call("DVL", scene, self.device, poses, frame_index, poses_name="DVL.render poses")
         v = self._sensor_velocities(p, poses, velocities, velocity_frame)
         b = p.shape[0]
         c = self.config
         dev = self.device
         check_memory(b * self.BYTES_PER_SAMPLE, dev, f"DVL render of {b} samples", "render fewer samples at once")
-        wposes = wp.array(p, dtype=wp.transform, device=dev)
+        wposes = self._poses.upload(p)
         wvel = wp.array(v.astype(np.float32), dtype=wp.vec3, device=dev)
         nb = b * NUM_BEAMS
         out = DVLResult(wp.empty(b, dtype=wp.vec3, device=dev), wp.empty(b, dtype=wp.int32, device=dev),
@@ -284,3 +284,32 @@ class DVL:
                 break
             times.append(nxt)
         return self.render(scene, trajectory.interpolate(np.array(times)), frame_index=frame_index)
+
+
+# --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------
+from oceansim_py.sensors import registry as _reg  # noqa: E402 - the declaration block closes the module
+
+
+def _render_batch(sensor: DVL, batch: _reg.Batch) -> DVLResult:
+    """The batch with the sensor's own velocity (its trajectory's, in the sensor frame)."""
+    velocity = batch.trajectory.velocity(batch.times, frame="body")
+    return sensor.render(batch.scene, batch.poses, velocities=velocity, velocity_frame="sensor",
+                         frame_index=batch.frame_index)
+
+
+SENSOR_KIND = _reg.SensorKind(
+    name="dvl", description="Doppler velocity log: four Janus beams, velocity, ranges and dropout",
+    config_class=DVLConfig, sensor_class=DVL, uses_trajectory=True, render=_render_batch,
+    schema=(
+        _reg.Product("velocity", _reg.TABLE, "float32", "m/s, sensor frame FLU (NaN on dropout)", (3,),
+                     frame="sensor FLU"),
+        _reg.Product("valid", _reg.TABLE, "int8", "flag 1/0"),
+        _reg.Product("altitude", _reg.TABLE, "float32", "m (NaN without a valid beam)"),
+        _reg.Product("beam_range", _reg.TABLE, "float32", "m, slant range per beam (NaN invalid)", (NUM_BEAMS,)),
+        _reg.Product("beam_velocity", _reg.TABLE, "float32", "m/s along each beam (NaN invalid)", (NUM_BEAMS,)),
+        _reg.Product("beam_valid", _reg.TABLE, "int8", "flag 1/0 per beam", (NUM_BEAMS,)),
+    ),
+    default_products=("velocity", "valid", "altitude", "beam_range", "beam_velocity"),
+    metadata=lambda c: {"beam_directions_sensor_frame": c.beam_directions().tolist(),
+                        "velocity_frame": "sensor FLU, m/s; NaN on dropout (fewer than 3 valid beams)"},
+)

@@ -97,3 +97,22 @@ class GPS:
         fix = depth <= threshold
         pos[~fix] = np.nan
         return GPSResult(pos, fix, depth, threshold, s.times, fi)
+
+
+# --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------
+from oceansim_py.sensors import registry as _reg  # noqa: E402 - the declaration block closes the module
+from oceansim_py.sensors.nav_common import measure_poses  # noqa: E402
+
+SENSOR_KIND = _reg.SensorKind(
+    name="gps", description="GPS receiver: a fix only near the surface",
+    config_class=GPSConfig, sensor_class=GPS,
+    build=lambda config, device, sensor_id: GPS(config, sensor_id=sensor_id), render=measure_poses,
+    schema=(
+        _reg.Product("position", _reg.TABLE, "float64", "m, world frame Z up (NaN without a fix)", (3,),
+                     frame="world"),
+        _reg.Product("fix", _reg.TABLE, "int8", "flag 1/0"),
+        _reg.Product("depth", _reg.TABLE, "float64", "m, true antenna depth (negative above the surface)"),
+        _reg.Product("threshold", _reg.TABLE, "float64", "m, fix depth threshold"),
+    ),
+    default_products=("position", "fix"),
+)

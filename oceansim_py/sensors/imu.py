@@ -167,3 +167,22 @@ def _bias_vector(v: Any, what: str) -> np.ndarray:
     if a.size != 3 or not np.isfinite(a).all():
         raise ConfigError(f"IMU.measure: {what} must be 3 finite numbers, got {v!r}")
     return a
+
+
+# --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------
+from oceansim_py.sensors import registry as _reg  # noqa: E402 - the declaration block closes the module
+
+_VECTORS = {"accel": "m/s^2, specific force, sensor frame FLU", "gyro": "rad/s, sensor frame FLU",
+            "accel_bias": "m/s^2", "gyro_bias": "rad/s", "true_accel": "m/s^2 (noise-free)",
+            "true_gyro": "rad/s (noise-free)"}
+
+SENSOR_KIND = _reg.SensorKind(
+    name="imu", description="inertial measurement unit: specific force and angular rate with bias and noise",
+    config_class=IMUConfig, sensor_class=IMU, uses_trajectory=True,
+    build=lambda config, device, sensor_id: IMU(config, sensor_id=sensor_id),
+    render=lambda sensor, batch: sensor.measure(batch.trajectory, times=batch.times, frame_index=batch.frame_index),
+    schema=tuple(_reg.Product(name, _reg.TABLE, "float64", unit, (3,), frame="sensor FLU")
+                 for name, unit in _VECTORS.items()),
+    default_products=("accel", "gyro", "accel_bias", "gyro_bias"),
+    metadata=lambda c: {"frame": "sensor FLU; accel = specific force (m/s^2, +g up at rest), gyro rad/s"},
+)

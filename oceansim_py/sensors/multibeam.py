@@ -485,3 +485,65 @@ class MultibeamSonar:
         series = c.fs * np.fft.ifft(folded, axis=-1)[:, :, : c.n_samples]  # (B, beams, samples)
         host = np.ascontiguousarray(series.transpose(0, 2, 1).astype(np.complex64)).view(np.float32)
         buf.raw.assign(wp.array(host.reshape(batch, c.n_samples, c.n_beams, 2), dtype=wp.vec2, device="cpu"))
+
+
+# --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------
+from oceansim_py.sensors import registry as _reg  # noqa: E402 - the declaration block closes the module
+
+_DISPLAY = "8-bit display view (uint8 0..255), not a measurement"
+_IMAGE = ("n_samples", "n_beams")
+
+
+def _cli_write(o: _reg.CliOutput) -> list[str]:
+    """``oceansim-py render multibeam``: ``multibeam_polar.png`` (dB image; rows = range, nearest at the top;
+    columns = beams, port on the left), ``multibeam_fan.png`` (the Cartesian fan, sonar at the bottom centre,
+    starboard right), ``multibeam_time_series.npy`` ((n_samples, n_beams) complex64 baseband pressure),
+    ``multibeam_intensity.npy`` (|p|^2, float32), ``multibeam_ranges.npy`` and ``multibeam_bearings.npy``."""
+    c, out, data, args = o.config, o.out, o.data, o.args
+    _reg.warn_if_blind("multibeam echosounder", float(data["intensity"][0].max() > 0), o, c.max_range)
+    o.result.save_png(out / "multibeam_polar.png", db_range=args.db_range)
+    o.result.save_png(out / "multibeam_fan.png", fan_width=args.fan_width, db_range=args.db_range)
+    for name in ("time_series", "intensity"):
+        images.save_npy(out / f"multibeam_{name}.npy", data[name][0])
+    for name in ("ranges", "bearings"):
+        images.save_npy(out / f"multibeam_{name}.npy", data[name])
+    return [f"rendered a {c.n_samples} x {c.n_beams} multibeam ping ({o.result.method} method, {c.rays_per_pose} "
+            f"rays) of {o.scene.source} in {o.seconds:.3f} s",
+            f"wrote {out / 'multibeam_polar.png'}, {out / 'multibeam_fan.png'}, {out / 'multibeam_time_series.npy'}"]
+
+
+SENSOR_KIND = _reg.SensorKind(
+    name="multibeam", description="multibeam echosounder: per-beam complex baseband time series",
+    config_class=MultibeamSonarConfig, sensor_class=MultibeamSonar,
+    schema=(
+        _reg.Product("time_series", _reg.ARRAY, "complex64",
+                     "complex baseband pressure, uPa at 1 m source-level reference (complex64)", _IMAGE),
+        _reg.Product("intensity", _reg.ARRAY, "float32",
+                     "uPa^2: squared magnitude |p|^2 of the baseband pressure (source level referenced to 1 m)",
+                     _IMAGE),
+        _reg.Product("db", _reg.ARRAY, "float32", "dB re 1 uPa^2 (10 log10 |p|^2; -300 where p = 0)", _IMAGE),
+        _reg.Product("polar_png", _reg.IMAGE, "uint8", _DISPLAY, _IMAGE,
+                     view=lambda result, config: result.to_uint8()),
+        _reg.Product("fan_png", _reg.IMAGE, "uint8", _DISPLAY + " (dB scale, 60 dB span)", ("*", 512),
+                     view=lambda result, config: np.stack([images.to_uint8(f, mode="db")
+                                                           for f in result.to_cartesian(512)])),
+    ),
+    default_products=("intensity", "polar_png", "fan_png"),
+    metadata=lambda c: {"ranges_m": c.ranges().tolist(), "bearings_rad": c.bearings().tolist(),
+                        "image_layout": "(n_samples, n_beams): row 0 nearest range, column 0 most-port beam; "
+                                        "time_series complex64 baseband"},
+    cli=_reg.CliTarget(
+        help="multibeam echosounder: complex time series (.npy), polar and fan PNGs",
+        default_preset="blueview_p900", framing="multibeam", reach=lambda c: (c.max_range, c.fov),
+        options=(
+            _reg.CliOption(("--method",), {"default": None, "choices": ["time", "spectral"],
+                                           "help": "time-series method (default: the config's, normally 'time')"}),
+            _reg.CliOption(("--fan-width",), {"type": int, "default": 800,
+                                              "help": "width of the fan image in pixels (default 800)"}),
+            _reg.CliOption(("--db-range",), {"type": float, "default": 60.0,
+                                             "help": "dynamic range of the PNGs in dB (default 60)"}),
+        ),
+        render=lambda sensor, scene, poses, frame_index, args: sensor.render(scene, poses, frame_index=frame_index,
+                                                                               method=args.method),
+        write=_cli_write),
+)

@@ -67,3 +67,8 @@ class HostResult:
             raise OceanSimError(f"{type(self).__name__}.torch() needs PyTorch; install it (pip install torch) "
                                 f"or use .numpy()") from exc
         return {k: torch.from_numpy(v) for k, v in self.numpy().items()}
+
+
+def measure_poses(sensor: Any, batch: Any) -> Any:
+    """A pose-driven sensor's (barometer, GPS) registry ``render``: ``measure`` at the batch's world poses."""
+    return sensor.measure(batch.poses, scene=batch.scene, frame_index=batch.frame_index)

@@ -80,3 +80,21 @@ class PoseSensor:
             rv = math.radians(c.rotation_sigma) * host_noise.gaussian(c.seed, self.sensor_id, _ROTATION, frames, 3)
             m[:, :3, :3] = matmul_fixed(m[:, :3, :3], quat_to_matrix(rotvec_to_quat(rv)))
         return PoseSensorResult(m, true, s.times, fi)
+
+
+# --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------
+from oceansim_py.sensors import registry as _reg  # noqa: E402 - the declaration block closes the module
+
+SENSOR_KIND = _reg.SensorKind(
+    name="pose", description="pose sensor: the sensor-to-world transform with noise (ground truth + error)",
+    config_class=PoseSensorConfig, sensor_class=PoseSensor,
+    build=lambda config, device, sensor_id: PoseSensor(config, sensor_id=sensor_id),
+    render=lambda sensor, batch: sensor.measure(batch.poses, frame_index=batch.frame_index),
+    schema=(
+        _reg.Product("matrix", _reg.TABLE, "float64", "SE(3) sensor-to-world matrix, translation in m", (4, 4),
+                     frame="world"),
+        _reg.Product("true_matrix", _reg.TABLE, "float64", "SE(3) sensor-to-world matrix (exact), m", (4, 4),
+                     frame="world"),
+    ),
+    default_products=("matrix",),
+)

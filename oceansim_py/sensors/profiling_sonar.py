@@ -346,3 +346,72 @@ class ProfilingSonar(FanSonar):
         self._chain.render(scene.geometry, p, frame_index, *image, then=detect)
         return ProfilingResult(rng, inten, valid, label, ps, pw, image[0], image[1], self._beam_angles, c.ranges(),
                                list(scene.labels), c, frame_index)
+
+
+# --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------
+from oceansim_py.sensors import registry as _reg  # noqa: E402 - the declaration block closes the module
+
+_BEAMS = ("n_beams",)
+_IMAGE = ("range_bins", "n_beams")
+_IMAGE_PRODUCTS = ("image", "clean_image", "image_png")
+
+
+def _check(config: ProfilingSonarConfig, products: tuple[str, ...], where: str) -> None:
+    """The image products need ``image: true``."""
+    wanted = sorted(set(_IMAGE_PRODUCTS) & set(products))
+    if wanted and not config.image:
+        raise ConfigError(f"{where}: products {wanted} need the image, but its config has image: false (e.g. the "
+                          f"em2040 presets); add image: true to its config or drop them")
+
+
+def _cli_write(o: _reg.CliOutput) -> list[str]:
+    """``oceansim-py render profiling``: ``profiling.ply`` (the valid soundings of every ping as a world-frame
+    point cloud, grey = intensity), ``profiling_image.png`` (the first ping's range x beam image, row 0 nearest,
+    column 0 most port; when the config renders an image), ``profiling_points.npy`` ((pings, n_beams, 3) world
+    soundings, NaN where no bottom), ``profiling_range.npy`` ((pings, n_beams) detected ranges) and
+    ``profiling_beam_angles.npy``."""
+    from oceansim_py.io.images import save_npy
+
+    c, out, data = o.config, o.out, o.data
+    n_valid = int(data["valid"].sum())
+    _reg.warn_if_blind("profiling sonar", float(data["valid"].mean()), o, c.max_range)
+    if o.result.image is not None:
+        o.result.save_png(out / "profiling_image.png")
+    for file, name in (("points", "point_world"), ("range", "bottom_range"), ("beam_angles", "beam_angles")):
+        save_npy(out / f"profiling_{file}.npy", data[name])
+    if n_valid == 0:
+        raise ConfigError(f"no beam saw the bottom within {c.max_range} m of the pose; wrote the arrays to {out} but "
+                          f"no profiling.ply; move the sensor closer or raise max_range")
+    o.result.save_ply(out / "profiling.ply")
+    return [f"rendered {len(o.poses)} swath(s) of {c.n_beams} beams ({c.rays_per_pose} rays each) of "
+            f"{o.scene.source} in {o.seconds:.3f} s (first call includes kernel compilation); {n_valid} soundings",
+            f"wrote {out / 'profiling.ply'}, {out / 'profiling_points.npy'}, {out / 'profiling_range.npy'}"]
+
+
+SENSOR_KIND = _reg.SensorKind(
+    name="profiling", description="profiling (swath bathymetry) sonar: per-beam bottom range and soundings",
+    config_class=ProfilingSonarConfig, sensor_class=ProfilingSonar,
+    schema=(
+        _reg.Product("bottom_range", _reg.ARRAY, "float32", "m (NaN where no bottom)", _BEAMS),
+        _reg.Product("intensity", _reg.ARRAY, "float32", "sr (sum over the beam's rays, with speckle)", _BEAMS),
+        _reg.Product("valid", _reg.ARRAY, "int32", "flag 1/0", _BEAMS),
+        _reg.Product("label_id", _reg.ARRAY, "int32", "label index (-1 invalid)", _BEAMS),
+        _reg.Product("point_sensor", _reg.ARRAY, "float32", "m, sensor frame FLU (NaN invalid)", ("n_beams", 3),
+                     frame="sensor FLU"),
+        _reg.Product("point_world", _reg.ARRAY, "float32", "m, world frame Z up (NaN invalid)", ("n_beams", 3),
+                     frame="world"),
+        _reg.Product("image", _reg.ARRAY, "float32", "sr per range x beam cell, with noise", _IMAGE),
+        _reg.Product("clean_image", _reg.ARRAY, "float32", "sr per cell, before noise", _IMAGE),
+        _reg.Product("image_png", _reg.IMAGE, "uint8", "8-bit display view (uint8 0..255), not a measurement", _IMAGE,
+                     view=lambda result, config: result.to_uint8()),
+    ),
+    default_products=("bottom_range", "point_world", "intensity", "image_png"),
+    check=_check,
+    metadata=lambda c: {"beam_angles_rad": c.beam_angles().tolist(), "ranges_m": c.ranges().tolist(),
+                        "layout": "per beam, most port first; beam angle from nadir, + starboard; points (n_beams, "
+                                  "3) in m, NaN where the beam saw no bottom; image (n_range, n_beams), row 0 "
+                                  "nearest"},
+    cli=_reg.CliTarget(
+        help="profiling (swath bathymetry) sonar: PLY point cloud, image and .npy",
+        default_preset="holoocean_default", poses=_reg.RUN, framing="profiling", write=_cli_write),
+)

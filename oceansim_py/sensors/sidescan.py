@@ -323,3 +323,53 @@ class SidescanSonar(FanSonar):
                   self.device)
         return SidescanResult(intensity, clean, hits, labels, altitude, ground, c.ranges(), c.ground_ranges(),
                               list(scene.labels), c, frame_index)
+
+
+# --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------
+from oceansim_py.sensors import registry as _reg  # noqa: E402 - the declaration block closes the module
+
+_SERIES = ("range_bins", 2)
+
+
+def _cli_write(o: _reg.CliOutput) -> list[str]:
+    """``oceansim-py render sidescan``: ``sidescan_waterfall.png`` (rows = pings, first at the top; port on the
+    left, starboard on the right, nadir in the middle), ``sidescan_ground_waterfall.png`` (after the flat-bottom
+    correction), ``sidescan.npy`` ((pings, n_range, 2) slant-range intensity, column 0 port),
+    ``sidescan_ground.npy``, ``sidescan_altitude.npy`` and ``sidescan_ranges.npy``."""
+    from oceansim_py.io.images import save_npy
+
+    c, out, data = o.config, o.out, o.data
+    _reg.warn_if_blind("side-scan sonar", float((data["hit_count"] > 0).mean()), o, c.max_range)
+    o.result.save_png(out / "sidescan_waterfall.png")
+    o.result.save_png(out / "sidescan_ground_waterfall.png", ground=True)
+    for file, name in (("sidescan", "intensity"), ("sidescan_ground", "ground_intensity"),
+                       ("sidescan_altitude", "altitude"), ("sidescan_ranges", "ranges")):
+        save_npy(out / f"{file}.npy", data[name])
+    return [f"rendered {len(o.poses)} side-scan ping(s) of {c.range_bins} bins per side ({c.rays_per_pose} rays "
+            f"each) of {o.scene.source} in {o.seconds:.3f} s (first call includes kernel compilation); altitude of "
+            f"the first ping {data['altitude'][0]:.2f} m",
+            f"wrote {out / 'sidescan_waterfall.png'}, {out / 'sidescan_ground_waterfall.png'}, {out / 'sidescan.npy'}"]
+
+
+SENSOR_KIND = _reg.SensorKind(
+    name="sidescan", description="side-scan sonar: port and starboard slant-range series per ping",
+    config_class=SidescanSonarConfig, sensor_class=SidescanSonar,
+    schema=(
+        _reg.Product("intensity", _reg.ARRAY, "float32",
+                     "linear echo intensity (sr-weighted return, with noise), columns port/starboard", _SERIES),
+        _reg.Product("clean_intensity", _reg.ARRAY, "float32", "linear echo intensity before noise", _SERIES),
+        _reg.Product("ground_intensity", _reg.ARRAY, "float32",
+                     "linear echo intensity resampled at ground_ranges_m", _SERIES),
+        _reg.Product("hit_count", _reg.ARRAY, "int32", "count of rays per bin", _SERIES),
+        _reg.Product("label_id", _reg.ARRAY, "int32", "label index of the strongest return (-1 empty)", _SERIES),
+        _reg.Product("altitude", _reg.TABLE, "float32", "m (first return; NaN without one)"),
+    ),
+    default_products=("intensity", "ground_intensity", "altitude"),
+    metadata=lambda c: {"ranges_m": c.ranges().tolist(), "ground_ranges_m": c.ground_ranges().tolist(),
+                        "series_layout": "(n_range, 2): row 0 nearest range, column 0 port, 1 starboard; stack the "
+                                         "samples into a waterfall [port reversed | starboard]; altitude = first "
+                                         "return (m)"},
+    cli=_reg.CliTarget(
+        help="side-scan sonar: waterfall PNGs (slant and ground range) and raw .npy",
+        default_preset="holoocean_default", poses=_reg.RUN, framing="sidescan", write=_cli_write),
+)

@@ -251,3 +251,50 @@ class SinglebeamSonar(FanSonar):
         flat = (batch, c.range_bins)
         return SinglebeamResult(intensity.reshape(flat), clean.reshape(flat), hits.reshape(flat), labels.reshape(flat),
                                 first_return, c.ranges(), list(scene.labels), c, frame_index)
+
+
+# --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------
+from oceansim_py.sensors import registry as _reg  # noqa: E402 - the declaration block closes the module
+
+_SERIES = ("range_bins",)
+
+
+def _cli_write(o: _reg.CliOutput) -> list[str]:
+    """``oceansim-py render singlebeam``: ``singlebeam_echogram.png`` (rows = pings, first at the top; columns =
+    range, nearest left), ``singlebeam.npy`` ((pings, n_range) intensity), ``singlebeam_first_return_range.npy``
+    ((pings,) range of the nearest hit of the cone, m, NaN without one; an altitude only when looking straight
+    down) and ``singlebeam_ranges.npy``. Mount pitched 90 degrees down (``--pose x,y,z,0,90,0``) for an
+    altimeter."""
+    c, out, data = o.config, o.out, o.data
+    _reg.warn_if_blind("single-beam sonar", float((data["hit_count"] > 0).mean()), o, c.max_range)
+    o.result.save_png(out / "singlebeam_echogram.png")
+    for file, name in (("singlebeam", "intensity"), ("singlebeam_first_return_range", "first_return_range"),
+                       ("singlebeam_ranges", "ranges")):
+        images.save_npy(out / f"{file}.npy", data[name])
+    return [f"rendered {len(o.poses)} single-beam ping(s) of {c.range_bins} bins ({c.rays_per_pose} rays each) of "
+            f"{o.scene.source} in {o.seconds:.3f} s (first call includes kernel compilation); first-return range "
+            f"of the first ping {data['first_return_range'][0]:.3f} m",
+            f"wrote {out / 'singlebeam_echogram.png'}, {out / 'singlebeam.npy'}, "
+            f"{out / 'singlebeam_first_return_range.npy'}"]
+
+
+SENSOR_KIND = _reg.SensorKind(
+    name="singlebeam", description="single-beam sonar / altimeter: one echo series and first-return range per ping",
+    config_class=SinglebeamSonarConfig, sensor_class=SinglebeamSonar,
+    schema=(
+        _reg.Product("intensity", _reg.ARRAY, "float32", "linear echo intensity with noise", _SERIES),
+        _reg.Product("clean_intensity", _reg.ARRAY, "float32", "linear echo intensity before noise", _SERIES),
+        _reg.Product("hit_count", _reg.ARRAY, "int32", "count of rays per bin", _SERIES),
+        _reg.Product("label_id", _reg.ARRAY, "int32", "label index (-1 empty)", _SERIES),
+        _reg.Product("first_return_range", _reg.TABLE, "float32",
+                     "m, range of the nearest hit of the cone (NaN without one); an altitude only when the sensor "
+                     "looks straight down", aliases=("altitude",)),
+    ),
+    default_products=("intensity", "first_return_range"),
+    metadata=lambda c: {"ranges_m": c.ranges().tolist(),
+                        "layout": "intensity (n_range,), bin 0 nearest; first_return_range = range of the first "
+                                  "return along the cone (m, NaN without one)"},
+    cli=_reg.CliTarget(
+        help="single-beam sonar / altimeter: echogram PNG, series and first-return range .npy",
+        default_preset="holoocean_default", poses=_reg.RUN, framing="singlebeam", write=_cli_write),
+)

@@ -1,5 +1,6 @@
-"""What ``oceansim-py render sidescan | profiling | singlebeam`` add to the shared render arguments
-(commands/render_common.py): a straight run of pings from the start pose, each moved by a fixed world step.
+"""What the ``run`` targets of ``oceansim-py render`` (side-scan, profiling, single-beam; see
+commands/render.py) add to the shared render arguments (commands/render_common.py): a straight run of pings from
+the start pose, each moved by a fixed world step.
 
 Without ``--pose`` the run is :func:`oceansim_py.scene.framing.survey_run`: level along +x past the scene's
 subject, long enough to cover it (a waterfall of many pings). With ``--pose`` it starts there and has
@@ -9,7 +10,7 @@ subject, long enough to cover it (a waterfall of many pings). With ``--pose`` it
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -21,7 +22,7 @@ DEFAULT_PINGS = 100
 MAX_PINGS = 10_000
 
 
-def add_arguments(p: argparse.ArgumentParser, config_cls: Any, default_preset: str) -> None:
+def add_arguments(p: argparse.ArgumentParser, config_cls: Any, default_preset: str | None) -> None:
     """The shared render arguments plus --pings and --step."""
     add_render_arguments(p, config_cls, default_preset)
     p.add_argument("--pings", type=_count, default=None,
@@ -54,8 +55,11 @@ def _parse_step(text: str) -> np.ndarray:
     return step
 
 
-def load_inputs(args: argparse.Namespace, config_cls: Any, kind: str) -> tuple[Any, Any, np.ndarray]:
-    """(config, scene, (pings, 7) poses) from the parsed arguments; ``ConfigError`` on bad input."""
+def load_inputs(args: argparse.Namespace, config_cls: Any, kind: str, reach: Callable[[Any], float] | None = None,
+                **fields: Any) -> tuple[Any, Any, np.ndarray]:
+    """(config, scene, (pings, 7) poses) from the parsed arguments; ``ConfigError`` on bad input. ``kind`` is the
+    survey kind of :func:`~oceansim_py.scene.framing.survey_run`, ``reach(config)`` its reach in m (default
+    ``config.max_range``); ``fields`` are config fields set by the target's own options."""
     from oceansim_py.errors import ConfigError
     from oceansim_py.poses import parse_pose_string
     from oceansim_py.scene.framing import survey_run
@@ -63,14 +67,14 @@ def load_inputs(args: argparse.Namespace, config_cls: Any, kind: str) -> tuple[A
     if args.pings is not None and not 1 <= args.pings <= MAX_PINGS:
         raise ConfigError(f"--pings {args.pings}: must be between 1 and {MAX_PINGS}")
     step = _parse_step(args.step) if args.step is not None else None
-    config = build_config(args, config_cls)
+    config = build_config(args, config_cls, **fields)
     scene = load_cli_scene(args)
     if args.pose is not None:
         start = flagged("--pose", args.pose, lambda: parse_pose_string(args.pose))
         pings = args.pings or DEFAULT_PINGS
         step = step if step is not None else np.array([0.2, 0.0, 0.0])
     else:
-        run = survey_run(scene, kind, config.max_range)
+        run = survey_run(scene, kind, reach(config) if reach is not None else config.max_range)
         start = run.start
         pings = args.pings or run.pings
         step = step if step is not None else run.step

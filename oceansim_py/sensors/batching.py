@@ -1,0 +1,48 @@
+"""What every ray-casting sensor does with a batch of poses before its kernels run: validate the call (the scene
+on the sensor's device, the poses, the frame numbers of the batch) and upload the poses into per-thread device
+scratch that is reused between renders of the same batch size.
+
+The camera and the DVL use these; the acoustic sensors do the same steps in ``AcousticFan.check`` and their
+own buffers (sensors/acoustic_fan.py, imaging_sonar.py, multibeam.py, acoustic/chain.py), which can move here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import warp as wp
+
+from oceansim_py.errors import ConfigError
+from oceansim_py.limits import check_frame_index
+from oceansim_py.poses import as_poses
+from oceansim_py.sensors.scratch import ScratchCache
+
+
+def check_render_call(owner: str, scene: Any, device: Any, poses: Any, frame_index: Any,
+                      what: str = "sensor", poses_name: str = "poses") -> np.ndarray:
+    """The (B, 7) float32 poses of a render call of ``owner`` (e.g. ``"DVL"``); a ``ConfigError`` when the scene
+    is on another device than ``device``, a pose is invalid (named by ``poses_name``) or the batch's frame
+    numbers ``frame_index .. frame_index + B - 1`` leave the noise counter's range."""
+    if scene.device != device:
+        raise ConfigError(f"{owner}: the scene is on {scene.device} but the {what} on {device}; load the scene with "
+                          f"device={str(device)!r}")
+    p = as_poses(poses, poses_name)
+    check_frame_index(frame_index, f"{owner}.render", p.shape[0])
+    return p
+
+
+class PoseUploads:
+    """Device arrays of ``wp.transform`` poses, one per batch size (at most ``max_batch_sizes`` per thread; see
+    :class:`~oceansim_py.sensors.scratch.ScratchCache`), so that a render uploads its poses without allocating."""
+
+    def __init__(self, device: Any, max_batch_sizes: int = 2) -> None:
+        self.device = device
+        self._buffers: ScratchCache[wp.array] = ScratchCache(max_batch_sizes)
+
+    def upload(self, poses: np.ndarray) -> wp.array:
+        """The calling thread's device array for ``len(poses)`` poses, holding ``poses`` (B, 7)."""
+        batch = int(poses.shape[0])
+        buf = self._buffers.get_or_make(batch, lambda: wp.empty(batch, dtype=wp.transform, device=self.device))
+        buf.assign(wp.array(np.ascontiguousarray(poses, dtype=np.float32), dtype=wp.transform, device="cpu"))
+        return buf
