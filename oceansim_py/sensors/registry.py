@@ -51,6 +51,7 @@ BUILTIN_MODULES: dict[str, str] = {
     "sidescan": "oceansim_py.sensors.sidescan",
     "profiling": "oceansim_py.sensors.profiling_sonar",
     "singlebeam": "oceansim_py.sensors.singlebeam",
+    "magnetometer": "oceansim_py.sensors.magnetometer",
 }
 
 #: How a product is stored in a dataset: one ``.npy`` (``.npz`` with ``--compress``) per sample, one 8-bit
@@ -106,13 +107,16 @@ class Batch:
     """What a sensor renders: ``poses`` (B, 7) world sensor poses ``[px, py, pz, qx, qy, qz, qw]``, their
     ``times`` (B,) in s, the first sample's ``frame_index`` (keys the noise; sample i is frame_index + i), the
     ``scene``, and ``trajectory``, the sensor's own trajectory (vehicle * mount) for kinds that need velocities
-    or accelerations (``SensorKind.uses_trajectory``), else ``None``."""
+    or accelerations (``SensorKind.uses_trajectory``), else ``None``. ``rate_hz``: the sensor's sample rate in
+    the rig (Hz; sample m at ``start_time + m / rate_hz``), for kinds that report what happened between samples
+    (modem events), else ``None``."""
 
     scene: Any
     poses: np.ndarray
     times: np.ndarray
     frame_index: int
     trajectory: Any = None
+    rate_hz: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
