@@ -84,7 +84,7 @@ def floor_scene(tmp_path_factory):
 def test_bottom_track_is_ground_velocity_and_water_track_is_ground_minus_current(floor_scene) -> None:
     ground = np.array([1.0, 0.5, 0.0])
     current = np.array([0.3, -0.2, 0.05])
-    cfg = DVLConfig(noise=False, current="uniform", current_velocity=tuple(current))
+    cfg = DVLConfig(noise=False, water_track=True, current="uniform", current_velocity=tuple(current))
     # level, and yawed 90 deg (sensor x = world y): velocities given in the world frame
     poses = np.array([[0, 0, -10, 0, 0, 0, 1.0], pose_from_euler(0, 0, -10, 0, 0, 90)])
     r = DVL(cfg, device="cpu").render(floor_scene, poses, velocities=np.tile(ground, (2, 1))).numpy()
@@ -96,13 +96,13 @@ def test_bottom_track_is_ground_velocity_and_water_track_is_ground_minus_current
     np.testing.assert_allclose(r["water_velocity"][1], [rel[1], -rel[0], rel[2]], atol=1e-5)
     assert r["water_valid"].all()
     # without a current, water-track reads the ground velocity too
-    still = DVL(DVLConfig(noise=False), device="cpu").render(floor_scene, poses[:1], velocities=ground).numpy()
+    still = DVL(DVLConfig(noise=False, water_track=True), device="cpu").render(floor_scene, poses[:1], velocities=ground).numpy()
     np.testing.assert_allclose(still["water_velocity"][0], ground, atol=1e-5)
 
 
 def test_water_track_needs_water_beyond_the_layer(floor_scene) -> None:
     # 1 m above the floor at 22.5 deg: beams reach the bottom at 1.08 m, before the layer's end (0.5 + 2 m)
-    cfg = DVLConfig(noise=False, current="uniform", current_velocity=(0.2, 0.0, 0.0))
+    cfg = DVLConfig(noise=False, water_track=True, current="uniform", current_velocity=(0.2, 0.0, 0.0))
     r = DVL(cfg, device="cpu").render(floor_scene, [0, 0, -19, 0, 0, 0, 1.0], velocities=[1.0, 0, 0]).numpy()
     assert r["valid"][0] and not r["water_valid"][0] and np.isnan(r["water_velocity"][0]).all()
     short = cfg.replace(blanking_distance=0.1, water_layer=0.5)
@@ -113,7 +113,7 @@ def test_water_track_needs_water_beyond_the_layer(floor_scene) -> None:
 def test_depth_profile_current_is_taken_at_the_layer(floor_scene) -> None:
     # current 0 at 0 m depth, 1 m/s east at 20 m: the layer centre of every beam is 1.5 m along a 22.5 deg beam,
     # 1.5 cos(22.5) = 1.386 m below the sensor at 10 m depth -> 11.386 m -> 0.5693 m/s
-    cfg = DVLConfig(noise=False, current="profile", current_profile=((0.0, 0.0, 0.0, 0.0), (20.0, 1.0, 0.0, 0.0)))
+    cfg = DVLConfig(noise=False, water_track=True, current="profile", current_profile=((0.0, 0.0, 0.0, 0.0), (20.0, 1.0, 0.0, 0.0)))
     r = DVL(cfg, device="cpu").render(floor_scene, [0, 0, -10, 0, 0, 0, 1.0], velocities=[0.0, 0, 0]).numpy()
     expected = (10 + 1.5 * math.cos(math.radians(22.5))) / 20
     np.testing.assert_allclose(r["water_velocity"][0], [-expected, 0.0, 0.0], atol=1e-5)
@@ -150,3 +150,16 @@ def test_bad_current_configs_name_the_field(tmp_path: Path) -> None:
         DVLConfig(current="profile", current_profile=((10.0, 0, 0, 0), (5.0, 1, 0, 0)))
     with pytest.raises(ConfigError, match=r"DVLConfig\.water_layer: must be > 0"):
         DVLConfig(water_layer=0.0)
+
+
+def test_water_track_is_a_mode_its_products_need(tmp_path: Path) -> None:
+    from oceansim_py.dataset.rig import parse_rig
+    from oceansim_py.dataset.sensor_writer import SensorWriter
+
+    assert DVLConfig(water_track=True).memory_bytes(2) == 2 * (DVL.BYTES_PER_SAMPLE + DVL.WATER_BYTES_PER_SAMPLE)
+    base = {"scene": "tank", "trajectory": {"type": "transect", "start": [0, 0, -1], "end": [1, 0, -1], "speed": 1}}
+    rig = parse_rig({**base, "sensors": [{"name": "dvl", "type": "dvl", "rate_hz": 1,
+                                          "products": ["velocity", "water_velocity"]}]}, "r.yaml")
+    with pytest.raises(ConfigError, match=r"sensor dvl: products \['water_velocity'\] need water-track; add "
+                                          r"water_track: true"):
+        SensorWriter(rig.sensors[0], 0, "cpu")

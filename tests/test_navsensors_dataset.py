@@ -39,7 +39,7 @@ RIG = {
          "config": {"node_ids": ["dock"], "node_positions": [[3.0, 0.0, -1.5]], "node_directions": [[-1, 0, 0]],
                     "messages": [[0.5, "vehicle", "dock", "ping"]]}},
         {"name": "dvl", "type": "dvl", "rate_hz": 2.0,
-         "config": {"current": "uniform", "current_velocity": [0.2, 0.0, 0.0], "blanking_distance": 0.1,
+         "config": {"water_track": True, "current": "uniform", "current_velocity": [0.2, 0.0, 0.0], "blanking_distance": 0.1,
                     "water_layer": 0.2},
          "products": ["velocity", "valid", "water_velocity", "water_valid", "water_beam_velocity"]},
     ],

@@ -24,8 +24,8 @@ jumps to 5 Hz beyond (its ramp ends at 15 Hz). Here, with h0 = sound_speed / (2 
 which is continuous everywhere. A dropout (unknown altitude) reports ``min_rate``. ``DVL.render`` samples at
 the poses it is given (each result carries ``rate_hz``); ``DVL.render_adaptive`` pings a Trajectory at this rate.
 
-Water currents and water-track (issue 17): every ping is also a water-track ping, as on DVLs that report both.
-Beam ``k`` looks at a layer of water from ``blanking_distance`` to ``blanking_distance + water_layer`` m along
+Water currents and water-track (issue 17): with ``water_track: true`` every ping is also a water-track ping,
+as on DVLs that report both (off by default: it costs a launch and memory, and its products need it). Beam ``k`` looks at a layer of water from ``blanking_distance`` to ``blanking_distance + water_layer`` m along
 the beam; its water velocity ``c_k`` is the current field (:mod:`oceansim_py.sensors.currents`: ``none``,
 ``uniform``, a depth ``profile`` or a ``grid`` file) at the layer's centre. The beam measures
 ``d_k · (v - c_k) + N(0, water_velocity_sigma)`` when its bottom return (if any) lies beyond the layer's end, and
@@ -65,7 +65,8 @@ class DVLConfig(ConfigBase):
     rate_knee: m, end of the c/(2h) part. rate_ramp: m, length of the linear fall from f(knee) to min_rate.
     noise: False turns all noise off. seed: run seed of the counter-based noise.
 
-    Water current and water-track (module docstring): current: "none", "uniform", "profile" or "grid".
+    Water current and water-track (module docstring): water_track: also measure the velocity relative to the
+    water (the ``water_*`` products need it). current: "none", "uniform", "profile" or "grid".
     current_velocity: m/s, world frame (x, y, z), for "uniform". current_profile: rows [depth m, vx, vy, vz m/s]
     in increasing depth, for "profile". current_file: a .npz or .csv grid (:mod:`oceansim_py.sensors.currents`;
     a relative path is taken from the working directory), for "grid". blanking_distance: m along each beam
@@ -86,6 +87,7 @@ class DVLConfig(ConfigBase):
     rate_ramp: float = 10.0
     noise: bool = True
     seed: int = 0
+    water_track: bool = False
     current: str = "none"
     current_velocity: tuple[float, float, float] = (0.0, 0.0, 0.0)
     current_profile: tuple[tuple[float, float, float, float], ...] = ()
@@ -148,8 +150,9 @@ class DVLConfig(ConfigBase):
         return current_field(self.current, self.current_velocity, self.current_profile, self.current_file, _OWNER)
 
     def memory_bytes(self, batch: int = 1) -> int:
-        """Device bytes of ``batch`` samples: ``DVL.BYTES_PER_SAMPLE`` each."""
-        return batch * DVL.BYTES_PER_SAMPLE
+        """Device bytes of ``batch`` samples: ``DVL.BYTES_PER_SAMPLE`` each, plus ``DVL.WATER_BYTES_PER_SAMPLE``
+        with water-track."""
+        return batch * (DVL.BYTES_PER_SAMPLE + (DVL.WATER_BYTES_PER_SAMPLE if self.water_track else 0))
 
     def beam_directions(self) -> np.ndarray:
         """(4, 3) unit beam directions in the sensor frame (see the module docstring)."""
@@ -181,7 +184,7 @@ class DVLResult:
     beam_range: (B * 4,) float32 slant ranges (m), NaN for invalid beams. beam_velocity: (B * 4,) float32 beam
     velocities ``d_k · v`` (m/s), NaN for invalid beams. beam_valid: (B * 4,) int32. altitude: (B,) float32 (m),
     NaN when no beam is valid. times: (B,) seconds when the poses came from a Trajectory, else ``None``.
-    water_velocity: (B,) vec3 water-track velocity (relative to the water layer), sensor frame, m/s; NaN with
+    With water-track (else ``None``): water_velocity: (B,) vec3 water-track velocity (relative to the water layer), sensor frame, m/s; NaN with
     fewer than 3 water-track beams. water_valid: (B,) int32. water_beam_velocity: (B * 4,) float32 (NaN invalid).
     """
 
@@ -239,9 +242,10 @@ class DVL:
     """A four-beam DVL on ``device`` (``None``: cuda:0 if present, else cpu). ``sensor_id`` separates the noise
     of several DVLs sharing a seed."""
 
-    #: Device bytes per sample: pose, velocity, 4 x (range, velocity, valid), velocity, valid, altitude, and the
-    #: water-track's 4 x (layer current, velocity, valid), velocity, valid, altitude scratch.
-    BYTES_PER_SAMPLE = 28 + 12 + 4 * 12 + 12 + 4 + 4 + 4 * 20 + 12 + 4 + 4
+    #: Device bytes per sample: pose, velocity, 4 x (range, velocity, valid), velocity, valid, altitude.
+    BYTES_PER_SAMPLE = 28 + 12 + 4 * 12 + 12 + 4 + 4
+    #: and with water-track: 4 x (layer current, velocity, valid), velocity, valid, altitude scratch.
+    WATER_BYTES_PER_SAMPLE = 4 * 20 + 12 + 4 + 4
 
     def __init__(self, config: DVLConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
         self.config = config if config is not None else DVLConfig()
@@ -288,7 +292,7 @@ class DVL:
         b = p.shape[0]
         c = self.config
         dev = self.device
-        check_memory(b * self.BYTES_PER_SAMPLE, dev, f"DVL render of {b} samples", "render fewer samples at once")
+        check_memory(c.memory_bytes(b), dev, f"DVL render of {b} samples", "render fewer samples at once")
         wposes = self._poses.upload(p)
         wvel = wp.array(v.astype(np.float32), dtype=wp.vec3, device=dev)
         nb = b * NUM_BEAMS
@@ -304,7 +308,8 @@ class DVL:
                    self.sensor_id, out.beam_range, out.beam_velocity, out.beam_valid], dev, align=NUM_BEAMS)
         launch_1d(dvl_solve_kernel, b, [self._dirs, out.beam_range, out.beam_velocity, out.beam_valid,
                                         out.velocity, out.valid, out.altitude], dev)
-        self._water_track(scene, p, wvel, out)
+        if c.water_track:
+            self._water_track(scene, p, wvel, out)
         return out
 
     def _water_track(self, scene: Any, poses: np.ndarray, wvel: wp.array, out: DVLResult) -> None:
@@ -375,6 +380,17 @@ def _render_batch(sensor: DVL, batch: _reg.Batch) -> DVLResult:
                          frame_index=batch.frame_index)
 
 
+_WATER_PRODUCTS = ("water_velocity", "water_valid", "water_beam_velocity")
+
+
+def _check(config: DVLConfig, products: tuple[str, ...], where: str) -> None:
+    """The water-track products need ``water_track: true``."""
+    wanted = [p for p in _WATER_PRODUCTS if p in products]
+    if wanted and not config.water_track:
+        raise ConfigError(f"{where}: products {wanted} need water-track; add water_track: true to its config or "
+                          f"drop them")
+
+
 SENSOR_KIND = _reg.SensorKind(
     name="dvl", description="Doppler velocity log: four Janus beams, velocity, ranges and dropout",
     config_class=DVLConfig, sensor_class=DVL, uses_trajectory=True, render=_render_batch,
@@ -392,7 +408,7 @@ SENSOR_KIND = _reg.SensorKind(
         _reg.Product("water_beam_velocity", _reg.TABLE, "float32", "m/s along each beam relative to the water "
                      "layer (NaN invalid)", (NUM_BEAMS,)),
     ),
-    default_products=("velocity", "valid", "altitude", "beam_range", "beam_velocity"),
+    default_products=("velocity", "valid", "altitude", "beam_range", "beam_velocity"), check=_check,
     metadata=lambda c: {"beam_directions_sensor_frame": c.beam_directions().tolist(),
                         "velocity_frame": "sensor FLU, m/s; NaN on dropout (fewer than 3 valid beams)"},
 )
