@@ -159,3 +159,10 @@ def test_export_has_a_message_type_per_new_stream(dataset: Path, tmp_path: Path)
     assert [e["payload_hex"] for e in events] == ["depth 1.5".encode().hex(), "beef"]
     water = msgs["/dvl/dvl_water"][0][1]
     assert water.velocity_mode == 2
+
+
+def test_every_preset_of_the_new_kinds_is_valid() -> None:
+    for name in NEW_KINDS | {"dvl"}:
+        kind = registry.get(name)
+        for preset in kind.preset_names():
+            assert kind.config_class.preset(preset).validate() is None, (name, preset)

@@ -78,11 +78,11 @@ class USBLConfig(ConfigBase):
         # repeatability class; band 20-34 kHz). Spacing lambda / 2 at 27 kHz; the phase noise (1.5 deg) and
         # 0.2 m range noise are this library's estimates that give about 0.5 deg of angle error at boresight.
         "sonardyne_micro_ranger_2": {"rate": 1.0, "max_range": 995.0, "frequency": 27000.0,
-                                     "element_spacing": 0.0278, "phase_sigma": 1.5, "coverage": 90.0,
+                                     "element_spacing": 0.0277, "phase_sigma": 1.5, "coverage": 90.0,
                                      "range_sigma": 0.2},
         # Blueprint Subsea SeaTrac X150 (HoloOcean's modem; datasheet: 24-32 kHz, 1 km range, 0.1 m range
         # resolution, bearing accuracy +-2 deg class). Phase noise chosen (estimate) for ~1 deg at boresight.
-        "seatrac_x150": {"rate": 0.5, "max_range": 1000.0, "frequency": 28000.0, "element_spacing": 0.0268,
+        "seatrac_x150": {"rate": 0.5, "max_range": 1000.0, "frequency": 28000.0, "element_spacing": 0.0267,
                          "phase_sigma": 3.0, "coverage": 90.0, "range_sigma": 0.1, "turnaround_delay": 0.0},
         # Teledyne Benthos / Evologics S2C USBL class (18-34 kHz, 1-3.5 km): a longer-range head with a 0.5 s
         # transponder turn-around; accuracy figures are estimates.
