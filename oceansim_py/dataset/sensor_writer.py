@@ -55,7 +55,8 @@ class SensorWriter:
                first_sample: int) -> dict[str, np.ndarray]:
         """Products of samples ``first_sample ..`` at ``times`` (s) and world sensor ``poses`` (B, 7)."""
         own = self.sensor_trajectory(trajectory) if self.kind.uses_trajectory else None
-        result = self.kind.render(self.sensor, Batch(scene, poses, times, first_sample, own))
+        result = self.kind.render(self.sensor, Batch(scene, poses, times, first_sample, own,
+                                                               rate_hz=self.spec.rate_hz))
         return self.kind.products_of(result, self.config, self.spec.products)
 
     def manifest_entry(self) -> dict[str, Any]:

@@ -29,7 +29,17 @@ Mapping (sensor type: topic -> message):
 * imu: ``data`` -> sensor_msgs/Imu (orientation unknown: orientation_covariance[0] = -1);
 * barometer: ``pressure`` -> sensor_msgs/FluidPressure (Pa);
 * gps: ``fix`` -> sensor_msgs/NavSatFix, the local world position converted to WGS84 about a datum;
-* pose: ``pose`` -> geometry_msgs/PoseStamped of the measured sensor pose in ``map``.
+* pose: ``pose`` -> geometry_msgs/PoseStamped of the measured sensor pose in ``map``;
+* magnetometer: ``field`` -> sensor_msgs/MagneticField (tesla; the dataset holds uT);
+* usbl: ``beacon_<id>`` -> geometry_msgs/PointStamped of each beacon with a fix, in the sensor's FLU frame
+  (slant range x measured direction), stamped at the ping; beacons without a fix send nothing;
+* lbl: ``range_<id>`` -> sensor_msgs/Range (radiation_type ULTRASOUND, field_of_view 0) of each beacon with a
+  fix, stamped at the ping;
+* acoustic_modem, optical_modem: ``events`` -> std_msgs/String, one per event, stamped at the sample that
+  holds it, ``data`` a JSON object of :func:`~oceansim_py.sensors.modem_common.decode_events` (the payload
+  as ``payload_hex``);
+* dvl with water-track products: also ``dvl_water`` -> marine_acoustic_msgs/Dvl with velocity_mode
+  DVL_MODE_WATER (2) of ``water_velocity``.
 
 Covariances are unknown (0 / type UNKNOWN, or -1 where the message says so).
 """
@@ -96,6 +106,8 @@ class RosMessageFactory:
             "camera": self.camera, "imaging_sonar": self.polar_sonar, "multibeam": self.polar_sonar,
             "sidescan": self.sidescan, "profiling": self.profiling, "singlebeam": self.singlebeam,
             "dvl": self.dvl, "imu": self.imu, "barometer": self.barometer, "gps": self.gps, "pose": self.pose,
+            "magnetometer": self.magnetometer, "usbl": self.usbl, "lbl": self.lbl,
+            "acoustic_modem": self.modem_events, "optical_modem": self.modem_events,
         }
 
     # -- building blocks ---------------------------------------------------------------------------------
@@ -286,7 +298,23 @@ class RosMessageFactory:
             beam_velocity=(np.full(4, np.nan, dtype=np.float32) if beam_vel is None
                            else beam_vel.astype(np.float32).reshape(4)),
             beam_velocity_covar=np.full(4, -1.0, dtype=np.float32))
-        return [(f"/{name}/dvl", msgtype("Dvl"), msg)]
+        out: list[Message] = [(f"/{name}/dvl", msgtype("Dvl"), msg)]
+        water = product(sample, "water_velocity")
+        if water is not None:
+            w = DVL_IN_FLU.T @ water.astype(np.float64).reshape(3)
+            wbeams = product(sample, "water_beam_velocity")
+            out.append((f"/{name}/dvl_water", msgtype("Dvl"), self.new(
+                msgtype("Dvl"), header=msg.header, velocity_mode=2, dvl_type=0, velocity=self.vector3(w),
+                velocity_covar=np.full(9, -1.0), altitude=msg.altitude, course_gnd=math.atan2(w[1], w[0]),
+                speed_gnd=math.hypot(w[0], w[1]),
+                num_good_beams=int(np.count_nonzero(np.isfinite(wbeams))) if wbeams is not None else 0,
+                sound_speed=msg.sound_speed, beam_ranges_valid=False, beam_velocities_valid=wbeams is not None,
+                beam_unit_vec=msg.beam_unit_vec, range=np.full(4, np.nan), range_covar=msg.range_covar,
+                beam_quality=msg.beam_quality,
+                beam_velocity=(np.full(4, np.nan, dtype=np.float32) if wbeams is None
+                               else wbeams.astype(np.float32).reshape(4)),
+                beam_velocity_covar=msg.beam_velocity_covar)))
+        return out
 
     def imu(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
         acc = self.need(sample, "accel", name).reshape(3)
@@ -326,6 +354,47 @@ class RosMessageFactory:
                         orientation=self.new("geometry_msgs/msg/Quaternion", x=q[0], y=q[1], z=q[2], w=q[3]))
         msg = self.new("geometry_msgs/msg/PoseStamped", header=self.header(sample["time"], WORLD_FRAME), pose=pose)
         return [(f"/{name}/pose", "geometry_msgs/msg/PoseStamped", msg)]
+
+    def magnetometer(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
+        field_t = self.need(sample, "field", name).astype(np.float64).reshape(3) * 1e-6      # uT -> T
+        msg = self.new("sensor_msgs/msg/MagneticField", header=self.header(sample["time"], sensor_frame(name)),
+                       magnetic_field=self.vector3(field_t), magnetic_field_covariance=np.zeros(9))
+        return [(f"/{name}/field", "sensor_msgs/msg/MagneticField", msg)]
+
+    def usbl(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
+        pos = self.need(sample, "position", name).astype(np.float64).reshape(-1, 3)
+        out: list[Message] = []
+        for beacon, p in zip(meta["beacon_ids"], pos):
+            if np.all(np.isfinite(p)):
+                msg = self.new("geometry_msgs/msg/PointStamped", header=self.header(sample["time"], sensor_frame(name)),
+                               point=self.new("geometry_msgs/msg/Point", x=p[0], y=p[1], z=p[2]))
+                out.append((f"/{name}/beacon_{beacon}", "geometry_msgs/msg/PointStamped", msg))
+        return out
+
+    def lbl(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
+        ranges = self.need(sample, "range", name).astype(np.float64).reshape(-1)
+        cfg = meta["config"]
+        out: list[Message] = []
+        for beacon, r in zip(meta["beacon_ids"], ranges):
+            if np.isfinite(r):
+                msg = self.new("sensor_msgs/msg/Range", header=self.header(sample["time"], sensor_frame(name)),
+                               radiation_type=0, field_of_view=0.0, min_range=0.0,
+                               max_range=float(cfg["max_range"]), range=float(r))
+                out.append((f"/{name}/range_{beacon}", "sensor_msgs/msg/Range", msg))
+        return out
+
+    def modem_events(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
+        import json
+
+        from oceansim_py.sensors.modem_common import decode_events
+
+        self.need(sample, "events", name)
+        out: list[Message] = []
+        for event in decode_events(sample, meta):
+            event.pop("payload")
+            msg = self.new("std_msgs/msg/String", data=json.dumps(event, sort_keys=True))
+            out.append((f"/{name}/events", "std_msgs/msg/String", msg))
+        return out
 
 
 def static_transforms(factory: RosMessageFactory, sensors: dict[str, dict[str, Any]], t: float,

@@ -143,7 +143,8 @@ def _log_sensor(rr: Any, rec: Any, reader: DatasetReader, name: str, meta: dict[
                     rec.log(f"world/{name}/position", rr.Points3D([xyz], radii=0.1))
         else:
             for key in {"imu": ("accel", "gyro"), "barometer": ("pressure", "depth"),
-                        "singlebeam": ("altitude",)}.get(kind, ()):
+                        "singlebeam": ("altitude",), "magnetometer": ("field",), "usbl": ("slant_range",),
+                        "lbl": ("range",)}.get(kind, ()):
                 value = product(sample, key)
                 if value is not None:
                     rec.log(f"plots/{name}/{key}", rr.Scalars(np.asarray(value, dtype=np.float64).reshape(-1)))

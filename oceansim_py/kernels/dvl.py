@@ -2,7 +2,7 @@
 
 Frames: poses are sensor-to-world ``wp.transform``; beam directions and velocities are in the sensor frame
 (FLU). Beam ``k`` of sample ``b`` is element ``b * 4 + k``. Noise: stream 0 = range, stream 1 = beam
-velocity; frame = ``frame0 + b``, element = ``k``, so a sample's noise does not depend on the batch it is in.
+velocity, stream 2 = water-track beam velocity; frame = ``frame0 + b``, element = ``k``, so a sample's noise does not depend on the batch it is in.
 """
 
 from __future__ import annotations
@@ -80,3 +80,32 @@ def dvl_solve_kernel(beam_dirs: wp.array(dtype=wp.vec3), beam_range: wp.array(dt
         altitude[b] = alt / float(count)
     else:
         altitude[b] = wp.nan
+
+
+WATER_STREAM = 2
+
+
+@wp.kernel
+def dvl_water_beams_kernel(velocities: wp.array(dtype=wp.vec3), beam_dirs: wp.array(dtype=wp.vec3),
+                           beam_range: wp.array(dtype=wp.float32), layer_current: wp.array(dtype=wp.vec3),
+                           layer_end: float, velocity_sigma: float, noise: int, seed: int, frame0: int, sensor: int,
+                           water_velocity: wp.array(dtype=wp.float32), water_valid: wp.array(dtype=wp.int32),
+                           start: int):
+    """Element (sample b, beam k), water-track: the beam sees the water layer ending ``layer_end`` m along it
+    when its bottom return (``beam_range``, NaN without one) lies beyond that; it measures ``d_k . (v - c_k)``
+    (+ N(0, velocity_sigma), its own noise stream), ``c_k`` the water's velocity at the layer in the sensor
+    frame; else NaN and invalid."""
+    i = wp.tid() + start
+    b = i // 4
+    k = i - b * 4
+    r = beam_range[i]
+    if wp.isnan(r) or r >= layer_end:
+        d = beam_dirs[k]
+        v = wp.dot(d, velocities[b] - layer_current[i])
+        if noise != 0:
+            v = v + velocity_sigma * wp.randn(stream_state(seed, frame0 + b, sensor, WATER_STREAM, k))
+        water_velocity[i] = v
+        water_valid[i] = 1
+    else:
+        water_velocity[i] = wp.nan
+        water_valid[i] = 0

@@ -23,6 +23,15 @@ jumps to 5 Hz beyond (its ramp ends at 15 Hz). Here, with h0 = sound_speed / (2 
 
 which is continuous everywhere. A dropout (unknown altitude) reports ``min_rate``. ``DVL.render`` samples at
 the poses it is given (each result carries ``rate_hz``); ``DVL.render_adaptive`` pings a Trajectory at this rate.
+
+Water currents and water-track (issue 17): with ``water_track: true`` every ping is also a water-track ping,
+as on DVLs that report both (off by default: it costs a launch and memory, and its products need it). Beam ``k`` looks at a layer of water from ``blanking_distance`` to ``blanking_distance + water_layer`` m along
+the beam; its water velocity ``c_k`` is the current field (:mod:`oceansim_py.sensors.currents`: ``none``,
+``uniform``, a depth ``profile`` or a ``grid`` file) at the layer's centre. The beam measures
+``d_k · (v - c_k) + N(0, water_velocity_sigma)`` when its bottom return (if any) lies beyond the layer's end, and
+the water-track velocity is the same least-squares solve over those beams (>= 3, else NaN). So in a uniform
+current ``c`` (rotated into the sensor frame) bottom-track reads the velocity over the ground ``v`` and
+water-track ``v - c``; without a current both read ``v``. The bottom-track products do not depend on any of this.
 """
 
 from __future__ import annotations
@@ -36,10 +45,12 @@ import warp as wp
 
 from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
-from oceansim_py.kernels.dvl import NUM_BEAMS, dvl_beams_kernel, dvl_solve_kernel
+from oceansim_py.kernels.dvl import NUM_BEAMS, dvl_beams_kernel, dvl_solve_kernel, dvl_water_beams_kernel
 from oceansim_py.poses import quat_to_matrix, rotate_fixed
 from oceansim_py.runtime import as_float32, check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.batching import PoseUploads, check_render_call
+from oceansim_py.sensors.currents import KINDS as CURRENT_KINDS
+from oceansim_py.sensors.currents import CurrentField, current_field
 
 _OWNER = "DVLConfig"
 
@@ -53,6 +64,14 @@ class DVLConfig(ConfigBase):
     noise. range_sigma: m, per-beam range noise. sound_speed: m/s (adaptive rate). max_rate / min_rate: Hz.
     rate_knee: m, end of the c/(2h) part. rate_ramp: m, length of the linear fall from f(knee) to min_rate.
     noise: False turns all noise off. seed: run seed of the counter-based noise.
+
+    Water current and water-track (module docstring): water_track: also measure the velocity relative to the
+    water (the ``water_*`` products need it). current: "none", "uniform", "profile" or "grid".
+    current_velocity: m/s, world frame (x, y, z), for "uniform". current_profile: rows [depth m, vx, vy, vz m/s]
+    in increasing depth, for "profile". current_file: a .npz or .csv grid (:mod:`oceansim_py.sensors.currents`;
+    a relative path is taken from the working directory), for "grid". blanking_distance: m along each beam
+    before the water-track layer. water_layer: m, the layer's length along the beam. water_velocity_sigma: m/s,
+    per-beam water-track velocity noise.
     """
 
     beam_angle: float = 22.5
@@ -68,6 +87,14 @@ class DVLConfig(ConfigBase):
     rate_ramp: float = 10.0
     noise: bool = True
     seed: int = 0
+    water_track: bool = False
+    current: str = "none"
+    current_velocity: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    current_profile: tuple[tuple[float, float, float, float], ...] = ()
+    current_file: str = ""
+    blanking_distance: float = 0.5
+    water_layer: float = 2.0
+    water_velocity_sigma: float = 0.02
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         # Generic 4-beam Janus DVLs at the two common beam angles (docs/PHYSICS.md §5); noise of a 1 cm/s-class
@@ -107,10 +134,25 @@ class DVLConfig(ConfigBase):
         require_positive(self.rate_ramp, _OWNER, "rate_ramp", "m")
         require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
                 f"must be an integer in [0, 2^31), got {self.seed!r}")
+        require(self.current in CURRENT_KINDS, _OWNER, "current",
+                f"must be one of {list(CURRENT_KINDS)}, got {self.current!r}")
+        require(all(np.isfinite(self.current_velocity)), _OWNER, "current_velocity",
+                f"must be 3 finite numbers (m/s), got {self.current_velocity!r}")
+        require(self.current != "grid" or bool(self.current_file), _OWNER, "current_file",
+                "name a .npz or .csv grid file for current: grid")
+        require_non_negative(self.blanking_distance, _OWNER, "blanking_distance", "m")
+        require_positive(self.water_layer, _OWNER, "water_layer", "m")
+        require_non_negative(self.water_velocity_sigma, _OWNER, "water_velocity_sigma", "m/s")
+        self.current_field()
+
+    def current_field(self) -> CurrentField:
+        """The water current this DVL sees (loads a grid file; ``ConfigError`` naming the field when it is bad)."""
+        return current_field(self.current, self.current_velocity, self.current_profile, self.current_file, _OWNER)
 
     def memory_bytes(self, batch: int = 1) -> int:
-        """Device bytes of ``batch`` samples: ``DVL.BYTES_PER_SAMPLE`` each."""
-        return batch * DVL.BYTES_PER_SAMPLE
+        """Device bytes of ``batch`` samples: ``DVL.BYTES_PER_SAMPLE`` each, plus ``DVL.WATER_BYTES_PER_SAMPLE``
+        with water-track."""
+        return batch * (DVL.BYTES_PER_SAMPLE + (DVL.WATER_BYTES_PER_SAMPLE if self.water_track else 0))
 
     def beam_directions(self) -> np.ndarray:
         """(4, 3) unit beam directions in the sensor frame (see the module docstring)."""
@@ -142,6 +184,8 @@ class DVLResult:
     beam_range: (B * 4,) float32 slant ranges (m), NaN for invalid beams. beam_velocity: (B * 4,) float32 beam
     velocities ``d_k · v`` (m/s), NaN for invalid beams. beam_valid: (B * 4,) int32. altitude: (B,) float32 (m),
     NaN when no beam is valid. times: (B,) seconds when the poses came from a Trajectory, else ``None``.
+    With water-track (else ``None``): water_velocity: (B,) vec3 water-track velocity (relative to the water layer), sensor frame, m/s; NaN with
+    fewer than 3 water-track beams. water_valid: (B,) int32. water_beam_velocity: (B * 4,) float32 (NaN invalid).
     """
 
     velocity: wp.array
@@ -153,6 +197,9 @@ class DVLResult:
     config: DVLConfig
     frame_index: int
     times: np.ndarray | None = None
+    water_velocity: wp.array | None = None
+    water_valid: wp.array | None = None
+    water_beam_velocity: wp.array | None = None
 
     @property
     def batch_size(self) -> int:
@@ -170,6 +217,10 @@ class DVLResult:
                "rate_hz": adaptive_rate_hz(alt, self.config), "beam_directions": self.config.beam_directions()}
         if self.times is not None:
             out["times"] = self.times.copy()
+        if self.water_velocity is not None:
+            out["water_velocity"] = self.water_velocity.numpy().reshape(b, 3)
+            out["water_valid"] = self.water_valid.numpy().astype(bool)
+            out["water_beam_velocity"] = self.water_beam_velocity.numpy().reshape(b, NUM_BEAMS)
         return out
 
     def torch(self) -> dict[str, Any]:
@@ -193,6 +244,8 @@ class DVL:
 
     #: Device bytes per sample: pose, velocity, 4 x (range, velocity, valid), velocity, valid, altitude.
     BYTES_PER_SAMPLE = 28 + 12 + 4 * 12 + 12 + 4 + 4
+    #: and with water-track: 4 x (layer current, velocity, valid), velocity, valid, altitude scratch.
+    WATER_BYTES_PER_SAMPLE = 4 * 20 + 12 + 4 + 4
 
     def __init__(self, config: DVLConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
         self.config = config if config is not None else DVLConfig()
@@ -202,6 +255,7 @@ class DVL:
         self.sensor_id = int(sensor_id)
         self._dirs = wp.array(self.config.beam_directions().astype(np.float32), dtype=wp.vec3, device=self.device)
         self._poses = PoseUploads(self.device)
+        self._current = self.config.current_field()
 
     def _sensor_velocities(self, poses: np.ndarray, source: Any, velocities: Any, velocity_frame: str) \
             -> np.ndarray:
@@ -238,7 +292,7 @@ class DVL:
         b = p.shape[0]
         c = self.config
         dev = self.device
-        check_memory(b * self.BYTES_PER_SAMPLE, dev, f"DVL render of {b} samples", "render fewer samples at once")
+        check_memory(c.memory_bytes(b), dev, f"DVL render of {b} samples", "render fewer samples at once")
         wposes = self._poses.upload(p)
         wvel = wp.array(v.astype(np.float32), dtype=wp.vec3, device=dev)
         nb = b * NUM_BEAMS
@@ -254,7 +308,36 @@ class DVL:
                    self.sensor_id, out.beam_range, out.beam_velocity, out.beam_valid], dev, align=NUM_BEAMS)
         launch_1d(dvl_solve_kernel, b, [self._dirs, out.beam_range, out.beam_velocity, out.beam_valid,
                                         out.velocity, out.valid, out.altitude], dev)
+        if c.water_track:
+            self._water_track(scene, p, wvel, out)
         return out
+
+    def _water_track(self, scene: Any, poses: np.ndarray, wvel: wp.array, out: DVLResult) -> None:
+        """Water-track of the batch (module docstring): the current at each beam's layer centre (host, sensor
+        frame), one launch for the beams and one solve."""
+        c, dev = self.config, self.device
+        b = poses.shape[0]
+        layer_current = np.zeros((b, NUM_BEAMS, 3))
+        if c.current != "none":
+            rot = quat_to_matrix(poses[:, 3:].astype(np.float64))                        # (B, 3, 3) sensor -> world
+            dirs_w = rotate_fixed(rot[:, None], c.beam_directions()[None, :, :])        # (B, 4, 3)
+            centres = poses[:, None, :3].astype(np.float64) + dirs_w * (c.blanking_distance + c.water_layer / 2)
+            water = self._current.at(centres.reshape(-1, 3), float(scene.surface_z)).reshape(b, NUM_BEAMS, 3)
+            layer_current = rotate_fixed(rot[:, None], water, transpose=True)
+        nb = b * NUM_BEAMS
+        out.water_velocity = wp.empty(b, dtype=wp.vec3, device=dev)
+        out.water_valid = wp.empty(b, dtype=wp.int32, device=dev)
+        out.water_beam_velocity = wp.empty(nb, dtype=wp.float32, device=dev)
+        water_valid = wp.empty(nb, dtype=wp.int32, device=dev)
+        launch_1d(dvl_water_beams_kernel, nb,
+                  [wvel, self._dirs, out.beam_range, wp.array(layer_current.reshape(-1, 3).astype(np.float32),
+                                                              dtype=wp.vec3, device=dev),
+                   float(c.blanking_distance + c.water_layer), float(c.water_velocity_sigma), int(c.noise),
+                   int(c.seed), int(out.frame_index), self.sensor_id, out.water_beam_velocity, water_valid], dev,
+                  align=NUM_BEAMS)
+        launch_1d(dvl_solve_kernel, b, [self._dirs, out.beam_range, out.water_beam_velocity, water_valid,
+                                        out.water_velocity, out.water_valid, wp.empty(b, dtype=wp.float32,
+                                                                                      device=dev)], dev)
 
     def render_adaptive(self, scene: Any, trajectory: Any, frame_index: int = 0) -> DVLResult:
         """Ping along a Trajectory at the adaptive rate: ping ``n + 1`` comes ``1 / f(h_n)`` s after ping ``n``
@@ -297,6 +380,17 @@ def _render_batch(sensor: DVL, batch: _reg.Batch) -> DVLResult:
                          frame_index=batch.frame_index)
 
 
+_WATER_PRODUCTS = ("water_velocity", "water_valid", "water_beam_velocity")
+
+
+def _check(config: DVLConfig, products: tuple[str, ...], where: str) -> None:
+    """The water-track products need ``water_track: true``."""
+    wanted = [p for p in _WATER_PRODUCTS if p in products]
+    if wanted and not config.water_track:
+        raise ConfigError(f"{where}: products {wanted} need water-track; add water_track: true to its config or "
+                          f"drop them")
+
+
 SENSOR_KIND = _reg.SensorKind(
     name="dvl", description="Doppler velocity log: four Janus beams, velocity, ranges and dropout",
     config_class=DVLConfig, sensor_class=DVL, uses_trajectory=True, render=_render_batch,
@@ -308,8 +402,13 @@ SENSOR_KIND = _reg.SensorKind(
         _reg.Product("beam_range", _reg.TABLE, "float32", "m, slant range per beam (NaN invalid)", (NUM_BEAMS,)),
         _reg.Product("beam_velocity", _reg.TABLE, "float32", "m/s along each beam (NaN invalid)", (NUM_BEAMS,)),
         _reg.Product("beam_valid", _reg.TABLE, "int8", "flag 1/0 per beam", (NUM_BEAMS,)),
+        _reg.Product("water_velocity", _reg.TABLE, "float32", "m/s relative to the water layer (water-track), "
+                     "sensor frame FLU (NaN with fewer than 3 beams)", (3,), frame="sensor FLU"),
+        _reg.Product("water_valid", _reg.TABLE, "int8", "flag 1/0 (water-track)"),
+        _reg.Product("water_beam_velocity", _reg.TABLE, "float32", "m/s along each beam relative to the water "
+                     "layer (NaN invalid)", (NUM_BEAMS,)),
     ),
-    default_products=("velocity", "valid", "altitude", "beam_range", "beam_velocity"),
+    default_products=("velocity", "valid", "altitude", "beam_range", "beam_velocity"), check=_check,
     metadata=lambda c: {"beam_directions_sensor_frame": c.beam_directions().tolist(),
                         "velocity_frame": "sensor FLU, m/s; NaN on dropout (fewer than 3 valid beams)"},
 )

@@ -49,6 +49,16 @@ def gaussian(seed: int, sensor: int, stream: int, frames: np.ndarray, dims: int)
     return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
 
 
+def uniform(seed: int, sensor: int, stream: int, frames: np.ndarray, dims: int) -> np.ndarray:
+    """Uniform draws in (0, 1], shape (len(frames), dims), keyed like :func:`gaussian` (same counters: use a
+    stream of its own)."""
+    f = np.asarray(frames, dtype=np.uint64).reshape(-1, 1)
+    j = np.arange(dims, dtype=np.uint64)[None, :]
+    with np.errstate(over="ignore"):
+        base = f * np.uint64(dims) + j
+    return _uniform(_key(seed, sensor, stream), base)
+
+
 #: Brownian-motion grid: a dyadic bridge of BRIDGE_LEVELS levels over cells of BRIDGE_RESOLUTION seconds
 #: (2^42 cells of 2^-16 s, about 15 us: 777 days on each side of t = 0).
 BRIDGE_RESOLUTION = 2.0**-16

@@ -51,6 +51,11 @@ BUILTIN_MODULES: dict[str, str] = {
     "sidescan": "oceansim_py.sensors.sidescan",
     "profiling": "oceansim_py.sensors.profiling_sonar",
     "singlebeam": "oceansim_py.sensors.singlebeam",
+    "magnetometer": "oceansim_py.sensors.magnetometer",
+    "usbl": "oceansim_py.sensors.usbl",
+    "lbl": "oceansim_py.sensors.lbl",
+    "acoustic_modem": "oceansim_py.sensors.acoustic_modem",
+    "optical_modem": "oceansim_py.sensors.optical_modem",
 }
 
 #: How a product is stored in a dataset: one ``.npy`` (``.npz`` with ``--compress``) per sample, one 8-bit
@@ -106,13 +111,16 @@ class Batch:
     """What a sensor renders: ``poses`` (B, 7) world sensor poses ``[px, py, pz, qx, qy, qz, qw]``, their
     ``times`` (B,) in s, the first sample's ``frame_index`` (keys the noise; sample i is frame_index + i), the
     ``scene``, and ``trajectory``, the sensor's own trajectory (vehicle * mount) for kinds that need velocities
-    or accelerations (``SensorKind.uses_trajectory``), else ``None``."""
+    or accelerations (``SensorKind.uses_trajectory``), else ``None``. ``rate_hz``: the sensor's sample rate in
+    the rig (Hz; sample m at ``start_time + m / rate_hz``), for kinds that report what happened between samples
+    (modem events), else ``None``."""
 
     scene: Any
     poses: np.ndarray
     times: np.ndarray
     frame_index: int
     trajectory: Any = None
+    rate_hz: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -254,13 +262,18 @@ class SensorKind:
         return (self.build or (lambda c, d, i: _default_build(self, c, d, i)))(config, device, sensor_id)
 
     def products_of(self, result: Any, config: Any, wanted: Sequence[str]) -> dict[str, np.ndarray]:
-        """The ``wanted`` products of a render result, batch axis first, each in its schema dtype."""
+        """The ``wanted`` products of a render result, batch axis first, each in its schema dtype. A product whose
+        per-sample size varies (``"*"`` in its shape, e.g. a modem's events) comes as an object array holding one
+        array per sample."""
         arrays = self.arrays(result, wanted)
         out: dict[str, np.ndarray] = {}
         for name in wanted:
             p = self.product(name)
             value = p.view(result, config) if p.view is not None else arrays.get(name)
-            if value is not None:
+            if isinstance(value, np.ndarray) and value.dtype == object:   # ragged: one array per sample (events)
+                out[name] = np.empty(len(value), dtype=object)
+                out[name][:] = [np.asarray(v).astype(p.dtype, copy=False) for v in value]
+            elif value is not None:
                 out[name] = np.asarray(value).astype(p.dtype, copy=False)
         return out
 

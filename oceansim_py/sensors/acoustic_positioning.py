@@ -1,0 +1,150 @@
+"""What the acoustic positioning sensors (USBL, LBL) share: transponders (beacons) fixed in the world, the
+two-way interrogation of each beacon with a moving head, occlusion by ray cast, range noise and outliers.
+
+Timing of one ping (the head at sensor pose p(t), a beacon at b, sound speed c, turn-around delay tau):
+
+    the head transmits at t0 (the sample time) from p(t0); the beacon hears it at tb = t0 + |b - p(t0)| / c,
+    replies at tb + tau, and the reply reaches the moving head at t_rx, the solution of
+    t_rx = tb + tau + |b - p(t_rx)| / c (fixed-point iteration; it contracts by |v| / c ~ 1e-3 per step).
+
+The two-way travel time is ``T = t_rx - t0 - tau`` and the measured slant range ``c T / 2`` (the head knows
+tau), plus N(0, range_sigma^2); with probability ``outlier_probability`` a reply is a multipath arrival,
+``U(0, outlier_range)`` m longer. A beacon gives no fix when it is beyond ``max_range`` (the outbound slant
+range), when the scene blocks either leg of the path (a ray cast from the head to the beacon at transmit and
+at receive: a hit more than ``OCCLUSION_TOLERANCE`` short of the beacon), or for the sensor's own reasons (the
+USBL's coverage cone). Positions along a Trajectory come from the sensor's own trajectory (vehicle x mount),
+held at its first / last pose outside its span; bare poses are taken as stationary.
+
+Noise is counter-based (:mod:`oceansim_py.sensors.host_noise`): draw ``(seed, sensor id, stream, sample index,
+beacon index)``, so a sample's fixes do not depend on the batch or shard it is rendered in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from oceansim_py.io.config import require, require_non_negative, require_positive
+from oceansim_py.sensors import host_noise
+
+#: a ray cast towards a beacon that stops within this distance (m) of it counts as reaching it (a beacon
+#: standing on the seabed)
+OCCLUSION_TOLERANCE = 0.05
+#: fixed-point iterations of the reply time (error ~ (|v| / c)^n of the travel time)
+REPLY_ITERATIONS = 4
+RANGE_STREAM, OUTLIER_STREAM, OUTLIER_SIZE_STREAM = 0, 1, 2
+
+
+def validate_beacons(ids: Any, positions: Any, owner: str) -> None:
+    """``beacon_ids``: distinct integers, one per ``beacon_positions`` row (x, y, z world metres, finite)."""
+    require(len(ids) >= 1, owner, "beacon_ids", "give at least one beacon (its id and a beacon_positions row)")
+    require(len(set(ids)) == len(ids), owner, "beacon_ids", f"ids must be distinct, got {list(ids)}")
+    require(len(positions) == len(ids), owner, "beacon_positions",
+            f"give one [x, y, z] (m, world) per beacon id: {len(ids)} ids, {len(positions)} positions")
+    for i, p in enumerate(positions):
+        require(len(p) == 3 and all(math.isfinite(v) for v in p), owner, f"beacon_positions[{i}]",
+                f"must be 3 finite numbers (m, world), got {p!r}")
+
+
+def validate_ranging(config: Any, owner: str) -> None:
+    """The ranging fields every positioning config has."""
+    validate_beacons(config.beacon_ids, config.beacon_positions, owner)
+    require_positive(config.rate, owner, "rate", "Hz")
+    require_positive(config.sound_speed, owner, "sound_speed", "m/s")
+    require_non_negative(config.turnaround_delay, owner, "turnaround_delay", "s")
+    require_positive(config.max_range, owner, "max_range", "m")
+    require_non_negative(config.range_sigma, owner, "range_sigma", "m")
+    require(0.0 <= config.outlier_probability <= 1.0, owner, "outlier_probability",
+            f"must be in [0, 1], got {config.outlier_probability!r}")
+    require_non_negative(config.outlier_range, owner, "outlier_range", "m")
+    require(isinstance(config.seed, int) and 0 <= config.seed < 2**31, owner, "seed",
+            f"must be an integer in [0, 2^31), got {config.seed!r}")
+
+
+def poses_along(source: Any):
+    """``times (N,) -> poses (N, 7)`` of the sensor: its trajectory's (held outside its span), or ``None`` for
+    bare poses (stationary heads)."""
+    if hasattr(source, "at") and hasattr(source, "start_time"):
+        t0, t1 = float(source.start_time), float(source.end_time)
+        return lambda t: np.asarray(source.at(np.clip(np.asarray(t, dtype=np.float64), t0, t1)), dtype=np.float64)
+    return None
+
+
+@dataclasses.dataclass
+class Interrogation:
+    """Geometry of every (ping, beacon) pair, arrays (B, n): outbound and return slant ranges (m), the reply's
+    arrival time (s), the head's pose at arrival (B, n, 7), the two-way travel time (s, excluding the
+    turn-around), and the reasons for no fix (bool)."""
+
+    outbound: np.ndarray
+    inbound: np.ndarray
+    reply_time: np.ndarray
+    receive_pose: np.ndarray
+    travel_time: np.ndarray
+    out_of_range: np.ndarray
+    occluded: np.ndarray
+
+
+def interrogate(times: np.ndarray, poses: np.ndarray, along: Any, beacons: np.ndarray, sound_speed: float,
+                turnaround: float, max_range: float, scene: Any) -> Interrogation:
+    """Ping every beacon from each of B poses at ``times`` (module docstring). ``along``: :func:`poses_along`."""
+    b, n = poses.shape[0], beacons.shape[0]
+    t0 = np.zeros(b) if times is None else np.asarray(times, dtype=np.float64)
+    p0 = poses[:, None, :3]
+    outbound = np.linalg.norm(beacons[None] - p0, axis=2)                       # (B, n)
+    t_beacon = t0[:, None] + outbound / sound_speed
+    if along is None:
+        rx_pose = np.broadcast_to(poses[:, None, :], (b, n, 7)).copy()
+        inbound = outbound.copy()
+        t_rx = t_beacon + turnaround + inbound / sound_speed
+    else:
+        t_rx = t_beacon + turnaround + outbound / sound_speed
+        for _ in range(REPLY_ITERATIONS):
+            rx_pose = along(t_rx.reshape(-1)).reshape(b, n, 7)
+            inbound = np.linalg.norm(beacons[None] - rx_pose[..., :3], axis=2)
+            t_rx = t_beacon + turnaround + inbound / sound_speed
+        rx_pose = along(t_rx.reshape(-1)).reshape(b, n, 7)
+        inbound = np.linalg.norm(beacons[None] - rx_pose[..., :3], axis=2)
+    occluded = np.zeros((b, n), dtype=bool)
+    if scene is not None:
+        for origins, dist in ((np.broadcast_to(p0, (b, n, 3)), outbound), (rx_pose[..., :3], inbound)):
+            occluded |= blocked(scene, origins.reshape(-1, 3), np.broadcast_to(beacons[None], (b, n, 3)).reshape(-1, 3),
+                                dist.reshape(-1)).reshape(b, n)
+    return Interrogation(outbound, inbound, t_rx, rx_pose, t_rx - t0[:, None] - turnaround, outbound > max_range,
+                         occluded)
+
+
+def blocked(scene: Any, origins: np.ndarray, targets: np.ndarray, distance: np.ndarray) -> np.ndarray:
+    """(N,) True where the scene blocks the straight path from ``origins`` to ``targets`` (world, m): a ray cast
+    hit more than :data:`OCCLUSION_TOLERANCE` short of the target."""
+    out = np.zeros(distance.shape, dtype=bool)
+    ok = distance > OCCLUSION_TOLERANCE
+    if not ok.any():
+        return out
+    hit = scene.raycast(origins[ok], targets[ok] - origins[ok], distance[ok]).numpy()
+    out[ok] = (hit["face"] >= 0) & (hit["distance"] < distance[ok] - OCCLUSION_TOLERANCE)
+    return out
+
+
+def measured_ranges(config: Any, sensor_id: int, frames: np.ndarray, travel_time: np.ndarray) \
+        -> tuple[np.ndarray, np.ndarray]:
+    """(ranges (B, n) m, outlier flags (B, n)): ``c T / 2`` plus the range noise and multipath outliers."""
+    c = config
+    rng = c.sound_speed * travel_time / 2.0
+    outlier = np.zeros(rng.shape, dtype=bool)
+    if c.noise:
+        n = rng.shape[1]
+        rng = rng + c.range_sigma * host_noise.gaussian(c.seed, sensor_id, RANGE_STREAM, frames, n)
+        outlier = host_noise.uniform(c.seed, sensor_id, OUTLIER_STREAM, frames, n) <= c.outlier_probability
+        outlier &= c.outlier_probability > 0
+        extra = c.outlier_range * host_noise.uniform(c.seed, sensor_id, OUTLIER_SIZE_STREAM, frames, n)
+        rng = np.where(outlier, rng + extra, rng)
+    return rng, outlier
+
+
+def measure_batch(sensor: Any, batch: Any) -> Any:
+    """A positioning sensor's registry ``render``: ping along its own trajectory at the batch's sample times."""
+    return sensor.measure(batch.trajectory, times=batch.times, scene=batch.scene, frame_index=batch.frame_index)
