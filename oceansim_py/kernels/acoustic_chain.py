@@ -41,6 +41,15 @@ TWO_PI = wp.constant(6.283185307179586)
 
 
 @wp.func
+def complex_gaussian(state: wp.uint32, variance: float) -> wp.vec2:
+    """One circular complex Gaussian draw with E|z|^2 = variance (Box-Muller: one log and sqrt for both parts)."""
+    u = 1.0 - wp.randf(state)
+    v = wp.randf(state)
+    r = wp.sqrt(-variance * wp.log(u))
+    return wp.vec2(r * wp.cos(TWO_PI * v), r * wp.sin(TWO_PI * v))
+
+
+@wp.func
 def scatterer_phase(point: wp.vec3, grid: float, key: int) -> float:
     """Random phase in [0, 2 pi) fixed to the world-space point quantised to ``grid`` (m) and to ``key``."""
     ix = wp.uint32(int(wp.floor(point[0] / grid)))
@@ -50,6 +59,20 @@ def scatterer_phase(point: wp.vec3, grid: float, key: int) -> float:
     h = pcg_hash(h ^ iy * wp.uint32(-1640531527))
     h = pcg_hash(h ^ iz * wp.uint32(-2048144789))
     return TWO_PI * float(h >> wp.uint32(8)) / 16777216.0
+
+
+@wp.func
+def scatterer_gaussian(point: wp.vec3, grid: float, key: int) -> wp.vec2:
+    """Circular complex Gaussian amplitude (E|z|^2 = 1) fixed to the world-space point quantised to ``grid`` (m)
+    and to ``key``: a Rayleigh-amplitude scatterer that stays the same while the same surface patch is seen."""
+    ix = wp.uint32(int(wp.floor(point[0] / grid)))
+    iy = wp.uint32(int(wp.floor(point[1] / grid)))
+    iz = wp.uint32(int(wp.floor(point[2] / grid)))
+    h = pcg_hash(wp.uint32(key) ^ ix)
+    h = pcg_hash(h ^ iy * wp.uint32(-1640531527))
+    h = pcg_hash(h ^ iz * wp.uint32(-2048144789))
+    state = wp.rand_init(int(h >> wp.uint32(1)))
+    return complex_gaussian(state, 1.0)
 
 
 @wp.func
@@ -251,15 +274,6 @@ def bin_indices(e: int, n_range: int, n_channels: int) -> wp.vec3i:
     cell = e - b * per_frame
     r = cell // n_channels
     return wp.vec3i(b, r, cell - r * n_channels)
-
-
-@wp.func
-def complex_gaussian(state: wp.uint32, variance: float) -> wp.vec2:
-    """One circular complex Gaussian draw with E|z|^2 = variance (Box-Muller: one log and sqrt for both parts)."""
-    u = 1.0 - wp.randf(state)
-    v = wp.randf(state)
-    r = wp.sqrt(-variance * wp.log(u))
-    return wp.vec2(r * wp.cos(TWO_PI * v), r * wp.sin(TWO_PI * v))
 
 
 @wp.kernel

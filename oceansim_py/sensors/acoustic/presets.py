@@ -174,3 +174,43 @@ PROFILING_DEVICE_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
         "80 kHz chirp bandwidth: ~1 cm resolution); check before relying on it. 140 deg swath, 0.5-60 m window, "
         "2048 bins, rays and a 210 dB source level chosen here."),
 }
+
+
+def _multibeam(frequency: float, fov: float, n_beams: int, beam_width: float, elevation_fov: float,
+               resolution: float, min_range: float, max_range: float, rays_per_beam: int,
+               azimuth_rays_per_beam: int, source_level: float = 220.0) -> dict[str, Any]:
+    bandwidth = SOUND_SPEED / (2.0 * resolution)
+    noise = round(receiver_noise_level(frequency, bandwidth, beam_width, elevation_fov), 1)
+    return dict(
+        model="device", fov=fov, n_beams=n_beams, beam_width=beam_width, elevation_fov=elevation_fov,
+        rays_per_beam=rays_per_beam, azimuth_rays_per_beam=azimuth_rays_per_beam, frequency=frequency,
+        bandwidth=round(bandwidth, 1), sound_speed=SOUND_SPEED, min_range=min_range, max_range=max_range,
+        source_level=source_level, absorption_model="francois_garrison", temperature=10.0, salinity=35.0,
+        depth=10.0, ph=8.0, beam_pattern=True, elevation_directivity=True,
+        elevation_span=min(3.0 * elevation_fov, 179.0), psf_extent=3.0, noise_level=noise, volume_scattering=-80.0,
+        tvg="30log",
+        tvg_gain=0.0, display="db", display_floor=noise + 40.0, dynamic_range=60.0, colormap="amber",
+    )
+
+
+#: Multibeam device presets (model "device"): name -> (config values, source). Common choices as for the imaging
+#: sonars (module docstring); bandwidth is the -3 dB bandwidth B = c / (2 delta_r) of the datasheet range
+#: resolution delta_r (the peers' DAVE files give the Gaussian's b instead: ``<name>_peer`` presets), sampled at
+#: 2 B; rays over 3x the vertical beam so its side lobes see geometry.
+MULTIBEAM_DEVICE_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
+    "blueview_p900": (
+        _multibeam(900e3, 90.0, 512, 1.0, 20.0, 0.025, 0.2, 10.0, 96, 2),
+        "Teledyne BlueView P900-90 datasheet: 900 kHz, 90 x 20 deg, 512 beams, 1 deg beam width, range resolution "
+        "2.5 cm (B = 30 kHz); 10 m window and 220 dB source level from the DAVE model file (docs/PHYSICS.md §2); "
+        "rays chosen here."),
+    "oculus_m1200d": (
+        _multibeam(2.1e6, 60.0, 256, 0.4, 12.0, 0.0025, 0.1, 10.0, 64, 2),
+        "Blueprint Subsea Oculus M1200d datasheet, 2.1 MHz mode: 60 x 12 deg, 0.4 deg angular resolution, range "
+        "resolution 2.5 mm (B = 300 kHz), 10 m maximum range; 256 beams from the DAVE model file; source level "
+        "220 dB (DAVE's one value) and rays chosen here."),
+    "seabat_f50": (
+        _multibeam(400e3, 140.0, 256, 1.0, 20.0, 0.0125, 0.5, 50.0, 64, 2),
+        "Teledyne SeaBat F50 at 400 kHz: 140 deg swath and 256 beams from the DAVE model file (docs/PHYSICS.md "
+        "§2); 1 x 20 deg beams and 50 m range our reading of the F50 datasheet; range resolution 1.25 cm "
+        "(B = 60 kHz), source level 220 dB and rays chosen here (estimates: check before relying on them)."),
+}
