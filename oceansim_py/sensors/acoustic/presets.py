@@ -95,12 +95,18 @@ IMAGING_SONAR_DEVICE_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
         _fls(720e3, 130.0, 20.0, 512, 1.0, 0.008, 0.2, 50.0, 1024, 2, 96),
         "Tritech Gemini 720i datasheet: 720 kHz, 130 x 20 deg, 512 beams, angular resolution 1 deg (0.5 deg "
         "effective), range resolution 8 mm, max range 120 m (window 0.2-50 m chosen here)."),
-    "blueview_p900_device": (
+    "blueview_p900": (
         _fls(900e3, 90.0, 20.0, 512, 1.0, SOUND_SPEED / (2.0 * 29.9e3), 0.2, 10.0, 512, 2, 96, source_level=220.0),
         "Teledyne BlueView P900-90 datasheet: 900 kHz, 90 x 20 deg, 512 beams, beam width 1 deg, range "
         "resolution 2.5 cm; 29.9 kHz bandwidth, 10 m range and 220 dB source level from the DAVE model file "
         "(docs/PHYSICS.md §2)."),
 }
+
+#: "oculus_m750d" is the M750d in its default (750 kHz) mode; the peer model of that fan is "oculus_m750d_peer".
+IMAGING_SONAR_DEVICE_PRESETS["oculus_m750d"] = (
+    IMAGING_SONAR_DEVICE_PRESETS["oculus_m750d_750khz"][0],
+    "The Oculus M750d in its 750 kHz mode: the same values and sources as oculus_m750d_750khz (Blueprint Subsea "
+    "Oculus M750d datasheet).")
 
 
 def _sidescan(frequency: float, along_track_beamwidth: float, vertical_beamwidth: float, depression: float,
@@ -133,7 +139,7 @@ SIDESCAN_DEVICE_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
 
 #: Single-beam device presets: name -> (config values, source).
 SINGLEBEAM_DEVICE_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
-    "tritech_pa500_device": (
+    "tritech_pa500": (
         dict(model="device", opening_angle=6.0, cone_rings=16, rays_per_ring=64, min_range=0.1, max_range=50.0,
              range_bins=2495, frequency=500e3, bandwidth=37500.0, source_level=210.0, sound_speed=SOUND_SPEED,
              absorption_model="francois_garrison", temperature=10.0, salinity=35.0, depth=10.0, ph=8.0,
@@ -163,9 +169,14 @@ def _swath(frequency: float, swath_width: float, along_track_beamwidth: float, n
 
 #: Swath (multibeam bathymetry) device presets of the profiling sonar: name -> (config values, source).
 PROFILING_DEVICE_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
-    "em2040_700khz_device": (
+    "em2040_600khz": (
+        _swath(600e3, 68.8, 0.4, 172, 0.4, 0.02, 115.0, 5725, 6, 210.0),
+        "Kongsberg EM 2040-04 at 600 kHz as the peer preset em2040_600khz_peer (unity-ros-underwater-simulator-2021.txt "
+        "§V coverage table: 68.8 deg swath, 115 m slant range; 0.4 deg beams); range resolution 2 cm, 2 cm bins, "
+        "rays and a 210 dB source level chosen here (the datasheet is not in shared/seeds)."),
+    "em2040_700khz": (
         _swath(700e3, 27.6, 0.4, 69, 0.4, 0.02, 56.6, 2830, 6, 210.0),
-        "Kongsberg EM 2040-04 at 700 kHz as the peer preset em2040_700khz (unity-ros-underwater-simulator-2021.txt "
+        "Kongsberg EM 2040-04 at 700 kHz as the peer preset em2040_700khz_peer (unity-ros-underwater-simulator-2021.txt "
         "§V coverage table: 27.6 deg swath, 56.6 m slant range; 0.4 deg beams); range resolution 2 cm, 2 cm bins, "
         "rays and a 210 dB source level chosen here (the datasheet is not in shared/seeds)."),
     "norbit_wbms_400khz": (
