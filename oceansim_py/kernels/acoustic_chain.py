@@ -7,12 +7,12 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
    sonar-equation intensity of the return (re 1 uPa^2 at the receiver), its range, the range extent of its
    footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
 2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays, each spread over
-   the range bins its surface footprint covers, into complex amplitude, intensity, hit and label images
-   (a gather, no atomics).
-3. :func:`range_psf_kernel` (optional) then :func:`bearing_receiver_kernel`, one element per bin: separable
-   convolution of the complex image with the real point-spread taps h (and of the mean intensity with h^2),
-   the second fused with the receiver: volume reverberation and receiver noise as one additive complex
-   Gaussian, detection |.|^2, time-varying gain and fixed gain.
+   the range bins its surface footprint covers and through the range point-spread taps, into complex
+   amplitude, intensity, hit and label images (a gather, no atomics): the range pass of the separable
+   convolution (complex image with the real taps h, mean intensity with h^2) fused with the binning.
+3. :func:`bearing_receiver_kernel`, one element per row: the bearing pass of the convolution fused with the
+   receiver: volume reverberation and receiver noise as one additive complex Gaussian, detection |.|^2,
+   time-varying gain and fixed gain.
 4. Optional per-frame :func:`frame_mean_kernel` + :func:`scale_frame_kernel` (automatic gain), and
    :func:`normalise_kernel` (per-row or global maximum normalisation).
 1-3 for a table fan (side-scan, profiling, single-beam) start with :func:`device_table_ray_kernel` instead.
@@ -42,11 +42,18 @@ TWO_PI = wp.constant(6.283185307179586)
 
 @wp.func
 def complex_gaussian(state: wp.uint32, variance: float) -> wp.vec2:
-    """One circular complex Gaussian draw with E|z|^2 = variance (Box-Muller: one log and sqrt for both parts)."""
-    u = 1.0 - wp.randf(state)
-    v = wp.randf(state)
-    r = wp.sqrt(-variance * wp.log(u))
-    return wp.vec2(r * wp.cos(TWO_PI * v), r * wp.sin(TWO_PI * v))
+    """One circular complex Gaussian draw with E|z|^2 = variance: Marsaglia's polar method (a point (u, v) uniform
+    in the unit disc, s = u^2 + v^2, z = (u, v) sqrt(-variance ln(s) / s); one log and one square root, no
+    sine or cosine; 4 / pi draws of a pair on average)."""
+    u = 2.0 * wp.randf(state) - 1.0
+    v = 2.0 * wp.randf(state) - 1.0
+    q = u * u + v * v
+    while q >= 1.0 or q == 0.0:
+        u = 2.0 * wp.randf(state) - 1.0
+        v = 2.0 * wp.randf(state) - 1.0
+        q = u * u + v * v
+    f = wp.sqrt(-variance * wp.log(q) / q)
+    return wp.vec2(u * f, v * f)
 
 
 @wp.func
@@ -221,20 +228,27 @@ def device_table_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int3
 def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                          ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
                          rays_per_channel: int, rays_per_pose: int, n_channels: int, min_range: float,
-                         range_resolution: float, n_range: int, field: wp.array3d(dtype=wp.vec2),
-                         power: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
-                         labels: wp.array3d(dtype=wp.int32), peak: wp.array3d(dtype=wp.float32), start: int):
+                         range_resolution: float, n_range: int, range_taps: wp.array(dtype=wp.float32),
+                         field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
+                         hits: wp.array3d(dtype=wp.int32), labels: wp.array3d(dtype=wp.int32),
+                         peak: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32), start: int):
     """Element (pose b, channel j): spread each of the channel's rays, in ray order, over the range bins its
     footprint [r - extent/2, r + extent/2] overlaps, in proportion to the overlap (area sampling: no aliasing
-    between the ray grid and the range bins). A piece of weight w adds I w to ``power`` and the complex
-    amplitude sqrt(I w) exp(i (phase + phi_k)) to ``field``, phi_k = 0 in the ray's own bin and a random phase
-    (hash of the ray's phase and the bin) elsewhere: the footprint's scatterers in other bins are other
-    scatterers. hits: rays per bin (by r); labels: label of the strongest piece in the bin (peak: scratch).
-    Expects field, power, hits zeroed and labels -1."""
+    between the ray grid and the range bins), through the range point spread. A piece of weight w in bin k has
+    intensity I w and complex amplitude sqrt(I w) exp(i (phase + phi_k)), phi_k = 0 in the ray's own bin and a
+    random phase (hash of the ray's phase and the bin) elsewhere: the footprint's scatterers in other bins are
+    other scatterers. The range point spread h[m] (m = -M..M, ``range_taps``; one tap 1 for none) is applied as
+    the piece is deposited: bin k + m gains h[m] times its amplitude in ``field`` and h[m]^2 times its intensity
+    in ``power`` (rows outside the image get nothing): the separable convolution's range pass, fused with the
+    binning. hits: rays per bin (by r); labels: label of the strongest piece in the bin (before point spread;
+    peak: scratch); row_echo[b, row] set to 1 for every row that receives an echo (every writer writes the same
+    1, so the result does not depend on the order). Expects field, power, hits, row_echo zeroed and labels -1."""
     e = wp.tid() + start
     b = e // n_channels
     j = e - b * n_channels
     first = b * rays_per_pose + j * rays_per_channel
+    n_taps = range_taps.shape[0]
+    half_taps = (n_taps - 1) // 2
     for t in range(rays_per_channel):
         cell = ray_bin[first + t]
         if cell >= 0:
@@ -260,8 +274,14 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
                         hh = pcg_hash(seed ^ wp.uint32(kk) * wp.uint32(-1640531527))
                         phase = phase + TWO_PI * float(hh >> wp.uint32(8)) / 16777216.0
                     a = wp.sqrt(piece)
-                    field[b, kk, j] = field[b, kk, j] + wp.vec2(a * wp.cos(phase), a * wp.sin(phase))
-                    power[b, kk, j] = power[b, kk, j] + piece
+                    amp = wp.vec2(a * wp.cos(phase), a * wp.sin(phase))
+                    for m in range(n_taps):
+                        row = kk + m - half_taps
+                        if row >= 0 and row < n_range:
+                            h = range_taps[m]
+                            field[b, row, j] = field[b, row, j] + h * amp
+                            power[b, row, j] = power[b, row, j] + h * h * piece
+                            row_echo[b, row] = 1
                     if labels[b, kk, j] < 0 or piece > peak[b, kk, j]:
                         peak[b, kk, j] = piece
                         labels[b, kk, j] = ray_label[first + t]
@@ -277,61 +297,54 @@ def bin_indices(e: int, n_range: int, n_channels: int) -> wp.vec3i:
 
 
 @wp.kernel
-def range_psf_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
-                     taps: wp.array(dtype=wp.float32), n_range: int, n_channels: int,
-                     field_out: wp.array3d(dtype=wp.vec2), power_out: wp.array3d(dtype=wp.float32), start: int):
-    """Element (b, r, j): field_out = sum_m h[m] field_in[r - m], power_out = sum_m h[m]^2 power_in[r - m]
-    over the taps m = -M..M (h symmetric); rows outside the image contribute nothing."""
-    e = wp.tid() + start
-    ix = bin_indices(e, n_range, n_channels)
-    half = (taps.shape[0] - 1) // 2
-    f = wp.vec2(0.0, 0.0)
-    p = float(0.0)
-    for t in range(taps.shape[0]):
-        rr = ix[1] + t - half
-        if rr >= 0 and rr < n_range:
-            h = taps[t]
-            f = f + h * field_in[ix[0], rr, ix[2]]
-            p = p + h * h * power_in[ix[0], rr, ix[2]]
-    field_out[ix[0], ix[1], ix[2]] = f
-    power_out[ix[0], ix[1], ix[2]] = p
-
-
-@wp.kernel
 def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
                             taps: wp.array(dtype=wp.float32), n_range: int, n_channels: int, noise_intensity: float,
                             row_reverb: wp.array(dtype=wp.float32), keys: wp.array(dtype=wp.int32),
-                            row_gain: wp.array(dtype=wp.float32), intensity: wp.array3d(dtype=wp.float32),
-                            clean: wp.array3d(dtype=wp.float32), start: int):
-    """Element (b, r, j): the bearing point spread and the receiver in one pass.
+                            row_gain: wp.array(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
+                            intensity: wp.array3d(dtype=wp.float32), clean: wp.array3d(dtype=wp.float32),
+                            start: int):
+    """Element (pose b, row r): the bearing point spread and the receiver in one pass over the row's bins j.
 
     Point spread across channels (beams): f = sum_m h[m] field_in[r, j - m], p = sum_m h[m]^2 power_in[r, j - m]
-    over the taps m = -M..M (h symmetric; channels outside the image contribute nothing; one tap h = 1 for none).
+    over the taps m = -M..M (h symmetric; channels outside the image contribute nothing; one tap h = 1 for none);
+    a row without an echo (``row_echo`` 0, set by :func:`footprint_bin_kernel`) has f = p = 0 and skips it.
     Receiver: intensity = |f + n|^2 G(r), clean = (p + R(r)) G(r). n is one circular complex Gaussian draw
     (exponential intensity) of variance noise_intensity + R(r): receiver noise (re 1 uPa^2) plus the volume
     reverberation R(r) = row_reverb[r] (its sonar-equation mean per sample through the point spread, per row on
-    the host), keyed by keys[b] and the bin index. G = row_gain[r]: time-varying and fixed gain on intensity,
-    10^((k log10 r + 2 alpha r + gain) / 10), per row on the host. clean is the expected intensity, speckle- and
-    noise-free (echoes and reverberation)."""
+    the host); where f = 0 its intensity |n|^2 is drawn directly from the exponential law (one logarithm), the
+    draws of row r coming in bin order from one stream keyed by keys[b] and r; elsewhere n is drawn from the
+    bin's own stream (keys[b], n_range + r n_channels + j). G = row_gain[r]: time-varying and
+    fixed gain on intensity, 10^((k log10 r + 2 alpha r + gain) / 10), per row on the host. clean is the
+    expected intensity, speckle- and noise-free (echoes and reverberation)."""
     e = wp.tid() + start
-    ix = bin_indices(e, n_range, n_channels)
+    b = e // n_range
+    r = e - b * n_range
     half = (taps.shape[0] - 1) // 2
-    f = wp.vec2(0.0, 0.0)
-    p = float(0.0)
-    for t in range(taps.shape[0]):
-        jj = ix[2] + t - half
-        if jj >= 0 and jj < n_channels:
-            h = taps[t]
-            f = f + h * field_in[ix[0], ix[1], jj]
-            p = p + h * h * power_in[ix[0], ix[1], jj]
-    reverb = row_reverb[ix[1]]
+    echo = row_echo[b, r]
+    reverb = row_reverb[r]
     variance = noise_intensity + reverb
-    if variance > 0.0:
-        state = wp.rand_init(keys[ix[0]], e - ix[0] * n_range * n_channels)
-        f = f + complex_gaussian(state, variance)
-    g = row_gain[ix[1]]
-    intensity[ix[0], ix[1], ix[2]] = wp.dot(f, f) * g
-    clean[ix[0], ix[1], ix[2]] = (p + reverb) * g
+    g = row_gain[r]
+    state = wp.rand_init(keys[b], r)
+    for j in range(n_channels):
+        f = wp.vec2(0.0, 0.0)
+        p = float(0.0)
+        if echo != 0:
+            lo = wp.max(j - half, 0)
+            hi = wp.min(j + half, n_channels - 1)
+            for jj in range(lo, hi + 1):
+                h = taps[jj - j + half]
+                f = f + h * field_in[b, r, jj]
+                p = p + h * h * power_in[b, r, jj]
+        detected = wp.dot(f, f)
+        if variance > 0.0:
+            if detected == 0.0:
+                detected = -variance * wp.log(1.0 - wp.randf(state))
+            else:
+                # its own state (a wp.func gets a copy of the state, so the row's stream cannot advance past it)
+                f = f + complex_gaussian(wp.rand_init(keys[b], n_range + r * n_channels + j), variance)
+                detected = wp.dot(f, f)
+        intensity[b, r, j] = detected * g
+        clean[b, r, j] = (p + reverb) * g
 
 
 @wp.kernel
