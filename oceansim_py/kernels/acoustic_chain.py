@@ -30,7 +30,7 @@ import warp as wp
 
 from oceansim_py.kernels.imaging_sonar import range_cell
 from oceansim_py.kernels.random import pcg_hash, stream_key
-from oceansim_py.kernels.raycast import RayHit, cast_ray, sensor_to_world, two_way_absorption
+from oceansim_py.kernels.raycast import RayHit, cast_ray
 
 #: Random stream ids (kernels/random.py) of the device chain, beyond those of the peer models.
 STREAM_JITTER = wp.constant(21)
@@ -89,6 +89,9 @@ def carrier_phase(distance: float, wavelength: float) -> float:
     return TWO_PI * (t - wp.floor(t))
 
 
+#: The footprint's random phases come from a table of 2^PHASOR_BITS unit phasors (0.09 deg steps).
+PHASOR_BITS = wp.constant(12)
+
 #: Largest range extent of one ray's footprint, in range bins (grazing rays are capped to it).
 MAX_FOOTPRINT_BINS = wp.constant(32)
 
@@ -105,12 +108,13 @@ class RayEcho:
 
 
 @wp.func
-def ray_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, edge_a: wp.vec3, edge_b: wp.vec3, weight: float,
+def ray_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, rotation: wp.quat, edge_a: wp.vec3, edge_b: wp.vec3,
+             weight: float,
              object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32), min_range: float,
              range_resolution: float, n_range: int, alpha_db_per_m: float, source_intensity: float,
              wavelength: float, phase_grid: float, phase_key: int) -> RayEcho:
-    """The echo of hit ``h`` of a ray whose cell spans the world-frame edge vectors ``edge_a``, ``edge_b`` and
-    stands for ``weight`` (solid angle x two-way pattern, sr).
+    """The echo of hit ``h`` of a ray whose cell spans the sensor-frame edge vectors ``edge_a``, ``edge_b`` (the
+    sensor's attitude is ``rotation``) and stands for ``weight`` (solid angle x two-way pattern, sr).
 
     I = SL mu cos(psi) w / r^2 10^(-2 alpha r / 10) (Lambert: mu cos^2 psi times the footprint r^2 w / cos psi,
     two-way spreading r^-4); footprint range extent r / cos(psi) sqrt((n . edge_a)^2 + (n . edge_b)^2), capped at
@@ -124,10 +128,12 @@ def ray_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, edge_a: wp.vec3, ed
         cell = range_cell(h.distance, min_range, range_resolution, n_range)
         if cell >= 0:
             r = h.distance
+            # 10^(-2 alpha r / 10) as exp(-0.2 ln(10) alpha r)
             out.value = (source_intensity * object_mu[h.obj] * h.cos_incidence * weight / (r * r)
-                         * two_way_absorption(alpha_db_per_m, r))
-            da = wp.dot(h.normal, edge_a)
-            db = wp.dot(h.normal, edge_b)
+                         * wp.exp(-0.46051701859880914 * alpha_db_per_m * r))
+            n_sensor = wp.quat_rotate_inv(rotation, h.normal)
+            da = wp.dot(n_sensor, edge_a)
+            db = wp.dot(n_sensor, edge_b)
             extent = wp.min(r * wp.sqrt(da * da + db * db) / wp.max(h.cos_incidence, 1.0e-3),
                             float(MAX_FOOTPRINT_BINS) * range_resolution)
             phase = carrier_phase(r, wavelength) + scatterer_phase(origin + r * direction, phase_grid, phase_key)
@@ -140,7 +146,7 @@ def ray_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, edge_a: wp.vec3, ed
 @wp.kernel
 def device_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
                       object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
-                      poses: wp.array(dtype=wp.transform), ray_bearing: wp.array(dtype=wp.float32),
+                      poses: wp.array(dtype=wp.transform), bearing_cos_sin: wp.array(dtype=wp.vec2),
                       bearing_cell: float, elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float,
                       n_elev: int, rays_per_pose: int, jitter: int, jitter_key: int, phase_key: int,
                       min_range: float, max_range: float, range_resolution: float, n_range: int,
@@ -149,11 +155,12 @@ def device_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
                       ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
     """Cast ray i of a bearing x elevation fan (imaging sonar) and store its :func:`ray_echo`.
 
-    ray_bearing[c]: centre bearing of bearing ray c (rad, +starboard); elevation_table[k] = (e_k, unused,
-    w_k) with e_k the centre elevation (rad) and w_k the ray's solid angle (sr) times the two-way elevation
-    pattern. With ``jitter`` the direction is drawn uniformly inside its (bearing_cell x elevation_cell) cell,
-    from a stream keyed by ``jitter_key`` and the ray's index within the pose (the same for every frame).
-    The cell's edges are t_e de and t_b cos(e) db (unit elevation and bearing tangents).
+    bearing_cos_sin[c] = (cos b_c, sin b_c) of the centre bearing of bearing ray c (rad, +starboard);
+    elevation_table[k] = (cos e_k, sin e_k, w_k) with e_k the centre elevation (rad) and w_k the ray's solid
+    angle (sr) times the two-way elevation pattern. The cell's edges are a = t_e de and b = t_b cos(e) db (unit
+    elevation and bearing tangents t_e, t_b at the centre d). With ``jitter`` the direction is
+    normalize(d + (u - 1/2) a + (v - 1/2) b), u, v uniform from a stream keyed by ``jitter_key`` and the ray's
+    index within the pose (the same for every frame): uniform over the cell's tangent plane, no trigonometry.
     """
     i = wp.tid() + start
     b = i // rays_per_pose
@@ -161,23 +168,25 @@ def device_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
     c = local // n_elev
     k = local - c * n_elev
     et = elevation_table[k]
-    bearing = ray_bearing[c]
-    elevation = et[0]
+    bcs = bearing_cos_sin[c]
+    ce = et[0]
+    se = et[1]
+    cb = bcs[0]
+    sb = bcs[1]
+    d_flu = wp.vec3(ce * cb, -ce * sb, se)
+    edge_a = wp.vec3(-se * cb, se * sb, ce) * elevation_cell
+    edge_b = wp.vec3(-sb, -cb, 0.0) * (ce * bearing_cell)
     if jitter == 1:
         state = wp.rand_init(jitter_key, local)
-        bearing = bearing + (wp.randf(state) - 0.5) * bearing_cell
-        elevation = elevation + (wp.randf(state) - 0.5) * elevation_cell
-    ce = wp.cos(elevation)
-    se = wp.sin(elevation)
-    cb = wp.cos(bearing)
-    sb = wp.sin(bearing)
+        u = wp.randf(state) - 0.5
+        v = wp.randf(state) - 0.5
+        d_flu = wp.normalize(d_flu + u * edge_a + v * edge_b)
     pose = poses[b]
+    rotation = wp.transform_get_rotation(pose)
     origin = wp.transform_get_translation(pose)
-    direction = sensor_to_world(pose, wp.vec3(ce * cb, -ce * sb, se))
+    direction = wp.quat_rotate(rotation, d_flu)
     h = cast_ray(mesh, face_object, origin, direction, max_range)
-    edge_a = sensor_to_world(pose, wp.vec3(-se * cb, se * sb, ce)) * elevation_cell
-    edge_b = sensor_to_world(pose, wp.vec3(-sb, -cb, 0.0)) * (ce * bearing_cell)
-    echo = ray_echo(h, origin, direction, edge_a, edge_b, et[2], object_mu, object_label, min_range,
+    echo = ray_echo(h, origin, direction, rotation, edge_a, edge_b, et[2], object_mu, object_label, min_range,
                     range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key)
     ray_intensity[i] = echo.value
     ray_range[i] = echo.rng
@@ -211,12 +220,13 @@ def device_table_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int3
         v = wp.randf(state) - 0.5
         d_flu = wp.normalize(d_flu + u * edges_a[local] + v * edges_b[local])
     pose = poses[b]
+    rotation = wp.transform_get_rotation(pose)
     origin = wp.transform_get_translation(pose)
-    direction = sensor_to_world(pose, d_flu)
+    direction = wp.quat_rotate(rotation, d_flu)
     h = cast_ray(mesh, face_object, origin, direction, max_range)
-    echo = ray_echo(h, origin, direction, sensor_to_world(pose, edges_a[local]),
-                    sensor_to_world(pose, edges_b[local]), weights[local], object_mu, object_label, min_range,
-                    range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key)
+    echo = ray_echo(h, origin, direction, rotation, edges_a[local], edges_b[local], weights[local], object_mu,
+                    object_label, min_range, range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength,
+                    phase_grid, phase_key)
     ray_intensity[i] = echo.value
     ray_range[i] = echo.rng
     ray_bin[i] = echo.cell
@@ -231,13 +241,14 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
                          range_resolution: float, n_range: int, range_taps: wp.array(dtype=wp.float32),
                          field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
                          hits: wp.array3d(dtype=wp.int32), labels: wp.array3d(dtype=wp.int32),
-                         peak: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32), start: int):
+                         peak: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
+                         phasors: wp.array(dtype=wp.vec2), start: int):
     """Element (pose b, channel j): spread each of the channel's rays, in ray order, over the range bins its
     footprint [r - extent/2, r + extent/2] overlaps, in proportion to the overlap (area sampling: no aliasing
     between the ray grid and the range bins), through the range point spread. A piece of weight w in bin k has
-    intensity I w and complex amplitude sqrt(I w) exp(i (phase + phi_k)), phi_k = 0 in the ray's own bin and a
-    random phase (hash of the ray's phase and the bin) elsewhere: the footprint's scatterers in other bins are
-    other scatterers. The range point spread h[m] (m = -M..M, ``range_taps``; one tap 1 for none) is applied as
+    intensity I w and complex amplitude sqrt(I w) exp(i phi_k), phi_k the ray's phase in its own bin and a
+    random phase elsewhere (``phasors``[hash of the ray's phase and the bin], a table of 2^PHASOR_BITS unit
+    phasors exp(i 2 pi n / 2^PHASOR_BITS)): the footprint's scatterers in other bins are other scatterers. The range point spread h[m] (m = -M..M, ``range_taps``; one tap 1 for none) is applied as
     the piece is deposited: bin k + m gains h[m] times its amplitude in ``field`` and h[m]^2 times its intensity
     in ``power`` (rows outside the image get nothing): the separable convolution's range pass, fused with the
     binning. hits: rays per bin (by r); labels: label of the strongest piece in the bin (before point spread;
@@ -262,6 +273,7 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
                 k0 = wp.max(int(wp.floor((rr[0] - half - min_range) / range_resolution)), 0)
                 k1 = wp.min(int(wp.floor((rr[0] + half - min_range) / range_resolution)), n_range - 1)
             seed = wp.uint32(int(rr[2] * 1.0e6))
+            own = wp.vec2(wp.cos(rr[2]), wp.sin(rr[2]))
             for kk in range(k0, k1 + 1):
                 w = float(1.0)
                 if half > 0.0:
@@ -269,12 +281,11 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
                     w = (wp.min(rr[0] + half, lo + range_resolution) - wp.max(rr[0] - half, lo)) / (2.0 * half)
                 if w > 0.0:
                     piece = value * w
-                    phase = rr[2]
+                    phasor = own
                     if kk != cell:
                         hh = pcg_hash(seed ^ wp.uint32(kk) * wp.uint32(-1640531527))
-                        phase = phase + TWO_PI * float(hh >> wp.uint32(8)) / 16777216.0
-                    a = wp.sqrt(piece)
-                    amp = wp.vec2(a * wp.cos(phase), a * wp.sin(phase))
+                        phasor = phasors[int(hh >> wp.uint32(32 - PHASOR_BITS))]
+                    amp = wp.sqrt(piece) * phasor
                     for m in range(n_taps):
                         row = kk + m - half_taps
                         if row >= 0 and row < n_range:

@@ -235,13 +235,17 @@ class DeviceChain:
         self._row_reverb = wp.array(reverb.astype(np.float32), dtype=wp.float32, device=device)
         self._range_taps = wp.array(self.range_taps, dtype=wp.float32, device=device)
         self._bearing_taps = wp.array(self.bearing_taps, dtype=wp.float32, device=device)
+        angles = 2.0 * np.pi * np.arange(2 ** int(k.PHASOR_BITS)) / 2 ** int(k.PHASOR_BITS)
+        self._phasors = wp.array(np.stack([np.cos(angles), np.sin(angles)], 1).astype(np.float32), dtype=wp.vec2,
+                                 device=device)
         if isinstance(layout, TableFan):
             self._table = [wp.array(np.asarray(a, dtype=np.float32), dtype=wp.vec3, device=device)
                            for a in (layout.directions, layout.edges_a, layout.edges_b)]
             self._weights = wp.array(np.asarray(layout.weights, dtype=np.float32), dtype=wp.float32, device=device)
         else:
-            self._bearings = wp.array(layout.bearings.astype(np.float32), dtype=wp.float32, device=device)
-            table = np.stack([layout.elevations, np.zeros_like(layout.elevations), layout.elevation_weights], 1)
+            self._bearings = wp.array(np.stack([np.cos(layout.bearings), np.sin(layout.bearings)], 1).astype(np.float32),
+                                      dtype=wp.vec2, device=device)
+            table = np.stack([np.cos(layout.elevations), np.sin(layout.elevations), layout.elevation_weights], 1)
             self._elev_table = wp.array(table.astype(np.float32), dtype=wp.vec3, device=device)
         self._buffers: ScratchCache[_ChainBuffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
 
@@ -321,7 +325,7 @@ class DeviceChain:
         launch_1d(k.footprint_bin_kernel, batch * lay.n_channels,
                   [buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label, lay.rays_per_channel,
                    lay.rays_per_pose, lay.n_channels, float(lay.min_range), dr, lay.n_range, self._range_taps,
-                   buf.field, buf.power, hits, labels, buf.peak, buf.row_echo], dev, min_chunk=1)
+                   buf.field, buf.power, hits, labels, buf.peak, buf.row_echo, self._phasors], dev, min_chunk=1)
         n_bins = batch * lay.n_range * lay.n_channels
         noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
         launch_1d(k.frame_keys_kernel, batch, [s.seed, int(frame_index), self.sensor_id, int(k.STREAM_NOISE),
