@@ -7,9 +7,9 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
    sonar-equation intensity of the return (re 1 uPa^2 at the receiver), its range, the range extent of its
    footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
 2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays, each spread over
-   the range bins its surface footprint covers and through the range point-spread taps, into complex
-   amplitude, intensity, hit and label images (a gather, no atomics): the range pass of the separable
-   convolution (complex image with the real taps h, mean intensity with h^2) fused with the binning.
+   the range bins its surface footprint covers, into complex amplitude, intensity, hit and label images (a
+   gather, no atomics), then the range pass of the separable convolution (complex image with the real taps h,
+   mean intensity with h^2) over the rows the channel reached.
 3. :func:`bearing_receiver_kernel`, one element per row: the bearing pass of the convolution fused with the
    receiver: volume reverberation and receiver noise as one additive complex Gaussian, detection |.|^2,
    time-varying gain and fixed gain.
@@ -239,27 +239,33 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
                          ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
                          rays_per_channel: int, rays_per_pose: int, n_channels: int, min_range: float,
                          range_resolution: float, n_range: int, range_taps: wp.array(dtype=wp.float32),
+                         pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
                          field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
                          hits: wp.array3d(dtype=wp.int32), labels: wp.array3d(dtype=wp.int32),
                          peak: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
                          phasors: wp.array(dtype=wp.vec2), start: int):
-    """Element (pose b, channel j): spread each of the channel's rays, in ray order, over the range bins its
-    footprint [r - extent/2, r + extent/2] overlaps, in proportion to the overlap (area sampling: no aliasing
-    between the ray grid and the range bins), through the range point spread. A piece of weight w in bin k has
-    intensity I w and complex amplitude sqrt(I w) exp(i phi_k), phi_k the ray's phase in its own bin and a
-    random phase elsewhere (``phasors``[hash of the ray's phase and the bin], a table of 2^PHASOR_BITS unit
-    phasors exp(i 2 pi n / 2^PHASOR_BITS)): the footprint's scatterers in other bins are other scatterers. The range point spread h[m] (m = -M..M, ``range_taps``; one tap 1 for none) is applied as
-    the piece is deposited: bin k + m gains h[m] times its amplitude in ``field`` and h[m]^2 times its intensity
-    in ``power`` (rows outside the image get nothing): the separable convolution's range pass, fused with the
-    binning. hits: rays per bin (by r); labels: label of the strongest piece in the bin (before point spread;
-    peak: scratch); row_echo[b, row] set to 1 for every row that receives an echo (every writer writes the same
-    1, so the result does not depend on the order). Expects field, power, hits, row_echo zeroed and labels -1."""
+    """Element (pose b, channel j): bin the channel's rays, then its range point spread.
+
+    Binning: each ray, in ray order, is spread over the range bins its footprint [r - extent/2, r + extent/2]
+    overlaps, in proportion to the overlap (area sampling: no aliasing between the ray grid and the range bins).
+    A piece of weight w in bin k adds its intensity I w to ``pre_power`` and its complex amplitude
+    sqrt(I w) exp(i phi_k) to ``pre_field``, phi_k the ray's phase in its own bin and a random phase elsewhere
+    (``phasors``[hash of the ray's phase and the bin], a table of 2^PHASOR_BITS unit phasors
+    exp(i 2 pi n / 2^PHASOR_BITS)): the footprint's scatterers in other bins are other scatterers. hits: rays
+    per bin (by r); labels: label of the strongest piece in the bin (peak: scratch).
+
+    Range point spread (the range pass of the separable convolution), over the rows [lo - M, hi + M] around the
+    rows lo..hi the channel's pieces reached: field[row] = sum_m h[m] pre_field[row - m + M], power[row] =
+    sum_m h[m]^2 pre_power[row - m + M] (h = ``range_taps``, symmetric, m = 0..2M; one tap 1 for none), and
+    row_echo[b, row] = 1 where power > 0 (every writer writes the same 1: the result does not depend on the
+    order). The channel's pre_field and pre_power rows are then set back to 0, so they stay zero between
+    renders. Expects field, power, hits, row_echo zeroed, labels -1, pre_field and pre_power zero."""
     e = wp.tid() + start
     b = e // n_channels
     j = e - b * n_channels
     first = b * rays_per_pose + j * rays_per_channel
-    n_taps = range_taps.shape[0]
-    half_taps = (n_taps - 1) // 2
+    lo_row = n_range
+    hi_row = int(-1)
     for t in range(rays_per_channel):
         cell = ray_bin[first + t]
         if cell >= 0:
@@ -285,17 +291,29 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
                     if kk != cell:
                         hh = pcg_hash(seed ^ wp.uint32(kk) * wp.uint32(-1640531527))
                         phasor = phasors[int(hh >> wp.uint32(32 - PHASOR_BITS))]
-                    amp = wp.sqrt(piece) * phasor
-                    for m in range(n_taps):
-                        row = kk + m - half_taps
-                        if row >= 0 and row < n_range:
-                            h = range_taps[m]
-                            field[b, row, j] = field[b, row, j] + h * amp
-                            power[b, row, j] = power[b, row, j] + h * h * piece
-                            row_echo[b, row] = 1
+                    pre_field[b, kk, j] = pre_field[b, kk, j] + wp.sqrt(piece) * phasor
+                    pre_power[b, kk, j] = pre_power[b, kk, j] + piece
+                    lo_row = wp.min(lo_row, kk)
+                    hi_row = wp.max(hi_row, kk)
                     if labels[b, kk, j] < 0 or piece > peak[b, kk, j]:
                         peak[b, kk, j] = piece
                         labels[b, kk, j] = ray_label[first + t]
+    if hi_row >= 0:
+        half_taps = (range_taps.shape[0] - 1) // 2
+        for row in range(wp.max(lo_row - half_taps, 0), wp.min(hi_row + half_taps, n_range - 1) + 1):
+            f = wp.vec2(0.0, 0.0)
+            p = float(0.0)
+            for src in range(wp.max(row - half_taps, lo_row), wp.min(row + half_taps, hi_row) + 1):
+                h = range_taps[src - row + half_taps]
+                f = f + h * pre_field[b, src, j]
+                p = p + h * h * pre_power[b, src, j]
+            field[b, row, j] = f
+            power[b, row, j] = p
+            if p > 0.0:
+                row_echo[b, row] = 1
+        for row in range(lo_row, hi_row + 1):
+            pre_field[b, row, j] = wp.vec2(0.0, 0.0)
+            pre_power[b, row, j] = 0.0
 
 
 @wp.func

@@ -182,6 +182,9 @@ class _ChainBuffers:
         self.ray_distance = wp.empty(n_rays if isinstance(layout, TableFan) else 0, dtype=wp.float32, device=device)
         self.field = wp.empty(shape, dtype=wp.vec2, device=device)
         self.power = wp.empty(shape, dtype=wp.float32, device=device)
+        # the binning's images before the range point spread: zero here, kept zero by footprint_bin_kernel
+        self.pre_field = wp.zeros(shape, dtype=wp.vec2, device=device)
+        self.pre_power = wp.zeros(shape, dtype=wp.float32, device=device)
         self.peak = wp.empty(shape, dtype=wp.float32, device=device)
         self.keys = wp.empty(batch, dtype=wp.int32, device=device)
         self.row_max = wp.empty((batch, layout.n_range), dtype=wp.float32, device=device)
@@ -191,8 +194,8 @@ class _ChainBuffers:
     @staticmethod
     def nbytes(layout: FanLayout | TableFan, batch: int) -> int:
         """Scratch bytes: per ray 28 (intensity, range/footprint/phase, bin, label, distance); per row 8 (maximum,
-        echo flag); per bin 16 (complex and intensity images after the range pass, peak scratch)."""
-        return batch * (64 + 28 * layout.rays_per_pose + layout.n_range * (8 + 16 * layout.n_channels))
+        echo flag); per bin 28 (complex and intensity images before and after the range pass, peak scratch)."""
+        return batch * (64 + 28 * layout.rays_per_pose + layout.n_range * (8 + 28 * layout.n_channels))
 
 
 class DeviceChain:
@@ -325,7 +328,8 @@ class DeviceChain:
         launch_1d(k.footprint_bin_kernel, batch * lay.n_channels,
                   [buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label, lay.rays_per_channel,
                    lay.rays_per_pose, lay.n_channels, float(lay.min_range), dr, lay.n_range, self._range_taps,
-                   buf.field, buf.power, hits, labels, buf.peak, buf.row_echo, self._phasors], dev, min_chunk=1)
+                   buf.pre_field, buf.pre_power, buf.field, buf.power, hits, labels, buf.peak, buf.row_echo,
+                   self._phasors], dev, min_chunk=1)
         n_bins = batch * lay.n_range * lay.n_channels
         noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
         launch_1d(k.frame_keys_kernel, batch, [s.seed, int(frame_index), self.sensor_id, int(k.STREAM_NOISE),

@@ -8,8 +8,10 @@ Common choices for all imaging-sonar device presets:
 - receiver noise: the thermal noise floor (Mellen 1952, spectrum level -15 + 20 log10 f_kHz dB re 1 uPa^2/Hz)
   in the pulse bandwidth, less the receive array's directivity index DI = 10 log10(4 pi / (theta_h theta_v)),
   plus 6 dB for electronics (chosen here): :func:`receiver_noise_level`;
-- volume scattering S_v = -80 dB re 1 m^-1 (clear coastal water); point-spread kernels 3 beam widths (range
-  resolutions) each side, which holds the main lobe and the first two side lobes (chosen here, for speed);
+- volume scattering S_v = -80 dB re 1 m^-1 (clear coastal water); point-spread kernels ``PSF_EXTENT`` = 2.26 beam
+  widths (range resolutions) each side: a uniform aperture's k-th null lies at k / 0.886 = 1.13 k beam widths,
+  so the kernels hold the main lobe and the first side lobe (-13.3 dB) up to the second null (chosen here, for
+  speed: the second side lobe, -17.8 dB, is left out);
 - bandwidth B = c / (2 delta_r) from the datasheet range resolution delta_r; uniform pulse and array tapers
   unless stated (datasheets do not state them); elevation pattern of a uniform vertical aperture with the
   datasheet vertical beam width, rays spread over 3x that width so the first elevation side lobes see geometry;
@@ -28,6 +30,10 @@ import math
 from typing import Any
 
 SOUND_SPEED = 1500.0
+
+#: Half-width of the device presets' point-spread kernels, in beam widths (range resolutions): up to the second
+#: null of a uniform aperture's pattern, 2 / 0.886.
+PSF_EXTENT = 2.26
 
 
 def receiver_noise_level(frequency_hz: float, bandwidth_hz: float, beam_width_deg: float,
@@ -50,7 +56,7 @@ def _fls(frequency: float, hfov: float, vfov: float, beams: int, beam_width: flo
         frequency=frequency, bandwidth=round(bandwidth, 1), source_level=source_level,
         sound_speed=SOUND_SPEED, absorption_model="francois_garrison", temperature=10.0, salinity=35.0,
         depth=10.0, ph=8.0, noise_level=noise,
-        psf_extent=3.0, volume_scattering=-80.0, tvg="30log", tvg_gain=0.0, aggregation="sum", normalisation="none",
+        psf_extent=PSF_EXTENT, volume_scattering=-80.0, tvg="30log", tvg_gain=0.0, aggregation="sum", normalisation="none",
         multiplicative_sigma=0.0, additive_sigma=0.0, additive_range_scaled=False, display="db",
         display_floor=noise + 40.0, dynamic_range=60.0, colormap="amber",
     )
@@ -118,7 +124,7 @@ def _sidescan(frequency: float, along_track_beamwidth: float, vertical_beamwidth
         depression=depression, min_range=0.5, max_range=max_range, range_bins=range_bins, along_track_rays=8,
         across_track_rays=across_track_rays, beam_pattern="gaussian", frequency=frequency,
         bandwidth=round(bandwidth, 1), source_level=source_level, sound_speed=SOUND_SPEED,
-        absorption_model="francois_garrison", temperature=10.0, salinity=35.0, depth=10.0, ph=8.0,
+        absorption_model="francois_garrison", temperature=10.0, salinity=35.0, depth=10.0, ph=8.0, psf_extent=PSF_EXTENT,
         noise_level=round(receiver_noise_level(frequency, bandwidth, along_track_beamwidth, vertical_beamwidth), 1),
         volume_scattering=-80.0, tvg="30log", normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0,
         display="db", db_range=50.0,
@@ -143,7 +149,8 @@ SINGLEBEAM_DEVICE_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
         dict(model="device", opening_angle=6.0, cone_rings=16, rays_per_ring=64, min_range=0.1, max_range=50.0,
              range_bins=2495, frequency=500e3, bandwidth=37500.0, source_level=210.0, sound_speed=SOUND_SPEED,
              absorption_model="francois_garrison", temperature=10.0, salinity=35.0, depth=10.0, ph=8.0,
-             noise_level=round(receiver_noise_level(500e3, 37500.0, 6.0, 6.0), 1), volume_scattering=-80.0,
+             psf_extent=PSF_EXTENT, noise_level=round(receiver_noise_level(500e3, 37500.0, 6.0, 6.0), 1),
+             volume_scattering=-80.0,
              tvg="30log", normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0, range_noise=0.0),
         "Tritech PA500 altimeter datasheet as recalled here (500 kHz, 6 deg conical beam, 0.1-50 m); check before "
         "relying on it. Range resolution 2 cm (B = 37.5 kHz), 2 cm bins, rays, a 210 dB source level and the "
@@ -160,7 +167,7 @@ def _swath(frequency: float, swath_width: float, along_track_beamwidth: float, n
         beam_width=beam_width, across_rays_per_beam=across_rays_per_beam, along_track_rays=4, min_range=0.5,
         max_range=max_range, range_bins=range_bins, frequency=frequency, bandwidth=round(bandwidth, 1),
         source_level=source_level, sound_speed=SOUND_SPEED, absorption_model="francois_garrison", temperature=10.0,
-        salinity=35.0, depth=10.0, ph=8.0, psf_extent=3.0,
+        salinity=35.0, depth=10.0, ph=8.0, psf_extent=PSF_EXTENT,
         noise_level=round(receiver_noise_level(frequency, bandwidth, beam_width, along_track_beamwidth), 1),
         volume_scattering=-80.0, tvg="30log", normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0,
         range_noise=0.0, angle_noise=0.0, image=True,
@@ -198,7 +205,7 @@ def _multibeam(frequency: float, fov: float, n_beams: int, beam_width: float, el
         bandwidth=round(bandwidth, 1), sound_speed=SOUND_SPEED, min_range=min_range, max_range=max_range,
         source_level=source_level, absorption_model="francois_garrison", temperature=10.0, salinity=35.0,
         depth=10.0, ph=8.0, beam_pattern=True, elevation_directivity=True,
-        elevation_span=min(3.0 * elevation_fov, 179.0), psf_extent=3.0, noise_level=noise, volume_scattering=-80.0,
+        elevation_span=min(3.0 * elevation_fov, 179.0), psf_extent=PSF_EXTENT, noise_level=noise, volume_scattering=-80.0,
         tvg="30log",
         tvg_gain=0.0, display="db", display_floor=noise + 40.0, dynamic_range=60.0, colormap="amber",
     )
