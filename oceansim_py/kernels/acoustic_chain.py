@@ -3,9 +3,9 @@
 A render of B poses on the device chain is, after the fan's rays are laid out as in kernels/imaging_sonar.py
 (rays of one pose ordered (channel, ray-in-channel), a channel's rays contiguous):
 
-1. :func:`device_ray_kernel` (bearing x elevation fan), one element per ray: stratified, jittered direction inside the ray's cell, cast,
-   sonar-equation intensity of the return (re 1 uPa^2 at the receiver), its range, the range extent of its
-   footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
+1. :func:`device_ray_kernel` (bearing x elevation fan), one element per ray: stratified, jittered direction
+   inside the ray's cell, cast, sonar-equation intensity of the return (re 1 uPa^2 at the receiver), its range,
+   the range extent of its footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
 2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays, each spread over
    the range bins its surface footprint covers, into complex amplitude, intensity, hit and label images (a
    gather, no atomics), then the range pass of the separable convolution (complex image with the real taps h,

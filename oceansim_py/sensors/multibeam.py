@@ -78,9 +78,9 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
     azimuth_rays_per_beam: rays spread over each beam's bearing width (1: one ray at the beam centre).
     frequency: centre frequency (Hz). bandwidth: with model "device", the -3 dB bandwidth B (Hz) as datasheets
     give it: the point-target range response (a flat band's sinc, first range side lobe -13.3 dB) has -3 dB
-    width c / (2 B) (the device chain's convention, sensors/acoustic/bandwidth.py). With model "peer", the parameter b (Hz) of DAVE's Gaussian spectrum
-    S(f) = S0 exp(-pi^2 (f - fc)^2 / b^2), 2.67 x that spectrum's -3 dB bandwidth (``bandwidth_3db``), kept so
-    DAVE's model files read as DAVE reads them.
+    width c / (2 B) (the device chain's convention, sensors/acoustic/bandwidth.py). With model "peer", the
+    parameter b (Hz) of DAVE's Gaussian spectrum S(f) = S0 exp(-pi^2 (f - fc)^2 / b^2), 2.67 x that
+    spectrum's -3 dB bandwidth (``bandwidth_3db``), kept so DAVE's model files read as DAVE reads them.
     sound_speed: c (m/s). min_range / max_range: the window of the time series (m).
     source_level: SL (dB re 1 uPa at 1 m), S0 = 10^(SL / 20). absorption: dB/m, one way.
     sample_rate: complex baseband sample rate (Hz); None means the bandwidth (peer) or twice the -3 dB bandwidth
@@ -351,7 +351,8 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
             kappa = sinc_rate_per_bandwidth()
             l_eff = (self.sound_speed / (2.0 * self.bandwidth * kappa)
                      * sinc_power_integral(kappa * self.psf_extent))
-            reverb = 10.0 ** ((self.source_level + self.volume_scattering - 2.0 * alpha * r) / 10.0) / r**2 * omega * l_eff
+            level = 10.0 ** ((self.source_level + self.volume_scattering - 2.0 * alpha * r) / 10.0)
+            reverb = level / r**2 * omega * l_eff
         beam_reverb = np.ones(self.n_beams)
         if self.beam_pattern:
             sq = self.device_beam_pattern() ** 2

@@ -16,7 +16,6 @@ docs/PHYSICS_ACOUSTIC_CHAIN.md. Units of the outputs:
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any, Callable
 
 import numpy as np
