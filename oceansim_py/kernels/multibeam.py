@@ -376,64 +376,47 @@ def multibeam_device_deposit_kernel(amp: wp.array(dtype=wp.vec2), power: wp.arra
 
 @wp.kernel
 def multibeam_device_mix_kernel(raw: wp.array3d(dtype=wp.vec2), raw_power: wp.array3d(dtype=wp.float32),
-                                count: wp.array(dtype=wp.int32), beams: wp.array2d(dtype=wp.int32),
-                                pattern: wp.array(dtype=wp.float32), mix: int, n_beams: int, n_samples: int,
-                                n_blocks: int, noise_intensity: float, row_reverb: wp.array(dtype=wp.float32),
+                                taps: wp.array(dtype=wp.float32), n_beams: int, n_samples: int,
+                                noise_intensity: float, row_reverb: wp.array(dtype=wp.float32),
                                 beam_reverb: wp.array(dtype=wp.float32), keys: wp.array(dtype=wp.int32),
                                 row_gain: wp.array(dtype=wp.float32), time_series: wp.array3d(dtype=wp.vec2),
                                 intensity: wp.array3d(dtype=wp.float32), clean: wp.array3d(dtype=wp.float32),
                                 db: wp.array3d(dtype=wp.float32), start: int):
-    """Device model, one element per (pose b, sample n, block of ``MIX_BLOCK`` beams): the receive beam pattern
-    and the receiver in one pass.
+    """Device model, one element per (pose b, sample n, beam j): the receive beam pattern and the receiver.
 
-    Beam pattern (when ``mix``): p_j = sum_i h(|i - j|) p_i and P_j = sum_i h(|i - j|)^2 P_i over the sample's
-    non-zero beams in increasing i, h = ``pattern`` (the line array's one-way amplitude pattern at k beam steps,
-    peak 1: a point target keeps its echo level). Receiver: one circular complex Gaussian draw n of variance
-    noise_intensity + R (R = row_reverb[n] beam_reverb[j], the volume reverberation's mean), keyed by keys[b]
-    and the sample-beam index. Writes time_series = p + n (re 1 uPa, before gain), intensity = |p + n|^2 G,
-    clean = (P + R) G with G = row_gain[n] (TVG and fixed gain), db = 10 log10 intensity (-300 for 0)."""
+    Beam pattern: p_j = sum_m h[m] p_(j + m - M) and P_j = sum_m h[m]^2 P_(j + m - M), h = ``taps`` (the line
+    array's one-way amplitude pattern at the beam spacing out to psf_extent beam widths, peak 1: a point target
+    keeps its echo level; one tap 1 for none; beams outside the fan contribute nothing). Receiver: one circular
+    complex Gaussian draw n of variance noise_intensity + R (R = row_reverb[n] beam_reverb[j], the volume
+    reverberation's mean), keyed by keys[b] and the sample-beam index. Writes time_series = p + n (re 1 uPa,
+    before gain), intensity = |p + n|^2 G, clean = (P + R) G with G = row_gain[n] (TVG and fixed gain),
+    db = 10 log10 intensity (-300 for 0)."""
     e = wp.tid() + start
-    bn = e // n_blocks
-    j0 = (e - bn * n_blocks) * MIX_BLOCK
-    b = bn // n_samples
-    n = bn - b * n_samples
-    re = MixBlock()
-    im = MixBlock()
-    pw = MixBlock()
-    if mix != 0:
-        for q in range(count[bn]):
-            i = beams[bn, q]
-            v = raw[b, n, i]
-            p = raw_power[b, n, i]
-            for jj in range(MIX_BLOCK):
-                w = pattern[wp.abs(i - j0 - jj)]
-                re[jj] = re[jj] + w * v[0]
-                im[jj] = im[jj] + w * v[1]
-                pw[jj] = pw[jj] + w * w * p
+    per = n_samples * n_beams
+    b = e // per
+    q = e - b * per
+    n = q // n_beams
+    j = q - n * n_beams
+    half = (taps.shape[0] - 1) // 2
+    v = wp.vec2(0.0, 0.0)
+    p = float(0.0)
+    for i in range(wp.max(j - half, 0), wp.min(j + half, n_beams - 1) + 1):
+        h = taps[i - j + half]
+        v = v + h * raw[b, n, i]
+        p = p + h * h * raw_power[b, n, i]
+    reverb = row_reverb[n] * beam_reverb[j]
+    variance = noise_intensity + reverb
+    if variance > 0.0:
+        v = v + complex_gaussian(wp.rand_init(keys[b], q), variance)
     g = row_gain[n]
-    reverb_row = row_reverb[n]
-    key = keys[b]
-    for jj in range(MIX_BLOCK):
-        j = j0 + jj
-        if j < n_beams:
-            v = raw[b, n, j]
-            p = raw_power[b, n, j]
-            if mix != 0:
-                v = wp.vec2(re[jj], im[jj])
-                p = pw[jj]
-            reverb = reverb_row * beam_reverb[j]
-            variance = noise_intensity + reverb
-            if variance > 0.0:
-                state = wp.rand_init(key, n * n_beams + j)
-                v = v + complex_gaussian(state, variance)
-            p2 = wp.dot(v, v) * g
-            time_series[b, n, j] = v
-            intensity[b, n, j] = p2
-            clean[b, n, j] = (p + reverb) * g
-            if p2 > 0.0:
-                db[b, n, j] = 10.0 * wp.log10(p2)
-            else:
-                db[b, n, j] = -300.0
+    p2 = wp.dot(v, v) * g
+    time_series[b, n, j] = v
+    intensity[b, n, j] = p2
+    clean[b, n, j] = (p + reverb) * g
+    if p2 > 0.0:
+        db[b, n, j] = 10.0 * wp.log10(p2)
+    else:
+        db[b, n, j] = -300.0
 
 
 @wp.kernel

@@ -47,7 +47,7 @@ from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.kernels import acoustic_chain as kc
 from oceansim_py.sensors.acoustic.bandwidth import (minus_3db_from_gaussian_b, sinc_power_integral,
                                                     sinc_rate_per_bandwidth)
-from oceansim_py.sensors.acoustic.beam_pattern import LineArray
+from oceansim_py.sensors.acoustic.beam_pattern import LineArray, bearing_kernel
 from oceansim_py.sensors.acoustic.chain import _host_key, tvg_db
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields, DeviceDisplayFields
 from oceansim_py.sensors.acoustic.display import apply_colormap, db_window_to_uint8
@@ -86,12 +86,14 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
     sample_rate: complex baseband sample rate (Hz); None means the bandwidth (peer) or twice the -3 dB bandwidth
     (device: two samples per resolution cell c / (2 B)).
     beam_pattern: mix beams with the signed sinc weights (side lobes; device: the ``beam_taper`` line array's
-    pattern). elevation_directivity: weight rays by the line-array pattern whose -3 dB width is the elevation
-    field of view (DAVE uses 1; device: the two-way pattern D^4 of an ``elevation_taper`` vertical array, over
-    an ``elevation_span`` that may be wider than the field of view so its side lobes see geometry).
+    pattern out to ``psf_extent`` beam widths). elevation_directivity: weight rays by the line-array pattern
+    whose -3 dB width is the elevation field of view (DAVE uses 1; device: the two-way pattern D^4 of an
+    ``elevation_taper`` vertical array, over an ``elevation_span`` that may be wider than the field of view so
+    its side lobes see geometry).
     pulse_extent_sigmas: truncation of the pulse (time method) and of the spectrum (spectral method), in
     sigmas of the Gaussian envelope (peer; the device model truncates its range response at ``psf_extent`` range
-    resolutions). method: "time" or "spectral". seed: run seed of the speckle streams.
+    resolutions and its beam pattern at ``psf_extent`` beam widths). method: "time" or "spectral". seed: run
+    seed of the speckle streams.
     """
 
     fov: float = 90.0
@@ -325,11 +327,15 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
         return np.stack([e, np.zeros_like(e), w], axis=1)
 
     def device_beam_pattern(self) -> np.ndarray:
-        """h[k], the receive array's one-way amplitude pattern at k beam steps (peak 1; the ``beam_taper`` line
-        array whose -3 dB width is ``beam_width``), k = 0 .. n_beams - 1."""
-        step = math.radians(self.fov) / self.n_beams
+        """Taps h[m], m = -M..M: the receive array's one-way amplitude pattern at m beam steps (peak 1; the
+        ``beam_taper`` line array whose -3 dB width is ``beam_width``) out to ``psf_extent`` beam widths
+        (:func:`~oceansim_py.sensors.acoustic.beam_pattern.bearing_kernel`, as the imaging sonar's); one tap 1
+        without ``beam_pattern``."""
+        if not self.beam_pattern:
+            return np.ones(1, np.float32)
         array = LineArray(math.radians(self.beam_width), self.beam_taper, self.sidelobe_level)
-        return array.amplitude(np.arange(self.n_beams) * step)
+        return bearing_kernel(array, math.radians(self.fov) / self.n_beams,
+                              self.psf_extent * math.radians(self.beam_width))
 
     def device_tables(self) -> dict[str, np.ndarray]:
         """Host tables of the device model's receiver (float64), per sample n and beam j:
@@ -339,8 +345,8 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
           Omega L_eff (re 1 uPa^2), Omega = the beam's weighted solid angle (sum of its rays' w_k), L_eff the
           range integral of the squared range response h^2 = sinc^2(kappa B 2 r / c) over its truncation
           +-psf_extent c / (2 B): (c / (2 B kappa)) * integral of sinc^2 over +-kappa psf_extent;
-        - ``beam_reverb[j]``: sum_i h(|i - j|)^2 over the fan's beams (the beams' reverberation the pattern
-          gathers; 1 without ``beam_pattern``).
+        - ``beam_reverb[j]``: sum_m h[m]^2 over the taps that fall on the fan's beams (the beams' reverberation
+          the pattern gathers; 1 without ``beam_pattern``).
         """
         alpha = self.absorption_db_per_m(self.absorption)
         r = self.ranges().astype(np.float64)
@@ -353,12 +359,9 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
                      * sinc_power_integral(kappa * self.psf_extent))
             level = 10.0 ** ((self.source_level + self.volume_scattering - 2.0 * alpha * r) / 10.0)
             reverb = level / r**2 * omega * l_eff
-        beam_reverb = np.ones(self.n_beams)
-        if self.beam_pattern:
-            sq = self.device_beam_pattern() ** 2
-            cum = np.cumsum(sq)
-            j = np.arange(self.n_beams)
-            beam_reverb = cum[j] + cum[self.n_beams - 1 - j] - sq[0]
+        sq = self.device_beam_pattern().astype(np.float64) ** 2
+        half = (sq.size - 1) // 2
+        beam_reverb = np.array([sq[max(0, half - j): half + self.n_beams - j].sum() for j in range(self.n_beams)])
         return {"gain": gain, "reverb": reverb, "beam_reverb": beam_reverb}
 
 
@@ -403,14 +406,18 @@ class MultibeamResult:
         return out
 
     def torch(self) -> dict[str, Any]:
-        """Zero-copy torch tensors (``wp.to_torch``); time_series as complex64 (``torch.view_as_complex``)."""
+        """Zero-copy torch tensors (``wp.to_torch``); time_series as complex64 (``torch.view_as_complex``); with
+        model "device" also clean_intensity."""
         try:
             import torch
         except ImportError as exc:
             raise OceanSimError("MultibeamResult.torch() needs PyTorch; install it (pip install torch) or use "
                                 ".numpy()") from exc
-        return {"time_series": torch.view_as_complex(wp.to_torch(self.time_series)),
-                "intensity": wp.to_torch(self.intensity), "db": wp.to_torch(self.db)}
+        out = {"time_series": torch.view_as_complex(wp.to_torch(self.time_series)),
+               "intensity": wp.to_torch(self.intensity), "db": wp.to_torch(self.db)}
+        if self.clean_intensity is not None:
+            out["clean_intensity"] = wp.to_torch(self.clean_intensity)
+        return out
 
     def to_uint8(self, db_range: float = 60.0) -> np.ndarray:
         """(B, n_samples, n_beams) uint8. Peer model: each ping's dB intensity from -db_range (0) to its peak
@@ -532,8 +539,7 @@ class MultibeamSonar:
             tables = c.device_tables()
             dev = self.device
             wp.load_module(kc, device=dev)
-            self._device_pattern = wp.array(np.concatenate([c.device_beam_pattern(), np.zeros(k.MIX_BLOCK)])
-                                            .astype(np.float32), dtype=wp.float32, device=dev)
+            self._device_pattern = wp.array(c.device_beam_pattern().astype(np.float32), dtype=wp.float32, device=dev)
             self._elev_table = wp.array(c.device_elevation_table().astype(np.float32), dtype=wp.vec3, device=dev)
             self._row_gain = wp.array(tables["gain"].astype(np.float32), dtype=wp.float32, device=dev)
             self._row_reverb = wp.array(tables["reverb"].astype(np.float32), dtype=wp.float32, device=dev)
@@ -652,18 +658,13 @@ class MultibeamSonar:
         launch_1d(k.multibeam_device_deposit_kernel, batch * c.n_beams,
                   [buf.amp, buf.power, buf.delay, buf.extent, c.azimuth_rays_per_beam * c.rays_per_beam, c.n_beams,
                    c.n_samples, hw, c.sinc_rate, buf.raw, buf.raw_power], dev, min_chunk=1)
-        if c.beam_pattern:
-            launch_1d(k.multibeam_nonzero_kernel, batch * c.n_samples,
-                      [buf.raw, c.n_beams, c.n_samples, buf.nonzero_count, buf.nonzero_beams], dev, min_chunk=64)
         launch_1d(kc.frame_keys_kernel, batch, [c.seed, frame_index, self.sensor_id, int(kc.STREAM_NOISE), buf.keys],
                   dev, min_chunk=batch)
         noise = 10.0 ** (c.noise_level / 10.0) if c.noise_level is not None else 0.0
-        n_blocks = -(-c.n_beams // k.MIX_BLOCK)
-        launch_1d(k.multibeam_device_mix_kernel, batch * c.n_samples * n_blocks,
-                  [buf.raw, buf.raw_power, buf.nonzero_count, buf.nonzero_beams, self._device_pattern,
-                   int(c.beam_pattern), c.n_beams, c.n_samples, n_blocks, float(noise), self._row_reverb,
-                   self._beam_reverb, buf.keys, self._row_gain, out.time_series, out.intensity, out.clean_intensity,
-                   out.db], dev, min_chunk=512)
+        launch_1d(k.multibeam_device_mix_kernel, batch * c.n_samples * c.n_beams,
+                  [buf.raw, buf.raw_power, self._device_pattern, c.n_beams, c.n_samples, float(noise),
+                   self._row_reverb, self._beam_reverb, buf.keys, self._row_gain, out.time_series, out.intensity,
+                   out.clean_intensity, out.db], dev)
         if c.agc_level is not None:
             n_bins = batch * c.n_samples * c.n_beams
             launch_1d(kc.frame_mean_kernel, batch, [out.intensity, c.n_samples, c.n_beams, buf.frame_mean], dev,
