@@ -6,13 +6,16 @@ plain dicts that ``main`` prints as a table and writes as JSON with the peers' p
 
 Imaging sonar rows: every preset on every built-in scene (at the scene's suggested pose, batches of that pose
 with small offsets), batch sizes 1, 8, 32, one CPU thread and all threads. ``ratio_to_raycast`` is the time of
-a whole render (ray generation, cast, return, binning, normalisation, noise) over the time of
-``Scene.raycast_into`` on the same rays (precomputed origins and directions), under the same thread count.
+a whole render (ray generation, cast, return, binning, normalisation, noise; for device presets the whole
+device chain) over the time of ``Scene.raycast_into`` on the same rays (precomputed origins and directions),
+under the same thread count, the two timed alternately (medians) so both see the same load of a shared
+machine. Each preset is aimed at the seafloor so every frame has hits; the hit fraction is printed.
 The first-call latency (import + scene load + first render, compile included) is measured in subprocesses:
 cold with ``WARP_CACHE_PATH`` pointing at an empty folder, warm with the same folder once populated.
 
 Ray-fan sonar rows (side-scan, profiling, single-beam): pings/s and Mrays/s of every preset on every built-in
-scene, batch sizes 1 and 32, one CPU thread and all threads. The sensor sits at the scene's suggested position,
+scene, batch sizes 1 and 32, one CPU thread and all threads; device presets also their ``ratio_to_raycast``
+against the bare cast of their ray table's cell centres. The sensor sits at the scene's suggested position,
 level with its heading (side-scan and profiling look down across track) or pitched 90 deg down (single-beam
 altimeter); a batch is that pose moved 2 cm forward per ping. ``hit_fraction``: rays binned in the range window
 (profiling: beams with a detection).
@@ -29,6 +32,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -61,18 +65,50 @@ def batch_poses(base: np.ndarray, batch: int) -> np.ndarray:
     return np.stack([compose_poses(base, d) for d in deltas]).astype(np.float32)
 
 
-def world_rays(config: ImagingSonarConfig, poses: np.ndarray, device: Any) -> tuple[wp.array, wp.array]:
-    """The render's ray set as explicit world-frame origins and unit directions (pose-major, same order)."""
-    b = config.ray_bearings()
-    e = config.ray_elevations()
-    bb = np.repeat(b, e.size)
-    ee = np.tile(e, b.size)
-    d_flu = np.stack([np.cos(ee) * np.cos(bb), -np.cos(ee) * np.sin(bb), np.sin(ee)], axis=1)
+def world_rays(config: Any, poses: np.ndarray, device: Any) -> tuple[wp.array, wp.array]:
+    """The render's ray set as explicit world-frame origins and unit directions (pose-major, same order): the
+    imaging sonar's bearing x elevation grid, or a ray-fan sonar's table (``config.table_fan()``; the cell
+    centres, before the device chain's jitter)."""
+    if isinstance(config, ImagingSonarConfig):
+        b = config.ray_bearings()
+        e = config.ray_elevations()
+        bb = np.repeat(b, e.size)
+        ee = np.tile(e, b.size)
+        d_flu = np.stack([np.cos(ee) * np.cos(bb), -np.cos(ee) * np.sin(bb), np.sin(ee)], axis=1)
+    else:
+        d_flu = np.asarray(config.table_fan().directions, dtype=np.float64)
     rot = quat_to_matrix(poses[:, 3:].astype(np.float64))
     dirs = np.einsum("bij,nj->bni", rot, d_flu).reshape(-1, 3).astype(np.float32)
     origins = np.repeat(poses[:, :3], d_flu.shape[0], axis=0).astype(np.float32)
     return wp.array(origins, dtype=wp.vec3, device=device), wp.array(dirs, dtype=wp.vec3, device=device)
 
+
+
+def paired_times(frame: Callable[[], Any], bare: Callable[[], Any], device: Any, min_seconds: float,
+                 max_repeats: int) -> tuple[float, float]:
+    """Median seconds of ``frame`` and of ``bare``, timed alternately (frame, bare, frame, ...) so that both see
+    the same machine load (the 2-core machine this runs on is shared), until both have ``min_seconds`` in all or
+    ``max_repeats`` samples each (at least 3)."""
+    samples: tuple[list[float], list[float]] = ([], [])
+    while len(samples[0]) < max(3, max_repeats) and (sum(samples[0]) < min_seconds or len(samples[0]) < 3):
+        for fn, out in ((frame, samples[0]), (bare, samples[1])):
+            t0 = time.perf_counter()
+            fn()
+            wp.synchronize_device(device)
+            out.append(time.perf_counter() - t0)
+    return float(np.median(samples[0])), float(np.median(samples[1]))
+
+
+def bare_cast(scene: Any, config: Any, poses: np.ndarray) -> Callable[[], Any]:
+    """A call of ``Scene.raycast_into`` on the render's rays (:func:`world_rays`), buffers allocated here."""
+    n_rays = poses.shape[0] * config.rays_per_pose
+    origins, dirs = world_rays(config, poses, scene.device)
+    max_range = wp.array([config.max_range], dtype=wp.float32, device=scene.device)
+    cast = RaycastResult(wp.empty(n_rays, dtype=wp.float32, device=scene.device),
+                         wp.empty(n_rays, dtype=wp.vec3, device=scene.device),
+                         wp.empty(n_rays, dtype=wp.int32, device=scene.device),
+                         wp.empty(n_rays, dtype=wp.int32, device=scene.device))
+    return lambda: scene.raycast_into(origins, dirs, max_range, cast)
 
 
 def aimed_pitch(scene: Any, base: np.ndarray, config: ImagingSonarConfig) -> float:
@@ -108,19 +144,12 @@ def bench_imaging_sonar(scenes: list[str], presets: list[str], batches: list[int
                 result = sonar.render(scene, poses)          # allocates the buffers, compiles on first use
                 per_frame = result.numpy()["hit_count"].reshape(batch, -1).sum(axis=1) / config.rays_per_pose
                 hit_fraction = float(per_frame.mean())
-                origins, dirs = world_rays(config, poses, scene.device)
-                max_range = wp.array([config.max_range], dtype=wp.float32, device=scene.device)
-                cast = RaycastResult(wp.empty(n_rays, dtype=wp.float32, device=scene.device),
-                                     wp.empty(n_rays, dtype=wp.vec3, device=scene.device),
-                                     wp.empty(n_rays, dtype=wp.int32, device=scene.device),
-                                     wp.empty(n_rays, dtype=wp.int32, device=scene.device))
+                cast = bare_cast(scene, config, poses)
                 for threads in thread_counts:
                     set_cpu_threads(threads)
                     try:
-                        frame = time_call(lambda: sonar.render(scene, poses, out=result), scene.device,
-                                          min_seconds, max_repeats)
-                        bare = time_call(lambda: scene.raycast_into(origins, dirs, max_range, cast), scene.device,
-                                         min_seconds, max_repeats)
+                        frame, bare = paired_times(lambda: sonar.render(scene, poses, out=result), cast,
+                                                   scene.device, min_seconds, max_repeats)
                     finally:
                         set_cpu_threads(None)
                     rows.append({
@@ -133,7 +162,7 @@ def bench_imaging_sonar(scenes: list[str], presets: list[str], batches: list[int
                         "raycast_seconds": bare, "ratio_to_raycast": frame / bare,
                     })
                     print(format_row(rows[-1]), flush=True)
-                del origins, dirs, cast
+                del cast
     add_thread_speedups(rows)
     return rows
 
@@ -162,21 +191,30 @@ def bench_fan_sonar(sensor: str, scenes: list[str], batches: list[int], thread_c
                 poses = np.stack([compose_poses(base, pose_from_euler(0.02 * b, 0.0, 0.0)) for b in range(batch)])
                 poses = poses.astype(np.float32)
                 fraction = hit_fraction(config, sonar.render(scene, poses).numpy())   # compiles on first use
+                device_model = getattr(config, "model", "peer") == "device"
+                cast = bare_cast(scene, config, poses) if device_model else None
                 for threads in thread_counts:
                     set_cpu_threads(threads)
                     try:
-                        seconds = time_call(lambda: sonar.render(scene, poses), scene.device, min_seconds,
-                                            max_repeats)
+                        if cast is not None:
+                            seconds, bare = paired_times(lambda: sonar.render(scene, poses), cast, scene.device,
+                                                         min_seconds, max_repeats)
+                        else:
+                            seconds = time_call(lambda: sonar.render(scene, poses), scene.device, min_seconds,
+                                                max_repeats)
                     finally:
                         set_cpu_threads(None)
                     rows.append({
                         "sensor": sensor, "scene": scene_name, "preset": preset, "batch": batch,
                         "threads": threads if scene.device.is_cpu else None, "device": str(scene.device),
-                        "pitch_deg": pitch_deg, "rays_per_frame": config.rays_per_pose,
+                        "pitch_deg": pitch_deg, "model": getattr(config, "model", "peer"),
+                        "rays_per_frame": config.rays_per_pose,
                         "hit_fraction": round(fraction, 4), "batch_seconds": seconds,
                         "frames_per_s": batch / seconds, "pings_per_s": batch / seconds,
                         "mrays_per_s": batch * config.rays_per_pose / seconds / 1e6,
                     })
+                    if cast is not None:
+                        rows[-1].update(raycast_seconds=bare, ratio_to_raycast=seconds / bare)
                     print(format_row(rows[-1]), flush=True)
     add_thread_speedups(rows)
     return rows
@@ -242,15 +280,17 @@ def bench_first_call_latency(scene: str, preset: str, device: str | None) -> dic
 
 def print_device_chain_cost(rows: list[dict[str, Any]]) -> None:
     """Summary of the device chain's cost: device-preset rows, whole frame over the bare cast of the same rays."""
-    device_rows = [r for r in rows if r.get("model") == "device"]
+    device_rows = [r for r in rows if r.get("model") == "device" and "ratio_to_raycast" in r]
     if not device_rows:
         return
     print("\ndevice chain (model 'device'): whole frame / bare ray cast of the same rays (goal <= 1.5 on 2 threads)")
     for r in device_rows:
         threads = "gpu" if r["threads"] is None else str(r["threads"])
-        print(f"  {r['scene']:6s} {r['preset']:22s} B={r['batch']:<3d} thr={threads:3s} ratio "
-              f"{r['ratio_to_raycast']:5.2f}  hits {100 * r['hit_fraction']:5.1f}% (emptiest frame "
-              f"{100 * r['min_frame_hit_fraction']:5.1f}%)")
+        emptiest = (f" (emptiest frame {100 * r['min_frame_hit_fraction']:5.1f}%)"
+                    if "min_frame_hit_fraction" in r else "")
+        print(f"  {r['sensor']:13s} {r['scene']:6s} {r['preset']:22s} B={r['batch']:<3d} thr={threads:3s} "
+              f"bare {1e3 * r['raycast_seconds']:8.2f} ms  frame {1e3 * r['batch_seconds']:8.2f} ms  ratio "
+              f"{r['ratio_to_raycast']:5.2f}  hits {100 * r['hit_fraction']:5.1f}%{emptiest}")
 
 
 def format_row(r: dict[str, Any]) -> str:
@@ -319,11 +359,10 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = (bench_imaging_sonar(scenes, presets, batches, thread_counts, device, min_seconds, max_repeats,
                                 args.pitch) if "imaging_sonar" in sensors else [])
-    if rows:
-        print_device_chain_cost(rows)
     fan_batches = [int(b) for b in args.batches.split(",")] if args.batches else [1, 32]
     fan_rows = {name: bench_fan_sonar(name, scenes, fan_batches, thread_counts, device, min_seconds, max_repeats)
                 for name in sensors if name != "imaging_sonar"}
+    print_device_chain_cost(rows + [r for name in fan_rows for r in fan_rows[name]])
     latency = ([bench_first_call_latency(scenes[0], "oceansim_default", args.device)]
                if "imaging_sonar" in sensors and not args.no_latency else [])
     print_table(rows + [r for name in fan_rows for r in fan_rows[name]], latency)

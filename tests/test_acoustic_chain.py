@@ -441,9 +441,9 @@ def test_singlebeam_device_preset_altitude_and_echo():
     from oceansim_py.sensors.acoustic.presets import SINGLEBEAM_DEVICE_PRESETS
     from oceansim_py.sensors.singlebeam import SinglebeamSonar, SinglebeamSonarConfig
 
-    assert "datasheet" in SINGLEBEAM_DEVICE_PRESETS["tritech_pa500_device"][1]
+    assert "datasheet" in SINGLEBEAM_DEVICE_PRESETS["tritech_pa500"][1]
     floor = make_scene(("floor", quad([0.0, 0.0, -8.0], [0.0, 0.0, 1.0], 100.0), 0.01))
-    cfg = SinglebeamSonarConfig.preset("tritech_pa500_device")
+    cfg = SinglebeamSonarConfig.preset("tritech_pa500")
     res = SinglebeamSonar(cfg, device="cpu").render(floor, pitched(90.0)).numpy()
     assert res["altitude"][0] == pytest.approx(8.0, abs=1e-3)
     assert (res["intensity"] > 0).all()
@@ -461,7 +461,7 @@ def test_device_chain_row_normalisation_stays_available():
     np.testing.assert_allclose(img.max(axis=1), 1.0, rtol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["em2040_700khz_device", "norbit_wbms_400khz"])
+@pytest.mark.parametrize("name", ["em2040_600khz", "em2040_700khz", "norbit_wbms_400khz"])
 def test_profiling_device_presets_sound_the_floor(name):
     from oceansim_py.sensors.acoustic.presets import PROFILING_DEVICE_PRESETS
     from oceansim_py.sensors.profiling_sonar import ProfilingSonar, ProfilingSonarConfig

@@ -23,7 +23,7 @@ def test_raycast_on_cuda_matches_cpu():
     np.testing.assert_allclose(a["distance"][same], b["distance"][same], rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("preset", ["blueview_p900", "holoocean_paper"])
+@pytest.mark.parametrize("preset", ["blueview_p900_peer", "holoocean_paper"])
 def test_imaging_sonar_on_cuda_matches_cpu(preset):
     config = osp.ImagingSonarConfig.preset(preset, multiplicative_sigma=0.0, additive_sigma=0.0)
     pose = osp.load_scene("tank", device="cpu").suggested_pose
@@ -39,7 +39,7 @@ def test_camera_and_multibeam_run_on_cuda():
     rgb = osp.UnderwaterCamera(osp.UnderwaterCameraConfig(width=64, height=48), device="cuda:0").render(
         scene, scene.suggested_pose).numpy()["rgb"]
     assert rgb.shape == (1, 48, 64, 3) and rgb.max() > 0
-    ping = osp.MultibeamSonar(osp.MultibeamSonarConfig.preset("blueview_p900"), device="cuda:0").render(
+    ping = osp.MultibeamSonar(osp.MultibeamSonarConfig.preset("blueview_p900_peer"), device="cuda:0").render(
         scene, scene.suggested_pose).numpy()["intensity"]
     assert np.isfinite(ping).all() and ping.max() > 0
 
@@ -47,7 +47,7 @@ def test_camera_and_multibeam_run_on_cuda():
 @pytest.mark.parametrize("method", ["time", "spectral"])
 def test_multibeam_mixing_on_cuda_matches_cpu(method):
     """The fixed-order mixing kernel gives the CPU's ping on CUDA (to float32 rounding of ranges and phases)."""
-    config = osp.MultibeamSonarConfig.preset("blueview_p900", max_range=10.0, rays_per_beam=5, method=method)
+    config = osp.MultibeamSonarConfig.preset("blueview_p900_peer", max_range=10.0, rays_per_beam=5, method=method)
     pings = []
     for device in ("cpu", "cuda:0"):
         scene = osp.load_scene("tank", device=device)

@@ -28,7 +28,7 @@ from oceansim_py.sensors.multibeam import MultibeamSonar, MultibeamSonarConfig
 scene = osp.load_scene("tank", device="cpu")
 poses = np.stack([compose_poses(scene.suggested_pose, pose_from_euler(0.05 * b, 0, 0, 0, 0, 2.0 * b)) for b in range(3)])
 for method in ("time", "spectral"):
-    cfg = MultibeamSonarConfig.preset("blueview_p900", max_range=10.0, rays_per_beam=3, method=method)
+    cfg = MultibeamSonarConfig.preset("blueview_p900_peer", max_range=10.0, rays_per_beam=3, method=method)
     sonar = MultibeamSonar(cfg, device="cpu")
     batch = sonar.render(scene, poses, frame_index=7).numpy()
     singles = [sonar.render(scene, poses[b], frame_index=7 + b).numpy() for b in range(3)]

@@ -79,7 +79,7 @@ endloop
 endfacet
 endsolid t
 """
-CONFIG_YAML = b"preset: oculus_m750d\nmax_range: 2e1\nn_beams: 64\nrange_bins: 128\naggregation: mean\n"
+CONFIG_YAML = b"preset: oculus_m750d_peer\nmax_range: 2e1\nn_beams: 64\nrange_bins: 128\naggregation: mean\n"
 RIG_YAML = b"""name: fuzz
 scene: tank
 frames: 4

@@ -307,8 +307,9 @@ def test_hits_outside_the_range_window_are_dropped():
 def test_presets_are_valid_and_sized_as_documented():
     from oceansim_py.sensors.acoustic.presets import IMAGING_SONAR_DEVICE_PRESETS
 
-    assert ImagingSonarConfig.preset_names() == sorted(["blueview_p900", "holoocean_default", "holoocean_paper",
-                                                        "oceansim_default", "oculus_m750d",
+    # The presets named after real devices are the device model; the peer model of those fans is "<name>_peer".
+    assert ImagingSonarConfig.preset_names() == sorted(["blueview_p900_peer", "holoocean_default", "holoocean_paper",
+                                                        "oceansim_default", "oculus_m750d_peer",
                                                         *IMAGING_SONAR_DEVICE_PRESETS])
     o = ImagingSonarConfig.preset("oceansim_default")
     assert (o.range_bins, o.n_beams) == (350, 260)

@@ -302,16 +302,19 @@ def test_beam_weights_are_signed_and_normalised() -> None:
 
 # -- config --------------------------------------------------------------------------------------------------
 def test_presets() -> None:
-    assert MultibeamSonarConfig.preset_names() == ["blueview_p900", "oculus_m1200d", "seabat_f50"]
-    p900 = MultibeamSonarConfig.preset("blueview_p900")
+    # The device-named presets are the device model (tests/test_acoustic_multibeam.py); DAVE's model files are
+    # kept as "<device>_peer".
+    assert MultibeamSonarConfig.preset_names() == ["blueview_p900", "blueview_p900_peer", "oculus_m1200d",
+                                                   "oculus_m1200d_peer", "seabat_f50", "seabat_f50_peer"]
+    p900 = MultibeamSonarConfig.preset("blueview_p900_peer")
     assert (p900.fov, p900.n_beams, p900.frequency, p900.bandwidth, p900.max_range, p900.source_level) == (
         90.0, 512, 900e3, 29.9e3, 10.0, 220.0)
     assert p900.fs == 29.9e3 and p900.n_samples == int((10.0 - 0.1) / (1500 / (2 * 29.9e3))) + 1
-    m1200 = MultibeamSonarConfig.preset("oculus_m1200d")
+    m1200 = MultibeamSonarConfig.preset("oculus_m1200d_peer")
     assert (m1200.fov, m1200.n_beams, m1200.frequency, m1200.bandwidth) == (60.0, 256, 2.1e6, 265.5e3)
-    f50 = MultibeamSonarConfig.preset("seabat_f50")
+    f50 = MultibeamSonarConfig.preset("seabat_f50_peer")
     assert (f50.fov, f50.n_beams, f50.frequency) == (140.0, 256, 400e3)
-    cfg = MultibeamSonarConfig.from_dict({"preset": "oculus_m1200d", "max_range": 5.0, "method": "spectral"})
+    cfg = MultibeamSonarConfig.from_dict({"preset": "oculus_m1200d_peer", "max_range": 5.0, "method": "spectral"})
     assert cfg.max_range == 5.0 and cfg.method == "spectral" and cfg.n_beams == 256
     with pytest.raises(ConfigError, match="beam_widht"):
         MultibeamSonarConfig.from_dict({"beam_widht": 1.0})

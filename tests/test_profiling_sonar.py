@@ -154,11 +154,11 @@ def test_ply_export_round_trips_the_point_cloud(tmp_path):
 def test_presets_are_valid_and_follow_the_em2040_table():
     hol = ProfilingSonarConfig.preset("holoocean_default")
     assert (hol.swath_width, hol.along_track_beamwidth, hol.min_range, hol.max_range) == (120.0, 1.0, 0.5, 75.0)
-    em = ProfilingSonarConfig.preset("em2040_600khz")
+    em = ProfilingSonarConfig.preset("em2040_600khz_peer")
     # 95 m depth with 130 m coverage: the outer beam reaches (65, -95) m.
     assert math.tan(math.radians(em.swath_width / 2)) * 95.0 == pytest.approx(65.0, abs=0.1)
     assert em.max_range == pytest.approx(math.hypot(65.0, 95.0), abs=0.2)
-    em7 = ProfilingSonarConfig.preset("em2040_700khz")
+    em7 = ProfilingSonarConfig.preset("em2040_700khz_peer")
     assert math.tan(math.radians(em7.swath_width / 2)) * 55.0 == pytest.approx(13.5, abs=0.1)
     assert em.range_resolution == pytest.approx(0.05) and em7.range_resolution == pytest.approx(0.05, abs=1e-4)
 

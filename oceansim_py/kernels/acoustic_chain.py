@@ -3,16 +3,16 @@
 A render of B poses on the device chain is, after the fan's rays are laid out as in kernels/imaging_sonar.py
 (rays of one pose ordered (channel, ray-in-channel), a channel's rays contiguous):
 
-1. :func:`device_ray_kernel` (bearing x elevation fan), one element per ray: stratified, jittered direction inside the ray's cell, cast,
-   sonar-equation intensity of the return (re 1 uPa^2 at the receiver), its range, the range extent of its
-   footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
+1. :func:`device_ray_kernel` (bearing x elevation fan), one element per ray: stratified, jittered direction
+   inside the ray's cell, cast, sonar-equation intensity of the return (re 1 uPa^2 at the receiver), its range,
+   the range extent of its footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
 2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays, each spread over
-   the range bins its surface footprint covers, into complex amplitude, intensity, hit and label images
-   (a gather, no atomics).
-3. :func:`range_psf_kernel` (optional) then :func:`bearing_receiver_kernel`, one element per bin: separable
-   convolution of the complex image with the real point-spread taps h (and of the mean intensity with h^2),
-   the second fused with the receiver: volume reverberation and receiver noise as one additive complex
-   Gaussian, detection |.|^2, time-varying gain and fixed gain.
+   the range bins its surface footprint covers, into complex amplitude, intensity, hit and label images (a
+   gather, no atomics), then the range pass of the separable convolution (complex image with the real taps h,
+   mean intensity with h^2) over the rows the channel reached.
+3. :func:`bearing_receiver_kernel`, one element per row: the bearing pass of the convolution fused with the
+   receiver: volume reverberation and receiver noise as one additive complex Gaussian, detection |.|^2,
+   time-varying gain and fixed gain.
 4. Optional per-frame :func:`frame_mean_kernel` + :func:`scale_frame_kernel` (automatic gain), and
    :func:`normalise_kernel` (per-row or global maximum normalisation).
 1-3 for a table fan (side-scan, profiling, single-beam) start with :func:`device_table_ray_kernel` instead.
@@ -30,7 +30,7 @@ import warp as wp
 
 from oceansim_py.kernels.imaging_sonar import range_cell
 from oceansim_py.kernels.random import pcg_hash, stream_key
-from oceansim_py.kernels.raycast import RayHit, cast_ray, sensor_to_world, two_way_absorption
+from oceansim_py.kernels.raycast import RayHit, cast_ray
 
 #: Random stream ids (kernels/random.py) of the device chain, beyond those of the peer models.
 STREAM_JITTER = wp.constant(21)
@@ -38,6 +38,22 @@ STREAM_PHASE = wp.constant(22)
 STREAM_NOISE = wp.constant(23)
 
 TWO_PI = wp.constant(6.283185307179586)
+
+
+@wp.func
+def complex_gaussian(state: wp.uint32, variance: float) -> wp.vec2:
+    """One circular complex Gaussian draw with E|z|^2 = variance: Marsaglia's polar method (a point (u, v) uniform
+    in the unit disc, s = u^2 + v^2, z = (u, v) sqrt(-variance ln(s) / s); one log and one square root, no
+    sine or cosine; 4 / pi draws of a pair on average)."""
+    u = 2.0 * wp.randf(state) - 1.0
+    v = 2.0 * wp.randf(state) - 1.0
+    q = u * u + v * v
+    while q >= 1.0 or q == 0.0:
+        u = 2.0 * wp.randf(state) - 1.0
+        v = 2.0 * wp.randf(state) - 1.0
+        q = u * u + v * v
+    f = wp.sqrt(-variance * wp.log(q) / q)
+    return wp.vec2(u * f, v * f)
 
 
 @wp.func
@@ -53,11 +69,28 @@ def scatterer_phase(point: wp.vec3, grid: float, key: int) -> float:
 
 
 @wp.func
+def scatterer_gaussian(point: wp.vec3, grid: float, key: int) -> wp.vec2:
+    """Circular complex Gaussian amplitude (E|z|^2 = 1) fixed to the world-space point quantised to ``grid`` (m)
+    and to ``key``: a Rayleigh-amplitude scatterer that stays the same while the same surface patch is seen."""
+    ix = wp.uint32(int(wp.floor(point[0] / grid)))
+    iy = wp.uint32(int(wp.floor(point[1] / grid)))
+    iz = wp.uint32(int(wp.floor(point[2] / grid)))
+    h = pcg_hash(wp.uint32(key) ^ ix)
+    h = pcg_hash(h ^ iy * wp.uint32(-1640531527))
+    h = pcg_hash(h ^ iz * wp.uint32(-2048144789))
+    state = wp.rand_init(int(h >> wp.uint32(1)))
+    return complex_gaussian(state, 1.0)
+
+
+@wp.func
 def carrier_phase(distance: float, wavelength: float) -> float:
     """Two-way carrier phase 2 k r = 4 pi r / lambda, reduced modulo 2 pi (in cycles first, for float32)."""
     t = 2.0 * distance / wavelength
     return TWO_PI * (t - wp.floor(t))
 
+
+#: The footprint's random phases come from a table of 2^PHASOR_BITS unit phasors (0.09 deg steps).
+PHASOR_BITS = wp.constant(12)
 
 #: Largest range extent of one ray's footprint, in range bins (grazing rays are capped to it).
 MAX_FOOTPRINT_BINS = wp.constant(32)
@@ -75,12 +108,13 @@ class RayEcho:
 
 
 @wp.func
-def ray_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, edge_a: wp.vec3, edge_b: wp.vec3, weight: float,
+def ray_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, rotation: wp.quat, edge_a: wp.vec3, edge_b: wp.vec3,
+             weight: float,
              object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32), min_range: float,
              range_resolution: float, n_range: int, alpha_db_per_m: float, source_intensity: float,
              wavelength: float, phase_grid: float, phase_key: int) -> RayEcho:
-    """The echo of hit ``h`` of a ray whose cell spans the world-frame edge vectors ``edge_a``, ``edge_b`` and
-    stands for ``weight`` (solid angle x two-way pattern, sr).
+    """The echo of hit ``h`` of a ray whose cell spans the sensor-frame edge vectors ``edge_a``, ``edge_b`` (the
+    sensor's attitude is ``rotation``) and stands for ``weight`` (solid angle x two-way pattern, sr).
 
     I = SL mu cos(psi) w / r^2 10^(-2 alpha r / 10) (Lambert: mu cos^2 psi times the footprint r^2 w / cos psi,
     two-way spreading r^-4); footprint range extent r / cos(psi) sqrt((n . edge_a)^2 + (n . edge_b)^2), capped at
@@ -94,10 +128,12 @@ def ray_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, edge_a: wp.vec3, ed
         cell = range_cell(h.distance, min_range, range_resolution, n_range)
         if cell >= 0:
             r = h.distance
+            # 10^(-2 alpha r / 10) as exp(-0.2 ln(10) alpha r)
             out.value = (source_intensity * object_mu[h.obj] * h.cos_incidence * weight / (r * r)
-                         * two_way_absorption(alpha_db_per_m, r))
-            da = wp.dot(h.normal, edge_a)
-            db = wp.dot(h.normal, edge_b)
+                         * wp.exp(-0.46051701859880914 * alpha_db_per_m * r))
+            n_sensor = wp.quat_rotate_inv(rotation, h.normal)
+            da = wp.dot(n_sensor, edge_a)
+            db = wp.dot(n_sensor, edge_b)
             extent = wp.min(r * wp.sqrt(da * da + db * db) / wp.max(h.cos_incidence, 1.0e-3),
                             float(MAX_FOOTPRINT_BINS) * range_resolution)
             phase = carrier_phase(r, wavelength) + scatterer_phase(origin + r * direction, phase_grid, phase_key)
@@ -110,7 +146,7 @@ def ray_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, edge_a: wp.vec3, ed
 @wp.kernel
 def device_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
                       object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
-                      poses: wp.array(dtype=wp.transform), ray_bearing: wp.array(dtype=wp.float32),
+                      poses: wp.array(dtype=wp.transform), bearing_cos_sin: wp.array(dtype=wp.vec2),
                       bearing_cell: float, elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float,
                       n_elev: int, rays_per_pose: int, jitter: int, jitter_key: int, phase_key: int,
                       min_range: float, max_range: float, range_resolution: float, n_range: int,
@@ -119,11 +155,12 @@ def device_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
                       ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
     """Cast ray i of a bearing x elevation fan (imaging sonar) and store its :func:`ray_echo`.
 
-    ray_bearing[c]: centre bearing of bearing ray c (rad, +starboard); elevation_table[k] = (e_k, unused,
-    w_k) with e_k the centre elevation (rad) and w_k the ray's solid angle (sr) times the two-way elevation
-    pattern. With ``jitter`` the direction is drawn uniformly inside its (bearing_cell x elevation_cell) cell,
-    from a stream keyed by ``jitter_key`` and the ray's index within the pose (the same for every frame).
-    The cell's edges are t_e de and t_b cos(e) db (unit elevation and bearing tangents).
+    bearing_cos_sin[c] = (cos b_c, sin b_c) of the centre bearing of bearing ray c (rad, +starboard);
+    elevation_table[k] = (cos e_k, sin e_k, w_k) with e_k the centre elevation (rad) and w_k the ray's solid
+    angle (sr) times the two-way elevation pattern. The cell's edges are a = t_e de and b = t_b cos(e) db (unit
+    elevation and bearing tangents t_e, t_b at the centre d). With ``jitter`` the direction is
+    normalize(d + (u - 1/2) a + (v - 1/2) b), u, v uniform from a stream keyed by ``jitter_key`` and the ray's
+    index within the pose (the same for every frame): uniform over the cell's tangent plane, no trigonometry.
     """
     i = wp.tid() + start
     b = i // rays_per_pose
@@ -131,23 +168,25 @@ def device_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
     c = local // n_elev
     k = local - c * n_elev
     et = elevation_table[k]
-    bearing = ray_bearing[c]
-    elevation = et[0]
+    bcs = bearing_cos_sin[c]
+    ce = et[0]
+    se = et[1]
+    cb = bcs[0]
+    sb = bcs[1]
+    d_flu = wp.vec3(ce * cb, -ce * sb, se)
+    edge_a = wp.vec3(-se * cb, se * sb, ce) * elevation_cell
+    edge_b = wp.vec3(-sb, -cb, 0.0) * (ce * bearing_cell)
     if jitter == 1:
         state = wp.rand_init(jitter_key, local)
-        bearing = bearing + (wp.randf(state) - 0.5) * bearing_cell
-        elevation = elevation + (wp.randf(state) - 0.5) * elevation_cell
-    ce = wp.cos(elevation)
-    se = wp.sin(elevation)
-    cb = wp.cos(bearing)
-    sb = wp.sin(bearing)
+        u = wp.randf(state) - 0.5
+        v = wp.randf(state) - 0.5
+        d_flu = wp.normalize(d_flu + u * edge_a + v * edge_b)
     pose = poses[b]
+    rotation = wp.transform_get_rotation(pose)
     origin = wp.transform_get_translation(pose)
-    direction = sensor_to_world(pose, wp.vec3(ce * cb, -ce * sb, se))
+    direction = wp.quat_rotate(rotation, d_flu)
     h = cast_ray(mesh, face_object, origin, direction, max_range)
-    edge_a = sensor_to_world(pose, wp.vec3(-se * cb, se * sb, ce)) * elevation_cell
-    edge_b = sensor_to_world(pose, wp.vec3(-sb, -cb, 0.0)) * (ce * bearing_cell)
-    echo = ray_echo(h, origin, direction, edge_a, edge_b, et[2], object_mu, object_label, min_range,
+    echo = ray_echo(h, origin, direction, rotation, edge_a, edge_b, et[2], object_mu, object_label, min_range,
                     range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key)
     ray_intensity[i] = echo.value
     ray_range[i] = echo.rng
@@ -181,12 +220,13 @@ def device_table_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int3
         v = wp.randf(state) - 0.5
         d_flu = wp.normalize(d_flu + u * edges_a[local] + v * edges_b[local])
     pose = poses[b]
+    rotation = wp.transform_get_rotation(pose)
     origin = wp.transform_get_translation(pose)
-    direction = sensor_to_world(pose, d_flu)
+    direction = wp.quat_rotate(rotation, d_flu)
     h = cast_ray(mesh, face_object, origin, direction, max_range)
-    echo = ray_echo(h, origin, direction, sensor_to_world(pose, edges_a[local]),
-                    sensor_to_world(pose, edges_b[local]), weights[local], object_mu, object_label, min_range,
-                    range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key)
+    echo = ray_echo(h, origin, direction, rotation, edges_a[local], edges_b[local], weights[local], object_mu,
+                    object_label, min_range, range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength,
+                    phase_grid, phase_key)
     ray_intensity[i] = echo.value
     ray_range[i] = echo.rng
     ray_bin[i] = echo.cell
@@ -198,20 +238,34 @@ def device_table_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int3
 def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                          ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
                          rays_per_channel: int, rays_per_pose: int, n_channels: int, min_range: float,
-                         range_resolution: float, n_range: int, field: wp.array3d(dtype=wp.vec2),
-                         power: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
-                         labels: wp.array3d(dtype=wp.int32), peak: wp.array3d(dtype=wp.float32), start: int):
-    """Element (pose b, channel j): spread each of the channel's rays, in ray order, over the range bins its
-    footprint [r - extent/2, r + extent/2] overlaps, in proportion to the overlap (area sampling: no aliasing
-    between the ray grid and the range bins). A piece of weight w adds I w to ``power`` and the complex
-    amplitude sqrt(I w) exp(i (phase + phi_k)) to ``field``, phi_k = 0 in the ray's own bin and a random phase
-    (hash of the ray's phase and the bin) elsewhere: the footprint's scatterers in other bins are other
-    scatterers. hits: rays per bin (by r); labels: label of the strongest piece in the bin (peak: scratch).
-    Expects field, power, hits zeroed and labels -1."""
+                         range_resolution: float, n_range: int, range_taps: wp.array(dtype=wp.float32),
+                         pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
+                         field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
+                         hits: wp.array3d(dtype=wp.int32), labels: wp.array3d(dtype=wp.int32),
+                         peak: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
+                         phasors: wp.array(dtype=wp.vec2), start: int):
+    """Element (pose b, channel j): bin the channel's rays, then its range point spread.
+
+    Binning: each ray, in ray order, is spread over the range bins its footprint [r - extent/2, r + extent/2]
+    overlaps, in proportion to the overlap (area sampling: no aliasing between the ray grid and the range bins).
+    A piece of weight w in bin k adds its intensity I w to ``pre_power`` and its complex amplitude
+    sqrt(I w) exp(i phi_k) to ``pre_field``, phi_k the ray's phase in its own bin and a random phase elsewhere
+    (``phasors``[hash of the ray's phase and the bin], a table of 2^PHASOR_BITS unit phasors
+    exp(i 2 pi n / 2^PHASOR_BITS)): the footprint's scatterers in other bins are other scatterers. hits: rays
+    per bin (by r); labels: label of the strongest piece in the bin (peak: scratch).
+
+    Range point spread (the range pass of the separable convolution), over the rows [lo - M, hi + M] around the
+    rows lo..hi the channel's pieces reached: field[row] = sum_m h[m] pre_field[row - m + M], power[row] =
+    sum_m h[m]^2 pre_power[row - m + M] (h = ``range_taps``, symmetric, m = 0..2M; one tap 1 for none), and
+    row_echo[b, row] = 1 where power > 0 (every writer writes the same 1: the result does not depend on the
+    order). The channel's pre_field and pre_power rows are then set back to 0, so they stay zero between
+    renders. Expects field, power, hits, row_echo zeroed, labels -1, pre_field and pre_power zero."""
     e = wp.tid() + start
     b = e // n_channels
     j = e - b * n_channels
     first = b * rays_per_pose + j * rays_per_channel
+    lo_row = n_range
+    hi_row = int(-1)
     for t in range(rays_per_channel):
         cell = ray_bin[first + t]
         if cell >= 0:
@@ -225,6 +279,7 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
                 k0 = wp.max(int(wp.floor((rr[0] - half - min_range) / range_resolution)), 0)
                 k1 = wp.min(int(wp.floor((rr[0] + half - min_range) / range_resolution)), n_range - 1)
             seed = wp.uint32(int(rr[2] * 1.0e6))
+            own = wp.vec2(wp.cos(rr[2]), wp.sin(rr[2]))
             for kk in range(k0, k1 + 1):
                 w = float(1.0)
                 if half > 0.0:
@@ -232,16 +287,33 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
                     w = (wp.min(rr[0] + half, lo + range_resolution) - wp.max(rr[0] - half, lo)) / (2.0 * half)
                 if w > 0.0:
                     piece = value * w
-                    phase = rr[2]
+                    phasor = own
                     if kk != cell:
                         hh = pcg_hash(seed ^ wp.uint32(kk) * wp.uint32(-1640531527))
-                        phase = phase + TWO_PI * float(hh >> wp.uint32(8)) / 16777216.0
-                    a = wp.sqrt(piece)
-                    field[b, kk, j] = field[b, kk, j] + wp.vec2(a * wp.cos(phase), a * wp.sin(phase))
-                    power[b, kk, j] = power[b, kk, j] + piece
+                        phasor = phasors[int(hh >> wp.uint32(32 - PHASOR_BITS))]
+                    pre_field[b, kk, j] = pre_field[b, kk, j] + wp.sqrt(piece) * phasor
+                    pre_power[b, kk, j] = pre_power[b, kk, j] + piece
+                    lo_row = wp.min(lo_row, kk)
+                    hi_row = wp.max(hi_row, kk)
                     if labels[b, kk, j] < 0 or piece > peak[b, kk, j]:
                         peak[b, kk, j] = piece
                         labels[b, kk, j] = ray_label[first + t]
+    if hi_row >= 0:
+        half_taps = (range_taps.shape[0] - 1) // 2
+        for row in range(wp.max(lo_row - half_taps, 0), wp.min(hi_row + half_taps, n_range - 1) + 1):
+            f = wp.vec2(0.0, 0.0)
+            p = float(0.0)
+            for src in range(wp.max(row - half_taps, lo_row), wp.min(row + half_taps, hi_row) + 1):
+                h = range_taps[src - row + half_taps]
+                f = f + h * pre_field[b, src, j]
+                p = p + h * h * pre_power[b, src, j]
+            field[b, row, j] = f
+            power[b, row, j] = p
+            if p > 0.0:
+                row_echo[b, row] = 1
+        for row in range(lo_row, hi_row + 1):
+            pre_field[b, row, j] = wp.vec2(0.0, 0.0)
+            pre_power[b, row, j] = 0.0
 
 
 @wp.func
@@ -253,71 +325,55 @@ def bin_indices(e: int, n_range: int, n_channels: int) -> wp.vec3i:
     return wp.vec3i(b, r, cell - r * n_channels)
 
 
-@wp.func
-def complex_gaussian(state: wp.uint32, variance: float) -> wp.vec2:
-    """One circular complex Gaussian draw with E|z|^2 = variance (Box-Muller: one log and sqrt for both parts)."""
-    u = 1.0 - wp.randf(state)
-    v = wp.randf(state)
-    r = wp.sqrt(-variance * wp.log(u))
-    return wp.vec2(r * wp.cos(TWO_PI * v), r * wp.sin(TWO_PI * v))
-
-
-@wp.kernel
-def range_psf_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
-                     taps: wp.array(dtype=wp.float32), n_range: int, n_channels: int,
-                     field_out: wp.array3d(dtype=wp.vec2), power_out: wp.array3d(dtype=wp.float32), start: int):
-    """Element (b, r, j): field_out = sum_m h[m] field_in[r - m], power_out = sum_m h[m]^2 power_in[r - m]
-    over the taps m = -M..M (h symmetric); rows outside the image contribute nothing."""
-    e = wp.tid() + start
-    ix = bin_indices(e, n_range, n_channels)
-    half = (taps.shape[0] - 1) // 2
-    f = wp.vec2(0.0, 0.0)
-    p = float(0.0)
-    for t in range(taps.shape[0]):
-        rr = ix[1] + t - half
-        if rr >= 0 and rr < n_range:
-            h = taps[t]
-            f = f + h * field_in[ix[0], rr, ix[2]]
-            p = p + h * h * power_in[ix[0], rr, ix[2]]
-    field_out[ix[0], ix[1], ix[2]] = f
-    power_out[ix[0], ix[1], ix[2]] = p
-
-
 @wp.kernel
 def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
                             taps: wp.array(dtype=wp.float32), n_range: int, n_channels: int, noise_intensity: float,
                             row_reverb: wp.array(dtype=wp.float32), keys: wp.array(dtype=wp.int32),
-                            row_gain: wp.array(dtype=wp.float32), intensity: wp.array3d(dtype=wp.float32),
-                            clean: wp.array3d(dtype=wp.float32), start: int):
-    """Element (b, r, j): the bearing point spread and the receiver in one pass.
+                            row_gain: wp.array(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
+                            intensity: wp.array3d(dtype=wp.float32), clean: wp.array3d(dtype=wp.float32),
+                            start: int):
+    """Element (pose b, row r): the bearing point spread and the receiver in one pass over the row's bins j.
 
     Point spread across channels (beams): f = sum_m h[m] field_in[r, j - m], p = sum_m h[m]^2 power_in[r, j - m]
-    over the taps m = -M..M (h symmetric; channels outside the image contribute nothing; one tap h = 1 for none).
+    over the taps m = -M..M (h symmetric; channels outside the image contribute nothing; one tap h = 1 for none);
+    a row without an echo (``row_echo`` 0, set by :func:`footprint_bin_kernel`) has f = p = 0 and skips it.
     Receiver: intensity = |f + n|^2 G(r), clean = (p + R(r)) G(r). n is one circular complex Gaussian draw
     (exponential intensity) of variance noise_intensity + R(r): receiver noise (re 1 uPa^2) plus the volume
     reverberation R(r) = row_reverb[r] (its sonar-equation mean per sample through the point spread, per row on
-    the host), keyed by keys[b] and the bin index. G = row_gain[r]: time-varying and fixed gain on intensity,
-    10^((k log10 r + 2 alpha r + gain) / 10), per row on the host. clean is the expected intensity, speckle- and
-    noise-free (echoes and reverberation)."""
+    the host); where f = 0 its intensity |n|^2 is drawn directly from the exponential law (one logarithm), the
+    draws of row r coming in bin order from one stream keyed by keys[b] and r; elsewhere n is drawn from the
+    bin's own stream (keys[b], n_range + r n_channels + j). G = row_gain[r]: time-varying and
+    fixed gain on intensity, 10^((k log10 r + 2 alpha r + gain) / 10), per row on the host. clean is the
+    expected intensity, speckle- and noise-free (echoes and reverberation)."""
     e = wp.tid() + start
-    ix = bin_indices(e, n_range, n_channels)
+    b = e // n_range
+    r = e - b * n_range
     half = (taps.shape[0] - 1) // 2
-    f = wp.vec2(0.0, 0.0)
-    p = float(0.0)
-    for t in range(taps.shape[0]):
-        jj = ix[2] + t - half
-        if jj >= 0 and jj < n_channels:
-            h = taps[t]
-            f = f + h * field_in[ix[0], ix[1], jj]
-            p = p + h * h * power_in[ix[0], ix[1], jj]
-    reverb = row_reverb[ix[1]]
+    echo = row_echo[b, r]
+    reverb = row_reverb[r]
     variance = noise_intensity + reverb
-    if variance > 0.0:
-        state = wp.rand_init(keys[ix[0]], e - ix[0] * n_range * n_channels)
-        f = f + complex_gaussian(state, variance)
-    g = row_gain[ix[1]]
-    intensity[ix[0], ix[1], ix[2]] = wp.dot(f, f) * g
-    clean[ix[0], ix[1], ix[2]] = (p + reverb) * g
+    g = row_gain[r]
+    state = wp.rand_init(keys[b], r)
+    for j in range(n_channels):
+        f = wp.vec2(0.0, 0.0)
+        p = float(0.0)
+        if echo != 0:
+            lo = wp.max(j - half, 0)
+            hi = wp.min(j + half, n_channels - 1)
+            for jj in range(lo, hi + 1):
+                h = taps[jj - j + half]
+                f = f + h * field_in[b, r, jj]
+                p = p + h * h * power_in[b, r, jj]
+        detected = wp.dot(f, f)
+        if variance > 0.0:
+            if detected == 0.0:
+                detected = -variance * wp.log(1.0 - wp.randf(state))
+            else:
+                # its own state (a wp.func gets a copy of the state, so the row's stream cannot advance past it)
+                f = f + complex_gaussian(wp.rand_init(keys[b], n_range + r * n_channels + j), variance)
+                detected = wp.dot(f, f)
+        intensity[b, r, j] = detected * g
+        clean[b, r, j] = (p + reverb) * g
 
 
 @wp.kernel

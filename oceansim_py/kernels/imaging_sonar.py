@@ -29,6 +29,8 @@ from oceansim_py.kernels.raycast import RayHit, cast_ray, sensor_to_world, two_w
 #: Noise stream ids (kernels/random.py): the multiplicative and additive terms draw from unrelated streams.
 STREAM_MULTIPLICATIVE = wp.constant(1)
 STREAM_ADDITIVE = wp.constant(2)
+#: Stream of HoloOcean's range noise (RangeSigma), per ray.
+STREAM_RANGE = wp.constant(3)
 
 #: Normalisation modes passed to :func:`sonar_finish_kernel`.
 NORMALISE_NONE = wp.constant(0)
@@ -94,7 +96,8 @@ def sonar_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
                      poses: wp.array(dtype=wp.transform), bearing_cos_sin: wp.array(dtype=wp.vec2),
                      elevation_table: wp.array(dtype=wp.vec3), n_elev: int, rays_per_pose: int,
                      min_range: float, max_range: float, range_resolution: float, n_range: int,
-                     alpha_db_per_m: float, spreading: int,
+                     alpha_db_per_m: float, spreading: int, range_sigma: float,
+                     range_keys: wp.array(dtype=wp.int32), perfect_cos: float, ray_perfect: wp.array(dtype=wp.int32),
                      ray_value: wp.array(dtype=wp.float32), ray_bin: wp.array(dtype=wp.int32),
                      ray_label: wp.array(dtype=wp.int32), start: int):
     """Cast ray i and store its return.
@@ -102,6 +105,12 @@ def sonar_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
     bearing_cos_sin[c] = (cos b_c, sin b_c) of bearing ray c; elevation_table[k] = (cos e_k, sin e_k, w_k) with
     w_k = cos e_k * db * de * g(e_k) the ray's solid angle (sr) times the elevation beam pattern. The return is
     s = mu * cos(psi) * w_k * 10^(-2 alpha r / 10) * [(1 m / r)^2 if spreading].
+
+    HoloOcean's range noise (RangeSigma, ``range_sigma`` > 0 m): a return inside the window is binned at r + x,
+    x ~ Exponential(mean range_sigma) (clamped to the last bin, as HoloOcean does), and scaled by the scaled pdf
+    exp(-x / range_sigma); x is drawn from stream ``range_keys[b]`` at the ray's index within the pose.
+    With ``perfect_cos`` > 0 (HoloOcean's AzimuthStreaks), ``ray_perfect[i]`` = 1 for a binned return whose
+    incidence is within acos(perfect_cos) of the normal, else 0.
     """
     i = wp.tid() + start
     b = i // rays_per_pose
@@ -115,6 +124,16 @@ def sonar_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
     h = cast_ray(mesh, face_object, wp.transform_get_translation(pose), sensor_to_world(pose, d_flu), max_range)
     ret = binned_return(h, object_reflectivity, object_label, et[2], alpha_db_per_m, spreading, min_range,
                         range_resolution, n_range)
+    if range_sigma > 0.0 and ret.cell >= 0:
+        state = wp.rand_init(range_keys[b], local)
+        x = -range_sigma * wp.log(1.0 - wp.randf(state))
+        ret.cell = wp.min(int(wp.floor((h.distance + x - min_range) / range_resolution)), n_range - 1)
+        ret.value = ret.value * wp.exp(-x / range_sigma)
+    if perfect_cos > 0.0:
+        perfect = int(0)
+        if ret.cell >= 0 and h.cos_incidence > perfect_cos:
+            perfect = 1
+        ray_perfect[i] = perfect
     ray_value[i] = ret.value
     ray_bin[i] = ret.cell
     ray_label[i] = ret.label
@@ -244,3 +263,43 @@ def sonar_finish_kernel(clean: wp.array3d(dtype=wp.float32), row_max: wp.array2d
             h = rr * rr * (1.0 + beam_gain * wp.exp(-q * q))
         z = z + rayleigh(sa, sigma_add) * h
     intensity[b, r, j] = wp.max(z, 0.0)
+
+
+@wp.kernel
+def sonar_perfect_count_kernel(ray_perfect: wp.array(dtype=wp.int32), ray_bin: wp.array(dtype=wp.int32),
+                               rays_per_beam: int, rays_per_pose: int, n_beams: int,
+                               perfect: wp.array3d(dtype=wp.int32), start: int):
+    """Element (pose b, beam j): count the beam's binned returns with a near-normal incidence (``ray_perfect``)
+    per bin of column j. Expects ``perfect`` zeroed."""
+    e = wp.tid() + start
+    b = e // n_beams
+    j = e - b * n_beams
+    first = b * rays_per_pose + j * rays_per_beam
+    for t in range(rays_per_beam):
+        cell = ray_bin[first + t]
+        if cell >= 0 and ray_perfect[first + t] == 1:
+            perfect[b, cell, j] = perfect[b, cell, j] + 1
+
+
+@wp.kernel
+def sonar_streaks_kernel(intensity: wp.array3d(dtype=wp.float32), perfect: wp.array3d(dtype=wp.int32),
+                         hits: wp.array3d(dtype=wp.int32), n_beams: int, n_range: int, fraction: float, mode: int,
+                         start: int):
+    """Element (pose b, row r): HoloOcean's azimuth streaks. When the row's near-normal returns are at least
+    ``fraction`` of its binned returns (HoloOcean: 8 % within 8 degrees of the normal), every bin of the row is
+    remapped: ``mode`` -1 (removal) z -> z^2, +1 (increased gain) z -> 1 - (1 - z)^2."""
+    e = wp.tid() + start
+    b = e // n_range
+    r = e - b * n_range
+    n_perfect = int(0)
+    n_total = int(0)
+    for j in range(n_beams):
+        n_perfect = n_perfect + perfect[b, r, j]
+        n_total = n_total + hits[b, r, j]
+    if n_total > 0 and float(n_perfect) >= fraction * float(n_total):
+        for j in range(n_beams):
+            z = intensity[b, r, j]
+            if mode == -1:
+                intensity[b, r, j] = z * z
+            else:
+                intensity[b, r, j] = 1.0 - (1.0 - z) * (1.0 - z)

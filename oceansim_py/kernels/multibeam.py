@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import warp as wp
 
-from oceansim_py.kernels.random import stream_state
-from oceansim_py.kernels.raycast import cast_ray, fan_direction, sensor_to_world
+from oceansim_py.kernels.acoustic_chain import complex_gaussian, scatterer_gaussian
+from oceansim_py.kernels.random import pcg_hash, stream_state
+from oceansim_py.kernels.raycast import cast_ray, fan_direction, sensor_to_world, two_way_absorption
 
 # forward-only kernels: no adjoints to generate, which halves the first-use compile time
 wp.set_module_options({"enable_backward": False})
@@ -226,3 +227,210 @@ def multibeam_mix_kernel(raw: wp.array3d(dtype=wp.vec2), count: wp.array(dtype=w
                 db[b, n, j] = 10.0 * wp.log10(p2)
             else:
                 db[b, n, j] = -300.0
+
+
+# -- the device chain (model "device"; docs/PHYSICS.md §1b) ----------------------------------------------------
+
+
+@wp.func
+def sinc(x: float) -> float:
+    """sin(pi x) / (pi x), 1 at x = 0."""
+    if wp.abs(x) < 1.0e-6:
+        return 1.0
+    return wp.sin(wp.pi * x) / (wp.pi * x)
+
+
+#: Largest range extent of one ray's footprint in the device model, in samples (grazing rays are capped to it).
+MAX_FOOTPRINT_SAMPLES = wp.constant(32.0)
+
+
+@wp.kernel
+def multibeam_device_scatter_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
+                                    object_mu: wp.array(dtype=wp.float32), poses: wp.array(dtype=wp.transform),
+                                    n_beams: int, az_rays: int, el_rays: int, fov: float,
+                                    elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float, jitter: int,
+                                    jitter_key: int, phase_key: int, phase_grid: float, max_range: float,
+                                    sound_speed: float, frequency: float, sample_rate: float, t0: float,
+                                    window_end: float, half_width: float, source_intensity: float,
+                                    alpha_db_per_m: float, amp: wp.array(dtype=wp.vec2),
+                                    power: wp.array(dtype=wp.float32), delay: wp.array(dtype=wp.float32),
+                                    extent: wp.array(dtype=wp.float32), start: int):
+    """Device model, one element per ray (same ray order as :func:`multibeam_scatter_kernel`).
+
+    Direction: the ray's cell centre (bearing as the peer; elevation_table[k] = (e_k, unused, w_k)), jittered
+    uniformly inside its (beam step / az_rays) x ``elevation_cell`` cell with ``jitter`` (stream keyed by
+    ``jitter_key`` and the ray index within the pose: the same for every frame). Sonar equation of the return
+    (re 1 uPa^2 at the receiver): I = SL mu cos(psi) w_k / r^2 10^(-2 alpha r / 10), w_k = solid angle x two-way
+    elevation pattern (sr). Amplitude A = sqrt(I) xi exp(-i 2 k_c r) with xi a unit complex Gaussian fixed to the
+    hit point quantised to ``phase_grid`` (static speckle for a static sensor). Writes amp, power = I, delay
+    (samples after t0; NO_DELAY for a miss or a pulse outside the window) and ``extent``, the range extent of the
+    ray's surface footprint in samples (r / cos(psi) sqrt((n . e_a)^2 + (n . e_b)^2), e_a, e_b the cell's edge
+    vectors, capped at ``MAX_FOOTPRINT_SAMPLES``)."""
+    i = wp.tid() + start
+    rays_per_beam = az_rays * el_rays
+    rays_per_pose = n_beams * rays_per_beam
+    b = i // rays_per_pose
+    q = i - b * rays_per_pose
+    j = q // rays_per_beam
+    w = q - j * rays_per_beam
+    a = w // el_rays
+    k = w - a * el_rays
+    beam_step = fov / float(n_beams)
+    d_theta = beam_step / float(az_rays)
+    bearing = -0.5 * fov + (float(j) + (float(a) + 0.5) / float(az_rays)) * beam_step
+    et = elevation_table[k]
+    elevation = et[0]
+    if jitter == 1:
+        state = wp.rand_init(jitter_key, q)
+        bearing = bearing + (wp.randf(state) - 0.5) * d_theta
+        elevation = elevation + (wp.randf(state) - 0.5) * elevation_cell
+    pose = poses[b]
+    origin = wp.transform_get_translation(pose)
+    direction = sensor_to_world(pose, fan_direction(bearing, elevation))
+    h = cast_ray(mesh, face_object, origin, direction, max_range)
+    amp[i] = wp.vec2(0.0, 0.0)
+    power[i] = 0.0
+    delay[i] = NO_DELAY
+    extent[i] = 0.0
+    if h.hit == 1:
+        r = h.distance
+        d = (2.0 * r / sound_speed - t0) * sample_rate
+        if d >= -half_width and d <= window_end + half_width:
+            ce = wp.cos(elevation)
+            se = wp.sin(elevation)
+            cb = wp.cos(bearing)
+            sb = wp.sin(bearing)
+            da = wp.dot(h.normal, sensor_to_world(pose, wp.vec3(-se * cb, se * sb, ce))) * elevation_cell
+            dbb = wp.dot(h.normal, sensor_to_world(pose, wp.vec3(-sb, -cb, 0.0))) * (ce * d_theta)
+            footprint = r * wp.sqrt(da * da + dbb * dbb) / wp.max(h.cos_incidence, 1.0e-3)
+            extent[i] = wp.min(footprint * 2.0 * sample_rate / sound_speed, MAX_FOOTPRINT_SAMPLES)
+            value = (source_intensity * object_mu[h.obj] * h.cos_incidence * et[2] / (r * r)
+                     * two_way_absorption(alpha_db_per_m, r))
+            xi = scatterer_gaussian(origin + r * direction, phase_grid, phase_key)
+            cycles = 2.0 * frequency * r / sound_speed
+            phase = -2.0 * wp.pi * (cycles - wp.floor(cycles))
+            c = wp.cos(phase)
+            s = wp.sin(phase)
+            amp[i] = wp.vec2(xi[0] * c - xi[1] * s, xi[0] * s + xi[1] * c) * wp.sqrt(value)
+            power[i] = value
+            delay[i] = d
+
+
+@wp.kernel
+def multibeam_device_deposit_kernel(amp: wp.array(dtype=wp.vec2), power: wp.array(dtype=wp.float32),
+                                    delay: wp.array(dtype=wp.float32), extent: wp.array(dtype=wp.float32),
+                                    rays_per_beam: int, n_beams: int, n_samples: int, half_width: float,
+                                    sinc_rate: float, raw: wp.array3d(dtype=wp.vec2),
+                                    raw_power: wp.array3d(dtype=wp.float32), start: int):
+    """Device model, one element per (pose b, beam j): deposit each ray's pulse, spread over its footprint.
+
+    A ray whose footprint spans E = extent_i samples around its delay d_i is split into pieces, one per sample
+    interval [m - 1/2, m + 1/2] overlapping [d_i - E/2, d_i + E/2], of weight w_m = overlap / E, centred on the
+    overlap (one piece at d_i when E <= 1). Piece m adds sqrt(w_m) A_i exp(i phi_m) h(n - c_m) to the field
+    ``raw`` and w_m I_i h(n - c_m)^2 to the expected intensity ``raw_power`` over the samples within ``half_width``
+    of c_m, h(u) = sinc(sinc_rate u) the range response of a flat band (``sinc_rate`` = kappa B / fs, intensity
+    -3 dB width c / (2 B), sensors/acoustic/bandwidth.py); phi_m = 0 for the piece holding d_i and a random phase
+    (hash of the ray's delay, its index in the beam and m) for the others: the footprint's other scatterers.
+    Sequential per element (ray order): bit-identical whatever the chunking. Expects raw, raw_power zeroed."""
+    e = wp.tid() + start
+    b = e // n_beams
+    j = e - b * n_beams
+    first = e * rays_per_beam
+    for q in range(rays_per_beam):
+        d = delay[first + q]
+        if d > NO_DELAY:
+            A = amp[first + q]
+            P = power[first + q]
+            half = 0.5 * extent[first + q]
+            m0 = int(wp.floor(d + 0.5))
+            m1 = m0
+            if half > 0.5:
+                m0 = int(wp.floor(d - half + 0.5))
+                m1 = int(wp.floor(d + half + 0.5))
+            seed = pcg_hash(wp.uint32(int(d * 4096.0)) ^ wp.uint32(q) * wp.uint32(-1640531527))
+            own = int(wp.floor(d + 0.5))
+            for m in range(m0, m1 + 1):
+                w = float(1.0)
+                centre = d
+                if half > 0.5:
+                    a0 = wp.max(float(m) - 0.5, d - half)
+                    a1 = wp.min(float(m) + 0.5, d + half)
+                    w = (a1 - a0) / (2.0 * half)
+                    centre = 0.5 * (a0 + a1)
+                if w > 0.0:
+                    piece = A * wp.sqrt(w)
+                    if m != own:
+                        hh = pcg_hash(seed ^ wp.uint32(m) * wp.uint32(-2048144789))
+                        phase = 6.283185307179586 * float(hh >> wp.uint32(8)) / 16777216.0
+                        c = wp.cos(phase)
+                        s = wp.sin(phase)
+                        piece = wp.vec2(piece[0] * c - piece[1] * s, piece[0] * s + piece[1] * c)
+                    pw = P * w
+                    lo = wp.max(int(wp.ceil(centre - half_width)), 0)
+                    hi = wp.min(int(wp.floor(centre + half_width)), n_samples - 1)
+                    for n in range(lo, hi + 1):
+                        g = sinc(sinc_rate * (float(n) - centre))
+                        raw[b, n, j] = raw[b, n, j] + piece * g
+                        raw_power[b, n, j] = raw_power[b, n, j] + pw * g * g
+
+
+@wp.kernel
+def multibeam_device_mix_kernel(raw: wp.array3d(dtype=wp.vec2), raw_power: wp.array3d(dtype=wp.float32),
+                                taps: wp.array(dtype=wp.float32), n_beams: int, n_samples: int,
+                                noise_intensity: float, row_reverb: wp.array(dtype=wp.float32),
+                                beam_reverb: wp.array(dtype=wp.float32), keys: wp.array(dtype=wp.int32),
+                                row_gain: wp.array(dtype=wp.float32), time_series: wp.array3d(dtype=wp.vec2),
+                                intensity: wp.array3d(dtype=wp.float32), clean: wp.array3d(dtype=wp.float32),
+                                db: wp.array3d(dtype=wp.float32), start: int):
+    """Device model, one element per (pose b, sample n, beam j): the receive beam pattern and the receiver.
+
+    Beam pattern: p_j = sum_m h[m] p_(j + m - M) and P_j = sum_m h[m]^2 P_(j + m - M), h = ``taps`` (the line
+    array's one-way amplitude pattern at the beam spacing out to psf_extent beam widths, peak 1: a point target
+    keeps its echo level; one tap 1 for none; beams outside the fan contribute nothing). Receiver: one circular
+    complex Gaussian draw n of variance noise_intensity + R (R = row_reverb[n] beam_reverb[j], the volume
+    reverberation's mean), keyed by keys[b] and the sample-beam index. Writes time_series = p + n (re 1 uPa,
+    before gain), intensity = |p + n|^2 G, clean = (P + R) G with G = row_gain[n] (TVG and fixed gain),
+    db = 10 log10 intensity (-300 for 0)."""
+    e = wp.tid() + start
+    per = n_samples * n_beams
+    b = e // per
+    q = e - b * per
+    n = q // n_beams
+    j = q - n * n_beams
+    half = (taps.shape[0] - 1) // 2
+    v = wp.vec2(0.0, 0.0)
+    p = float(0.0)
+    for i in range(wp.max(j - half, 0), wp.min(j + half, n_beams - 1) + 1):
+        h = taps[i - j + half]
+        v = v + h * raw[b, n, i]
+        p = p + h * h * raw_power[b, n, i]
+    reverb = row_reverb[n] * beam_reverb[j]
+    variance = noise_intensity + reverb
+    if variance > 0.0:
+        v = v + complex_gaussian(wp.rand_init(keys[b], q), variance)
+    g = row_gain[n]
+    p2 = wp.dot(v, v) * g
+    time_series[b, n, j] = v
+    intensity[b, n, j] = p2
+    clean[b, n, j] = (p + reverb) * g
+    if p2 > 0.0:
+        db[b, n, j] = 10.0 * wp.log10(p2)
+    else:
+        db[b, n, j] = -300.0
+
+
+@wp.kernel
+def intensity_db_kernel(intensity: wp.array3d(dtype=wp.float32), n_samples: int, n_beams: int,
+                        db: wp.array3d(dtype=wp.float32), start: int):
+    """Element (b, n, j): db = 10 log10 intensity (-300 for 0), after an automatic gain rescaled the image."""
+    e = wp.tid() + start
+    per = n_samples * n_beams
+    b = e // per
+    r = e - b * per
+    n = r // n_beams
+    j = r - n * n_beams
+    p2 = intensity[b, n, j]
+    if p2 > 0.0:
+        db[b, n, j] = 10.0 * wp.log10(p2)
+    else:
+        db[b, n, j] = -300.0

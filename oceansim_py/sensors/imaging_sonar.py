@@ -23,6 +23,7 @@ import warp as wp
 from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.io import images
 from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
+from oceansim_py.kernels import acoustic_chain as kc
 from oceansim_py.kernels import imaging_sonar as k
 from oceansim_py.poses import as_poses
 from oceansim_py.limits import check_config_memory, check_frame_index
@@ -66,6 +67,14 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
         additive_beam_width: its bearing width (degrees).
         seed: noise seed; draws are keyed by (seed, frame index, sensor id, stream, bin).
         gain, gamma: 8-bit display mapping clip(255 * gain * z^gamma).
+        range_sigma: HoloOcean's RangeSigma (m): each return is binned at r + x, x ~ Exponential(mean
+            range_sigma), and scaled by exp(-x / range_sigma) (the exponential's pdf scaled to 1 at 0); 0 is off.
+        azimuth_streaks: HoloOcean's AzimuthStreaks: 0 off; in a row where at least 8 % of the returns meet their
+            surface within 8 degrees of the normal, -1 maps each bin z -> z^2 (removal artefact) and 1 maps
+            z -> 1 - (1 - z)^2 (increased gain artefact), after the noise (z in the normalised image's units).
+        multipath: HoloOcean's MultiPath. A placeholder: multipath arrives with issue 16, and true is refused.
+        HoloOcean's AddSigma and MultSigma are ``additive_sigma`` and ``multiplicative_sigma``, its ScaleNoise
+        the range-scaled additive noise: :meth:`from_holoocean` reads a HoloOcean ImagingSonar configuration.
     """
 
     horizontal_fov: float = 130.0
@@ -89,6 +98,9 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
     seed: int = 0
     gain: float = 1.0
     gamma: float = 1.0
+    range_sigma: float = 0.0
+    azimuth_streaks: int = 0
+    multipath: bool = False
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         # HoloOcean ImagingSonar sensor defaults (HoloOcean docs; holoocean-2022.txt §III): 120 x 20 deg,
@@ -120,25 +132,26 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
             normalisation="row", multiplicative_sigma=0.2, additive_sigma=0.05, additive_range_scaled=True,
             additive_beam_gain=0.5, additive_beam_width=30.0,
         ),
-        # Blueprint Subsea Oculus M750d, 750 kHz mode (docs/PHYSICS.md §1: 130 x 20 deg, 512 beams, 0.1-120 m).
-        # 1024 range bins, 2 x 128 rays per beam, absorption 0.2 dB/m (~750 kHz sea water) and the noise
-        # levels are chosen here.
-        "oculus_m750d": dict(
+        # The peer model with a Blueprint Subsea Oculus M750d's fan, 750 kHz mode (docs/PHYSICS.md §1: 130 x 20 deg,
+        # 512 beams, 0.1-120 m). 1024 range bins, 2 x 128 rays per beam, absorption 0.2 dB/m (~750 kHz sea water)
+        # and the noise levels are chosen here. (Named "oculus_m750d" before the device presets; that name is now
+        # the device model.)
+        "oculus_m750d_peer": dict(
             horizontal_fov=130.0, vertical_fov=20.0, min_range=0.1, max_range=120.0, n_beams=512,
             range_bins=1024, rays_per_beam=2, elevation_rays=128, absorption=0.2, aggregation="sum",
             normalisation="row", multiplicative_sigma=0.2, additive_sigma=0.05, additive_range_scaled=True,
             additive_beam_gain=0.5, additive_beam_width=30.0,
         ),
-        # Teledyne BlueView P900 (docs/PHYSICS.md §1 and the DAVE model file: 90 x 20 deg, 512 beams, 10 m,
-        # 114 rays in elevation). 392 range bins from 0.2 m = the c / (2 bandwidth) = 1500 / (2 * 29.9 kHz)
+        # The peer model with a Teledyne BlueView P900's fan (docs/PHYSICS.md §1 and the DAVE model file: 90 x 20 deg,
+        # 512 beams, 10 m, 114 rays in elevation; named "blueview_p900" before the device presets). 392 range bins from 0.2 m = the c / (2 bandwidth) = 1500 / (2 * 29.9 kHz)
         # = 2.5 cm resolution; min range, absorption (DAVE's 0.0354 dB/m) and noise levels as stated.
-        "blueview_p900": dict(
+        "blueview_p900_peer": dict(
             horizontal_fov=90.0, vertical_fov=20.0, min_range=0.2, max_range=10.0, n_beams=512,
             range_bins=392, rays_per_beam=2, elevation_rays=114, absorption=0.0354, aggregation="sum",
             normalisation="row", multiplicative_sigma=0.2, additive_sigma=0.05, additive_range_scaled=False,
         ),
         # Device presets (model "device", the acoustic device chain): values and sources in
-        # sensors/acoustic/presets.py.
+        # sensors/acoustic/presets.py. Every preset named after a real device is one of these.
         **{name: values for name, (values, _source) in IMAGING_SONAR_DEVICE_PRESETS.items()},
     }
 
@@ -171,11 +184,69 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
                     f"must be one of {list(allowed)}, got {getattr(self, name)!r}")
         require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
                 f"must be an integer in [0, 2^31), got {self.seed!r}")
+        require_finite(self.range_sigma, _OWNER, "range_sigma")
+        require_non_negative(self.range_sigma, _OWNER, "range_sigma", "m")
+        require(self.azimuth_streaks in (-1, 0, 1) and not isinstance(self.azimuth_streaks, bool), _OWNER,
+                "azimuth_streaks", f"must be -1 (removal), 0 (off) or 1 (increased gain), as HoloOcean's "
+                f"AzimuthStreaks, got {self.azimuth_streaks!r}")
+        require(self.multipath is False, _OWNER, "multipath",
+                f"multipath arrives with issue 16 (HoloOcean's MultiPath is not modelled yet); set it to false, "
+                f"got {self.multipath!r}")
         self.validate_device_chain(_OWNER, self.horizontal_fov, self.vertical_fov)
         self.validate_device_display(_OWNER)
         if self.model == "device":
+            for name in ("range_sigma", "azimuth_streaks"):
+                require(getattr(self, name) == 0, _OWNER, name,
+                        f"must be 0 with model 'device' (a HoloOcean peer option), got {getattr(self, name)}")
             require(self.aggregation == "sum", _OWNER, "aggregation",
                     "must be 'sum' with model 'device' (the coherent sum of a resolution cell's echoes)")
+
+    #: HoloOcean ImagingSonar configuration keys that only steer HoloOcean's octree or its viewer (no meaning for a
+    #: ray-cast sonar): accepted and ignored by :meth:`from_holoocean`.
+    HOLOOCEAN_IGNORED: ClassVar[tuple[str, ...]] = ("InitOctreeRange", "ViewRegion", "ViewOctree", "ShowWarning",
+                                                     "ClusterSize", "ElevationBins", "ElevationRes", "TicksPerCapture",
+                                                     "CaptureWidth", "CaptureHeight")
+
+    @classmethod
+    def from_holoocean(cls, configuration: dict[str, Any], **overrides: Any) -> "ImagingSonarConfig":
+        """The peer model of a HoloOcean ``ImagingSonar`` sensor ``configuration`` (its JSON keys), on top of the
+        ``holoocean_default`` preset, then ``overrides``.
+
+        RangeBins -> range_bins, AzimuthBins -> n_beams, RangeMin / RangeMax -> min_range / max_range, Azimuth /
+        Elevation -> horizontal_fov / vertical_fov (deg), AddSigma (or sqrt(AddCov)) -> additive_sigma, MultSigma
+        (or sqrt(MultCov)) -> multiplicative_sigma, RangeSigma -> range_sigma, AzimuthStreaks -> azimuth_streaks,
+        MultiPath -> multipath (a placeholder until issue 16: true is refused), ScaleNoise -> HoloOcean's scaling
+        of the additive noise h = (r / r_max)^2 (1 + 0.5 exp(-a^2 / (Azimuth / 64))) with the azimuth a in degrees,
+        i.e. additive_range_scaled with additive_beam_gain 0.5 and additive_beam_width sqrt(Azimuth / 64) deg.
+        Keys in :attr:`HOLOOCEAN_IGNORED` steer HoloOcean's octree or viewer and are ignored; any other key is a
+        ConfigError.
+        """
+        if not isinstance(configuration, dict):
+            raise ConfigError(f"{_OWNER}.from_holoocean: configuration must be a dict of HoloOcean keys, got "
+                              f"{type(configuration).__name__}")
+        direct = {"RangeBins": "range_bins", "AzimuthBins": "n_beams", "RangeMin": "min_range",
+                  "RangeMax": "max_range", "Azimuth": "horizontal_fov", "Elevation": "vertical_fov",
+                  "AddSigma": "additive_sigma", "MultSigma": "multiplicative_sigma", "RangeSigma": "range_sigma",
+                  "AzimuthStreaks": "azimuth_streaks", "MultiPath": "multipath"}
+        values = dict(cls._preset_values("holoocean_default", f"{_OWNER}.from_holoocean"))
+        for key, value in configuration.items():
+            if key in direct:
+                values[direct[key]] = value
+            elif key in ("AddCov", "MultCov"):
+                if not isinstance(value, (int, float)) or value < 0:
+                    raise ConfigError(f"{_OWNER}.from_holoocean: {key} must be a number >= 0 (a variance), got "
+                                      f"{value!r}")
+                values["additive_sigma" if key == "AddCov" else "multiplicative_sigma"] = math.sqrt(value)
+            elif key == "ScaleNoise":
+                values["additive_range_scaled"] = bool(value)
+            elif key not in cls.HOLOOCEAN_IGNORED:
+                raise ConfigError(f"{_OWNER}.from_holoocean: unknown HoloOcean ImagingSonar key {key!r}; known: "
+                                  f"{sorted([*direct, 'AddCov', 'MultCov', 'ScaleNoise', *cls.HOLOOCEAN_IGNORED])}")
+        if values.get("additive_range_scaled"):
+            values["additive_beam_gain"] = 0.5
+            values["additive_beam_width"] = math.sqrt(float(values["horizontal_fov"]) / 64.0)
+        values.update(overrides)
+        return cls.from_dict(values, source=f"{_OWNER}.from_holoocean")
 
     # -- derived geometry --------------------------------------------------------------------------------
     @property
@@ -197,8 +268,12 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
         return tables + self.render_bytes(batch)
 
     def render_bytes(self, batch: int) -> int:
-        """Device bytes of one render of ``batch`` poses (scratch and result)."""
-        return batch * (40 + 12 * self.rays_per_pose + self.range_bins * (4 + 20 * self.n_beams))
+        """Device bytes of one render of ``batch`` poses (scratch and result; range noise adds a key per pose,
+        azimuth streaks a flag per ray and a count per bin)."""
+        extra = 4 if self.range_sigma > 0.0 else 0
+        if self.azimuth_streaks != 0:
+            extra += 4 * (self.rays_per_pose + self.range_bins * self.n_beams)
+        return batch * (40 + 12 * self.rays_per_pose + self.range_bins * (4 + 20 * self.n_beams) + extra)
 
     def ranges(self) -> np.ndarray:
         """Range-bin centres (m), nearest first."""
@@ -322,6 +397,12 @@ class ImagingSonarResult:
         return images.save_png(path, img)
 
 
+#: HoloOcean's azimuth streaks: a return is "perfect" within 8 degrees of the normal, and a row streaks when at
+#: least 8 % of its returns are (ImagingSonar.cpp, ``perfectCos = DegCos(8)``, ``percToBand = 0.08``).
+HOLOOCEAN_PERFECT_COS = math.cos(math.radians(8.0))
+HOLOOCEAN_STREAK_FRACTION = 0.08
+
+
 class _Buffers:
     """Device scratch for one batch size: poses and per-ray returns (reused between renders)."""
 
@@ -335,6 +416,11 @@ class _Buffers:
         self.row_max = wp.empty((batch, config.range_bins), dtype=wp.float32, device=device)
         self.frame_max = wp.empty(batch, dtype=wp.float32, device=device)
         self.noise_keys = wp.empty((batch, 2), dtype=wp.int32, device=device)
+        self.range_keys = wp.empty(batch if config.range_sigma > 0.0 else 0, dtype=wp.int32, device=device)
+        streaks = config.azimuth_streaks != 0
+        self.ray_perfect = wp.empty(n_rays if streaks else 0, dtype=wp.int32, device=device)
+        self.perfect = wp.empty((batch, config.range_bins, config.n_beams) if streaks else (0, 0, 0), dtype=wp.int32,
+                                device=device)
 
     @staticmethod
     def nbytes(config: ImagingSonarConfig, batch: int) -> int:
@@ -430,10 +516,15 @@ class ImagingSonar:
         g = scene.geometry
         dev = self.device
         dr = float(c.range_resolution)
+        if c.range_sigma > 0.0:
+            launch_1d(kc.frame_keys_kernel, batch, [int(c.seed), int(frame_index), self.sensor_id,
+                                                    int(k.STREAM_RANGE), buf.range_keys], dev, min_chunk=batch)
+        streaks = c.azimuth_streaks != 0
         launch_1d(k.sonar_ray_kernel, batch * c.rays_per_pose,
                   [g.mesh.id, g.face_object, g.object_reflectivity, g.object_label, buf.poses, self._bearing_cs,
                    self._elev_table, c.elevation_rays, c.rays_per_pose, float(c.min_range), float(c.max_range), dr,
-                   c.range_bins, float(c.absorption), int(c.spreading), buf.ray_value, buf.ray_bin,
+                   c.range_bins, float(c.absorption), int(c.spreading), float(c.range_sigma), buf.range_keys,
+                   HOLOOCEAN_PERFECT_COS if streaks else 0.0, buf.ray_perfect, buf.ray_value, buf.ray_bin,
                    buf.ray_label], dev)
         out.clean_intensity.zero_()
         out.hit_count.zero_()
@@ -459,6 +550,14 @@ class ImagingSonar:
                    float(c.multiplicative_sigma), float(c.additive_sigma), int(c.additive_range_scaled),
                    float(c.additive_beam_gain), math.radians(c.additive_beam_width), buf.noise_keys,
                    out.intensity], dev)
+        if streaks:
+            buf.perfect.zero_()
+            launch_1d(k.sonar_perfect_count_kernel, batch * c.n_beams,
+                      [buf.ray_perfect, buf.ray_bin, c.rays_per_beam * c.elevation_rays, c.rays_per_pose, c.n_beams,
+                       buf.perfect], dev, min_chunk=1)
+            launch_1d(k.sonar_streaks_kernel, batch * c.range_bins,
+                      [out.intensity, buf.perfect, out.hit_count, c.n_beams, c.range_bins, HOLOOCEAN_STREAK_FRACTION,
+                       int(c.azimuth_streaks)], dev, min_chunk=16)
         return out
 
     def _render_device(self, scene: Any, poses: np.ndarray, frame_index: int,

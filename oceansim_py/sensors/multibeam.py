@@ -44,7 +44,14 @@ from oceansim_py.kernels import multibeam as k
 from oceansim_py.poses import as_poses
 from oceansim_py.limits import check_config_memory, check_frame_index
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
-from oceansim_py.sensors.acoustic.bandwidth import minus_3db_from_gaussian_b
+from oceansim_py.kernels import acoustic_chain as kc
+from oceansim_py.sensors.acoustic.bandwidth import (minus_3db_from_gaussian_b, sinc_power_integral,
+                                                    sinc_rate_per_bandwidth)
+from oceansim_py.sensors.acoustic.beam_pattern import LineArray, bearing_kernel
+from oceansim_py.sensors.acoustic.chain import _host_key, tvg_db
+from oceansim_py.sensors.acoustic.device_config import DeviceChainFields, DeviceDisplayFields
+from oceansim_py.sensors.acoustic.display import apply_colormap, db_window_to_uint8
+from oceansim_py.sensors.acoustic.presets import MULTIBEAM_DEVICE_PRESETS
 from oceansim_py.sensors.scratch import ScratchCache
 
 _OWNER = "MultibeamSonarConfig"
@@ -54,23 +61,39 @@ _MAX_ELEMENTS = 2**31 - 1
 
 
 @dataclasses.dataclass(frozen=True)
-class MultibeamSonarConfig(ConfigBase):
+class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
     """Multibeam echosounder settings.
+
+    ``model``: "peer" (default; the coherent point-scatterer model of Choi et al. 2021 as DAVE runs it, described
+    below) or "device" (the same coherent series in the device chain's physical units, docs/PHYSICS.md §1b: see
+    :class:`MultibeamSonar`). The device-chain fields (``absorption_model`` and water, ``noise_level``,
+    ``volume_scattering``, ``tvg``, ``tvg_gain``, ``agc_level``, ``beam_taper``, ``sidelobe_level``,
+    ``elevation_span``, ``elevation_taper``, ``jitter``, the display fields) are documented in
+    :class:`~oceansim_py.sensors.acoustic.device_config.DeviceChainFields` and ``DeviceDisplayFields``; the
+    peer model ignores them.
 
     fov: bearing field of view (deg), beams uniformly spaced over it. n_beams: number of beams.
     beam_width: -3 dB receive beam width (deg) used for the beam-pattern weights.
     elevation_fov: elevation field of view (deg). rays_per_beam: rays spread over it per beam.
     azimuth_rays_per_beam: rays spread over each beam's bearing width (1: one ray at the beam centre).
-    frequency: centre frequency (Hz). bandwidth: pulse bandwidth b (Hz) of S(f) = S0 exp(-pi^2 (f - fc)^2 / b^2):
-    the Gaussian's parameter, 2.67 x its -3 dB bandwidth (``bandwidth_3db``). A datasheet gives the -3 dB
-    bandwidth: set ``bandwidth = gaussian_b_from_minus_3db(datasheet value)`` (sensors/acoustic/bandwidth.py).
+    frequency: centre frequency (Hz). bandwidth: with model "device", the -3 dB bandwidth B (Hz) as datasheets
+    give it: the point-target range response (a flat band's sinc, first range side lobe -13.3 dB) has -3 dB
+    width c / (2 B) (the device chain's convention, sensors/acoustic/bandwidth.py). With model "peer", the
+    parameter b (Hz) of DAVE's Gaussian spectrum S(f) = S0 exp(-pi^2 (f - fc)^2 / b^2), 2.67 x that
+    spectrum's -3 dB bandwidth (``bandwidth_3db``), kept so DAVE's model files read as DAVE reads them.
     sound_speed: c (m/s). min_range / max_range: the window of the time series (m).
     source_level: SL (dB re 1 uPa at 1 m), S0 = 10^(SL / 20). absorption: dB/m, one way.
-    sample_rate: complex baseband sample rate (Hz); None means the bandwidth.
-    beam_pattern: mix beams with the signed sinc weights (side lobes). elevation_directivity: weight rays by
-    the line-array pattern whose -3 dB width is the elevation field of view (DAVE uses 1).
+    sample_rate: complex baseband sample rate (Hz); None means the bandwidth (peer) or twice the -3 dB bandwidth
+    (device: two samples per resolution cell c / (2 B)).
+    beam_pattern: mix beams with the signed sinc weights (side lobes; device: the ``beam_taper`` line array's
+    pattern out to ``psf_extent`` beam widths). elevation_directivity: weight rays by the line-array pattern
+    whose -3 dB width is the elevation field of view (DAVE uses 1; device: the two-way pattern D^4 of an
+    ``elevation_taper`` vertical array, over an ``elevation_span`` that may be wider than the field of view so
+    its side lobes see geometry).
     pulse_extent_sigmas: truncation of the pulse (time method) and of the spectrum (spectral method), in
-    sigmas of the Gaussian envelope. method: "time" or "spectral". seed: run seed of the speckle streams.
+    sigmas of the Gaussian envelope (peer; the device model truncates its range response at ``psf_extent`` range
+    resolutions and its beam pattern at ``psf_extent`` beam widths). method: "time" or "spectral". seed: run
+    seed of the speckle streams.
     """
 
     fov: float = 90.0
@@ -92,24 +115,28 @@ class MultibeamSonarConfig(ConfigBase):
     pulse_extent_sigmas: float = 5.0
     method: Literal["time", "spectral"] = "time"
     seed: int = 0
+    display: Literal["linear", "db"] = "db"
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
+        # Device presets (model "device", the acoustic device chain): values and sources in
+        # sensors/acoustic/presets.py. The peer presets below are DAVE's model files, kept as "<device>_peer".
+        **{name: values for name, (values, _source) in MULTIBEAM_DEVICE_PRESETS.items()},
         # Teledyne BlueView P900-90. fov, n_beams, frequency, bandwidth (29.9 kHz), max_range (10 m) and
         # source_level: DAVE model file (docs/PHYSICS.md section 2); 1 deg x 20 deg beam: P900 datasheet;
         # 11 elevation rays: the paper's live-view case; c, absorption: DAVE defaults.
-        "blueview_p900": {"fov": 90.0, "n_beams": 512, "beam_width": 1.0, "elevation_fov": 20.0,
+        "blueview_p900_peer": {"fov": 90.0, "n_beams": 512, "beam_width": 1.0, "elevation_fov": 20.0,
                           "rays_per_beam": 11, "frequency": 900e3, "bandwidth": 29.9e3, "max_range": 10.0,
                           "source_level": 220.0, "sound_speed": 1500.0, "absorption": 0.0354},
         # Blueprint Oculus M1200d, high-frequency mode. fov, n_beams, frequency, bandwidth (265.5 kHz): DAVE
         # model file (docs/PHYSICS.md section 2); 0.4 deg beam width, 12 deg elevation and 10 m range: Oculus
         # datasheet figures for the 2.1 MHz mode; source level as the P900 (DAVE sets one value for all).
-        "oculus_m1200d": {"fov": 60.0, "n_beams": 256, "beam_width": 0.4, "elevation_fov": 12.0,
+        "oculus_m1200d_peer": {"fov": 60.0, "n_beams": 256, "beam_width": 0.4, "elevation_fov": 12.0,
                           "rays_per_beam": 11, "frequency": 2.1e6, "bandwidth": 265.5e3, "max_range": 10.0,
                           "source_level": 220.0, "sound_speed": 1500.0, "absorption": 0.0354},
         # Teledyne SeaBat F50. fov 140 deg, 256 beams, 400 kHz: DAVE model file (docs/PHYSICS.md section 2).
         # docs/PHYSICS.md gives no bandwidth: 29.9 kHz as the DAVE P900 file (our assumption); 1 deg beam width,
         # 20 deg elevation and 50 m range are our reading of the F50 datasheet at 400 kHz.
-        "seabat_f50": {"fov": 140.0, "n_beams": 256, "beam_width": 1.0, "elevation_fov": 20.0,
+        "seabat_f50_peer": {"fov": 140.0, "n_beams": 256, "beam_width": 1.0, "elevation_fov": 20.0,
                        "rays_per_beam": 11, "frequency": 400e3, "bandwidth": 29.9e3, "max_range": 50.0,
                        "source_level": 220.0, "sound_speed": 1500.0, "absorption": 0.0354},
     }
@@ -148,6 +175,20 @@ class MultibeamSonarConfig(ConfigBase):
         require(self.method in ("time", "spectral"), o, "method",
                 f"must be 'time' or 'spectral', got {self.method!r}")
         require(0 <= self.seed < 2**31, o, "seed", f"must be in [0, 2^31), got {self.seed}")
+        require(self.model in ("peer", "device"), o, "model", f"must be 'peer' or 'device', got {self.model!r}")
+        if self.model == "device":
+            self.validate_device_chain(o, self.fov, self.elevation_fov)
+            self.validate_device_display(o)
+            require(self.method == "time", o, "method",
+                    "must be 'time' with model 'device' (the spectral method is the peer model's reference)")
+            require(self.display == "db", o, "display",
+                    "must be 'db' for the multibeam (its 8-bit images are the dB window [display_floor, "
+                    "display_floor + dynamic_range])")
+            require(self.min_range > 0.0, o, "min_range",
+                    "must be > 0 m with model 'device' (the sonar equation and the TVG need r > 0)")
+            require(self.pulse_taper == "uniform", o, "pulse_taper",
+                    "must be 'uniform' with model 'device': the multibeam's range response is the flat band's "
+                    "sinc (-3 dB width c / (2 B))")
         largest = self.largest_array_elements()
         require(largest <= _MAX_ELEMENTS, o, "max_range",
                 f"{self.max_range} m at {self.fs:g} Hz ({self.n_samples} samples x {self.n_beams} beams) needs "
@@ -168,6 +209,8 @@ class MultibeamSonarConfig(ConfigBase):
         per sample and beam the series before mixing (8), its non-zero beam list (4) and the result (vec2 +
         intensity + dB, 16); the spectral method adds its device spectrum and host fold and FFT (complex128)."""
         total = batch * (28 + 12 * self.rays_per_pose + 4 * self.n_samples + 28 * self.n_samples * self.n_beams)
+        if self.model == "device":  # per ray power and footprint; per sample and beam raw power and clean
+            total += batch * (8 * self.rays_per_pose + 8 * self.n_samples * self.n_beams)
         if method == "spectral":
             total += batch * self.n_beams * (8 * self.n_frequencies + 32 * self.fft_length)
         return total
@@ -180,12 +223,20 @@ class MultibeamSonarConfig(ConfigBase):
     @property
     def fs(self) -> float:
         """Sample rate of the complex baseband series (Hz)."""
-        return float(self.sample_rate if self.sample_rate is not None else self.bandwidth)
+        if self.sample_rate is not None:
+            return float(self.sample_rate)
+        return float(2.0 * self.bandwidth if self.model == "device" else self.bandwidth)
+
+    @property
+    def sinc_rate(self) -> float:
+        """Device model: kappa B / fs, the range response h(u) = sinc(kappa B u / fs) per sample u (intensity
+        -3 dB width c / (2 B), sensors/acoustic/bandwidth.py)."""
+        return sinc_rate_per_bandwidth() * self.bandwidth / self.fs
 
     @property
     def bandwidth_3db(self) -> float:
-        """-3 dB full bandwidth of the pulse's power spectrum (Hz): 0.3748 x ``bandwidth`` (b)."""
-        return minus_3db_from_gaussian_b(self.bandwidth)
+        """-3 dB bandwidth (Hz): ``bandwidth`` (device) or, for the peer, its Gaussian spectrum's, 0.3748 b."""
+        return float(self.bandwidth) if self.model == "device" else minus_3db_from_gaussian_b(self.bandwidth)
 
     @property
     def range_resolution(self) -> float:
@@ -209,6 +260,8 @@ class MultibeamSonarConfig(ConfigBase):
     @property
     def pulse_half_width(self) -> float:
         """Truncation half width of the pulse in samples: K sigma_t fs with sigma_t = 1 / (b sqrt 2)."""
+        if self.model == "device":  # psf_extent range resolutions of 1 / B
+            return self.psf_extent * self.fs / self.bandwidth
         return self.pulse_extent_sigmas * self.fs / (self.bandwidth * math.sqrt(2.0))
 
     @property
@@ -252,6 +305,65 @@ class MultibeamSonarConfig(ConfigBase):
                                  - sq[0])
         return pattern, inv_norm
 
+    # -- the device model ---------------------------------------------------------------------------------
+    @property
+    def elevation_fan(self) -> float:
+        """Elevation extent of the device model's rays (deg): ``elevation_span``, or the elevation field of view."""
+        return self.elevation_span if self.elevation_span > 0.0 else self.elevation_fov
+
+    def device_elevation_table(self) -> np.ndarray:
+        """(rays_per_beam, 3) rows (e_k, 0, w_k) of the device model: ray elevations e_k (rad) uniformly over the
+        elevation fan and w_k = cos(e_k) de dtheta g(e_k) (sr), the ray's solid angle (dtheta the bearing step of
+        one ray) times the two-way elevation pattern g = D(e)^4 of an ``elevation_taper`` vertical array whose
+        one-way -3 dB width is ``elevation_fov`` (g = 1 without ``elevation_directivity``)."""
+        span = math.radians(self.elevation_fan)
+        de = span / self.rays_per_beam
+        e = -0.5 * span + (np.arange(self.rays_per_beam) + 0.5) * de
+        d_theta = math.radians(self.fov) / (self.n_beams * self.azimuth_rays_per_beam)
+        w = np.cos(e) * de * d_theta
+        if self.elevation_directivity:
+            w = w * LineArray(math.radians(self.elevation_fov), self.elevation_taper,
+                              self.sidelobe_level).amplitude(e) ** 4
+        return np.stack([e, np.zeros_like(e), w], axis=1)
+
+    def device_beam_pattern(self) -> np.ndarray:
+        """Taps h[m], m = -M..M: the receive array's one-way amplitude pattern at m beam steps (peak 1; the
+        ``beam_taper`` line array whose -3 dB width is ``beam_width``) out to ``psf_extent`` beam widths
+        (:func:`~oceansim_py.sensors.acoustic.beam_pattern.bearing_kernel`, as the imaging sonar's); one tap 1
+        without ``beam_pattern``."""
+        if not self.beam_pattern:
+            return np.ones(1, np.float32)
+        array = LineArray(math.radians(self.beam_width), self.beam_taper, self.sidelobe_level)
+        return bearing_kernel(array, math.radians(self.fov) / self.n_beams,
+                              self.psf_extent * math.radians(self.beam_width))
+
+    def device_tables(self) -> dict[str, np.ndarray]:
+        """Host tables of the device model's receiver (float64), per sample n and beam j:
+
+        - ``gain[n]``: TVG and fixed gain on intensity, 10^((k log10 r_n + 2 alpha r_n + tvg_gain) / 10);
+        - ``reverb[n]``: mean volume reverberation of one ideal beam, SL S_v r_n^-2 10^(-2 alpha r_n / 10)
+          Omega L_eff (re 1 uPa^2), Omega = the beam's weighted solid angle (sum of its rays' w_k), L_eff the
+          range integral of the squared range response h^2 = sinc^2(kappa B 2 r / c) over its truncation
+          +-psf_extent c / (2 B): (c / (2 B kappa)) * integral of sinc^2 over +-kappa psf_extent;
+        - ``beam_reverb[j]``: sum_m h[m]^2 over the taps that fall on the fan's beams (the beams' reverberation
+          the pattern gathers; 1 without ``beam_pattern``).
+        """
+        alpha = self.absorption_db_per_m(self.absorption)
+        r = self.ranges().astype(np.float64)
+        gain = 10.0 ** (tvg_db(r, self.tvg, alpha, self.tvg_gain) / 10.0)
+        reverb = np.zeros_like(r)
+        if self.volume_scattering is not None:
+            omega = float(self.device_elevation_table()[:, 2].sum()) * self.azimuth_rays_per_beam
+            kappa = sinc_rate_per_bandwidth()
+            l_eff = (self.sound_speed / (2.0 * self.bandwidth * kappa)
+                     * sinc_power_integral(kappa * self.psf_extent))
+            level = 10.0 ** ((self.source_level + self.volume_scattering - 2.0 * alpha * r) / 10.0)
+            reverb = level / r**2 * omega * l_eff
+        sq = self.device_beam_pattern().astype(np.float64) ** 2
+        half = (sq.size - 1) // 2
+        beam_reverb = np.array([sq[max(0, half - j): half + self.n_beams - j].sum() for j in range(self.n_beams)])
+        return {"gain": gain, "reverb": reverb, "beam_reverb": beam_reverb}
+
 
 @dataclasses.dataclass
 class MultibeamResult:
@@ -260,6 +372,12 @@ class MultibeamResult:
     time_series: (B, n_samples, n_beams) wp.vec2 = complex baseband pressure (real, imaginary).
     intensity: (B, n_samples, n_beams) float32, |p|^2. db: 10 log10 |p|^2 (-300 where p = 0).
     ranges: (n_samples,) m, increasing. bearings: (n_beams,) rad, positive to starboard, column 0 most port.
+
+    With model "device": time_series is the received pressure p + n (echo, volume reverberation and receiver
+    noise, re 1 uPa, before gain); intensity = |p + n|^2 G(r) after the TVG, fixed and automatic gain (re 1 uPa^2
+    times the gain: with tvg "none" and 0 dB gain, the received intensity re 1 uPa^2); db = 10 log10 intensity;
+    clean_intensity (device only, else None) the expected, speckle- and noise-free intensity through the same
+    beam pattern and gain.
     """
 
     time_series: wp.array
@@ -270,32 +388,53 @@ class MultibeamResult:
     config: MultibeamSonarConfig
     frame_index: int
     method: str
+    clean_intensity: wp.array | None = None
 
     @property
     def batch_size(self) -> int:
         return int(self.intensity.shape[0])
 
     def numpy(self) -> dict[str, np.ndarray]:
-        """Host copies: time_series (complex64), intensity, db, ranges, bearings."""
+        """Host copies: time_series (complex64), intensity, db, ranges, bearings (and clean_intensity with
+        model "device")."""
         ts = self.time_series.numpy()  # (B, S, NB, 2) float32
-        return {"time_series": np.ascontiguousarray(ts).view(np.complex64)[..., 0],
-                "intensity": self.intensity.numpy(), "db": self.db.numpy(),
-                "ranges": self.ranges.copy(), "bearings": self.bearings.copy()}
+        out = {"time_series": np.ascontiguousarray(ts).view(np.complex64)[..., 0],
+               "intensity": self.intensity.numpy(), "db": self.db.numpy(),
+               "ranges": self.ranges.copy(), "bearings": self.bearings.copy()}
+        if self.clean_intensity is not None:
+            out["clean_intensity"] = self.clean_intensity.numpy()
+        return out
 
     def torch(self) -> dict[str, Any]:
-        """Zero-copy torch tensors (``wp.to_torch``); time_series as complex64 (``torch.view_as_complex``)."""
+        """Zero-copy torch tensors (``wp.to_torch``); time_series as complex64 (``torch.view_as_complex``); with
+        model "device" also clean_intensity."""
         try:
             import torch
         except ImportError as exc:
             raise OceanSimError("MultibeamResult.torch() needs PyTorch; install it (pip install torch) or use "
                                 ".numpy()") from exc
-        return {"time_series": torch.view_as_complex(wp.to_torch(self.time_series)),
-                "intensity": wp.to_torch(self.intensity), "db": wp.to_torch(self.db)}
+        out = {"time_series": torch.view_as_complex(wp.to_torch(self.time_series)),
+               "intensity": wp.to_torch(self.intensity), "db": wp.to_torch(self.db)}
+        if self.clean_intensity is not None:
+            out["clean_intensity"] = wp.to_torch(self.clean_intensity)
+        return out
 
     def to_uint8(self, db_range: float = 60.0) -> np.ndarray:
-        """(B, n_samples, n_beams) uint8: each ping's dB intensity from -db_range (0) to its peak (255)."""
+        """(B, n_samples, n_beams) uint8. Peer model: each ping's dB intensity from -db_range (0) to its peak
+        (255). Device model: the device display, the dB window [display_floor, display_floor + dynamic_range]
+        of the config (``db_range`` is not used: the window is the device's gain and range controls)."""
         values = self.intensity.numpy()
-        return np.stack([images.to_uint8(v, mode="db", db_range=db_range) for v in values])
+        return np.stack([self._display(v, db_range) for v in values])
+
+    def to_rgb(self, db_range: float = 60.0) -> np.ndarray:
+        """(B, n_samples, n_beams, 3) uint8: :meth:`to_uint8` through the config's colour map."""
+        return apply_colormap(self.to_uint8(db_range), self.config.colormap)
+
+    def _display(self, values: np.ndarray, db_range: float) -> np.ndarray:
+        c = self.config
+        if c.model == "device":
+            return db_window_to_uint8(values, c.display_floor, c.dynamic_range)
+        return images.to_uint8(values, mode="db", db_range=db_range)
 
     def to_cartesian(self, width: int = 512) -> np.ndarray:
         """(B, H, width) float32 fan images of the intensity: sonar at the bottom centre, starboard right."""
@@ -309,7 +448,7 @@ class MultibeamResult:
         if fan_width is None:
             img = self.to_uint8(db_range)[frame]
         else:
-            img = images.to_uint8(self.to_cartesian(fan_width)[frame], mode="db", db_range=db_range)
+            img = self._display(self.to_cartesian(fan_width)[frame], db_range)
         return images.save_png(path, img)
 
     def to_projected_sonar_image(self, frame: int = 0, dtype: Literal["float32", "uint8"] = "float32",
@@ -342,6 +481,13 @@ class _Buffers:
         self.nonzero_count = wp.empty(batch * c.n_samples, dtype=wp.int32, device=device)
         self.nonzero_beams = wp.empty((batch * c.n_samples, c.n_beams), dtype=wp.int32, device=device)
         self.spectrum: wp.array | None = None
+        device_model = c.model == "device"
+        self.power = wp.empty(n_rays if device_model else 0, dtype=wp.float32, device=device)
+        self.extent = wp.empty(n_rays if device_model else 0, dtype=wp.float32, device=device)
+        self.raw_power = wp.zeros((batch, c.n_samples, c.n_beams) if device_model else (0, 0, 0), dtype=wp.float32,
+                                  device=device)
+        self.keys = wp.empty(batch, dtype=wp.int32, device=device)
+        self.frame_mean = wp.empty(batch, dtype=wp.float32, device=device)
 
     @staticmethod
     def nbytes(config: MultibeamSonarConfig, batch: int, method: str) -> int:
@@ -354,6 +500,15 @@ class MultibeamSonar:
     ``sensor_id`` separates the speckle of several sonars sharing a seed. One sensor may render from several
     threads at once: each thread has its own scratch (the last ``MAX_CACHED_BATCH_SIZES`` batch sizes it
     rendered) and every render returns new result arrays (or writes the caller's ``out``).
+
+    With ``model = "device"`` (docs/PHYSICS.md §1b) the same coherent time series is built in physical units:
+    every ray's return follows the sonar equation (SL, two-way spreading and absorption, Lambert's law times its
+    footprint, the two-way elevation pattern), its complex amplitude is a unit complex Gaussian fixed to the hit
+    point (speckle that is static for a static sensor and decorrelates as it moves) times the two-way carrier
+    phase; its pulse (the flat band's sinc range response, -3 dB width c / (2 B)) is spread over the ray's
+    footprint; the beams are mixed with the receive array's pattern (peak 1, side lobes of its taper); then the
+    receiver adds one complex Gaussian of the receiver noise plus the volume reverberation's mean, detects,
+    and applies the TVG, fixed gain and optional automatic gain (the shared plumbing of sensors/acoustic/).
     """
 
     MAX_CACHED_BATCH_SIZES = 2
@@ -380,6 +535,15 @@ class MultibeamSonar:
         scale = math.sqrt(math.pi) / c.bandwidth * np.exp(-(math.pi * f / c.bandwidth) ** 2)
         self._spectrum_scale = wp.array(scale.astype(np.float32), dtype=wp.float32, device=self.device)
         self._fold_index = (np.arange(m) - m // 2) % c.fft_length
+        if c.model == "device":
+            tables = c.device_tables()
+            dev = self.device
+            wp.load_module(kc, device=dev)
+            self._device_pattern = wp.array(c.device_beam_pattern().astype(np.float32), dtype=wp.float32, device=dev)
+            self._elev_table = wp.array(c.device_elevation_table().astype(np.float32), dtype=wp.vec3, device=dev)
+            self._row_gain = wp.array(tables["gain"].astype(np.float32), dtype=wp.float32, device=dev)
+            self._row_reverb = wp.array(tables["reverb"].astype(np.float32), dtype=wp.float32, device=dev)
+            self._beam_reverb = wp.array(tables["beam_reverb"].astype(np.float32), dtype=wp.float32, device=dev)
 
     def memory_bytes(self, batch: int, method: str | None = None) -> int:
         """Bytes a render of ``batch`` poses needs (scratch and result; spectral adds its spectra)."""
@@ -434,7 +598,8 @@ class MultibeamSonar:
             out = MultibeamResult(wp.empty(shape, dtype=wp.vec2, device=dev),
                                   wp.empty(shape, dtype=wp.float32, device=dev),
                                   wp.empty(shape, dtype=wp.float32, device=dev), self._ranges, self._bearings, c,
-                                  int(frame_index), method)
+                                  int(frame_index), method,
+                                  wp.empty(shape, dtype=wp.float32, device=dev) if c.model == "device" else None)
         else:
             if tuple(out.intensity.shape) != shape or out.config != c:
                 raise ConfigError(f"MultibeamSonar.render: out holds pings of shape {tuple(out.intensity.shape)} "
@@ -443,6 +608,9 @@ class MultibeamSonar:
             out.method = method
         dev = self.device
         buf.poses.assign(wp.array(p, dtype=wp.transform, device="cpu"))
+        if c.model == "device":
+            self._render_device(scene.geometry, buf, batch, int(frame_index), out)
+            return out
         g = scene.geometry
         hw = float(c.pulse_half_width)
         launch_1d(k.multibeam_scatter_kernel, batch * c.rays_per_pose,
@@ -468,6 +636,43 @@ class MultibeamSonar:
                   [buf.raw, buf.nonzero_count, buf.nonzero_beams, self._pattern, self._inv_norm, int(c.beam_pattern),
                    c.n_beams, c.n_samples, n_blocks, out.time_series, out.intensity, out.db], dev, min_chunk=512)
         return out
+
+    def _render_device(self, g: Any, buf: _Buffers, batch: int, frame_index: int, out: MultibeamResult) -> None:
+        """``model = "device"``: scatter, footprint deposit, beam pattern + receiver, automatic gain."""
+        c = self.config
+        dev = self.device
+        hw = float(c.pulse_half_width)
+        alpha = c.absorption_db_per_m(c.absorption)
+        jitter_key = _host_key(c.seed, 0, self.sensor_id, int(kc.STREAM_JITTER))
+        phase_key = _host_key(c.seed, 0, self.sensor_id, int(kc.STREAM_PHASE))
+        wavelength = c.sound_speed / c.frequency
+        launch_1d(k.multibeam_device_scatter_kernel, batch * c.rays_per_pose,
+                  [g.mesh.id, g.face_object, g.object_reflectivity, buf.poses, c.n_beams, c.azimuth_rays_per_beam,
+                   c.rays_per_beam, math.radians(c.fov), self._elev_table,
+                   math.radians(c.elevation_fan) / c.rays_per_beam, int(c.jitter), jitter_key, phase_key,
+                   0.25 * wavelength, float(c.max_range), float(c.sound_speed), float(c.frequency), c.fs, c.t0,
+                   float(c.n_samples - 1), hw, 10.0 ** (c.source_level / 10.0), alpha, buf.amp, buf.power, buf.delay,
+                   buf.extent], dev)
+        buf.raw.zero_()
+        buf.raw_power.zero_()
+        launch_1d(k.multibeam_device_deposit_kernel, batch * c.n_beams,
+                  [buf.amp, buf.power, buf.delay, buf.extent, c.azimuth_rays_per_beam * c.rays_per_beam, c.n_beams,
+                   c.n_samples, hw, c.sinc_rate, buf.raw, buf.raw_power], dev, min_chunk=1)
+        launch_1d(kc.frame_keys_kernel, batch, [c.seed, frame_index, self.sensor_id, int(kc.STREAM_NOISE), buf.keys],
+                  dev, min_chunk=batch)
+        noise = 10.0 ** (c.noise_level / 10.0) if c.noise_level is not None else 0.0
+        launch_1d(k.multibeam_device_mix_kernel, batch * c.n_samples * c.n_beams,
+                  [buf.raw, buf.raw_power, self._device_pattern, c.n_beams, c.n_samples, float(noise),
+                   self._row_reverb, self._beam_reverb, buf.keys, self._row_gain, out.time_series, out.intensity,
+                   out.clean_intensity, out.db], dev)
+        if c.agc_level is not None:
+            n_bins = batch * c.n_samples * c.n_beams
+            launch_1d(kc.frame_mean_kernel, batch, [out.intensity, c.n_samples, c.n_beams, buf.frame_mean], dev,
+                      min_chunk=1)
+            launch_1d(kc.scale_frame_kernel, n_bins, [out.intensity, out.clean_intensity, buf.frame_mean,
+                                                      float(10.0 ** (c.agc_level / 10.0)), c.n_samples, c.n_beams],
+                      dev)
+            launch_1d(k.intensity_db_kernel, n_bins, [out.intensity, c.n_samples, c.n_beams, out.db], dev)
 
     def _spectral_series(self, buf: _Buffers, batch: int, rays_per_beam: int) -> None:
         """The reference: device per-frequency sums, host fold onto the FFT grid and inverse FFT (numpy)."""

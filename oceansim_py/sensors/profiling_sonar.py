@@ -99,7 +99,7 @@ class ProfilingSonarConfig(DeviceChainFields, RangeBinnedConfig):
         # "-04" model's beam width, nominal), 172 beams (0.4 deg spacing), 0.05 m bins, absorption 0.18 dB/m
         # (~600 kHz sea water), range noise 0.02 m and angle noise 0.02 deg chosen here. Soundings only (a
         # multibeam's product), no water-column image: set image true to get one.
-        "em2040_600khz": dict(
+        "em2040_600khz_peer": dict(
             swath_width=68.8, along_track_beamwidth=0.4, n_beams=172, across_rays_per_beam=3, along_track_rays=3,
             min_range=0.5, max_range=115.0, range_bins=2290, absorption=0.18, range_noise=0.02, angle_noise=0.02,
             normalisation="global", multiplicative_sigma=0.2, additive_sigma=0.0, image=False,
@@ -107,7 +107,7 @@ class ProfilingSonarConfig(DeviceChainFields, RangeBinnedConfig):
         # The same at 700 kHz (the paper's table: max depth 55 m with 27 m coverage): swath 2 atan(13.5 / 55)
         # = 27.6 deg, slant range sqrt(55^2 + 13.5^2) = 56.6 m; 69 beams of 0.4 deg, absorption 0.21 dB/m
         # (~700 kHz sea water) and noise chosen here.
-        "em2040_700khz": dict(
+        "em2040_700khz_peer": dict(
             swath_width=27.6, along_track_beamwidth=0.4, n_beams=69, across_rays_per_beam=3, along_track_rays=3,
             min_range=0.5, max_range=56.6, range_bins=1122, absorption=0.21, range_noise=0.02, angle_noise=0.02,
             normalisation="global", multiplicative_sigma=0.2, additive_sigma=0.0, image=False,

@@ -16,7 +16,6 @@ docs/PHYSICS_ACOUSTIC_CHAIN.md. Units of the outputs:
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any, Callable
 
 import numpy as np
@@ -180,18 +179,22 @@ class _ChainBuffers:
         self.ray_bin = wp.empty(n_rays, dtype=wp.int32, device=device)
         self.ray_label = wp.empty(n_rays, dtype=wp.int32, device=device)
         self.ray_distance = wp.empty(n_rays if isinstance(layout, TableFan) else 0, dtype=wp.float32, device=device)
-        self.field = [wp.empty(shape, dtype=wp.vec2, device=device), wp.empty(shape, dtype=wp.vec2, device=device)]
-        self.power = [wp.empty(shape, dtype=wp.float32, device=device), wp.empty(shape, dtype=wp.float32, device=device)]
+        self.field = wp.empty(shape, dtype=wp.vec2, device=device)
+        self.power = wp.empty(shape, dtype=wp.float32, device=device)
+        # the binning's images before the range point spread: zero here, kept zero by footprint_bin_kernel
+        self.pre_field = wp.zeros(shape, dtype=wp.vec2, device=device)
+        self.pre_power = wp.zeros(shape, dtype=wp.float32, device=device)
         self.peak = wp.empty(shape, dtype=wp.float32, device=device)
         self.keys = wp.empty(batch, dtype=wp.int32, device=device)
         self.row_max = wp.empty((batch, layout.n_range), dtype=wp.float32, device=device)
+        self.row_echo = wp.empty((batch, layout.n_range), dtype=wp.int32, device=device)
         self.frame_max = wp.empty(batch, dtype=wp.float32, device=device)
 
     @staticmethod
     def nbytes(layout: FanLayout | TableFan, batch: int) -> int:
-        """Scratch bytes: per ray 28 (intensity, range/footprint/phase, bin, label, distance); per bin 28 (two complex and two
-        intensity ping-pong images, peak scratch)."""
-        return batch * (64 + 28 * layout.rays_per_pose + layout.n_range * (4 + 28 * layout.n_channels))
+        """Scratch bytes: per ray 28 (intensity, range/footprint/phase, bin, label, distance); per row 8 (maximum,
+        echo flag); per bin 28 (complex and intensity images before and after the range pass, peak scratch)."""
+        return batch * (64 + 28 * layout.rays_per_pose + layout.n_range * (8 + 28 * layout.n_channels))
 
 
 class DeviceChain:
@@ -234,13 +237,17 @@ class DeviceChain:
         self._row_reverb = wp.array(reverb.astype(np.float32), dtype=wp.float32, device=device)
         self._range_taps = wp.array(self.range_taps, dtype=wp.float32, device=device)
         self._bearing_taps = wp.array(self.bearing_taps, dtype=wp.float32, device=device)
+        angles = 2.0 * np.pi * np.arange(2 ** int(k.PHASOR_BITS)) / 2 ** int(k.PHASOR_BITS)
+        self._phasors = wp.array(np.stack([np.cos(angles), np.sin(angles)], 1).astype(np.float32), dtype=wp.vec2,
+                                 device=device)
         if isinstance(layout, TableFan):
             self._table = [wp.array(np.asarray(a, dtype=np.float32), dtype=wp.vec3, device=device)
                            for a in (layout.directions, layout.edges_a, layout.edges_b)]
             self._weights = wp.array(np.asarray(layout.weights, dtype=np.float32), dtype=wp.float32, device=device)
         else:
-            self._bearings = wp.array(layout.bearings.astype(np.float32), dtype=wp.float32, device=device)
-            table = np.stack([layout.elevations, np.zeros_like(layout.elevations), layout.elevation_weights], 1)
+            self._bearings = wp.array(np.stack([np.cos(layout.bearings), np.sin(layout.bearings)], 1).astype(np.float32),
+                                      dtype=wp.vec2, device=device)
+            table = np.stack([np.cos(layout.elevations), np.sin(layout.elevations), layout.elevation_weights], 1)
             self._elev_table = wp.array(table.astype(np.float32), dtype=wp.vec3, device=device)
         self._buffers: ScratchCache[_ChainBuffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
 
@@ -312,27 +319,23 @@ class DeviceChain:
                hits: wp.array, labels: wp.array) -> None:
         s, lay, dev = self.settings, self.layout, self.device
         dr = float(lay.range_bin)
-        field, power = buf.field, buf.power
-        field[0].zero_()
-        power[0].zero_()
+        buf.field.zero_()
+        buf.power.zero_()
+        buf.row_echo.zero_()
         hits.zero_()
         labels.fill_(-1)
         launch_1d(k.footprint_bin_kernel, batch * lay.n_channels,
                   [buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label, lay.rays_per_channel,
-                   lay.rays_per_pose, lay.n_channels, float(lay.min_range), dr, lay.n_range, field[0], power[0],
-                   hits, labels, buf.peak], dev, min_chunk=1)
+                   lay.rays_per_pose, lay.n_channels, float(lay.min_range), dr, lay.n_range, self._range_taps,
+                   buf.pre_field, buf.pre_power, buf.field, buf.power, hits, labels, buf.peak, buf.row_echo,
+                   self._phasors], dev, min_chunk=1)
         n_bins = batch * lay.n_range * lay.n_channels
-        cur = 0
-        if self._range_taps.shape[0] > 1:
-            launch_1d(k.range_psf_kernel, n_bins, [field[0], power[0], self._range_taps, lay.n_range, lay.n_channels,
-                                                   field[1], power[1]], dev)
-            cur = 1
         noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
         launch_1d(k.frame_keys_kernel, batch, [s.seed, int(frame_index), self.sensor_id, int(k.STREAM_NOISE),
                                                buf.keys], dev, min_chunk=batch)
-        launch_1d(k.bearing_receiver_kernel, n_bins,
-                  [field[cur], power[cur], self._bearing_taps, lay.n_range, lay.n_channels, float(noise),
-                   self._row_reverb, buf.keys, self._row_gain, intensity, clean], dev)
+        launch_1d(k.bearing_receiver_kernel, batch * lay.n_range,
+                  [buf.field, buf.power, self._bearing_taps, lay.n_range, lay.n_channels, float(noise),
+                   self._row_reverb, buf.keys, self._row_gain, buf.row_echo, intensity, clean], dev, min_chunk=16)
         if s.agc_level_db is not None:
             launch_1d(k.frame_mean_kernel, batch, [intensity, lay.n_range, lay.n_channels, buf.frame_max], dev,
                       min_chunk=1)
