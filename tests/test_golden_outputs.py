@@ -30,7 +30,7 @@ RIG = {
         {"name": "fls", "type": "imaging_sonar", "preset": "oceansim_default", "rate_hz": 2.0,
          "config": {"max_range": 6.0, "n_beams": 16, "range_bins": 24, "rays_per_beam": 2, "elevation_rays": 8},
          "products": ["intensity", "clean_intensity", "hit_count", "label_id", "polar_png", "fan_png"]},
-        {"name": "mbes", "type": "multibeam", "preset": "blueview_p900", "rate_hz": 2.0,
+        {"name": "mbes", "type": "multibeam", "preset": "blueview_p900_peer", "rate_hz": 2.0,
          "config": {"n_beams": 16, "max_range": 4.0, "rays_per_beam": 3},
          "products": ["time_series", "intensity", "db", "polar_png", "fan_png"], "mount": [0.5, 0, 0, 0, 40, 0]},
         {"name": "sss", "type": "sidescan", "preset": "sidescan_900khz", "rate_hz": 2.0,

@@ -30,7 +30,7 @@ from oceansim_py.limits import check_config_memory, check_frame_index
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.scratch import ScratchCache
 from oceansim_py.sensors.acoustic.beam_pattern import LineArray
-from oceansim_py.sensors.acoustic.chain import DeviceChain, FanLayout
+from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, DeviceChain, FanLayout
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields, DeviceDisplayFields
 from oceansim_py.sensors.acoustic.display import apply_colormap, db_window_to_uint8
 from oceansim_py.sensors.acoustic.presets import IMAGING_SONAR_DEVICE_PRESETS
@@ -617,10 +617,12 @@ SENSOR_KIND = _reg.SensorKind(
     description="forward-looking imaging sonar: range x beam intensity images",
     config_class=ImagingSonarConfig, sensor_class=ImagingSonar,
     schema=(
-        _reg.Product("intensity", _reg.ARRAY, "float32", "linear echo intensity, normalised by the config's "
-                     "normalisation (row: each range row's maximum = 1; none: sr), with speckle and noise", _IMAGE),
+        _reg.Product("intensity", _reg.ARRAY, "float32", "model 'peer': linear echo intensity, normalised by the "
+                     "config's normalisation (row: each range row's maximum = 1; none: sr), with speckle and noise; "
+                     + DEVICE_INTENSITY_UNIT, _IMAGE),
         _reg.Product("clean_intensity", _reg.ARRAY, "float32",
-                     "linear echo intensity before noise, same normalisation as intensity", _IMAGE),
+                     "linear echo intensity before noise, same normalisation as intensity; "
+                     + DEVICE_CLEAN_UNIT, _IMAGE),
         _reg.Product("hit_count", _reg.ARRAY, "int32", "count of rays binned per cell", _IMAGE),
         _reg.Product("label_id", _reg.ARRAY, "int32",
                      "index into the scene's labels of the strongest return (-1 empty)", _IMAGE),

@@ -29,7 +29,7 @@ from oceansim_py.io import images
 from oceansim_py.io.config import require, require_non_negative
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.runtime import launch_1d
-from oceansim_py.sensors.acoustic.chain import DeviceChain, TableFan
+from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, DeviceChain, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.presets import PROFILING_DEVICE_PRESETS
 from oceansim_py.sensors.acoustic_fan import (FanSonar, RangeBinnedConfig, require_count, torch_tensors,
@@ -393,7 +393,8 @@ SENSOR_KIND = _reg.SensorKind(
     config_class=ProfilingSonarConfig, sensor_class=ProfilingSonar,
     schema=(
         _reg.Product("bottom_range", _reg.ARRAY, "float32", "m (NaN where no bottom)", _BEAMS),
-        _reg.Product("intensity", _reg.ARRAY, "float32", "sr (sum over the beam's rays, with speckle)", _BEAMS),
+        _reg.Product("intensity", _reg.ARRAY, "float32", "model 'peer': sr (sum over the beam's rays, with speckle); "
+                     "model 'device': the peak of the beam's detected series, re 1 uPa^2 after TVG and gain", _BEAMS),
         _reg.Product("valid", _reg.ARRAY, "int32", "flag 1/0", _BEAMS),
         _reg.Product("label_id", _reg.ARRAY, "int32", "label index (-1 invalid)", _BEAMS),
         _reg.Product("point_sensor", _reg.ARRAY, "float32", "m, sensor frame FLU (NaN invalid)", ("n_beams", 3),
@@ -401,7 +402,7 @@ SENSOR_KIND = _reg.SensorKind(
         _reg.Product("point_world", _reg.ARRAY, "float32", "m, world frame Z up (NaN invalid)", ("n_beams", 3),
                      frame="world"),
         _reg.Product("image", _reg.ARRAY, "float32", "sr per range x beam cell, with noise", _IMAGE),
-        _reg.Product("clean_image", _reg.ARRAY, "float32", "sr per cell, before noise", _IMAGE),
+        _reg.Product("clean_image", _reg.ARRAY, "float32", "sr per cell, before noise; " + DEVICE_CLEAN_UNIT, _IMAGE),
         _reg.Product("image_png", _reg.IMAGE, "uint8", "8-bit display view (uint8 0..255), not a measurement", _IMAGE,
                      view=lambda result, config: result.to_uint8()),
     ),

@@ -26,7 +26,7 @@ from oceansim_py.io import images
 from oceansim_py.io.config import require
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.runtime import launch_1d
-from oceansim_py.sensors.acoustic.chain import DeviceChain, TableFan
+from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, DeviceChain, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.presets import SIDESCAN_DEVICE_PRESETS
 from oceansim_py.sensors.acoustic_fan import (FanSonar, RangeBinnedConfig, require_count, torch_tensors,
@@ -356,8 +356,9 @@ SENSOR_KIND = _reg.SensorKind(
     config_class=SidescanSonarConfig, sensor_class=SidescanSonar,
     schema=(
         _reg.Product("intensity", _reg.ARRAY, "float32",
-                     "linear echo intensity (sr-weighted return, with noise), columns port/starboard", _SERIES),
-        _reg.Product("clean_intensity", _reg.ARRAY, "float32", "linear echo intensity before noise", _SERIES),
+                     "model 'peer': linear echo intensity (sr-weighted return, with noise); "
+                     + DEVICE_INTENSITY_UNIT + "; columns port/starboard", _SERIES),
+        _reg.Product("clean_intensity", _reg.ARRAY, "float32", "linear echo intensity before noise; " + DEVICE_CLEAN_UNIT, _SERIES),
         _reg.Product("ground_intensity", _reg.ARRAY, "float32",
                      "linear echo intensity resampled at ground_ranges_m", _SERIES),
         _reg.Product("hit_count", _reg.ARRAY, "int32", "count of rays per bin", _SERIES),

@@ -24,7 +24,7 @@ import warp as wp
 
 from oceansim_py.io import images
 from oceansim_py.io.config import require, require_non_negative
-from oceansim_py.sensors.acoustic.chain import DeviceChain, TableFan
+from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, DeviceChain, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.presets import SINGLEBEAM_DEVICE_PRESETS
 from oceansim_py.sensors.acoustic_fan import (FanSonar, RangeBinnedConfig, require_count, torch_tensors,
@@ -282,8 +282,9 @@ SENSOR_KIND = _reg.SensorKind(
     name="singlebeam", description="single-beam sonar / altimeter: one echo series and first-return range per ping",
     config_class=SinglebeamSonarConfig, sensor_class=SinglebeamSonar,
     schema=(
-        _reg.Product("intensity", _reg.ARRAY, "float32", "linear echo intensity with noise", _SERIES),
-        _reg.Product("clean_intensity", _reg.ARRAY, "float32", "linear echo intensity before noise", _SERIES),
+        _reg.Product("intensity", _reg.ARRAY, "float32", "model 'peer': linear echo intensity with noise; "
+                     + DEVICE_INTENSITY_UNIT, _SERIES),
+        _reg.Product("clean_intensity", _reg.ARRAY, "float32", "linear echo intensity before noise; " + DEVICE_CLEAN_UNIT, _SERIES),
         _reg.Product("hit_count", _reg.ARRAY, "int32", "count of rays per bin", _SERIES),
         _reg.Product("label_id", _reg.ARRAY, "int32", "label index (-1 empty)", _SERIES),
         _reg.Product("first_return_range", _reg.TABLE, "float32",

@@ -29,6 +29,12 @@ from oceansim_py.runtime import check_memory, launch_1d
 from oceansim_py.sensors.acoustic.beam_pattern import LineArray, bearing_kernel, range_kernel
 from oceansim_py.sensors.scratch import ScratchCache
 
+#: Units of a device-model sensor's intensity arrays, for the sensors' dataset schemas.
+DEVICE_INTENSITY_UNIT = ("model 'device': detected intensity |a + n|^2 re 1 uPa^2 (speckle, reverberation and "
+                         "receiver noise included) after the TVG and fixed/automatic gain of the config")
+DEVICE_CLEAN_UNIT = ("model 'device': expected (speckle- and noise-free) echo intensity re 1 uPa^2 through the same "
+                     "point spread and gain")
+
 #: Valid time-varying gain laws and the k of k log10 r each applies.
 TVG_LAWS: dict[str, float] = {"none": 0.0, "20log": 20.0, "30log": 30.0, "40log": 40.0}
 
