@@ -39,6 +39,17 @@ def triangle_areas(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
 
 
 @dataclass
+class MeshSlot:
+    """One node's share of the world triangles: its kept (non-degenerate) triangles as indices into
+    ``node.mesh.vertices`` (winding as in the world mesh) and the world index of the first of them; its world
+    triangles are ``face_offset .. face_offset + len(triangles) - 1`` in that order."""
+
+    node: "Node"
+    triangles: np.ndarray
+    face_offset: int
+
+
+@dataclass
 class GeometryStats:
     triangles: int
     vertices: int
@@ -66,7 +77,9 @@ class WorldGeometry:
         pts, tris, face_obj = [], [], []
         anim_local, anim_slot, anim_dst = [], [], []
         self.animated_nodes: list["Node"] = []
+        self.slots: list[MeshSlot] = []
         offset = 0
+        faces = 0
         dropped = 0
         for node in nodes:
             if node.mesh is None or node.mesh.triangles.shape[0] == 0:
@@ -81,6 +94,8 @@ class WorldGeometry:
             t = t[keep]
             if t.shape[0] == 0:
                 continue
+            self.slots.append(MeshSlot(node, t, faces))
+            faces += t.shape[0]
             pts.append(world)
             tris.append(t + offset)
             face_obj.append(np.full(t.shape[0], node.id, dtype=np.int32))
