@@ -62,6 +62,23 @@ def embree_intersect1(intersect1: wp.uint64, rtc_scene: wp.uint64, origin: wp.ve
     ...
 
 
+_WOOP = r"""
+    float t, u, v, sign;
+    if (intersect_ray_tri_woop(origin, direction, a, b, c, t, u, v, sign, nullptr)) {
+        return t;
+    }
+    return -1.0f;
+"""
+
+
+@wp.func_native(_WOOP)
+def warp_triangle_distance(origin: wp.vec3, direction: wp.vec3, a: wp.vec3, b: wp.vec3, c: wp.vec3) -> float:
+    """Distance along ``direction`` to triangle (a, b, c) by Warp's own ray/triangle test (the one inside
+    ``wp.mesh_query_ray``), -1 when that test misses it: a face Embree found gets the distance, bit for bit,
+    that the ``warp`` backend computes for it."""
+    ...
+
+
 @wp.func
 def finite3(v: wp.vec3) -> bool:
     return wp.isfinite(v[0]) and wp.isfinite(v[1]) and wp.isfinite(v[2])
@@ -94,16 +111,20 @@ def embree_raycast_kernel(intersect1: wp.uint64, rtc_scene: wp.uint64, top_face_
             tfar = wp.float32(wp.float64(r) * wp.float64(1.0 - 1.0 / 16777216.0))
         hit = embree_intersect1(intersect1, rtc_scene, o, u, tfar, i, distance, face, obj)
         if hit == 1:
-            if distance[i] > 0.0:
-                top = obj[i]
-                f = int(0)
-                if top == 0 and flat_faces.shape[0] > 0:
-                    f = flat_faces[face[i]]
-                else:
-                    f = top_face_offset[top] + face[i]
-                a = points[indices[3 * f]]
-                b = points[indices[3 * f + 1]]
-                c = points[indices[3 * f + 2]]
+            top = obj[i]
+            f = int(0)
+            if top == 0 and flat_faces.shape[0] > 0:
+                f = flat_faces[face[i]]
+            else:
+                f = top_face_offset[top] + face[i]
+            a = points[indices[3 * f]]
+            b = points[indices[3 * f + 1]]
+            c = points[indices[3 * f + 2]]
+            t = warp_triangle_distance(o, u, a, b, c)
+            if t < 0.0:  # Warp's test misses by a rounding where Embree's hit: keep Embree's distance
+                t = distance[i]
+            if t > 0.0 and t < r:
+                distance[i] = t
                 normal[i] = facing_normal(wp.cross(b - a, c - a), u)
                 face[i] = f
                 obj[i] = face_object[f]
