@@ -276,3 +276,18 @@ def test_embree_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch, wall_sc
     monkeypatch.setenv(ENV_VAR, "embree")
     with pytest.raises(ConfigError, match=r"OCEANSIM_RAYCAST_BACKEND='embree'.*pip install 'oceansim_py\[embree\]'"):
         load_scene("tank")
+
+
+def test_info_names_the_backend(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    from oceansim_py.cli import main
+
+    monkeypatch.setenv(ENV_VAR, "warp")
+    assert main(["info"]) == 0
+    assert "ray casts: cpu -> warp (OCEANSIM_RAYCAST_BACKEND=warp;" in capsys.readouterr().out
+    monkeypatch.delenv(ENV_VAR)
+    assert main(["info"]) == 0
+    expected = "embree" if rtcore.embree_available() else "warp"
+    assert f"ray casts: cpu -> {expected} (OCEANSIM_RAYCAST_BACKEND=auto;" in capsys.readouterr().out
+    monkeypatch.setenv(ENV_VAR, "x")
+    assert main(["info"]) == 0
+    assert "OCEANSIM_RAYCAST_BACKEND='x' is not a ray-cast backend" in capsys.readouterr().out
