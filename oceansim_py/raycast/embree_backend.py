@@ -82,6 +82,7 @@ class EmbreeBackend:
         if flat:
             faces = np.concatenate([np.arange(s.face_offset, s.face_offset + len(s.triangles), dtype=np.int32)
                                     for s in flat])
+            lib.lib.rtcSetSceneBuildQuality(self.scene, rtc.RTC_BUILD_QUALITY_HIGH)
             self._attach_mesh(self.scene, geometry.points.numpy(),
                               geometry.indices.numpy().reshape(-1, 3)[faces], FLAT_GEOMETRY_ID)
             if len(flat) < len(geometry.slots):
@@ -123,6 +124,7 @@ class EmbreeBackend:
         lib = self.lib
         geom = lib.lib.rtcNewGeometry(lib.device, rtc.RTC_GEOMETRY_TYPE_TRIANGLE)
         self._owned_geometries.append(geom)
+        lib.lib.rtcSetGeometryBuildQuality(geom, rtc.RTC_BUILD_QUALITY_HIGH)
         _fill_buffer(lib, geom, rtc.RTC_BUFFER_TYPE_VERTEX, rtc.RTC_FORMAT_FLOAT3,
                      np.ascontiguousarray(vertices, dtype=np.float32).reshape(-1, 3))
         _fill_buffer(lib, geom, rtc.RTC_BUFFER_TYPE_INDEX, rtc.RTC_FORMAT_UINT3,
