@@ -64,7 +64,7 @@ def make_rays(scene: Scene, n: int, kind: str, seed: int = 0) -> tuple[np.ndarra
     if kind == "fan":
         b = rng.uniform(-np.radians(65), np.radians(65), n)
         e = rng.uniform(-np.radians(10), np.radians(10), n)
-        order = np.lexsort((b, e))  # a sonar's ray generator walks the fan beam by beam
+        order = np.lexsort((e, b))  # a sonar's ray generator walks the fan beam by beam
         d = np.stack([np.cos(e) * np.cos(b), -np.cos(e) * np.sin(b), np.sin(e)], axis=1)[order]
         d = d @ quat_to_matrix(pose[3:]).T
         o = np.tile(pose[:3], (n, 1))

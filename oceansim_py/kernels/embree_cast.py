@@ -84,6 +84,67 @@ def finite3(v: wp.vec3) -> bool:
     return wp.isfinite(v[0]) and wp.isfinite(v[1]) and wp.isfinite(v[2])
 
 
+@wp.func
+def ray_range(max_range: wp.array(dtype=wp.float32), i: int) -> float:
+    r = max_range[0]
+    if max_range.shape[0] > 1:
+        r = max_range[i]
+    return r
+
+
+@wp.func
+def ray_is_valid(o: wp.vec3, length: float, r: float) -> bool:
+    """A ray Embree is given: finite origin, non-zero finite direction, max_range > 0 (else it is a miss)."""
+    return length > 0.0 and wp.isfinite(length) and finite3(o) and r > 0.0
+
+
+@wp.func
+def embree_tfar(r: float) -> float:
+    """Embree accepts ``t <= tfar``, Warp ``t < max_range``: the float just below ``r`` makes them one test."""
+    tfar = r
+    if wp.isfinite(r):
+        tfar = wp.float32(wp.float64(r) * wp.float64(1.0 - 1.0 / 16777216.0))
+    return tfar
+
+
+@wp.func
+def write_miss(i: int, distance: wp.array(dtype=wp.float32), normal: wp.array(dtype=wp.vec3),
+               face: wp.array(dtype=wp.int32), obj: wp.array(dtype=wp.int32)):
+    distance[i] = float(wp.inf)
+    normal[i] = wp.vec3(0.0, 0.0, 0.0)
+    face[i] = -1
+    obj[i] = -1
+
+
+@wp.func
+def resolve_hit(i: int, o: wp.vec3, u: wp.vec3, r: float, top_face_offset: wp.array(dtype=wp.int32),
+                flat_faces: wp.array(dtype=wp.int32), points: wp.array(dtype=wp.vec3),
+                indices: wp.array(dtype=wp.int32), face_object: wp.array(dtype=wp.int32),
+                distance: wp.array(dtype=wp.float32), normal: wp.array(dtype=wp.vec3), face: wp.array(dtype=wp.int32),
+                obj: wp.array(dtype=wp.int32)):
+    """Turn Embree's (t, primitive, top id) in ``distance/face/obj[i]`` into the world triangle, Warp's distance
+    to it, its facing normal and node id; a miss when that distance is not in (0, r)."""
+    top = obj[i]
+    f = int(0)
+    if top == 0 and flat_faces.shape[0] > 0:
+        f = flat_faces[face[i]]
+    else:
+        f = top_face_offset[top] + face[i]
+    a = points[indices[3 * f]]
+    b = points[indices[3 * f + 1]]
+    c = points[indices[3 * f + 2]]
+    t = warp_triangle_distance(o, u, a, b, c)
+    if t < 0.0:  # Warp's test misses by a rounding where Embree's hit: keep Embree's distance
+        t = distance[i]
+    if t > 0.0 and t < r:
+        distance[i] = t
+        normal[i] = facing_normal(wp.cross(b - a, c - a), u)
+        face[i] = f
+        obj[i] = face_object[f]
+    else:
+        write_miss(i, distance, normal, face, obj)
+
+
 @wp.kernel
 def embree_raycast_kernel(intersect1: wp.uint64, rtc_scene: wp.uint64, top_face_offset: wp.array(dtype=wp.int32),
                           flat_faces: wp.array(dtype=wp.int32), points: wp.array(dtype=wp.vec3),
@@ -92,46 +153,20 @@ def embree_raycast_kernel(intersect1: wp.uint64, rtc_scene: wp.uint64, top_face_
                           max_range: wp.array(dtype=wp.float32), distance: wp.array(dtype=wp.float32),
                           normal: wp.array(dtype=wp.vec3), face: wp.array(dtype=wp.int32),
                           obj: wp.array(dtype=wp.int32), start: int):
-    """Batch ray cast (element i casts ray i; ``max_range`` has one value, or one per ray) into the arrays
-    ``raycast_kernel`` fills, bit for bit the same conventions. ``distance``/``face``/``obj`` hold Embree's t,
-    primitive and top-level id between the intersection and the resolution below."""
+    """Batch ray cast, one ray per element (``max_range`` has one value, or one per ray), into the arrays
+    ``raycast_kernel`` fills, with the same conventions. ``distance``/``face``/``obj`` hold Embree's t, primitive
+    and top-level id between the intersection and ``resolve_hit``."""
     i = wp.tid() + start
     o = origins[i]
     d = directions[i]
     L = wp.length(d)
-    r = max_range[0]
-    if max_range.shape[0] > 1:
-        r = max_range[i]
+    r = ray_range(max_range, i)
     hit = int(0)
-    if L > 0.0 and wp.isfinite(L) and finite3(o) and r > 0.0:
+    if ray_is_valid(o, L, r):
         u = d / L
-        # Embree accepts t <= tfar, Warp t < max_range: the float just below max_range makes them the same test
-        tfar = r
-        if wp.isfinite(r):
-            tfar = wp.float32(wp.float64(r) * wp.float64(1.0 - 1.0 / 16777216.0))
-        hit = embree_intersect1(intersect1, rtc_scene, o, u, tfar, i, distance, face, obj)
+        hit = embree_intersect1(intersect1, rtc_scene, o, u, embree_tfar(r), i, distance, face, obj)
         if hit == 1:
-            top = obj[i]
-            f = int(0)
-            if top == 0 and flat_faces.shape[0] > 0:
-                f = flat_faces[face[i]]
-            else:
-                f = top_face_offset[top] + face[i]
-            a = points[indices[3 * f]]
-            b = points[indices[3 * f + 1]]
-            c = points[indices[3 * f + 2]]
-            t = warp_triangle_distance(o, u, a, b, c)
-            if t < 0.0:  # Warp's test misses by a rounding where Embree's hit: keep Embree's distance
-                t = distance[i]
-            if t > 0.0 and t < r:
-                distance[i] = t
-                normal[i] = facing_normal(wp.cross(b - a, c - a), u)
-                face[i] = f
-                obj[i] = face_object[f]
-            else:
-                hit = 0
+            resolve_hit(i, o, u, r, top_face_offset, flat_faces, points, indices, face_object, distance, normal,
+                        face, obj)
     if hit == 0:
-        distance[i] = float(wp.inf)
-        normal[i] = wp.vec3(0.0, 0.0, 0.0)
-        face[i] = -1
-        obj[i] = -1
+        write_miss(i, distance, normal, face, obj)
