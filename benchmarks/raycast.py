@@ -94,7 +94,7 @@ def build_seconds(scene: Scene, repeats: int) -> dict[str, float]:
         times["warp"].append(time.perf_counter() - t0)
         if embree_available():
             t0 = time.perf_counter()
-            make_backend("embree", g, scene.source)
+            make_backend("embree", g, scene.source).build()
             times["embree"].append(time.perf_counter() - t0)
     return {k: statistics.median(v) for k, v in times.items() if v}
 

@@ -57,6 +57,7 @@ def edge_tie(scene: Scene, origin: np.ndarray, direction: np.ndarray, t: float, 
 
 def compare(scene_w: Scene, scene_e: Scene, origins: np.ndarray, dirs: np.ndarray, max_range=100.0) -> int:
     """Assert embree == warp (hits, distances, faces up to edge ties, objects, normals); return the edge ties."""
+    scene_e.backend.build()
     a = scene_w.raycast(origins, dirs, max_range).numpy()
     b = scene_e.raycast(origins, dirs, max_range).numpy()
     hit = a["face"] >= 0
@@ -119,6 +120,7 @@ def _box() -> tuple[np.ndarray, np.ndarray]:
 @embree
 def test_animated_and_instanced_scene_matches_warp_after_set_time() -> None:
     w, e = _moving_scene("warp"), _moving_scene("embree")
+    e.backend.build()
     assert "3 instance(s) of 2 mesh(es)" in e.backend.describe()
     rng = np.random.default_rng(5)
     origins = np.column_stack([np.zeros(4000), rng.uniform(-8, 8, 4000), rng.uniform(-1.5, 1.5, 4000)])
@@ -144,6 +146,7 @@ def test_animated_and_instanced_scene_matches_warp_after_set_time() -> None:
 def test_edge_cases_match_warp(wall_scene: Scene) -> None:
     e = Scene(list(wall_scene.nodes), raycast_backend="embree")
     w = Scene(list(wall_scene.nodes), raycast_backend="warp")
+    e.backend.build()
     # a ray starting on the wall (x = 5), leaving it or going through it; one starting 1 um in front of it
     origins = np.array([[5.0, 1.0, 1.0], [5.0, 1.0, 1.0], [5.0 - 1e-6, 0.0, 0.0]])
     dirs = np.array([[-1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
@@ -175,6 +178,7 @@ def test_edge_cases_match_warp(wall_scene: Scene) -> None:
 @embree
 def test_embree_threads_bitwise_and_no_host_copies(wall_scene: Scene) -> None:
     e = Scene(list(wall_scene.nodes), raycast_backend="embree")
+    assert not e.backend.built
     rng = np.random.default_rng(9)
     n = 100_000
     with wp.ScopedDevice("cpu"):
@@ -186,6 +190,7 @@ def test_embree_threads_bitwise_and_no_host_copies(wall_scene: Scene) -> None:
     try:
         set_cpu_threads(1)
         e.raycast_into(o, d, r, outs[0])
+        assert e.backend.built  # the first cast of >= BUILD_AT_RAYS rays builds the Embree scene
         set_cpu_threads(2)
         e.raycast_into(o, d, r, outs[1])  # warm
         tracemalloc.start()
@@ -255,7 +260,13 @@ def test_scene_backend_follows_argument_and_environment(monkeypatch: pytest.Monk
     assert s.raycast_backend == "warp"
     s.set_raycast_backend("embree")
     assert s.raycast_backend == "embree" and "embree" in s.summary()
+    # a small cast on an unbuilt Embree scene goes through Warp's BVH and builds nothing (a one-ray probe of a
+    # large scene never pays for an Embree build); once built, every cast goes through Embree
     assert s.raycast([[0, 0, 0]], [[1, 0, 0]], 10.0).numpy()["distance"][0] == pytest.approx(5.0)
+    assert not s.backend.built and "not built" in s.backend.describe()
+    s.backend.build()
+    assert s.raycast([[0, 0, 0]], [[1, 0, 0]], 10.0).numpy()["distance"][0] == pytest.approx(5.0)
+    assert "2 flattened triangles, 0 instance(s)" in s.backend.describe()
     monkeypatch.setenv(ENV_VAR, "auto")
     assert load_scene("tank", raycast_backend="warp").raycast_backend == "warp"
     assert load_scene("tank").raycast_backend == "embree"

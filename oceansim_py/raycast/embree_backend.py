@@ -10,6 +10,12 @@ Scene layout, built once from the scene's :class:`WorldGeometry`:
 - **every other (static, unshared) node's triangles go into one flattened geometry** at the top level, copied
   once from the world mesh, because one BVH over them is faster to traverse than instances of one-off meshes.
 
+The Embree scene is built by the first cast of at least :data:`BUILD_AT_RAYS` rays, or by :meth:`EmbreeBackend.build`;
+until then smaller casts go through Warp's BVH, which every scene has (same results: see
+:mod:`oceansim_py.raycast.backend`), so that a one-ray query (framing a view, a depth probe) on a large scene never
+pays for an Embree build. Flattened geometries up to :data:`HIGH_QUALITY_TRIANGLES` triangles get Embree's
+high-quality (spatial split) BVH, larger ones the medium-quality one, which builds faster in less memory.
+
 Top-level geometry id 0 is the flattened geometry; instance ``k >= 1`` is ``MeshSlot`` ``instanced[k - 1]``.
 The kernel (``embree_raycast_kernel``) turns Embree's (top id, primitive) into the world triangle index, takes the
 normal from the world triangle (exactly as the ``warp`` backend) and casts one ray per element from the engine's
@@ -30,6 +36,7 @@ import warp as wp
 from oceansim_py.errors import ConfigError
 from oceansim_py.kernels.embree_cast import embree_raycast_kernel
 from oceansim_py.raycast import rtcore as rtc
+from oceansim_py.raycast.warp_backend import WarpBackend
 from oceansim_py.runtime import launch_1d
 
 if TYPE_CHECKING:
@@ -39,6 +46,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 FLAT_GEOMETRY_ID = 0
+
+#: The first cast of at least this many rays builds the Embree scene (smaller ones go to Warp's BVH until then).
+BUILD_AT_RAYS = 4096
+
+#: Flattened geometries up to this many triangles get a high-quality BVH, larger ones a medium-quality one.
+HIGH_QUALITY_TRIANGLES = 4_000_000
 
 
 def _fill_buffer(lib: rtc.EmbreeLibrary, geom: int, kind: int, fmt: int, data: np.ndarray) -> None:
@@ -62,9 +75,19 @@ class EmbreeBackend:
         if not geometry.device.is_cpu:
             raise ConfigError(f"{source}: the embree ray-cast backend casts on the CPU, but the scene is on "
                               f"{geometry.device}; load it with device='cpu' or use raycast_backend='warp'")
-        t0 = time.perf_counter()
-        self.lib = lib = rtc.embree_library()
+        self.lib = rtc.embree_library()
         self.geometry = geometry
+        self.source = source
+        self.built = False
+        self.build_seconds = 0.0
+        self._small_casts = WarpBackend(geometry)
+
+    def build(self) -> None:
+        """Build the Embree scene now (idempotent; the first cast of ``BUILD_AT_RAYS`` rays does it otherwise)."""
+        if self.built:
+            return
+        t0 = time.perf_counter()
+        lib, geometry, source = self.lib, self.geometry, self.source
         self._owned_scenes: list[int] = []
         self._owned_geometries: list[int] = []
         uses: dict[int, int] = {}
@@ -82,9 +105,11 @@ class EmbreeBackend:
         if flat:
             faces = np.concatenate([np.arange(s.face_offset, s.face_offset + len(s.triangles), dtype=np.int32)
                                     for s in flat])
-            lib.lib.rtcSetSceneBuildQuality(self.scene, rtc.RTC_BUILD_QUALITY_HIGH)
+            quality = (rtc.RTC_BUILD_QUALITY_HIGH if len(faces) <= HIGH_QUALITY_TRIANGLES
+                       else rtc.RTC_BUILD_QUALITY_MEDIUM)
+            lib.lib.rtcSetSceneBuildQuality(self.scene, quality)
             self._attach_mesh(self.scene, geometry.points.numpy(),
-                              geometry.indices.numpy().reshape(-1, 3)[faces], FLAT_GEOMETRY_ID)
+                              geometry.indices.numpy().reshape(-1, 3)[faces], FLAT_GEOMETRY_ID, quality)
             if len(flat) < len(geometry.slots):
                 flat_faces = faces
         self.prototypes = 0
@@ -95,7 +120,7 @@ class EmbreeBackend:
             if key not in prototypes:
                 proto = lib.lib.rtcNewScene(lib.device)
                 self._owned_scenes.append(proto)
-                self._attach_mesh(proto, s.node.mesh.vertices, s.triangles, 0)
+                self._attach_mesh(proto, s.node.mesh.vertices, s.triangles, 0, rtc.RTC_BUILD_QUALITY_HIGH)
                 lib.lib.rtcCommitScene(proto)
                 lib.check(f"build the BVH of {s.node.path}")
                 prototypes[key] = proto
@@ -117,14 +142,16 @@ class EmbreeBackend:
             self.flat_faces = wp.array(flat_faces, dtype=wp.int32)
         self.flat_triangles = sum(len(s.triangles) for s in flat)
         self.build_seconds = time.perf_counter() - t0
+        self.built = True
         log.debug("%s: Embree scene with %d flattened triangles, %d instances of %d prototypes, built in %.3f s",
                   source, self.flat_triangles, len(self._instances), self.prototypes, self.build_seconds)
 
-    def _attach_mesh(self, scene: int, vertices: np.ndarray, triangles: np.ndarray, geom_id: int) -> None:
+    def _attach_mesh(self, scene: int, vertices: np.ndarray, triangles: np.ndarray, geom_id: int,
+                     quality: int) -> None:
         lib = self.lib
         geom = lib.lib.rtcNewGeometry(lib.device, rtc.RTC_GEOMETRY_TYPE_TRIANGLE)
         self._owned_geometries.append(geom)
-        lib.lib.rtcSetGeometryBuildQuality(geom, rtc.RTC_BUILD_QUALITY_HIGH)
+        lib.lib.rtcSetGeometryBuildQuality(geom, quality)
         _fill_buffer(lib, geom, rtc.RTC_BUFFER_TYPE_VERTEX, rtc.RTC_FORMAT_FLOAT3,
                      np.ascontiguousarray(vertices, dtype=np.float32).reshape(-1, 3))
         _fill_buffer(lib, geom, rtc.RTC_BUFFER_TYPE_INDEX, rtc.RTC_FORMAT_UINT3,
@@ -140,7 +167,7 @@ class EmbreeBackend:
 
     def update(self) -> None:
         """Move the animated instances to their nodes' current transforms and recommit the top level."""
-        if not self._animated:
+        if not self.built or not self._animated:
             return
         for inst, node in self._animated:
             self._set_transform(inst, node.transform)
@@ -149,6 +176,11 @@ class EmbreeBackend:
 
     def cast(self, origins: wp.array, directions: wp.array, max_range: wp.array, out: "RaycastResult",
              threads: int | None = None) -> None:
+        if not self.built:
+            if origins.shape[0] < BUILD_AT_RAYS:
+                self._small_casts.cast(origins, directions, max_range, out, threads)
+                return
+            self.build()
         g = self.geometry
         launch_1d(embree_raycast_kernel, origins.shape[0],
                   [self.lib.intersect1_address, self.scene, self.top_face_offset, self.flat_faces, g.points,
@@ -156,6 +188,8 @@ class EmbreeBackend:
                    out.obj], g.device, threads=threads)
 
     def describe(self) -> str:
+        if not self.built:
+            return f"embree (Embree {self.lib.version} on cpu; scene not built yet)"
         return (f"embree (Embree {self.lib.version} on cpu: {self.flat_triangles} flattened triangles, "
                 f"{len(self._instances)} instance(s) of {self.prototypes} mesh(es))")
 
