@@ -4,7 +4,10 @@ A Warp CPU kernel calls Embree's ``rtcIntersect1`` through its address (a native
 and writes the same outputs as ``raycast_kernel``: distance (metres along the unit ray, ``inf`` for a miss), the
 unit geometric normal of the world triangle turned to face the ray, the world triangle index and its node id.
 The triangle index comes from Embree's ids: ``face = top_face_offset[top] + prim`` for instanced meshes, or
-``face = flat_faces[prim]`` for the one flattened geometry (top id 0). Hits follow Warp's rule exactly:
+``face = flat_faces[prim]`` for the one flattened geometry (top id 0; ``face = prim`` when ``flat_faces`` is empty,
+i.e. it holds every world triangle). The distance is then re-evaluated by Warp's own ray/triangle test on that
+world triangle, so that it equals the ``warp`` backend's bit for bit whenever both find the same triangle (they
+differ only at edge ties). Hits follow Warp's rule exactly:
 ``0 < t < max_range``; a zero or non-finite direction, a non-finite origin or a max_range that is not > 0 is
 a miss. Warp launches CPU kernels from the engine's thread pool with the GIL released, so casts use all cores.
 

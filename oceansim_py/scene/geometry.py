@@ -66,6 +66,8 @@ class WorldGeometry:
         object_reflectivity: (N_nodes,) float32 acoustic reflectivity mu per node id.
         object_albedo: (N_nodes,) vec3 linear RGB albedo per node id.
         object_label: (N_nodes,) int32 index into ``Scene.labels`` per node id.
+    ``slots``: one :class:`MeshSlot` per node with triangles, in world-triangle order (what the Embree ray-cast
+    backend builds its instances and flattened geometry from).
     """
 
     def __init__(self, nodes: list["Node"], label_ids: np.ndarray, device: wp.context.Device,
