@@ -16,6 +16,10 @@ until then smaller casts go through Warp's BVH, which every scene has (same resu
 pays for an Embree build. Flattened geometries up to :data:`HIGH_QUALITY_TRIANGLES` triangles get Embree's
 high-quality (spatial split) BVH, larger ones the medium-quality one, which builds faster in less memory.
 
+When the scene has animated instances, the flattened geometry sits in a scene of its own under an identity instance
+(exact: the identity transform leaves rays unchanged), so that an update rebuilds only the small BVH over the
+instances.
+
 Top-level geometry id 0 is the flattened geometry; instance ``k >= 1`` is ``MeshSlot`` ``instanced[k - 1]``.
 The kernel (``embree_raycast_kernel``) turns Embree's (top id, primitive) into the world triangle index, takes the
 normal from the world triangle (exactly as the ``warp`` backend) and casts one ray per element from the engine's
@@ -97,9 +101,10 @@ class EmbreeBackend:
                                             if s.node.track is not None or uses[id(s.node.mesh)] > 1]
         flat = [s for s in geometry.slots if not (s.node.track is not None or uses[id(s.node.mesh)] > 1)]
 
+        animated = any(s.node.track is not None for s in self.instanced)
         self.scene = lib.lib.rtcNewScene(lib.device)
         self._owned_scenes.append(self.scene)
-        if self.instanced:
+        if animated:
             lib.lib.rtcSetSceneFlags(self.scene, rtc.RTC_SCENE_FLAG_DYNAMIC)
         flat_faces = np.zeros(0, dtype=np.int32)
         if flat:
@@ -107,9 +112,19 @@ class EmbreeBackend:
                                     for s in flat])
             quality = (rtc.RTC_BUILD_QUALITY_HIGH if len(faces) <= HIGH_QUALITY_TRIANGLES
                        else rtc.RTC_BUILD_QUALITY_MEDIUM)
-            lib.lib.rtcSetSceneBuildQuality(self.scene, quality)
-            self._attach_mesh(self.scene, geometry.points.numpy(),
+            # with animated instances beside it, the flattened geometry sits in its own scene under an identity
+            # instance: recommitting the top level then rebuilds the BVH over the instances only, not its triangles
+            holder = self.scene
+            if animated:
+                holder = lib.lib.rtcNewScene(lib.device)
+                self._owned_scenes.append(holder)
+            lib.lib.rtcSetSceneBuildQuality(holder, quality)
+            self._attach_mesh(holder, geometry.points.numpy(),
                               geometry.indices.numpy().reshape(-1, 3)[faces], FLAT_GEOMETRY_ID, quality)
+            if animated:
+                lib.lib.rtcCommitScene(holder)
+                lib.check(f"build the BVH of the static geometry of {source}")
+                self._attach_instance(holder, np.eye(4), FLAT_GEOMETRY_ID)
             if len(flat) < len(geometry.slots):
                 flat_faces = faces
         self.prototypes = 0
@@ -124,12 +139,7 @@ class EmbreeBackend:
                 lib.lib.rtcCommitScene(proto)
                 lib.check(f"build the BVH of {s.node.path}")
                 prototypes[key] = proto
-            inst = lib.lib.rtcNewGeometry(lib.device, rtc.RTC_GEOMETRY_TYPE_INSTANCE)
-            self._owned_geometries.append(inst)
-            lib.lib.rtcSetGeometryInstancedScene(inst, prototypes[key])
-            self._set_transform(inst, s.node.transform)
-            lib.lib.rtcAttachGeometryByID(self.scene, inst, k)
-            self._instances.append(inst)
+            self._instances.append(self._attach_instance(prototypes[key], s.node.transform, k))
         self.prototypes = len(prototypes)
         lib.lib.rtcCommitScene(self.scene)
         lib.check(f"build the scene of {source}")
@@ -159,6 +169,15 @@ class EmbreeBackend:
         lib.lib.rtcCommitGeometry(geom)
         lib.lib.rtcAttachGeometryByID(scene, geom, geom_id)
         lib.check("attach a triangle mesh")
+
+    def _attach_instance(self, prototype: int, matrix: np.ndarray, geom_id: int) -> int:
+        inst = self.lib.lib.rtcNewGeometry(self.lib.device, rtc.RTC_GEOMETRY_TYPE_INSTANCE)
+        self._owned_geometries.append(inst)
+        self.lib.lib.rtcSetGeometryInstancedScene(inst, prototype)
+        self._set_transform(inst, matrix)
+        self.lib.lib.rtcAttachGeometryByID(self.scene, inst, geom_id)
+        self.lib.check("attach an instance")
+        return inst
 
     def _set_transform(self, inst: int, matrix: np.ndarray) -> None:
         m = _column_major(matrix)
