@@ -39,6 +39,14 @@ def triangle_areas(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
 
 
 @dataclass
+class GeometryStats:
+    triangles: int
+    vertices: int
+    dropped_degenerate: int
+    build_seconds: float
+
+
+@dataclass
 class MeshSlot:
     """One node's share of the world triangles: its kept (non-degenerate) triangles as indices into
     ``node.mesh.vertices`` (winding as in the world mesh) and the world index of the first of them; its world
@@ -47,14 +55,6 @@ class MeshSlot:
     node: "Node"
     triangles: np.ndarray
     face_offset: int
-
-
-@dataclass
-class GeometryStats:
-    triangles: int
-    vertices: int
-    dropped_degenerate: int
-    build_seconds: float
 
 
 class WorldGeometry:
@@ -79,10 +79,10 @@ class WorldGeometry:
         pts, tris, face_obj = [], [], []
         anim_local, anim_slot, anim_dst = [], [], []
         self.animated_nodes: list["Node"] = []
-        self.slots: list[MeshSlot] = []
         offset = 0
-        faces = 0
         dropped = 0
+        self.slots: list[MeshSlot] = []
+        faces = 0
         for node in nodes:
             if node.mesh is None or node.mesh.triangles.shape[0] == 0:
                 continue
