@@ -102,10 +102,7 @@ class EmbreeBackend:
         flat = [s for s in geometry.slots if not (s.node.track is not None or uses[id(s.node.mesh)] > 1)]
 
         animated = any(s.node.track is not None for s in self.instanced)
-        self.scene = lib.lib.rtcNewScene(lib.device)
-        self._owned_scenes.append(self.scene)
-        if animated:
-            lib.lib.rtcSetSceneFlags(self.scene, rtc.RTC_SCENE_FLAG_DYNAMIC)
+        self.scene = self._new_scene(rtc.RTC_SCENE_FLAG_DYNAMIC if animated else 0)
         flat_faces = np.zeros(0, dtype=np.int32)
         if flat:
             faces = np.concatenate([np.arange(s.face_offset, s.face_offset + len(s.triangles), dtype=np.int32)
@@ -116,8 +113,7 @@ class EmbreeBackend:
             # instance: recommitting the top level then rebuilds the BVH over the instances only, not its triangles
             holder = self.scene
             if animated:
-                holder = lib.lib.rtcNewScene(lib.device)
-                self._owned_scenes.append(holder)
+                holder = self._new_scene()
             lib.lib.rtcSetSceneBuildQuality(holder, quality)
             self._attach_mesh(holder, geometry.points.numpy(),
                               geometry.indices.numpy().reshape(-1, 3)[faces], FLAT_GEOMETRY_ID, quality)
@@ -133,8 +129,7 @@ class EmbreeBackend:
         for k, s in enumerate(self.instanced, start=1):
             key = (id(s.node.mesh), s.triangles.tobytes())
             if key not in prototypes:
-                proto = lib.lib.rtcNewScene(lib.device)
-                self._owned_scenes.append(proto)
+                proto = self._new_scene()
                 self._attach_mesh(proto, s.node.mesh.vertices, s.triangles, 0, rtc.RTC_BUILD_QUALITY_HIGH)
                 lib.lib.rtcCommitScene(proto)
                 lib.check(f"build the BVH of {s.node.path}")
@@ -155,6 +150,14 @@ class EmbreeBackend:
         self.built = True
         log.debug("%s: Embree scene with %d flattened triangles, %d instances of %d prototypes, built in %.3f s",
                   source, self.flat_triangles, len(self._instances), self.prototypes, self.build_seconds)
+
+    def _new_scene(self, flags: int = 0) -> int:
+        """A new Embree scene in robust mode: watertight triangle tests and traversal, so that a ray through the
+        shared edge of two triangles hits one of them (as Warp's watertight test does), never slips between."""
+        scene = self.lib.lib.rtcNewScene(self.lib.device)
+        self._owned_scenes.append(scene)
+        self.lib.lib.rtcSetSceneFlags(scene, flags | rtc.RTC_SCENE_FLAG_ROBUST)
+        return scene
 
     def _attach_mesh(self, scene: int, vertices: np.ndarray, triangles: np.ndarray, geom_id: int,
                      quality: int) -> None:

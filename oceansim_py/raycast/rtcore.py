@@ -30,6 +30,7 @@ RTC_FORMAT_FLOAT4X4_COLUMN_MAJOR = 0x9244
 RTC_BUILD_QUALITY_MEDIUM = 1
 RTC_BUILD_QUALITY_HIGH = 2
 RTC_SCENE_FLAG_DYNAMIC = 1 << 0
+RTC_SCENE_FLAG_ROBUST = 1 << 2
 RTC_DEVICE_PROPERTY_VERSION = 0
 
 _ERRORS = {0: "none", 1: "unknown", 2: "invalid argument", 3: "invalid operation", 4: "out of memory",
