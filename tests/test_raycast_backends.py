@@ -302,3 +302,19 @@ def test_info_names_the_backend(monkeypatch: pytest.MonkeyPatch, capsys: pytest.
     monkeypatch.setenv(ENV_VAR, "x")
     assert main(["info"]) == 0
     assert "OCEANSIM_RAYCAST_BACKEND='x' is not a ray-cast backend" in capsys.readouterr().out
+
+
+@embree
+def test_ray_through_a_shared_edge_does_not_slip_through() -> None:
+    """A sonar-fan ray of the pier that meets a surface on the shared edge of two triangles: Warp's
+    watertight test hits it, and so must Embree (robust mode; the default mode let this ray through to a miss)."""
+    w = load_scene("pier", raycast_backend="warp")
+    e = load_scene("pier", raycast_backend="embree")
+    e.backend.build()
+    origin = np.array([[-3.0, 0.0, -2.0]], np.float32)
+    direction = np.array([[0.9289392828941345, -0.331594318151474, -0.16467240452766418]], np.float32)
+    a = w.raycast(origin, direction, 1000.0).numpy()
+    b = e.raycast(origin, direction, 1000.0).numpy()
+    assert a["face"][0] >= 0 and b["face"][0] >= 0
+    assert b["distance"][0] == pytest.approx(a["distance"][0], abs=1e-5)
+    assert b["object"][0] == a["object"][0]
