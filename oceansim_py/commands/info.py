@@ -26,5 +26,26 @@ def run(args: argparse.Namespace) -> int:
         extra = f", {d.total_memory / 2**30:.1f} GiB" if d.is_cuda else f", {cpu_threads()} launch thread(s)"
         print(f"  {d.alias:8s} {d.name}{extra}")
     print(f"kernel cache: {wp.config.kernel_cache_dir}")
+    print(_raycast_line())
     print(f"built-in scenes ({scenes_dir()}): {', '.join(builtin_scene_names()) or '(none)'}")
     return 0
+
+
+def _raycast_line() -> str:
+    """Which ray-cast backend a scene on each device gets (``OCEANSIM_RAYCAST_BACKEND``, auto), and Embree's state."""
+    import warp as wp
+
+    from oceansim_py.errors import ConfigError
+    from oceansim_py.raycast import ENV_VAR, requested_backend, resolve_backend_name
+    from oceansim_py.raycast.rtcore import embree_library
+
+    try:
+        embree = f"Embree {embree_library().version}"
+    except ConfigError as exc:
+        embree = f"embree unavailable: {exc}"
+    try:
+        env = requested_backend()
+        chosen = ", ".join(f"{d.alias} -> {resolve_backend_name(d)}" for d in wp.get_devices())
+    except ConfigError as exc:
+        return f"ray casts: {exc} ({embree})"
+    return f"ray casts: {chosen} ({ENV_VAR}={env}; {embree})"

@@ -42,7 +42,7 @@ def resolve_scene_path(path: str | Path) -> Path:
 
 
 def load_scene(path: str | Path, device: Any = None, materials: MaterialTable | str | Path | None = None,
-               missing_references: str = "error", **mesh_options: Any) -> Scene:
+               missing_references: str = "error", raycast_backend: str | None = None, **mesh_options: Any) -> Scene:
     """Load a scene from USD (.usd/.usda/.usdc/.usdz), a mesh file (.obj/.stl/.ply/.glb/.gltf) or a built-in
     scene name, and build its BVH on ``device`` (``None``: cuda:0 if present, else cpu).
 
@@ -52,6 +52,8 @@ def load_scene(path: str | Path, device: Any = None, materials: MaterialTable | 
     ``mesh_options`` (mesh files only): ``up_axis`` ("Y"/"Z"), ``meters_per_unit``, ``material``.
     Gazebo SDF worlds (.sdf/.world; option ``model_paths``, see ``scene/sdf.py``) and Collada files (.dae;
     option ``material``, see ``scene/collada.py``) load too.
+    ``raycast_backend``: ``"warp"``, ``"embree"`` or ``"auto"`` (``None``: ``OCEANSIM_RAYCAST_BACKEND``, else
+    auto; see :mod:`oceansim_py.raycast`).
     """
     p = resolve_scene_path(path)
     if isinstance(materials, (str, Path)):
@@ -66,20 +68,21 @@ def load_scene(path: str | Path, device: Any = None, materials: MaterialTable | 
             raise SceneError(f"{p}: options {sorted(mesh_options)} apply to mesh files only; a USD stage "
                              f"carries its own up axis and units")
         nodes, metadata = read_usd(p, table, missing_references)
-        return Scene(nodes, source=str(p), device=device, metadata=metadata)
+        return Scene(nodes, source=str(p), device=device, metadata=metadata, raycast_backend=raycast_backend)
     if suffix in MESH_SUFFIXES:
         from oceansim_py.scene.meshes import read_mesh_file
 
         nodes = read_mesh_file(p, table, **mesh_options)
-        return Scene(nodes, source=str(p), device=device, metadata={})
+        return Scene(nodes, source=str(p), device=device, metadata={}, raycast_backend=raycast_backend)
     if suffix in SDF_SUFFIXES or suffix in COLLADA_SUFFIXES:
-        return _load_gazebo(p, suffix, device, table, mesh_options)
+        return _load_gazebo(p, suffix, device, table, mesh_options, raycast_backend)
     raise SceneError(f"{p}: unsupported file type {suffix or '(none)'}; use USD "
                      f"({', '.join(sorted(USD_SUFFIXES))}), a mesh ({', '.join(sorted(MESH_SUFFIXES))}), "
                      f"a Gazebo world ({', '.join(sorted(SDF_SUFFIXES))}) or Collada (.dae)")
 
 
-def _load_gazebo(p: Path, suffix: str, device: Any, table: MaterialTable, options: dict[str, Any]) -> Scene:
+def _load_gazebo(p: Path, suffix: str, device: Any, table: MaterialTable, options: dict[str, Any],
+                 raycast_backend: str | None) -> Scene:
     """SDF worlds (option ``model_paths``) and Collada files (option ``material``)."""
     allowed = {"model_paths"} if suffix in SDF_SUFFIXES else {"material"}
     unknown = sorted(set(options) - allowed)
@@ -89,10 +92,11 @@ def _load_gazebo(p: Path, suffix: str, device: Any, table: MaterialTable, option
         from oceansim_py.scene.sdf import read_sdf
 
         nodes, metadata = read_sdf(p, table, options.get("model_paths"))
-        return Scene(nodes, source=str(p), device=device, metadata=metadata)
+        return Scene(nodes, source=str(p), device=device, metadata=metadata, raycast_backend=raycast_backend)
     from oceansim_py.scene.collada import read_collada
 
-    return Scene(read_collada(p, table, options.get("material")), source=str(p), device=device, metadata={})
+    return Scene(read_collada(p, table, options.get("material")), source=str(p), device=device, metadata={},
+                 raycast_backend=raycast_backend)
 
 
 __all__ = ["Material", "MaterialTable", "Node", "RaycastResult", "Scene", "TriangleMesh", "builtin_scene_names",

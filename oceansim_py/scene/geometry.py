@@ -59,6 +59,17 @@ class GeometryStats:
     build_seconds: float
 
 
+@dataclass
+class MeshSlot:
+    """One node's share of the world triangles: its kept (non-degenerate) triangles as indices into
+    ``node.mesh.vertices`` (winding as in the world mesh) and the world index of the first of them; its world
+    triangles are ``face_offset .. face_offset + len(triangles) - 1`` in that order."""
+
+    node: GeometryNode
+    triangles: np.ndarray
+    face_offset: int
+
+
 class WorldGeometry:
     """Device-side world geometry of a scene (see module docstring).
 
@@ -68,6 +79,8 @@ class WorldGeometry:
         object_reflectivity: (N_nodes,) float32 acoustic reflectivity mu per node id.
         object_albedo: (N_nodes,) vec3 linear RGB albedo per node id.
         object_label: (N_nodes,) int32 index into ``Scene.labels`` per node id.
+    ``slots``: one :class:`MeshSlot` per node with triangles, in world-triangle order (what the Embree ray-cast
+    backend builds its instances and flattened geometry from).
     """
 
     def __init__(self, nodes: list[GeometryNode], label_ids: np.ndarray, device: wp.context.Device,
@@ -81,6 +94,8 @@ class WorldGeometry:
         self.animated_nodes: list[GeometryNode] = []
         offset = 0
         dropped = 0
+        self.slots: list[MeshSlot] = []
+        faces = 0
         for node in nodes:
             if node.mesh is None or node.mesh.triangles.shape[0] == 0:
                 continue
@@ -94,6 +109,8 @@ class WorldGeometry:
             t = t[keep]
             if t.shape[0] == 0:
                 continue
+            self.slots.append(MeshSlot(node, t, faces))
+            faces += t.shape[0]
             pts.append(world)
             tris.append(t + offset)
             face_obj.append(np.full(t.shape[0], node.id, dtype=np.int32))

@@ -14,8 +14,8 @@ import numpy as np
 import warp as wp
 
 from oceansim_py.errors import SceneError
-from oceansim_py.kernels.raycast import raycast_kernel
-from oceansim_py.runtime import as_float32, launch_1d, resolve_device
+from oceansim_py.raycast import RaycastBackend, make_backend, resolve_backend_name
+from oceansim_py.runtime import as_float32, resolve_device
 from oceansim_py.scene.animation import TransformTrack
 from oceansim_py.scene.geometry import WorldGeometry
 from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material
@@ -104,10 +104,13 @@ class Scene:
 
     Build with :func:`oceansim_py.load_scene` or ``Scene(nodes, ...)`` from nodes you made. Node ids are
     assigned here: the rank of each node's path in sorted order, so the same file always gives the same ids.
+    ``raycast_backend``: ``"warp"``, ``"embree"`` or ``"auto"``; ``None`` takes ``OCEANSIM_RAYCAST_BACKEND``,
+    else auto (Embree for a CPU scene when installed, else Warp; see :mod:`oceansim_py.raycast`).
     """
 
     def __init__(self, nodes: list[Node], source: str = "<memory>", device: Any = None,
-                 metadata: dict[str, Any] | None = None, time_codes_per_second: float = 1.0) -> None:
+                 metadata: dict[str, Any] | None = None, time_codes_per_second: float = 1.0,
+                 raycast_backend: str | None = None) -> None:
         if not nodes:
             raise SceneError(f"{source}: the scene has no nodes")
         paths = [n.path for n in nodes]
@@ -132,6 +135,8 @@ class Scene:
             for n in self._animated:
                 n.transform = n.track.at(self.time)
         self.geometry = WorldGeometry(self.nodes, self.node_label_ids, self.device, source)
+        self._backend: RaycastBackend | None = None
+        self.set_raycast_backend(raycast_backend)
 
     # -- the tree -----------------------------------------------------------------------------------------
     @property
@@ -208,8 +213,28 @@ class Scene:
         for n in self._animated:
             n.transform = n.track.at(self.time)
         self.geometry.update_animated()
+        if self._backend is not None:
+            self._backend.update()
 
     # -- ray casting --------------------------------------------------------------------------------------
+    @property
+    def raycast_backend(self) -> str:
+        """Name of the ray-cast backend behind :meth:`raycast` / :meth:`raycast_into` (``warp`` or ``embree``)."""
+        return self._backend_name
+
+    def set_raycast_backend(self, name: str | None = None) -> None:
+        """Choose the ray-cast backend (``"warp"``, ``"embree"``, ``"auto"``; ``None``: the environment's, else
+        auto). ``ConfigError`` when it cannot run here. Its acceleration structure is built on first cast."""
+        self._backend_name = resolve_backend_name(self.device, name)
+        self._backend = None
+
+    @property
+    def backend(self) -> RaycastBackend:
+        """The ray-cast backend object (built on first use)."""
+        if self._backend is None:
+            self._backend = make_backend(self._backend_name, self.geometry, self.source)
+        return self._backend
+
     def raycast(self, origins: Any, directions: Any, max_range: float | Any = 1000.0) -> RaycastResult:
         """Cast N rays (world frame, metres) and return their first hits.
 
@@ -238,11 +263,9 @@ class Scene:
 
     def raycast_into(self, origins: wp.array, directions: wp.array, max_range: wp.array,
                      out: RaycastResult, threads: int | None = None) -> None:
-        """Device-side ray cast into preallocated arrays (no host copies); CPU work split across threads."""
-        g = self.geometry
-        launch_1d(raycast_kernel, origins.shape[0],
-                  [g.mesh.id, g.face_object, origins, directions, max_range, out.distance, out.normal, out.face,
-                   out.obj], self.device, threads=threads)
+        """Device-side ray cast into preallocated arrays (no host copies) by the scene's backend; CPU work split
+        across threads. Array contract: :mod:`oceansim_py.raycast.backend`."""
+        self.backend.cast(origins, directions, max_range, out, threads=threads)
 
     def summary(self) -> str:
         """A human-readable description of what the scene holds."""
@@ -251,7 +274,7 @@ class Scene:
         if self.description:
             lines.append(f"  {self.description}")
         lines.append(f"  {len(self.nodes)} nodes, {len(self.mesh_nodes())} with meshes, "
-                     f"{self.num_triangles} triangles, device {self.device}")
+                     f"{self.num_triangles} triangles, device {self.device}, ray casts: {self.raycast_backend}")
         lines.append(f"  bounds min {np.round(lo, 3).tolist()} max {np.round(hi, 3).tolist()} (m)")
         lines.append(f"  labels: {', '.join(self.labels)}")
         mats = sorted({n.material.name for n in self.mesh_nodes()})

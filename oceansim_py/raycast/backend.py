@@ -1,0 +1,48 @@
+"""The ray-cast backend interface every caller of ``Scene.raycast`` / ``Scene.raycast_into`` goes through.
+
+A backend owns whatever acceleration structure it needs over a scene's :class:`WorldGeometry` and answers batch
+ray casts into preallocated device arrays:
+
+    inputs   origins (N,) vec3 and directions (N,) vec3 (world frame, metres; directions need not be unit, a
+             zero or non-finite one is a miss), max_range (1,) or (N,) float32 metres;
+    outputs  distance (N,) float32 metres along the unit ray, ``inf`` for a miss; normal (N,) vec3 unit
+             geometric normal of the world triangle turned to face the ray (zero for a miss); face (N,) int32
+             world triangle index (``WorldGeometry.indices``), -1 for a miss; obj (N,) int32 scene node id,
+             -1 for a miss (``object_reflectivity[obj]``, ``object_label[obj]`` give material and label).
+
+A hit is the nearest intersection with ``0 < t < max_range``. Every backend gives the same hits, faces and
+objects, and distances equal within float rounding (edge ties aside: a ray through the shared edge of two
+triangles may be given either).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import warp as wp
+
+    from oceansim_py.scene.graph import RaycastResult
+
+#: Backend names ``raycast_backend=`` and ``OCEANSIM_RAYCAST_BACKEND`` accept.
+BACKENDS = ("warp", "embree")
+
+
+class RaycastBackend(Protocol):
+    """What :class:`Scene` needs from a ray-cast backend (see the module docstring for the array contract)."""
+
+    #: ``"warp"`` or ``"embree"``.
+    name: str
+
+    def cast(self, origins: "wp.array", directions: "wp.array", max_range: "wp.array", out: "RaycastResult",
+             threads: int | None = None) -> None:
+        """Cast ``origins.shape[0]`` rays into ``out``; on CPU, ``threads`` launch threads (``None``: all)."""
+        ...
+
+    def update(self) -> None:
+        """Follow the animated nodes after ``WorldGeometry.update_animated`` moved them (``Scene.set_time``)."""
+        ...
+
+    def describe(self) -> str:
+        """One line for ``oceansim-py info`` and ``Scene.summary``."""
+        ...

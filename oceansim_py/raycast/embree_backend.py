@@ -1,0 +1,225 @@
+"""The ``embree`` ray-cast backend: Intel Embree 4 on the CPU (optional extra ``oceansim_py[embree]``).
+
+Scene layout, built once from the scene's :class:`WorldGeometry`:
+
+- **shared meshes and animated nodes are instances.** Each distinct mesh (one ``TriangleMesh`` object with the
+  same kept triangles) becomes a prototype Embree scene over its local vertices, built once; every node using it
+  is an instance carrying the node's 4x4 transform. ``update()`` (after ``Scene.set_time``) only sets the moved
+  instances' transforms and recommits the top level, a few microseconds per instance: no vertex is transformed
+  and no triangle BVH is rebuilt or refitted.
+- **every other (static, unshared) node's triangles go into one flattened geometry** at the top level, copied
+  once from the world mesh, because one BVH over them is faster to traverse than instances of one-off meshes.
+
+The Embree scene is built by the first cast of at least :data:`BUILD_AT_RAYS` rays, or by :meth:`EmbreeBackend.build`;
+until then smaller casts go through Warp's BVH, which every scene has (same results: see
+:mod:`oceansim_py.raycast.backend`), so that a one-ray query (framing a view, a depth probe) on a large scene never
+pays for an Embree build. Flattened geometries up to :data:`HIGH_QUALITY_TRIANGLES` triangles get Embree's
+high-quality (spatial split) BVH, larger ones the medium-quality one, which builds faster in less memory.
+
+When the scene has animated instances, the flattened geometry sits in a scene of its own under an identity instance
+(exact: the identity transform leaves rays unchanged), so that an update rebuilds only the small BVH over the
+instances.
+
+Top-level geometry id 0 is the flattened geometry; instance ``k >= 1`` is ``MeshSlot`` ``instanced[k - 1]``.
+The kernel (``embree_raycast_kernel``) turns Embree's (top id, primitive) into the world triangle index, takes the
+normal from the world triangle (exactly as the ``warp`` backend) and casts one ray per element from the engine's
+launch thread pool: Warp CPU launches release the GIL, so the cast scales over cores. Rays and results are the
+caller's Warp arrays, read and written in place: nothing is copied per cast.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import time
+from typing import TYPE_CHECKING
+
+import numpy as np
+import warp as wp
+
+from oceansim_py.errors import ConfigError
+from oceansim_py.kernels.embree_cast import embree_raycast_kernel
+from oceansim_py.raycast import rtcore as rtc
+from oceansim_py.raycast.warp_backend import WarpBackend
+from oceansim_py.runtime import launch_1d
+
+if TYPE_CHECKING:
+    from oceansim_py.scene.geometry import MeshSlot, WorldGeometry
+    from oceansim_py.scene.graph import RaycastResult
+
+log = logging.getLogger(__name__)
+
+FLAT_GEOMETRY_ID = 0
+
+#: The first cast of at least this many rays builds the Embree scene (smaller ones go to Warp's BVH until then).
+BUILD_AT_RAYS = 4096
+
+#: Flattened geometries up to this many triangles get a high-quality BVH, larger ones a medium-quality one.
+HIGH_QUALITY_TRIANGLES = 4_000_000
+
+
+def _fill_buffer(lib: rtc.EmbreeLibrary, geom: int, kind: int, fmt: int, data: np.ndarray) -> None:
+    """Allocate an Embree-owned buffer (padded as Embree needs) and copy ``data`` (rows of 3) into it."""
+    ptr = lib.lib.rtcSetNewGeometryBuffer(geom, kind, 0, fmt, 12, data.shape[0])
+    lib.check("allocate a geometry buffer")
+    np.frombuffer((ctypes.c_byte * data.nbytes).from_address(ptr), dtype=data.dtype).reshape(data.shape)[:] = data
+
+
+def _column_major(matrix: np.ndarray) -> np.ndarray:
+    """A 4x4 (column-vector convention) as 16 float32 in column-major order, Embree's FLOAT4X4_COLUMN_MAJOR."""
+    return np.ascontiguousarray(np.asarray(matrix, dtype=np.float64).T, dtype=np.float32).reshape(16)
+
+
+class EmbreeBackend:
+    """Embree scene over ``geometry`` (module docstring). CPU scenes only."""
+
+    name = "embree"
+
+    def __init__(self, geometry: "WorldGeometry", source: str = "<scene>") -> None:
+        if not geometry.device.is_cpu:
+            raise ConfigError(f"{source}: the embree ray-cast backend casts on the CPU, but the scene is on "
+                              f"{geometry.device}; load it with device='cpu' or use raycast_backend='warp'")
+        self.lib = rtc.embree_library()
+        self.geometry = geometry
+        self.source = source
+        self.built = False
+        self.build_seconds = 0.0
+        self._small_casts = WarpBackend(geometry)
+
+    def build(self) -> None:
+        """Build the Embree scene now (idempotent; the first cast of ``BUILD_AT_RAYS`` rays does it otherwise)."""
+        if self.built:
+            return
+        t0 = time.perf_counter()
+        lib, geometry, source = self.lib, self.geometry, self.source
+        self._owned_scenes: list[int] = []
+        self._owned_geometries: list[int] = []
+        uses: dict[int, int] = {}
+        for s in geometry.slots:
+            uses[id(s.node.mesh)] = uses.get(id(s.node.mesh), 0) + 1
+        self.instanced: list["MeshSlot"] = [s for s in geometry.slots
+                                            if s.node.track is not None or uses[id(s.node.mesh)] > 1]
+        flat = [s for s in geometry.slots if not (s.node.track is not None or uses[id(s.node.mesh)] > 1)]
+
+        animated = any(s.node.track is not None for s in self.instanced)
+        self.scene = self._new_scene(rtc.RTC_SCENE_FLAG_DYNAMIC if animated else 0)
+        flat_faces = np.zeros(0, dtype=np.int32)
+        if flat:
+            faces = np.concatenate([np.arange(s.face_offset, s.face_offset + len(s.triangles), dtype=np.int32)
+                                    for s in flat])
+            quality = (rtc.RTC_BUILD_QUALITY_HIGH if len(faces) <= HIGH_QUALITY_TRIANGLES
+                       else rtc.RTC_BUILD_QUALITY_MEDIUM)
+            # with animated instances beside it, the flattened geometry sits in its own scene under an identity
+            # instance: recommitting the top level then rebuilds the BVH over the instances only, not its triangles
+            holder = self.scene
+            if animated:
+                holder = self._new_scene()
+            lib.lib.rtcSetSceneBuildQuality(holder, quality)
+            self._attach_mesh(holder, geometry.points.numpy(),
+                              geometry.indices.numpy().reshape(-1, 3)[faces], FLAT_GEOMETRY_ID, quality)
+            if animated:
+                lib.lib.rtcCommitScene(holder)
+                lib.check(f"build the BVH of the static geometry of {source}")
+                self._attach_instance(holder, np.eye(4), FLAT_GEOMETRY_ID)
+            if len(flat) < len(geometry.slots):
+                flat_faces = faces
+        self.prototypes = 0
+        self._instances: list[int] = []
+        prototypes: dict[tuple[int, bytes], int] = {}
+        for k, s in enumerate(self.instanced, start=1):
+            key = (id(s.node.mesh), s.triangles.tobytes())
+            if key not in prototypes:
+                proto = self._new_scene()
+                self._attach_mesh(proto, s.node.mesh.vertices, s.triangles, 0, rtc.RTC_BUILD_QUALITY_HIGH)
+                lib.lib.rtcCommitScene(proto)
+                lib.check(f"build the BVH of {s.node.path}")
+                prototypes[key] = proto
+            self._instances.append(self._attach_instance(prototypes[key], s.node.transform, k))
+        self.prototypes = len(prototypes)
+        lib.lib.rtcCommitScene(self.scene)
+        lib.check(f"build the scene of {source}")
+        offsets = np.zeros(len(self.instanced) + 1, dtype=np.int32)
+        offsets[1:] = [s.face_offset for s in self.instanced]
+        self._animated = [(inst, s.node) for inst, s in zip(self._instances, self.instanced)
+                          if s.node.track is not None]
+        with wp.ScopedDevice(geometry.device):
+            self.top_face_offset = wp.array(offsets, dtype=wp.int32)
+            self.flat_faces = wp.array(flat_faces, dtype=wp.int32)
+        self.flat_triangles = sum(len(s.triangles) for s in flat)
+        self.build_seconds = time.perf_counter() - t0
+        self.built = True
+        log.debug("%s: Embree scene with %d flattened triangles, %d instances of %d prototypes, built in %.3f s",
+                  source, self.flat_triangles, len(self._instances), self.prototypes, self.build_seconds)
+
+    def _new_scene(self, flags: int = 0) -> int:
+        """A new Embree scene in robust mode: watertight triangle tests and traversal, so that a ray through the
+        shared edge of two triangles hits one of them (as Warp's watertight test does), never slips between."""
+        scene = self.lib.lib.rtcNewScene(self.lib.device)
+        self._owned_scenes.append(scene)
+        self.lib.lib.rtcSetSceneFlags(scene, flags | rtc.RTC_SCENE_FLAG_ROBUST)
+        return scene
+
+    def _attach_mesh(self, scene: int, vertices: np.ndarray, triangles: np.ndarray, geom_id: int,
+                     quality: int) -> None:
+        lib = self.lib
+        geom = lib.lib.rtcNewGeometry(lib.device, rtc.RTC_GEOMETRY_TYPE_TRIANGLE)
+        self._owned_geometries.append(geom)
+        lib.lib.rtcSetGeometryBuildQuality(geom, quality)
+        _fill_buffer(lib, geom, rtc.RTC_BUFFER_TYPE_VERTEX, rtc.RTC_FORMAT_FLOAT3,
+                     np.ascontiguousarray(vertices, dtype=np.float32).reshape(-1, 3))
+        _fill_buffer(lib, geom, rtc.RTC_BUFFER_TYPE_INDEX, rtc.RTC_FORMAT_UINT3,
+                     np.ascontiguousarray(triangles, dtype=np.uint32).reshape(-1, 3))
+        lib.lib.rtcCommitGeometry(geom)
+        lib.lib.rtcAttachGeometryByID(scene, geom, geom_id)
+        lib.check("attach a triangle mesh")
+
+    def _attach_instance(self, prototype: int, matrix: np.ndarray, geom_id: int) -> int:
+        inst = self.lib.lib.rtcNewGeometry(self.lib.device, rtc.RTC_GEOMETRY_TYPE_INSTANCE)
+        self._owned_geometries.append(inst)
+        self.lib.lib.rtcSetGeometryInstancedScene(inst, prototype)
+        self._set_transform(inst, matrix)
+        self.lib.lib.rtcAttachGeometryByID(self.scene, inst, geom_id)
+        self.lib.check("attach an instance")
+        return inst
+
+    def _set_transform(self, inst: int, matrix: np.ndarray) -> None:
+        m = _column_major(matrix)
+        self.lib.lib.rtcSetGeometryTransform(inst, 0, rtc.RTC_FORMAT_FLOAT4X4_COLUMN_MAJOR, m.ctypes.data)
+        self.lib.lib.rtcCommitGeometry(inst)
+
+    def update(self) -> None:
+        """Move the animated instances to their nodes' current transforms and recommit the top level."""
+        if not self.built or not self._animated:
+            return
+        for inst, node in self._animated:
+            self._set_transform(inst, node.transform)
+        self.lib.lib.rtcCommitScene(self.scene)
+        self.lib.check("update the animated instances")
+
+    def cast(self, origins: wp.array, directions: wp.array, max_range: wp.array, out: "RaycastResult",
+             threads: int | None = None) -> None:
+        if not self.built:
+            if origins.shape[0] < BUILD_AT_RAYS:
+                self._small_casts.cast(origins, directions, max_range, out, threads)
+                return
+            self.build()
+        g = self.geometry
+        launch_1d(embree_raycast_kernel, origins.shape[0],
+                  [self.lib.intersect1_address, self.scene, self.top_face_offset, self.flat_faces, g.points,
+                   g.indices, g.face_object, origins, directions, max_range, out.distance, out.normal, out.face,
+                   out.obj], g.device, threads=threads)
+
+    def describe(self) -> str:
+        if not self.built:
+            return f"embree (Embree {self.lib.version} on cpu; scene not built yet)"
+        return (f"embree (Embree {self.lib.version} on cpu: {self.flat_triangles} flattened triangles, "
+                f"{len(self._instances)} instance(s) of {self.prototypes} mesh(es))")
+
+    def __del__(self) -> None:
+        lib = getattr(self, "lib", None)
+        if lib is None:
+            return
+        for geom in getattr(self, "_owned_geometries", []):
+            lib.lib.rtcReleaseGeometry(geom)
+        for scene in reversed(getattr(self, "_owned_scenes", [])):
+            lib.lib.rtcReleaseScene(scene)

@@ -1,0 +1,320 @@
+"""Ray-cast backends (oceansim_py.raycast): the embree backend gives the warp backend's hits, faces, objects,
+distances and normals on every built-in scene, on animated and instanced scenes and at the edge cases; backend
+choice (argument, environment, auto) and its errors."""
+
+from __future__ import annotations
+
+import logging
+import tracemalloc
+
+import numpy as np
+import pytest
+import warp as wp
+
+from oceansim_py import ConfigError, SceneError, load_scene
+from oceansim_py.poses import quat_to_matrix
+from oceansim_py.raycast import ENV_VAR, resolve_backend_name, rtcore
+from oceansim_py.runtime import set_cpu_threads
+from oceansim_py.scene import Node, RaycastResult, Scene, TriangleMesh
+from oceansim_py.scene.animation import TransformTrack
+
+from conftest import quad
+
+embree = pytest.mark.skipif(not rtcore.embree_available(), reason="needs the embree extra (embreex)")
+
+
+def fan_and_random_rays(scene: Scene, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Half a 130 x 20 deg sonar fan from the scene's suggested pose, half random directions from points near it."""
+    rng = np.random.default_rng(seed)
+    pose = scene.suggested_pose
+    half = n // 2
+    b = rng.uniform(-np.radians(65), np.radians(65), half)
+    e = rng.uniform(-np.radians(10), np.radians(10), half)
+    fan = np.stack([np.cos(e) * np.cos(b), -np.cos(e) * np.sin(b), np.sin(e)], axis=1) @ quat_to_matrix(pose[3:]).T
+    rand = rng.normal(size=(n - half, 3))
+    origins = np.concatenate([np.tile(pose[:3], (half, 1)), pose[:3] + rng.uniform(-2, 2, size=(n - half, 3))])
+    return origins, np.concatenate([fan, rand])
+
+
+def edge_tie(scene: Scene, origin: np.ndarray, direction: np.ndarray, t: float, faces: tuple[int, int]) -> bool:
+    """Whether the hit point lies (within 1e-4 m) on both triangles: a ray through their shared edge or corner."""
+    p = scene.geometry.points.numpy().astype(np.float64)
+    idx = scene.geometry.indices.numpy().reshape(-1, 3)
+    x = origin + t * direction / np.linalg.norm(direction)
+    for f in faces:
+        a, b, c = p[idx[f]]
+        n = np.cross(b - a, c - a)
+        area2 = np.linalg.norm(n)
+        if abs(np.dot(x - a, n)) / area2 > 1e-4:
+            return False
+        # distance from x to the triangle's boundary, inside or out: barycentric coordinates scaled to metres
+        bary = [np.dot(np.cross(v1 - v0, x - v0), n) / area2 / np.linalg.norm(v1 - v0)
+                for v0, v1 in ((a, b), (b, c), (c, a))]
+        if min(bary) < -1e-4:
+            return False
+    return True
+
+
+def compare(scene_w: Scene, scene_e: Scene, origins: np.ndarray, dirs: np.ndarray, max_range=100.0) -> int:
+    """Assert embree == warp (hits, distances, faces up to edge ties, objects, normals); return the edge ties."""
+    scene_e.backend.build()
+    a = scene_w.raycast(origins, dirs, max_range).numpy()
+    b = scene_e.raycast(origins, dirs, max_range).numpy()
+    hit = a["face"] >= 0
+    assert np.array_equal(hit, b["face"] >= 0)
+    assert np.all(np.isinf(b["distance"][~hit])) and np.all(b["object"][~hit] == -1)
+    np.testing.assert_array_equal(b["normal"][~hit], 0.0)
+    same = a["face"] == b["face"]
+    ties = np.flatnonzero(hit & ~same)
+    for i in ties:
+        assert edge_tie(scene_w, origins[i], dirs[i], float(a["distance"][i]), (a["face"][i], b["face"][i])), i
+    assert len(ties) <= max(2, hit.sum() // 5000)
+    # the same face gives the same distance, bit for bit (Warp's triangle test re-evaluates Embree's face)
+    np.testing.assert_array_equal(a["distance"][same], b["distance"][same])
+    assert np.abs(a["distance"][hit] - b["distance"][hit]).max(initial=0.0) < 1e-4
+    np.testing.assert_array_equal(a["object"][same], b["object"][same])
+    np.testing.assert_allclose(a["normal"][same], b["normal"][same], atol=1e-6)
+    return len(ties)
+
+
+@embree
+@pytest.mark.parametrize("name", ["tank", "pier", "wreck"])
+def test_builtin_scenes_match_warp(name: str) -> None:
+    w = load_scene(name, raycast_backend="warp")
+    e = load_scene(name, raycast_backend="embree")
+    assert (w.raycast_backend, e.raycast_backend) == ("warp", "embree")
+    origins, dirs = fan_and_random_rays(w, 40_000, seed=len(name))
+    ties = compare(w, e, origins, dirs, 200.0)
+    a = w.raycast(origins, dirs, 200.0).numpy()
+    assert (a["face"] >= 0).mean() > 0.3
+    print(f"{name}: {ties} edge tie(s) in 40000 rays")
+
+
+def _moving_scene(backend: str) -> Scene:
+    """A static 40 m wall at x = 5 (flattened), two boxes sharing one mesh (instanced) and a 2 m quad moving
+    along +y from y = -4 (t = 0) to y = 4 (t = 8 s), facing -x at x = 3 (instanced, animated)."""
+    box = TriangleMesh(*_box())
+    shifted = [np.eye(4), np.eye(4)]
+    shifted[0][:3, 3] = [2.0, 6.0, 0.0]
+    shifted[1][:3, 3] = [2.0, -6.0, 0.0]
+    shifted[1][:3, :3] = np.diag([2.0, 2.0, 2.0])
+    keys = np.tile(np.eye(4), (2, 1, 1))
+    keys[0, :3, 3] = [3.0, -4.0, 0.0]
+    keys[1, :3, 3] = [3.0, 4.0, 0.0]
+    nodes = [Node("/World"),
+             Node("/World/wall", mesh=quad([5.0, 0.0, 0.0], [-1.0, 0.0, 0.0], 40.0)),
+             Node("/World/boxA", mesh=box, transform=shifted[0]),
+             Node("/World/boxB", mesh=box, transform=shifted[1]),
+             Node("/World/door", mesh=quad([0.0, 0.0, 0.0], [-1.0, 0.0, 0.0], 2.0),
+                  track=TransformTrack([0.0, 8.0], keys))]
+    return Scene(nodes, raycast_backend=backend)
+
+
+def _box() -> tuple[np.ndarray, np.ndarray]:
+    v = np.array([[x, y, z] for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.5, 0.5)])
+    f = [[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1], [2, 3, 7], [2, 7, 6], [0, 2, 6],
+         [0, 6, 4], [1, 5, 7], [1, 7, 3]]
+    return v, np.array(f)
+
+
+@embree
+def test_animated_and_instanced_scene_matches_warp_after_set_time() -> None:
+    w, e = _moving_scene("warp"), _moving_scene("embree")
+    e.backend.build()
+    assert "3 instance(s) of 2 mesh(es)" in e.backend.describe()
+    rng = np.random.default_rng(5)
+    origins = np.column_stack([np.zeros(4000), rng.uniform(-8, 8, 4000), rng.uniform(-1.5, 1.5, 4000)])
+    dirs = np.tile([1.0, 0.0, 0.0], (4000, 1)) + rng.normal(scale=0.05, size=(4000, 3))
+    for t in (0.0, 2.5, 4.0, 7.75, 9.0):
+        w.set_time(t)
+        e.set_time(t)
+        compare(w, e, origins, dirs)
+        # by hand: at time t the door spans y in y0 +- 1, z in +-1 at x = 3, y0 = -4 + t (held after 8 s)
+        y0 = -4.0 + min(t, 8.0)
+        res = e.raycast([[0.0, y0 + 0.5, 0.2], [0.0, y0 + 1.2, 0.0]], [[1.0, 0, 0], [1.0, 0, 0]], 50.0).numpy()
+        assert res["distance"][0] == pytest.approx(3.0, abs=1e-6)
+        assert e.node(int(res["object"][0])).path == "/World/door"
+        np.testing.assert_allclose(res["normal"][0], [-1.0, 0.0, 0.0], atol=1e-6)
+        assert e.node(int(res["object"][1])).path != "/World/door"
+    # the scaled box (side 2 m centred at (2, -6, 0)) is hit at x = 1, the unit one at x = 1.5
+    res = e.raycast([[0.0, -6.0, 0.0], [0.0, 6.0, 0.3]], [[1.0, 0, 0], [1.0, 0, 0]], 50.0).numpy()
+    np.testing.assert_allclose(res["distance"], [1.0, 1.5], atol=1e-6)
+    assert [e.node(int(k)).path for k in res["object"]] == ["/World/boxB", "/World/boxA"]
+
+
+@embree
+def test_edge_cases_match_warp(wall_scene: Scene) -> None:
+    e = Scene(list(wall_scene.nodes), raycast_backend="embree")
+    w = Scene(list(wall_scene.nodes), raycast_backend="warp")
+    e.backend.build()
+    # a ray starting on the wall (x = 5), leaving it or going through it; one starting 1 um in front of it
+    origins = np.array([[5.0, 1.0, 1.0], [5.0, 1.0, 1.0], [5.0 - 1e-6, 0.0, 0.0]])
+    dirs = np.array([[-1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    a = w.raycast(origins, dirs, 10.0).numpy()
+    b = e.raycast(origins, dirs, 10.0).numpy()
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+    assert b["face"][2] >= 0 and b["distance"][2] == pytest.approx(1e-6, abs=1e-7)
+    # the hit exactly at max_range is outside the range (0 < t < max_range) in both; just beyond it is inside
+    five = np.float32(5.0)
+    for r, hit in ((five, False), (np.nextafter(five, np.float32(6)), True), (np.float32(4.9999995), False)):
+        res = [s.raycast([[0.0, 0.0, 0.0]], [[1.0, 0.0, 0.0]], float(r)).numpy() for s in (w, e)]
+        assert [bool(x["face"][0] >= 0) for x in res] == [hit, hit], r
+        assert res[0]["distance"][0] == res[1]["distance"][0]
+    # zero, NaN and infinite inputs in device arrays (Scene.raycast refuses them on the host) are misses
+    o = np.array([[0, 0, 0], [np.nan, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [np.inf, 0, 0]], np.float32)
+    d = np.array([[0, 0, 0], [1, 0, 0], [np.nan, 0, 0], [1, 0, 0], [1, 0, 0], [1, 0, 0]], np.float32)
+    r = np.array([10, 10, 10, np.nan, np.inf, 10], np.float32)
+    for s in (w, e):
+        with wp.ScopedDevice("cpu"):
+            out = RaycastResult(wp.empty(6, dtype=wp.float32), wp.empty(6, dtype=wp.vec3),
+                                wp.empty(6, dtype=wp.int32), wp.empty(6, dtype=wp.int32))
+            s.raycast_into(wp.array(o, dtype=wp.vec3), wp.array(d, dtype=wp.vec3), wp.array(r, dtype=wp.float32), out)
+        res = out.numpy()
+        assert list(res["face"] >= 0) == [False, False, False, False, True, False], s.raycast_backend
+        assert res["distance"][4] == pytest.approx(5.0)
+
+
+@embree
+def test_embree_threads_bitwise_and_no_host_copies(wall_scene: Scene) -> None:
+    e = Scene(list(wall_scene.nodes), raycast_backend="embree")
+    assert not e.backend.built
+    rng = np.random.default_rng(9)
+    n = 100_000
+    with wp.ScopedDevice("cpu"):
+        o = wp.array(rng.uniform(-1, 1, (n, 3)).astype(np.float32), dtype=wp.vec3)
+        d = wp.array(rng.normal(size=(n, 3)).astype(np.float32), dtype=wp.vec3)
+        r = wp.array([100.0], dtype=wp.float32)
+        outs = [RaycastResult(wp.empty(n, dtype=wp.float32), wp.empty(n, dtype=wp.vec3), wp.empty(n, dtype=wp.int32),
+                              wp.empty(n, dtype=wp.int32)) for _ in range(2)]
+    try:
+        set_cpu_threads(1)
+        e.raycast_into(o, d, r, outs[0])
+        assert e.backend.built  # the first cast of >= BUILD_AT_RAYS rays builds the Embree scene
+        set_cpu_threads(2)
+        e.raycast_into(o, d, r, outs[1])  # warm
+        tracemalloc.start()
+        e.raycast_into(o, d, r, outs[1])
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    finally:
+        set_cpu_threads(None)
+    # a copy of the rays or results would be >= 1.2 MB of numpy memory; the cast reads and writes in place
+    assert peak < 64 * 1024
+    one, two = outs[0].numpy(), outs[1].numpy()
+    assert (one["face"] >= 0).sum() > n // 4
+    for k in one:
+        assert one[k].tobytes() == two[k].tobytes(), k
+
+
+@embree
+def test_degenerate_and_nan_triangles_same_as_warp(caplog: pytest.LogCaptureFixture) -> None:
+    verts = np.array([[5, -1, -1], [5, 1, -1], [5, 1, 1], [5, 3, 1], [5, np.nan, 0], [5, 0, 0]], dtype=float)
+    tris = np.array([[0, 1, 2], [1, 2, 3], [2, 3, 3], [0, 4, 5], [1, 2, 2]])  # 1 good, 1 good, 2 zero-area, 1 NaN
+    scenes = {}
+    for backend in ("warp", "embree"):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            scenes[backend] = Scene([Node("/m", mesh=TriangleMesh(verts, tris))], raycast_backend=backend)
+        assert "dropped 3 degenerate" in caplog.text
+        assert scenes[backend].num_triangles == 2
+    origins = np.column_stack([np.zeros(200), np.linspace(-2, 4, 200), np.linspace(-1.5, 1.5, 200)])
+    compare(scenes["warp"], scenes["embree"], origins, np.tile([1.0, 0.0, 0.0], (200, 1)))
+    bad = TriangleMesh(np.full((3, 3), np.nan), [[0, 1, 2]])
+    for backend in ("warp", "embree"):
+        with pytest.raises(SceneError, match="no triangles"):
+            Scene([Node("/m", mesh=bad)], raycast_backend=backend)
+
+
+class _FakeCuda:
+    is_cpu = False
+
+    def __str__(self) -> str:
+        return "cuda:0"
+
+
+def test_backend_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    cpu = wp.get_device("cpu")
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    assert resolve_backend_name(_FakeCuda()) == "warp"
+    assert resolve_backend_name(cpu) == ("embree" if rtcore.embree_available() else "warp")
+    assert resolve_backend_name(cpu, "warp") == "warp"
+    monkeypatch.setenv(ENV_VAR, "warp")
+    assert resolve_backend_name(cpu) == "warp"
+    assert resolve_backend_name(cpu, "auto") == ("embree" if rtcore.embree_available() else "warp")
+    monkeypatch.setenv(ENV_VAR, "Embree")
+    assert resolve_backend_name(_FakeCuda()) == "warp"  # the environment's choice applies to CPU scenes
+    with pytest.raises(ConfigError, match="casts on the CPU"):
+        resolve_backend_name(_FakeCuda(), "embree")
+    monkeypatch.setenv(ENV_VAR, "optix")
+    with pytest.raises(ConfigError, match="OCEANSIM_RAYCAST_BACKEND='optix' is not a ray-cast backend"):
+        resolve_backend_name(cpu)
+    with pytest.raises(ConfigError, match="raycast_backend='bvh' is not a ray-cast backend; choose one of auto"):
+        resolve_backend_name(cpu, "bvh")
+
+
+@embree
+def test_scene_backend_follows_argument_and_environment(monkeypatch: pytest.MonkeyPatch, wall_scene: Scene) -> None:
+    monkeypatch.setenv(ENV_VAR, "warp")
+    s = Scene(list(wall_scene.nodes))
+    assert s.raycast_backend == "warp"
+    s.set_raycast_backend("embree")
+    assert s.raycast_backend == "embree" and "embree" in s.summary()
+    # a small cast on an unbuilt Embree scene goes through Warp's BVH and builds nothing (a one-ray probe of a
+    # large scene never pays for an Embree build); once built, every cast goes through Embree
+    assert s.raycast([[0, 0, 0]], [[1, 0, 0]], 10.0).numpy()["distance"][0] == pytest.approx(5.0)
+    assert not s.backend.built and "not built" in s.backend.describe()
+    s.backend.build()
+    assert s.raycast([[0, 0, 0]], [[1, 0, 0]], 10.0).numpy()["distance"][0] == pytest.approx(5.0)
+    assert "2 flattened triangles, 0 instance(s)" in s.backend.describe()
+    monkeypatch.setenv(ENV_VAR, "auto")
+    assert load_scene("tank", raycast_backend="warp").raycast_backend == "warp"
+    assert load_scene("tank").raycast_backend == "embree"
+
+
+def test_embree_missing_names_the_extra(monkeypatch: pytest.MonkeyPatch, wall_scene: Scene) -> None:
+    def no_embreex() -> list[str]:
+        raise ImportError("No module named 'embreex'")
+
+    monkeypatch.setattr(rtcore, "_library", None)
+    monkeypatch.setattr(rtcore, "_load_error", None)
+    monkeypatch.setattr(rtcore, "_candidate_paths", no_embreex)
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    assert not rtcore.embree_available()
+    assert Scene(list(wall_scene.nodes)).raycast_backend == "warp"  # auto falls back
+    with pytest.raises(ConfigError, match=r"raycast_backend='embree'.*pip install 'oceansim_py\[embree\]'"):
+        Scene(list(wall_scene.nodes), raycast_backend="embree")
+    monkeypatch.setenv(ENV_VAR, "embree")
+    with pytest.raises(ConfigError, match=r"OCEANSIM_RAYCAST_BACKEND='embree'.*pip install 'oceansim_py\[embree\]'"):
+        load_scene("tank")
+
+
+def test_info_names_the_backend(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    from oceansim_py.cli import main
+
+    monkeypatch.setenv(ENV_VAR, "warp")
+    assert main(["info"]) == 0
+    assert "ray casts: cpu -> warp (OCEANSIM_RAYCAST_BACKEND=warp;" in capsys.readouterr().out
+    monkeypatch.delenv(ENV_VAR)
+    assert main(["info"]) == 0
+    expected = "embree" if rtcore.embree_available() else "warp"
+    assert f"ray casts: cpu -> {expected} (OCEANSIM_RAYCAST_BACKEND=auto;" in capsys.readouterr().out
+    monkeypatch.setenv(ENV_VAR, "x")
+    assert main(["info"]) == 0
+    assert "OCEANSIM_RAYCAST_BACKEND='x' is not a ray-cast backend" in capsys.readouterr().out
+
+
+@embree
+def test_ray_through_a_shared_edge_does_not_slip_through() -> None:
+    """A sonar-fan ray of the pier that meets a surface on the shared edge of two triangles: Warp's
+    watertight test hits it, and so must Embree (robust mode; the default mode let this ray through to a miss)."""
+    w = load_scene("pier", raycast_backend="warp")
+    e = load_scene("pier", raycast_backend="embree")
+    e.backend.build()
+    origin = np.array([[-3.0, 0.0, -2.0]], np.float32)
+    direction = np.array([[0.9289392828941345, -0.331594318151474, -0.16467240452766418]], np.float32)
+    a = w.raycast(origin, direction, 1000.0).numpy()
+    b = e.raycast(origin, direction, 1000.0).numpy()
+    assert a["face"][0] >= 0 and b["face"][0] >= 0
+    assert b["distance"][0] == pytest.approx(a["distance"][0], abs=1e-5)
+    assert b["object"][0] == a["object"][0]
