@@ -142,14 +142,16 @@ GENERATE_HASHES: dict[str, str] = {
 #: since it was recorded: the DVL config gained the current / water-track fields (issue 17 item 5: water_track,
 #: current, current_velocity, current_profile, current_file, blanking_distance, water_layer, water_velocity_sigma),
 #: which the manifest records with their defaults; with those eight keys removed it hashes to the recorded
-#: b99b2a45542a4ca629e220124db33b3500f21c9bad4101a68d78040f62bbad94, and no data file changed.
-MANIFEST_HASH = "932a03a5e4104523f710f22afc6922e6d89f043388d2dc729a550d8229198b86"
+#: b99b2a45542a4ca629e220124db33b3500f21c9bad4101a68d78040f62bbad94, and no data file changed. Then (issue 11):
+#: the device-named multibeam preset became the device model, so the run names its peer `blueview_p900_peer`
+#: (same values, same bytes), and the acoustic products' unit texts state the device model's units.
+MANIFEST_HASH = "3a2bd5d2caeac8eee313acf483807f858635596ef71d80135a726f8f6af740db"
 
 #: ``oceansim-py render TARGET`` arguments (tank scene, fixed pose, tiny sizes) -> file -> SHA-256
 RENDERS: dict[str, list[str]] = {
     "sonar": ["--pose", "0,0,-1.5,0,10,0", "--set", "n_beams=16", "--set", "range_bins=32", "--set",
               "elevation_rays=8", "--fan-width", "64"],
-    "multibeam": ["--pose", "0,0,-1.5,0,30,0", "--set", "n_beams=16", "--set", "max_range=5", "--fan-width", "64"],
+    "multibeam": ["--preset", "blueview_p900_peer", "--pose", "0,0,-1.5,0,30,0", "--set", "n_beams=16", "--set", "max_range=5", "--fan-width", "64"],
     "camera": ["--pose", "0,0,-1.5,0,10,0", "--set", "width=16", "--set", "height=12"],
     "sidescan": ["--pose", "-1,0,-1.5,0,0,0", "--pings", "3", "--set", "range_bins=40", "--set", "max_range=5",
                  "--set", "across_track_rays=64"],
