@@ -57,6 +57,7 @@ class Material:
     albedo: tuple[float, float, float]
     density: float | None = None
     sound_speed: float | None = None
+    texture: Texture | None = None
 
     @staticmethod
     def from_properties(name: str, albedo: tuple[float, float, float], *, reflectivity: float | None = None,

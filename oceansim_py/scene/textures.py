@@ -112,6 +112,34 @@ def read_texture(path: str | Path, *, color_space: str = "auto", scale: Any = (1
     return Texture(np.clip(linear * s + b, 0.0, 1.0).astype(np.float32), str(p), wrap_s, wrap_t)
 
 
+def texture_from_image(image: Any, source: str, factor: Any = (1.0, 1.0, 1.0)) -> Texture:
+    """A :class:`Texture` from an in-memory 8-bit image (a PIL image or an (H, W, 3|4) uint8 array, sRGB, as
+    glTF base-colour and OBJ ``map_Kd`` images are), multiplied by a linear RGB ``factor``."""
+    data = np.asarray(image.convert("RGB") if hasattr(image, "convert") else image)
+    if data.ndim != 3 or data.shape[2] < 3 or data.dtype != np.uint8:
+        raise SceneError(f"{source}: texture image must be 8-bit RGB(A), got {data.dtype} of shape {data.shape}")
+    linear = srgb_to_linear(data[..., :3] / 255.0) * np.asarray(factor, dtype=np.float64).reshape(1, 1, 3)
+    return Texture(np.clip(linear, 0.0, 1.0).astype(np.float32), source)
+
+
+def obj_texture_files(path: Path) -> list[tuple[Path, Path]]:
+    """(material library, image) of every ``map_Kd`` of an OBJ file's ``mtllib`` libraries (image paths
+    relative to the library's folder; options before the file name skipped). Libraries that do not exist are
+    left to the OBJ reader."""
+    out = []
+    for line in path.read_text(errors="replace").splitlines():
+        if not line.startswith("mtllib "):
+            continue
+        lib = path.parent / line[len("mtllib "):].strip()
+        if not lib.is_file():
+            continue
+        for entry in lib.read_text(errors="replace").splitlines():
+            words = entry.split()
+            if len(words) >= 2 and words[0] == "map_Kd":
+                out.append((lib, lib.parent / words[-1]))
+    return out
+
+
 @dataclasses.dataclass
 class TextureAtlas:
     """Every texture of a scene packed for the device (module docstring): ``texels`` (N, 3) float32 and
