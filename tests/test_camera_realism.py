@@ -356,3 +356,20 @@ def test_raw_product_needs_the_noise_model() -> None:
     with pytest.raises(ConfigError, match="noise: true"):
         kind.check(UnderwaterCameraConfig(), ("rgb_png", "raw"), "sensor cam")
     kind.check(UnderwaterCameraConfig(noise=True), ("rgb_png", "raw"), "sensor cam")
+
+
+# --- the colour-board benchmark ------------------------------------------------------------------------------------------
+
+def test_colour_board_benchmark_renders_eq1_and_measures_angles() -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    import camera_colour_board as board
+
+    assert board.angle_deg(np.array([1.0, 0.0, 0.0]), np.array([1.0, 1.0, 0.0])) == pytest.approx(45.0)
+    assert board.angle_deg(np.array([0.2, 0.2, 0.2]), np.array([0.9, 0.9, 0.9])) == pytest.approx(0.0, abs=1e-6)
+    scene = board.board_scene("cpu")
+    row = board.run_case(scene, "jerlov_II", 1.0, (96, 72), None, scene.device)
+    assert row["model_deg"] < 0.02                 # the renderer's patches equal eq. 1 by hand
+    assert row["raw_deg"] > 5.0                    # 10 m of water tints the board
+    assert row["white_balanced_deg"] < row["raw_deg"]

@@ -209,14 +209,14 @@ class UnderwaterCameraConfig(ConfigBase):
             "vignetting_cos4": True, "exposure_time": 1.0 / 60.0, "motion_blur_samples": 5, "noise": True,
             "quantum_efficiency": 0.6, "full_well": 4500.0, "read_noise": 2.5, "dark_current": 5.0,
             "bit_depth": 10},
-        # FLIR Blackfly S BFS-U3-31S4C (Sony IMX265, 2048 x 1536, 3.45 um pixels, 12-bit ADC) with a 6 mm lens
+        # FLIR Blackfly S BFS-U3-31S4C (Sony IMX265, 2048 x 1536, 3.45 um pixels, 12-bit ADC) with a 4 mm lens
         # in a flat-port housing. Sensor: FLIR's EMVA 1288 data for the IMX265 Blackfly S: QE ~0.65 (525 nm),
         # temporal dark noise ~2.2 e-, saturation capacity ~10,400 e- (values rounded); dark current ~3 e-/s
-        # (estimate). Lens: 7.07 mm sensor width, f = 6 mm: HFOV 61 deg in air, ~47 deg behind a flat port;
+        # (estimate). Lens: 7.07 mm sensor width, f = 4 mm: HFOV 83 deg in air, 67 deg behind a flat port;
         # k1 = 0.05 (the flat port's pincushion, estimate); vignetting a1 = -0.25 (estimate of an f/2.8 C-mount
         # lens at full aperture); 5 ms exposure, 3 blur sub-samples.
         "blackfly_s_machine_vision": {
-            "width": 2048, "height": 1536, "horizontal_fov": 47.0, "distortion": [0.05, 0.0, 0.0, 0.0, 0.0],
+            "width": 2048, "height": 1536, "horizontal_fov": 67.0, "distortion": [0.05, 0.0, 0.0, 0.0, 0.0],
             "vignetting_polynomial": [-0.25, 0.0, 0.0], "exposure_time": 0.005, "motion_blur_samples": 3,
             "noise": True, "quantum_efficiency": 0.65, "full_well": 10400.0, "read_noise": 2.2,
             "dark_current": 3.0, "bit_depth": 12},
