@@ -373,3 +373,40 @@ def test_colour_board_benchmark_renders_eq1_and_measures_angles() -> None:
     assert row["model_deg"] < 0.02                 # the renderer's patches equal eq. 1 by hand
     assert row["raw_deg"] > 5.0                    # 10 m of water tints the board
     assert row["white_balanced_deg"] < row["raw_deg"]
+
+
+# --- in a dataset -----------------------------------------------------------------------------------------------------
+
+def camera_rig(batch_size: int) -> dict:
+    return {"name": "realism", "scene": "tank", "seed": 11, "frames": 3, "tick_rate_hz": 2.0, "shard_size": 3,
+            "batch_size": batch_size,
+            "trajectory": {"type": "transect", "start": [-1.0, 0.0, -1.5], "end": [1.5, 0.0, -1.5], "speed": 0.5},
+            "sensors": [{"name": "cam", "type": "camera", "rate_hz": 2.0, "mount": [0.3, 0, 0.1, 0, 10, 0],
+                         "config": {"width": 24, "height": 16, "noise": True, "exposure_time": 0.2,
+                                    "motion_blur_samples": 3, "distortion": [-0.1, 0.01, 0.0, 0.0, 0.0],
+                                    "vignetting_cos4": True},
+                         "products": ["rgb_png", "raw", "linear", "depth"]}]}
+
+
+def test_a_realistic_camera_writes_the_same_bytes_whatever_the_batch(tmp_path: Path) -> None:
+    import yaml
+
+    from oceansim_py import load_dataset
+    from oceansim_py.cli import main
+
+    outs = []
+    for batch in (1, 3):
+        rig = tmp_path / f"rig{batch}.yaml"
+        rig.write_text(yaml.safe_dump(camera_rig(batch)))
+        out = tmp_path / f"ds{batch}"
+        assert main(["generate", "--rig", str(rig), "--out", str(out), "--no-progress", "--device", "cpu"]) == 0
+        outs.append(out)
+    files = sorted(p.relative_to(outs[0]) for p in (outs[0] / "shard_00000" / "cam").iterdir())
+    assert len(files) == 12                     # 4 products x 3 frames
+    for f in files:
+        assert (outs[0] / f).read_bytes() == (outs[1] / f).read_bytes(), f
+    reader = load_dataset(outs[0])
+    raw = reader[1]["cam"]["raw"]
+    assert raw.dtype == np.uint16 and raw.shape == (16, 24, 3) and 0 < raw.mean() < 4095
+    manifest = reader.manifest["sensors"]["cam"]
+    assert manifest["config"]["seed"] == 11 and manifest["distortion_coefficients"]["values"][0] == -0.1
