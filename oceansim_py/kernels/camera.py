@@ -16,7 +16,13 @@ Radiometry (linear RGB, relative units: a white Lambertian surface under unit ir
     E_light = intensity * cone * max(0, n . l) / d^2 * exp(-beta^D * d)         (0 if shadowed)
     I = J * exp(-beta^D * z) + B_inf * (1 - exp(-beta^B * z));   a miss sees I = B_inf, J = 0
     B_inf = veiling_light * (ambient + sun_irradiance * exp(-K_d * camera depth))  if veiling_scales_with_light
-    rgb = round(255 * srgb_oetf(clamp(exposure * I, 0, 1)))
+    rgb = round(255 * srgb_oetf(clamp(exposure * I * V, 0, 1)))
+
+albedo is the node's flat albedo, or its texture sampled bilinearly at the hit's uv (:func:`sample_texture`,
+:func:`hit_uv`). A distorting lens replaces the pinhole ray by a precomputed per-pixel ray (sensors/lens.py); V is
+the vignetting map (1 without). Motion blur averages I and J over the frame's sub-frame poses. With the noise
+model, ``camera_sensor_kernel`` turns I into digital numbers and re-encodes ``rgb`` from them; each element's
+draws depend only on (seed, frame, sensor id, element), so it too is bit-identical whatever the chunking.
 """
 
 from __future__ import annotations
