@@ -39,9 +39,10 @@ def texel_codes() -> np.ndarray:
     return np.stack([40 * r + 10, 50 * c + 5, 200 - 30 * r], axis=-1).astype(np.uint8)
 
 
-def write_textured_usd(folder: Path, image: str = "tex.png") -> Path:
+def write_textured_usd(folder: Path, image: str = "tex.png", vertex_st: bool = False, **inputs) -> Path:
     """A 4 m square board in the plane x = 5 facing -x, centred on (5, 0, -10), its UsdPreviewSurface
-    diffuseColor read from ``image`` with face-varying st: u along -y (image left = +y), v up."""
+    diffuseColor read from ``image`` with face-varying st (or ``vertex_st``: vertex-interpolated and indexed): u
+    along -y (image left = +y), v up. ``inputs``: more UsdUVTexture inputs (name -> (type, value))."""
     from PIL import Image
     from pxr import Sdf, Usd, UsdGeom, UsdShade
 
@@ -54,14 +55,21 @@ def write_textured_usd(folder: Path, image: str = "tex.png") -> Path:
     mesh.CreatePointsAttr([(5, 2, -12), (5, -2, -12), (5, -2, -8), (5, 2, -8)])
     mesh.CreateFaceVertexCountsAttr([4])
     mesh.CreateFaceVertexIndicesAttr([0, 1, 2, 3])
-    UsdGeom.PrimvarsAPI(mesh).CreatePrimvar("st", Sdf.ValueTypeNames.TexCoord2fArray,
-                                            UsdGeom.Tokens.faceVarying).Set([(0, 0), (1, 0), (1, 1), (0, 1)])
+    if vertex_st:
+        st = UsdGeom.PrimvarsAPI(mesh).CreatePrimvar("st", Sdf.ValueTypeNames.TexCoord2fArray, UsdGeom.Tokens.vertex)
+        st.Set([(1, 1), (0, 1), (1, 0), (0, 0)])
+        st.SetIndices([3, 2, 0, 1])
+    else:
+        UsdGeom.PrimvarsAPI(mesh).CreatePrimvar("st", Sdf.ValueTypeNames.TexCoord2fArray,
+                                                UsdGeom.Tokens.faceVarying).Set([(0, 0), (1, 0), (1, 1), (0, 1)])
     mat = UsdShade.Material.Define(stage, "/World/Looks/board")
     surface = UsdShade.Shader.Define(stage, "/World/Looks/board/surface")
     surface.CreateIdAttr("UsdPreviewSurface")
     tex = UsdShade.Shader.Define(stage, "/World/Looks/board/texture")
     tex.CreateIdAttr("UsdUVTexture")
     tex.CreateInput("file", Sdf.ValueTypeNames.Asset).Set(image)
+    for name, (kind, value) in inputs.items():
+        tex.CreateInput(name, getattr(Sdf.ValueTypeNames, kind)).Set(value)
     reader = UsdShade.Shader.Define(stage, "/World/Looks/board/st")
     reader.CreateIdAttr("UsdPrimvarReader_float2")
     reader.CreateInput("varname", Sdf.ValueTypeNames.Token).Set("st")
@@ -93,6 +101,15 @@ def test_textured_usd_board_shows_each_texel(tmp_path: Path) -> None:
     shifted = UnderwaterCamera(board_camera(), device="cpu").render(scene, pose_from_euler(0, 0.4, -10)).numpy()
     mid = 0.5 * (srgb_decode(55) + srgb_decode(105))
     assert shifted["in_air"][0, 2, 2, 1] == pytest.approx(mid, rel=1e-5)
+
+
+def test_usd_texture_inputs_and_vertex_uvs(tmp_path: Path) -> None:
+    # raw colour space: texel = code / 255, then * scale + bias; indexed vertex st gives the same board
+    path = write_textured_usd(tmp_path, vertex_st=True, sourceColorSpace=("Token", "raw"),
+                              scale=("Float4", (0.5, 1.0, 1.0, 1.0)), bias=("Float4", (0.1, 0.0, 0.0, 0.0)))
+    r = UnderwaterCamera(board_camera(), device="cpu").render(load_scene(path, device="cpu"),
+                                                              pose_from_euler(0, 0, -10)).numpy()
+    np.testing.assert_allclose(r["in_air"][0, 1, 3], [0.5 * 50 / 255 + 0.1, 155 / 255, 170 / 255], rtol=1e-5)
 
 
 def test_obj_and_glb_textures_match_the_usd_texture(tmp_path: Path) -> None:
@@ -410,3 +427,16 @@ def test_a_realistic_camera_writes_the_same_bytes_whatever_the_batch(tmp_path: P
     assert raw.dtype == np.uint16 and raw.shape == (16, 24, 3) and 0 < raw.mean() < 4095
     manifest = reader.manifest["sensors"]["cam"]
     assert manifest["config"]["seed"] == 11 and manifest["distortion_coefficients"]["values"][0] == -0.1
+
+
+def test_textured_material_on_a_mesh_without_uvs_keeps_its_albedo(tmp_path: Path, caplog) -> None:
+    from pxr import Usd, UsdGeom
+
+    path = write_textured_usd(tmp_path)
+    stage = Usd.Stage.Open(str(path))
+    UsdGeom.PrimvarsAPI(stage.GetPrimAtPath("/World/board")).RemovePrimvar("st")
+    stage.Save()
+    with caplog.at_level("WARNING"):
+        scene = load_scene(path, device="cpu")
+    assert "no primvar 'primvars:st'" in caplog.text
+    assert scene.node("/World/board").material.texture is None and scene.geometry.num_textures == 0

@@ -117,8 +117,9 @@ def _texture_of(geom: object, where: str, cache: dict[int, Texture]) -> tuple[Te
     if image is not None:
         base = getattr(material, "baseColorFactor", None)
         if base is not None:
-            base = np.asarray(base, dtype=np.float64).reshape(-1)[:3]
-            factor = base / 255.0 if base.max() > 1.0 else base
+            base = np.asarray(base).reshape(-1)[:3]
+            # trimesh keeps the factor as uint8 RGBA colours (0..255); a float factor is already in 0..1
+            factor = base / 255.0 if np.issubdtype(base.dtype, np.integer) else base.astype(np.float64)
     else:
         image = getattr(material, "image", None)
     if image is None:
