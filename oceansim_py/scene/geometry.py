@@ -19,6 +19,7 @@ from oceansim_py.errors import SceneError
 from oceansim_py.kernels.geometry import transform_vertices_kernel
 from oceansim_py.poses import rotate_fixed
 from oceansim_py.runtime import launch_1d
+from oceansim_py.scene.textures import TextureAtlas
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ class GeometryNode(Protocol):
     """What the world geometry reads of a scene node (:class:`oceansim_py.scene.graph.Node` is one): its id, its
     mesh (``vertices`` (V, 3) m in the node frame, ``triangles`` (F, 3)) or ``None``, its 4x4 node-to-world
     ``transform``, its animation ``track`` (``None`` when static) and its ``material`` (``reflectivity``,
-    linear RGB ``albedo``)."""
+    linear RGB ``albedo``, ``texture`` or ``None``; a textured mesh also has ``uvs`` (F, 3, 2))."""
 
     id: int
     mesh: Any
@@ -79,6 +80,11 @@ class WorldGeometry:
         object_reflectivity: (N_nodes,) float32 acoustic reflectivity mu per node id.
         object_albedo: (N_nodes,) vec3 linear RGB albedo per node id.
         object_label: (N_nodes,) int32 index into ``Scene.labels`` per node id.
+        object_texture: (N_nodes,) int32 row of ``texture_info`` of the node's diffuse texture, -1 for none (a
+            node whose material has a texture but whose mesh has no ``uvs`` keeps its flat albedo).
+        face_uv: (3 F,) vec2 texture coordinates of each triangle corner (zeros for untextured nodes).
+        texture_texels, texture_info: the scene's textures packed by :class:`TextureAtlas`.
+        num_textures: how many textures the atlas holds.
     ``slots``: one :class:`MeshSlot` per node with triangles, in world-triangle order (what the Embree ray-cast
     backend builds its instances and flattened geometry from).
     """
@@ -89,7 +95,8 @@ class WorldGeometry:
 
         t0 = time.perf_counter()
         self.device = device
-        pts, tris, face_obj = [], [], []
+        pts, tris, face_obj, face_uv = [], [], [], []
+        textured: dict[int, Any] = {}
         anim_local, anim_slot, anim_dst = [], [], []
         self.animated_nodes: list[GeometryNode] = []
         offset = 0
@@ -101,9 +108,12 @@ class WorldGeometry:
                 continue
             local = np.asarray(node.mesh.vertices, dtype=np.float64)
             t = np.asarray(node.mesh.triangles, dtype=np.int64)
+            uvs = getattr(node.mesh, "uvs", None)
+            texture = getattr(node.material, "texture", None)
             world = transform_points(node.transform, local)
             if np.linalg.det(node.transform[:3, :3]) < 0:
                 t = t[:, [0, 2, 1]]
+                uvs = None if uvs is None else uvs[:, [0, 2, 1]]
             keep = triangle_areas(world, t) > DEGENERATE_AREA
             dropped += int((~keep).sum())
             t = t[keep]
@@ -113,6 +123,11 @@ class WorldGeometry:
             faces += t.shape[0]
             pts.append(world)
             tris.append(t + offset)
+            if texture is not None and uvs is not None:
+                textured[node.id] = texture
+                face_uv.append(np.asarray(uvs, dtype=np.float32)[keep].reshape(-1, 2))
+            else:
+                face_uv.append(np.zeros((3 * t.shape[0], 2), dtype=np.float32))
             face_obj.append(np.full(t.shape[0], node.id, dtype=np.int32))
             if node.track is not None:
                 anim_local.append(local)
@@ -138,6 +153,11 @@ class WorldGeometry:
         for node in nodes:
             refl[node.id] = node.material.reflectivity
             albedo[node.id] = node.material.albedo
+        atlas = TextureAtlas.pack(list(textured.values()))
+        object_texture = np.full(n_nodes, -1, dtype=np.int32)
+        for node_id, texture in textured.items():
+            object_texture[node_id] = atlas.index[id(texture)]
+        self.num_textures = atlas.count
         with wp.ScopedDevice(device):
             self.points = wp.array(points, dtype=wp.vec3)
             self.indices = wp.array(indices.reshape(-1), dtype=wp.int32)
@@ -147,6 +167,11 @@ class WorldGeometry:
             self.object_reflectivity = wp.array(refl, dtype=wp.float32)
             self.object_albedo = wp.array(albedo, dtype=wp.vec3)
             self.object_label = wp.array(np.asarray(label_ids, dtype=np.int32), dtype=wp.int32)
+            self.object_texture = wp.array(object_texture, dtype=wp.int32)
+            self.face_uv = wp.array(np.concatenate(face_uv) if textured else np.zeros((1, 2), np.float32),
+                                    dtype=wp.vec2)
+            self.texture_texels = wp.array(atlas.texels, dtype=wp.vec3)
+            self.texture_info = wp.array(atlas.info, dtype=wp.int32)
             if self.animated_nodes:
                 self._anim_local = wp.array(np.concatenate(anim_local).astype(np.float32), dtype=wp.vec3)
                 self._anim_slot = wp.array(np.concatenate(anim_slot), dtype=wp.int32)

@@ -26,15 +26,24 @@ class TriangleMesh:
     """Triangles in a node's local frame (metres, after unit and up-axis conversion).
 
     vertices: (V, 3) float64. triangles: (F, 3) integer indices, counter-clockwise seen from the front
-    (right-handed), so ``cross(b - a, c - a)`` is the outward normal.
+    (right-handed), so ``cross(b - a, c - a)`` is the outward normal. uvs: (F, 3, 2) texture coordinates
+    (u, v) of each triangle's corners (scene/textures.py for the convention), or ``None``.
     """
 
     vertices: np.ndarray
     triangles: np.ndarray
+    uvs: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.vertices = np.asarray(self.vertices, dtype=np.float64).reshape(-1, 3)
         self.triangles = np.asarray(self.triangles, dtype=np.int64).reshape(-1, 3)
+        if self.uvs is not None:
+            uvs = np.asarray(self.uvs, dtype=np.float64)
+            if uvs.shape != (self.triangles.shape[0], 3, 2) or not np.isfinite(uvs).all():
+                raise SceneError(f"TriangleMesh: uvs must be finite with shape (F, 3, 2) = "
+                                 f"({self.triangles.shape[0]}, 3, 2), one (u, v) per triangle corner; got "
+                                 f"{uvs.shape}")
+            self.uvs = uvs
 
     @property
     def num_triangles(self) -> int:

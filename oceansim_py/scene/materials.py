@@ -16,9 +16,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from oceansim_py.errors import ConfigError
+
+if TYPE_CHECKING:
+    from oceansim_py.scene.textures import Texture
 
 #: Sea water density (kg/m^3) and sound speed (m/s) used for the impedance formula.
 WATER_DENSITY = 1026.0
@@ -45,6 +48,8 @@ class Material:
         albedo: linear-RGB diffuse albedo, each channel in [0, 1].
         density: kg/m^3, when the reflectivity came from the impedance formula (else ``None``).
         sound_speed: m/s, likewise.
+        texture: a diffuse-colour :class:`~oceansim_py.scene.textures.Texture` that replaces ``albedo`` for the
+            camera where the mesh has texture coordinates (``None``: the flat albedo).
     """
 
     name: str
@@ -52,6 +57,7 @@ class Material:
     albedo: tuple[float, float, float]
     density: float | None = None
     sound_speed: float | None = None
+    texture: Texture | None = None
 
     @staticmethod
     def from_properties(name: str, albedo: tuple[float, float, float], *, reflectivity: float | None = None,

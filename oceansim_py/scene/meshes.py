@@ -5,10 +5,16 @@ specification, so .glb/.gltf default to Y; OBJ, STL, PLY and OFF have no convent
 ``meters_per_unit`` scales all axes; ``scale`` (one factor or one per world axis x, y, z, applied after the up-axis
 conversion) multiplies it, e.g. ``scale=(1, 1, 2)`` doubles the height. A file holding a scene graph (glTF,
 multi-object OBJ) gives one node per geometry instance, with its world transform from the file's graph.
+
+Textures: a geometry with texture coordinates and a diffuse image (OBJ ``map_Kd`` of its ``.mtl``; glTF
+``baseColorTexture``, multiplied by ``baseColorFactor``) gets it as its material's texture (scene/textures.py;
+the image replaces the table material's albedo for the camera, the acoustic reflectivity stays). An OBJ whose
+``.mtl`` names a ``map_Kd`` file that does not exist is a ``SceneError`` naming both.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +23,7 @@ from oceansim_py.errors import SceneError
 from oceansim_py.poses import matmul_fixed
 from oceansim_py.scene.graph import Node, TriangleMesh
 from oceansim_py.scene.materials import DEFAULT_MATERIAL, MaterialTable
+from oceansim_py.scene.textures import Texture, obj_texture_files, texture_from_image
 
 MESH_SUFFIXES = {".obj", ".stl", ".ply", ".glb", ".gltf", ".off"}
 
@@ -40,6 +47,11 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
         raise SceneError(f"{path}: no such file")
     if not (np.isfinite(meters_per_unit) and meters_per_unit > 0):
         raise SceneError(f"{path}: meters_per_unit must be > 0, got {meters_per_unit}")
+    if path.suffix.lower() == ".obj":
+        for lib, image in obj_texture_files(path):
+            if not image.is_file():
+                raise SceneError(f"{path}: material library {lib} names texture file {image} (map_Kd), which does "
+                                 f"not exist; fix the .mtl or add the image")
     try:
         loaded = trimesh.load(str(path), force="scene", process=False)
     except Exception as exc:  # trimesh raises many types for unreadable files
@@ -60,6 +72,7 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
         if found is None:
             raise SceneError(f"{path}: unknown material {material!r}; known: {materials.names()}")
         mat = found
+    textures: dict[int, Texture] = {}
     root_path = "/" + _sanitize(path.stem)
     root = Node(path=root_path, material=mat, label=path.stem)
     nodes = [root]
@@ -78,11 +91,43 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
         if faces.size and (faces.min() < 0 or faces.max() >= verts.shape[0]):
             raise SceneError(f"{path}: geometry {geom_name!r} has face indices out of range "
                              f"(0..{verts.shape[0] - 1})")
+        texture, uvs = _texture_of(geom, f"{path}: geometry {geom_name!r}", textures)
         node = Node(path=f"{root_path}/{_sanitize(str(node_name))}_{i}",
                     transform=matmul_fixed(conv, transform),
-                    mesh=TriangleMesh(verts, faces), material=mat, label=str(node_name), parent=root)
+                    mesh=TriangleMesh(verts, faces, uvs),
+                    material=mat if texture is None else dataclasses.replace(mat, texture=texture),
+                    label=str(node_name), parent=root)
         root.children.append(node)
         nodes.append(node)
     if len(nodes) == 1:
         raise SceneError(f"{path}: the file holds no triangle geometry")
     return nodes
+
+
+def _texture_of(geom: object, where: str, cache: dict[int, Texture]) -> tuple[Texture | None, np.ndarray | None]:
+    """(texture, (F, 3, 2) corner uvs) of a trimesh geometry with texture coordinates and a diffuse image, else
+    (None, None). Textures are shared between geometries that share a trimesh material."""
+    visual = getattr(geom, "visual", None)
+    uv = getattr(visual, "uv", None) if getattr(visual, "kind", None) == "texture" else None
+    material = getattr(visual, "material", None)
+    if uv is None or material is None:
+        return None, None
+    image = getattr(material, "baseColorTexture", None)
+    factor = np.ones(3)
+    if image is not None:
+        base = getattr(material, "baseColorFactor", None)
+        if base is not None:
+            base = np.asarray(base).reshape(-1)[:3]
+            # trimesh keeps the factor as uint8 RGBA colours (0..255); a float factor is already in 0..1
+            factor = base / 255.0 if np.issubdtype(base.dtype, np.integer) else base.astype(np.float64)
+    else:
+        image = getattr(material, "image", None)
+    if image is None:
+        return None, None
+    uv = np.asarray(uv, dtype=np.float64)
+    faces = np.asarray(geom.faces, dtype=np.int64)
+    if uv.ndim != 2 or uv.shape[1] < 2 or uv.shape[0] <= faces.max() or not np.isfinite(uv).all():
+        return None, None
+    if id(material) not in cache:
+        cache[id(material)] = texture_from_image(image, f"{where} texture", factor)
+    return cache[id(material)], uv[:, :2][faces]

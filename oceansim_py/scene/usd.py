@@ -32,6 +32,15 @@ ancestor's):
   ``primvars:displayColor`` (clipped to [0, 1]), else the ``default`` material's albedo;
 - label: UsdSemantics ``semantics:labels:<taxonomy>`` (taxonomy ``class`` preferred, first value), else Isaac
   Sim's ``semantic:<name>:params:semanticData`` (semanticType ``class`` preferred), else the prim's name.
+- texture: a Mesh whose bound material's surface is a ``UsdPreviewSurface`` with ``diffuseColor`` connected to
+  a ``UsdUVTexture`` gets that image as its material's texture (scene/textures.py): ``inputs:file`` (resolved
+  against the layer; a file that does not exist is a ``SceneError`` naming it and the shader),
+  ``sourceColorSpace``, ``scale``, ``bias``, ``wrapS``/``wrapT`` (``useMetadata`` reads as ``repeat``: PNG and
+  JPEG carry no wrap metadata). The texture coordinates are the primvar named by the ``UsdPrimvarReader_float2``
+  connected to the texture's ``st`` input (``inputs:varname``, default ``st``), with any interpolation
+  (``faceVarying``, ``vertex``/``varying``, ``uniform``, ``constant``; indexed primvars flattened). A textured
+  material on a mesh without that primvar logs a warning and keeps the flat albedo. Per-face materials
+  (``GeomSubset`` bindings) are not read.
 
 Stage metadata: the root layer's ``customLayerData["oceansim"]`` may hold ``description`` (string),
 ``suggested_pose`` (7 numbers ``[px, py, pz, qx, qy, qz, qw]`` in the converted world frame) and ``surface_z``
@@ -58,6 +67,7 @@ from oceansim_py.scene.animation import OP_KINDS, TransformTrack, XformOp
 from oceansim_py.scene.graph import Node, TriangleMesh
 from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material, MaterialTable
 from oceansim_py.scene.meshes import Y_UP_TO_Z_UP
+from oceansim_py.scene.textures import WRAP_MODES, Texture, read_texture
 
 log = logging.getLogger(__name__)
 
@@ -299,7 +309,7 @@ class _Record:
     matrix: np.ndarray
     label: str
     material: Material
-    mesh: tuple[np.ndarray, np.ndarray] | None = None
+    mesh: tuple[np.ndarray, ...] | None = None
     track: tuple[np.ndarray | XformOp, ...] | None = None
 
 
@@ -329,6 +339,7 @@ class _StageReader:
         self.conv_inv = np.linalg.inv(conv)
         self._caches: dict[float, UsdGeom.XformCache] = {}
         self._templates: dict[str, list[_Record]] = {}
+        self._textures: dict[tuple[Any, ...], Texture] = {}
 
     # -- helpers --------------------------------------------------------------------------------------------
     def fail(self, prim: Usd.Prim, what: str) -> SceneError:
@@ -465,7 +476,9 @@ class _StageReader:
         return checked if refl != base.reflectivity else dataclasses.replace(base, albedo=checked.albedo)
 
     # -- geometry -------------------------------------------------------------------------------------------
-    def mesh(self, prim: Usd.Prim) -> tuple[np.ndarray, np.ndarray] | None:
+    def mesh(self, prim: Usd.Prim, texture: tuple[Texture, str] | None = None) -> tuple[np.ndarray, ...] | None:
+        """(points, triangles) of a Mesh prim, and with ``texture`` = (texture, primvar name) also the (T, 3, 2)
+        texture coordinates of each triangle's corners (``None`` when the primvar is missing)."""
         mesh = UsdGeom.Mesh(prim)
         pts = mesh.GetPointsAttr().Get(self.time)
         counts = mesh.GetFaceVertexCountsAttr().Get(self.time)
@@ -487,17 +500,114 @@ class _StageReader:
         if indices.size and (indices.min() < 0 or indices.max() >= pts.shape[0]):
             raise self.fail(prim, f"faceVertexIndices out of range: values {int(indices.min())}..{int(indices.max())}"
                                   f" but the mesh has {pts.shape[0]} points")
+        corner_uv = None if texture is None else self.corner_uvs(prim, texture[1], counts, indices)
         holes = mesh.GetHoleIndicesAttr().Get(self.time)
         if holes is not None and len(holes) > 0:
             keep_face = np.ones(counts.size, dtype=bool)
             holes = np.asarray(holes, dtype=np.int64)
             keep_face[holes[(holes >= 0) & (holes < counts.size)]] = False
-            indices = indices[np.repeat(keep_face, counts)]
+            keep_corner = np.repeat(keep_face, counts)
+            indices = indices[keep_corner]
+            corner_uv = None if corner_uv is None else corner_uv[keep_corner]
             counts = counts[keep_face]
-        tris = triangulate_polygons(pts, counts, indices)
-        if mesh.GetOrientationAttr().Get(self.time) == UsdGeom.Tokens.leftHanded:
-            tris = tris[:, [0, 2, 1]]
-        return pts, tris
+        left = mesh.GetOrientationAttr().Get(self.time) == UsdGeom.Tokens.leftHanded
+        if corner_uv is None:
+            tris = triangulate_polygons(pts, counts, indices)
+            return (pts, tris[:, [0, 2, 1]] if left else tris)
+        # the same triangulation, in corner (face-vertex) indices, so each triangle corner keeps its own uv
+        corners = triangulate_polygons(pts[indices], counts, np.arange(indices.size))
+        if left:
+            corners = corners[:, [0, 2, 1]]
+        return pts, indices[corners], corner_uv[corners]
+
+    def corner_uvs(self, prim: Usd.Prim, name: str, counts: np.ndarray, indices: np.ndarray) -> np.ndarray | None:
+        """(sum(counts), 2) texture coordinates of every face-vertex of a mesh from primvar ``name`` (flattened,
+        any interpolation), or ``None`` (with a warning) when the mesh has no such primvar."""
+        primvar = UsdGeom.PrimvarsAPI(prim).FindPrimvarWithInheritance(name)
+        values = primvar.ComputeFlattened(self.time) if primvar and primvar.HasValue() else None
+        if values is None or len(values) == 0:
+            log.warning("%s: prim %s: its material has a texture but the mesh has no primvar %r of texture "
+                        "coordinates; it keeps the flat albedo", self.path, prim.GetPath(), f"primvars:{name}")
+            return None
+        uv = np.asarray(values, dtype=np.float64).reshape(len(values), -1)
+        if uv.shape[1] < 2 or not np.isfinite(uv[:, :2]).all():
+            raise self.fail(prim, f"primvars:{name} must hold finite (u, v) texture coordinates")
+        uv = uv[:, :2]
+        interp = primvar.GetInterpolation()
+        need = {UsdGeom.Tokens.faceVarying: indices.size, UsdGeom.Tokens.uniform: counts.size,
+                UsdGeom.Tokens.constant: 1}.get(interp, int(indices.max()) + 1)
+        if uv.shape[0] < need:
+            raise self.fail(prim, f"primvars:{name} ({interp}) holds {uv.shape[0]} values but the mesh needs {need}")
+        if interp == UsdGeom.Tokens.faceVarying:
+            return uv[:indices.size]
+        if interp == UsdGeom.Tokens.uniform:
+            return uv[np.repeat(np.arange(counts.size), counts)]
+        if interp == UsdGeom.Tokens.constant:
+            return np.repeat(uv[:1], indices.size, axis=0)
+        return uv[indices]  # vertex, varying
+
+    # -- textures -------------------------------------------------------------------------------------------
+    def input_value(self, shader: UsdShade.Shader, name: str) -> Any:
+        """The value of a shader input, following connections to the material's interface inputs."""
+        inp = shader.GetInput(name)
+        if not inp:
+            return None
+        attrs = inp.GetValueProducingAttributes()
+        for attr in attrs:
+            if attr.HasAuthoredValue() or attr.Get() is not None:
+                return attr.Get(self.time)
+        return None
+
+    def texture(self, prim: Usd.Prim) -> tuple[Texture, str] | None:
+        """(texture, uv primvar name) of the UsdUVTexture driving the diffuseColor of the UsdPreviewSurface
+        bound to ``prim``, or ``None`` (module docstring)."""
+        material = UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial()[0]
+        if not material:
+            return None
+        surface = material.ComputeSurfaceSource()
+        shader = surface[0] if isinstance(surface, tuple) else surface
+        if not shader or shader.GetIdAttr().Get() != "UsdPreviewSurface":
+            return None
+        diffuse = shader.GetInput("diffuseColor")
+        sources = diffuse.GetConnectedSources()[0] if diffuse else []
+        if not sources:
+            return None
+        tex = UsdShade.Shader(sources[0].source.GetPrim())
+        if tex.GetIdAttr().Get() != "UsdUVTexture":
+            return None
+        where = f"{self.path}: shader {tex.GetPath()}"
+        asset = self.input_value(tex, "file")
+        if asset is None or not asset.path:
+            raise SceneError(f"{where}: UsdUVTexture has no inputs:file; give the image file")
+        resolved = asset.resolvedPath or ""
+        if not resolved:
+            layer_dir = Path(tex.GetPrim().GetStage().GetRootLayer().realPath or self.path).parent
+            raise SceneError(f"{where}: texture file {asset.path!r} does not exist (looked for "
+                             f"{layer_dir / asset.path}); fix inputs:file or add the image")
+        varname = "st"
+        st = tex.GetInput("st")
+        st_sources = st.GetConnectedSources()[0] if st else []
+        if st_sources:
+            reader = UsdShade.Shader(st_sources[0].source.GetPrim())
+            name = self.input_value(reader, "varname")
+            if name:
+                varname = str(name)
+        params = (resolved, str(self.input_value(tex, "sourceColorSpace") or "auto"),
+                  tuple(self.input_value(tex, "scale") or (1.0, 1.0, 1.0, 1.0))[:3],
+                  tuple(self.input_value(tex, "bias") or (0.0, 0.0, 0.0, 0.0))[:3],
+                  *(self.wrap(tex, w, where) for w in ("wrapS", "wrapT")))
+        if params not in self._textures:
+            self._textures[params] = read_texture(resolved, color_space=params[1], scale=params[2], bias=params[3],
+                                                  wrap_s=params[4], wrap_t=params[5], where=where)
+        return self._textures[params], varname
+
+    def wrap(self, shader: UsdShade.Shader, name: str, where: str) -> str:
+        mode = str(self.input_value(shader, name) or "useMetadata")
+        if mode == "useMetadata":
+            return "repeat"
+        if mode not in WRAP_MODES:
+            raise SceneError(f"{where}: inputs:{name} = {mode!r}; expected one of {sorted(WRAP_MODES)} or useMetadata")
+        return mode
 
     # -- the walk -------------------------------------------------------------------------------------------
     def walk(self, prim: Usd.Prim, parent: int, inh: _Inherited, chain: tuple[np.ndarray | XformOp, ...],
@@ -525,7 +635,10 @@ class _StageReader:
         if base is None and any(isinstance(f, XformOp) for f in chain):
             record.track = chain
         if prim.IsA(UsdGeom.Mesh):
-            record.mesh = self.mesh(prim)
+            texture = self.texture(prim)
+            record.mesh = self.mesh(prim, texture)
+            if record.mesh is not None and len(record.mesh) == 3:
+                record.material = dataclasses.replace(record.material, texture=texture[0])
         elif prim.GetTypeName() in _IMPLICIT_TYPES:
             kind, size, height, axis = _implicit_params(prim, self.time)
             if not (math.isfinite(size) and size > 0 and math.isfinite(height) and height >= 0):
@@ -601,7 +714,7 @@ class _StageReader:
         for rec in records:
             mesh = None
             if rec.mesh is not None:
-                mesh = TriangleMesh(matmul_fixed(rec.mesh[0], c3.T), rec.mesh[1])
+                mesh = TriangleMesh(matmul_fixed(rec.mesh[0], c3.T), rec.mesh[1], rec.mesh[2] if len(rec.mesh) > 2 else None)
             node = Node(path=rec.path, transform=matmul_fixed(matmul_fixed(self.conv, rec.matrix), self.conv_inv), mesh=mesh,
                         material=rec.material, label=rec.label)
             if rec.track is not None:

@@ -13,7 +13,32 @@ constant irradiance floor (not dimmed). With ``shadows`` on, a shadow ray is cas
 the sea surface along the sun direction) and towards each light. The veiling light B_inf of the water type is
 given for unit illumination; with ``veiling_scales_with_light`` it is multiplied by the illumination at the
 camera (ambient + sun irradiance dimmed by K_d over the camera's depth), per pose (Akkaynak & Treibitz
-2018: B_inf = b E / c). The camera has no noise model: images are deterministic.
+2018: B_inf = b E / c).
+
+Camera realism (each off by default, so an existing config renders the same bytes; the fields appear in
+``to_dict()``, and so in a dataset manifest, only when set):
+
+- textures: a material's diffuse texture (scene/textures.py) replaces its flat albedo where the mesh has UVs;
+- lens distortion: ``distortion = (k1, k2, p1, p2, k3)``, OpenCV's Brown-Conrady coefficients with the camera's
+  ``camera_matrix()``; each pixel's ray is the undistorted pixel (sensors/lens.py);
+- vignetting: ``vignetting_cos4`` (the cos^4 law) and ``vignetting_polynomial`` (a1, a2, a3) on the radius
+  normalised by the half diagonal (sensors/lens.py); it darkens ``rgb`` (and ``raw``), not ``linear``;
+- exposure and motion blur: ``exposure_time`` (s) centred on the sample's time, integrated with
+  ``motion_blur_samples`` camera poses at the centres of equal sub-intervals, taken from the sensor's trajectory
+  (``Batch.trajectory`` in a dataset; ``render(..., exposure_poses=)`` directly). ``linear``/``in_air`` are the
+  mean over the sub-samples, the geometry products (range, depth, label, instance, normal) are those of the
+  sub-sample at mid-exposure (sample ``motion_blur_samples // 2``). Only the camera moves within an exposure:
+  animated scene nodes stay where the scene's time puts them;
+- sensor noise, ``noise: true``: a photon-transfer model (EMVA 1288). Mean signal electrons per pixel and channel
+  ``mu_e = QE * photons_per_unit * exposure * I_c * V`` (``photons_per_unit``: photons collected for
+  ``exposure * I = 1``; default ``full_well / QE``, so that ``exposure * I = 1`` just fills the well, as the
+  noiseless image maps it to white), plus dark current ``dark_current * exposure_time``; shot noise Poisson
+  (exact below 64 e-, its Gaussian approximation above), clipped at ``full_well``; read noise Gaussian
+  ``read_noise`` e- rms; ``DN = round(e / gain)`` clamped to ``[0, 2^bit_depth - 1]`` (``gain`` e-/DN, default
+  ``full_well / (2^bit_depth - 1)``). The variance of a flat field in DN is ``mu_DN / gain + read_noise^2 /
+  gain^2 + 1/12``: the photon transfer curve has slope ``1 / gain``. The ``raw`` product holds the DN
+  (uint16) and ``rgb`` is ``encode(DN / (2^bit_depth - 1))``. Draws are counter-based: a function of (``seed``,
+  frame index, sensor id, pixel, channel), so batches and shards give the same bytes.
 """
 
 from __future__ import annotations
@@ -31,6 +56,7 @@ from oceansim_py.io import images
 from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
 from oceansim_py.kernels import camera as k
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
+from oceansim_py.sensors import lens
 from oceansim_py.sensors.batching import PoseUploads, check_render_call
 from oceansim_py.sensors.water import WaterType
 
@@ -106,6 +132,11 @@ class UnderwaterCameraConfig(ConfigBase):
     Water: ``water`` preset name (see ``WaterType.preset_names()``, default ``jerlov_IB``, clear oceanic); any of the
     ``water_*`` fields replaces that coefficient of the preset (custom water). ``veiling_scales_with_light``:
     see the module docstring. ``exposure``: linear gain applied before sRGB encoding.
+    Realism (module docstring; all off by default): ``distortion`` (k1, k2, p1, p2, k3); ``vignetting_cos4``,
+    ``vignetting_polynomial`` (a1, a2, a3); ``exposure_time`` (s, >= 0) and ``motion_blur_samples`` (>= 1);
+    ``noise`` with ``quantum_efficiency`` (0, 1], ``photons_per_unit`` (photons, None = full_well / QE),
+    ``full_well`` (e-), ``read_noise`` (e- rms), ``dark_current`` (e-/s), ``gain`` (e-/DN, None = full_well /
+    (2^bit_depth - 1)), ``bit_depth`` (1..16) and ``seed`` (the run seed of the noise).
     """
 
     width: int = 640
@@ -130,6 +161,27 @@ class UnderwaterCameraConfig(ConfigBase):
     water_diffuse_attenuation: RGB | None = None
     veiling_scales_with_light: bool = True
     exposure: float = 1.0
+    distortion: tuple[float, float, float, float, float] = (0.0, 0.0, 0.0, 0.0, 0.0)
+    vignetting_cos4: bool = False
+    vignetting_polynomial: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    exposure_time: float = 0.0
+    motion_blur_samples: int = 1
+    noise: bool = False
+    quantum_efficiency: float = 0.7
+    photons_per_unit: float | None = None
+    full_well: float = 10000.0
+    read_noise: float = 2.0
+    dark_current: float = 0.0
+    gain: float | None = None
+    bit_depth: int = 12
+    seed: int = 0
+
+    #: the realism fields: left out of ``to_dict()`` at their defaults (``seed`` also while ``noise`` is off), so
+    #: configs and manifests without them keep their bytes
+    REALISM_FIELDS: ClassVar[tuple[str, ...]] = (
+        "distortion", "vignetting_cos4", "vignetting_polynomial", "exposure_time", "motion_blur_samples", "noise",
+        "quantum_efficiency", "photons_per_unit", "full_well", "read_noise", "dark_current", "gain", "bit_depth",
+        "seed")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "clear_ocean_sunlit": {"water": "jerlov_IB", "sun": True, "lights": []},
@@ -146,6 +198,28 @@ class UnderwaterCameraConfig(ConfigBase):
             "water_veiling_light": [0.0, 0.01, 0.015],
             "lights": [{"position": [0.0, 0.0, 0.2], "direction": [1.0, 0.0, -0.2], "half_angle": 50.0,
                         "edge": 20.0, "intensity": [6.0, 6.0, 6.0]}]},
+        # GoPro-class action camera (HERO8/9 "linear" mode, 1/2.3" sensor, 1.55 um pixels) in a flat-port dive
+        # housing, 1080p30. Estimates, stated: HFOV in air ~86 deg ("linear"), /1.33 by the flat port
+        # underwater (tan(hfov_water / 2) = tan(hfov_air / 2) / 1.333) ~ 68 deg; the flat port's pincushion
+        # partly offsets the residual barrel of the dewarped lens: k1 = -0.08, k2 = 0.02 (estimate); cos^4
+        # falloff; small-pixel CMOS: full well ~4500 e-, read noise ~2.5 e-, QE ~0.6 (typical published values
+        # of 1.5 um BSI sensors), 10-bit output; 1/60 s shutter, 5 blur sub-samples.
+        "gopro_flat_port": {
+            "width": 1920, "height": 1080, "horizontal_fov": 68.0, "distortion": [-0.08, 0.02, 0.0, 0.0, 0.0],
+            "vignetting_cos4": True, "exposure_time": 1.0 / 60.0, "motion_blur_samples": 5, "noise": True,
+            "quantum_efficiency": 0.6, "full_well": 4500.0, "read_noise": 2.5, "dark_current": 5.0,
+            "bit_depth": 10},
+        # FLIR Blackfly S BFS-U3-31S4C (Sony IMX265, 2048 x 1536, 3.45 um pixels, 12-bit ADC) with a 4 mm lens
+        # in a flat-port housing. Sensor: FLIR's EMVA 1288 data for the IMX265 Blackfly S: QE ~0.65 (525 nm),
+        # temporal dark noise ~2.2 e-, saturation capacity ~10,400 e- (values rounded); dark current ~3 e-/s
+        # (estimate). Lens: 7.07 mm sensor width, f = 4 mm: HFOV 83 deg in air, 67 deg behind a flat port;
+        # k1 = 0.05 (the flat port's pincushion, estimate); vignetting a1 = -0.25 (estimate of an f/2.8 C-mount
+        # lens at full aperture); 5 ms exposure, 3 blur sub-samples.
+        "blackfly_s_machine_vision": {
+            "width": 2048, "height": 1536, "horizontal_fov": 67.0, "distortion": [0.05, 0.0, 0.0, 0.0, 0.0],
+            "vignetting_polynomial": [-0.25, 0.0, 0.0], "exposure_time": 0.005, "motion_blur_samples": 3,
+            "noise": True, "quantum_efficiency": 0.65, "full_well": 10400.0, "read_noise": 2.2,
+            "dark_current": 3.0, "bit_depth": 12},
     }
 
     def __post_init__(self) -> None:
@@ -193,11 +267,77 @@ class UnderwaterCameraConfig(ConfigBase):
             if v is not None:
                 _require_rgb(v, owner, name)
         require_positive(self.exposure, owner, "exposure")
+        self._validate_realism(owner)
+
+    def _validate_realism(self, owner: str) -> None:
+        require(isinstance(self.distortion, tuple) and len(self.distortion) == 5, owner, "distortion",
+                f"must be five values (k1, k2, p1, p2, k3), OpenCV's order, got {self.distortion!r}")
+        for name, v in zip(("k1", "k2", "p1", "p2", "k3"), self.distortion):
+            require_finite(v, owner, f"distortion[{name}]")
+        if lens.has_distortion(self.distortion):
+            why = lens.check_distortion(self.width, self.height, self.intrinsics(), self.distortion)
+            require(why is None, owner, "distortion", f"{list(self.distortion)} (k1, k2, p1, p2, k3) {why}")
+        require(isinstance(self.vignetting_polynomial, tuple) and len(self.vignetting_polynomial) == 3, owner,
+                "vignetting_polynomial", f"must be three values (a1, a2, a3), got {self.vignetting_polynomial!r}")
+        for name, v in zip(("a1", "a2", "a3"), self.vignetting_polynomial):
+            require_finite(v, owner, f"vignetting_polynomial[{name}]")
+        a1, a2, a3 = self.vignetting_polynomial
+        rho2 = np.linspace(0.0, 1.0, 101)
+        require(bool((1.0 + rho2 * (a1 + rho2 * (a2 + rho2 * a3)) > 0).all()), owner, "vignetting_polynomial",
+                f"{list(self.vignetting_polynomial)} makes the falloff 1 + a1 r^2 + a2 r^4 + a3 r^6 reach 0 or less "
+                f"inside the image (r <= 1, the half diagonal)")
+        require_non_negative(self.exposure_time, owner, "exposure_time", "s")
+        require(isinstance(self.motion_blur_samples, int) and 1 <= self.motion_blur_samples <= 1024, owner,
+                "motion_blur_samples", f"must be an integer in [1, 1024] (1 = no blur), got "
+                                       f"{self.motion_blur_samples!r}")
+        require(isinstance(self.bit_depth, int) and 1 <= self.bit_depth <= 16, owner, "bit_depth",
+                f"must be an integer number of bits in [1, 16], got {self.bit_depth!r}")
+        require_finite(self.quantum_efficiency, owner, "quantum_efficiency")
+        require(0 < self.quantum_efficiency <= 1, owner, "quantum_efficiency",
+                f"must be in (0, 1] (electrons per photon), got {self.quantum_efficiency!r}")
+        require_positive(self.full_well, owner, "full_well", "electrons")
+        require_non_negative(self.read_noise, owner, "read_noise", "electrons rms")
+        require_non_negative(self.dark_current, owner, "dark_current", "electrons/s")
+        for name, unit in (("photons_per_unit", "photons"), ("gain", "electrons/DN")):
+            if getattr(self, name) is not None:
+                require_positive(getattr(self, name), owner, name, unit)
+        require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, owner, "seed",
+                f"must be an integer in [0, 2^31), got {self.seed!r}")
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
         out["lights"] = [light.to_dict() for light in self.lights]
+        defaults = type(self)()
+        for name in self.REALISM_FIELDS:
+            if getattr(self, name) == getattr(defaults, name) or (name == "seed" and not self.noise):
+                del out[name]
         return out
+
+    @property
+    def max_code(self) -> int:
+        """The largest digital number of the ADC, 2^bit_depth - 1."""
+        return 2 ** self.bit_depth - 1
+
+    def sensor_gain(self) -> float:
+        """Conversion gain in electrons per DN: ``gain``, or full_well / (2^bit_depth - 1)."""
+        return float(self.gain) if self.gain is not None else self.full_well / self.max_code
+
+    def electrons_per_unit(self) -> float:
+        """Mean signal electrons for a linear value ``exposure * I = 1``: QE * photons_per_unit."""
+        photons = self.photons_per_unit if self.photons_per_unit is not None else \
+            self.full_well / self.quantum_efficiency
+        return float(self.quantum_efficiency * photons)
+
+    def exposure_offsets(self) -> np.ndarray:
+        """(motion_blur_samples,) times (s) of the sub-samples relative to the sample's time: the centres of
+        equal slices of the exposure [-exposure_time / 2, exposure_time / 2]."""
+        n = self.motion_blur_samples
+        return self.exposure_time * ((np.arange(n) + 0.5) / n - 0.5)
+
+    @property
+    def blurs(self) -> bool:
+        """Whether a frame integrates more than one pose."""
+        return self.motion_blur_samples > 1 and self.exposure_time > 0
 
     # -- derived quantities -------------------------------------------------------------------------------
     @property
@@ -237,9 +377,18 @@ class UnderwaterCameraConfig(ConfigBase):
     MEMORY_FIX: ClassVar[str] = "lower width and height"
 
     def memory_bytes(self, batch: int = 1) -> int:
-        """Device bytes of ``batch`` rendered images: ``BYTES_PER_PIXEL`` per pixel (every result channel) and
-        28 B per pose."""
-        return batch * (28 + self.width * self.height * BYTES_PER_PIXEL)
+        """Device bytes of ``batch`` rendered images: ``BYTES_PER_PIXEL`` per pixel (every result channel), 6 more
+        for the ``raw`` DN with noise, 28 B per pose and sub-sample, and the lens tables (12 B per pixel of rays
+        with distortion, 4 of vignetting)."""
+        pixels = self.width * self.height
+        per_pixel = BYTES_PER_PIXEL + (6 if self.noise else 0)
+        tables = pixels * ((12 if lens.has_distortion(self.distortion) else 0) + (4 if self.vignettes else 0))
+        return batch * (28 * self.motion_blur_samples + pixels * per_pixel) + tables
+
+    @property
+    def vignettes(self) -> bool:
+        """Whether any vignetting is on."""
+        return self.vignetting_cos4 or any(a != 0.0 for a in self.vignetting_polynomial)
 
 
 @dataclasses.dataclass
@@ -251,7 +400,8 @@ class CameraResult:
     float32, metres along the pixel's ray (inf for misses). depth: (B, H, W) float32, planar z-depth along the
     optical axis (m, inf for misses). label: (B, H, W) int32, index into ``label_names`` (-1 for misses).
     instance: (B, H, W) int32, scene node id (-1 for misses). normal: (B, H, W) vec3, world-frame unit normal
-    facing the camera (0 for misses).
+    facing the camera (0 for misses). raw: (B, H, W, 3) uint16 digital numbers of the photon-transfer model
+    with ``noise`` on, else ``None``.
     """
 
     rgb: wp.array
@@ -266,6 +416,7 @@ class CameraResult:
     camera_matrix: np.ndarray
     config: UnderwaterCameraConfig
     frame_index: int
+    raw: wp.array | None = None
 
     FIELDS: ClassVar[tuple[str, ...]] = ("rgb", "linear", "in_air", "range", "depth", "label", "instance", "normal")
 
@@ -273,9 +424,14 @@ class CameraResult:
     def batch_size(self) -> int:
         return int(self.rgb.shape[0])
 
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The arrays this result holds: ``FIELDS``, and ``raw`` with noise."""
+        return self.FIELDS + (("raw",) if self.raw is not None else ())
+
     def numpy(self) -> dict[str, np.ndarray]:
         """Host copies; vec3 images come back as (B, H, W, 3) float32."""
-        return {name: getattr(self, name).numpy() for name in self.FIELDS}
+        return {name: getattr(self, name).numpy() for name in self.fields}
 
     def torch(self) -> dict[str, Any]:
         """Zero-copy torch tensors of the device arrays (``wp.to_torch``); needs PyTorch installed."""
@@ -284,7 +440,7 @@ class CameraResult:
         except ImportError as exc:
             raise OceanSimError("CameraResult.torch() needs PyTorch; install it (pip install torch) or use "
                                 ".numpy()") from exc
-        return {name: wp.to_torch(getattr(self, name)) for name in self.FIELDS}
+        return {name: wp.to_torch(getattr(self, name)) for name in self.fields}
 
     def depth_uint8(self, frame: int = 0) -> np.ndarray:
         """(H, W) uint8 planar depth image: 255 at the camera falling linearly to 0 at the frame's farthest hit;
@@ -330,12 +486,13 @@ class UnderwaterCamera:
 
     ``render`` draws a batch of poses in one launch. The poses buffer is kept per batch size and per thread and
     reused (one camera may render from several threads at once); pass ``out`` (a previous result of the same
-    batch size) to reuse the image arrays too.
+    batch size) to reuse the image arrays too. ``sensor_id`` separates the noise of several cameras sharing a
+    seed. The lens tables (each pixel's ray with distortion, the vignetting map) are computed once, here.
     """
 
     MAX_CACHED_BATCH_SIZES = 2
 
-    def __init__(self, config: UnderwaterCameraConfig | None = None, device: Any = None) -> None:
+    def __init__(self, config: UnderwaterCameraConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
         self.config = config if config is not None else UnderwaterCameraConfig()
         if not isinstance(self.config, UnderwaterCameraConfig):
             raise ConfigError(f"UnderwaterCamera: config must be an UnderwaterCameraConfig, got "
@@ -355,6 +512,28 @@ class UnderwaterCamera:
         self._light_intensity = wp.array(np.array([l.intensity for l in lights], np.float32).reshape(-1, 3),
                                          dtype=wp.vec3, device=dev)
         self._poses = PoseUploads(self.device, self.MAX_CACHED_BATCH_SIZES)
+        self.sensor_id = int(sensor_id)
+        intr = c.intrinsics()
+        rays = lens.pixel_rays(c.width, c.height, intr, c.distortion) if lens.has_distortion(c.distortion) else None
+        self._vignette_map = (lens.vignetting_map(c.width, c.height, intr, rays, c.vignetting_cos4,
+                                                  c.vignetting_polynomial) if c.vignettes else None)
+        self._rays = wp.array(rays if rays is not None else np.zeros((1, 1, 3), np.float32), dtype=wp.vec3, device=dev)
+        self._vignette = wp.array(self._vignette_map if self._vignette_map is not None else np.ones((1, 1), np.float32),
+                                  dtype=wp.float32, device=dev)
+
+    def vignetting(self) -> np.ndarray:
+        """(H, W) relative illumination of each pixel (sensors/lens.py; all ones without vignetting)."""
+        c = self.config
+        return self._vignette_map.copy() if self._vignette_map is not None else np.ones((c.height, c.width),
+                                                                                          np.float32)
+
+    def exposure_poses(self, trajectory: Any, times: Any) -> np.ndarray:
+        """(B, motion_blur_samples, 7) camera poses over the exposure of frames at ``times`` (s): the
+        trajectory at ``times + config.exposure_offsets()``, clamped to the trajectory's span (the camera is
+        taken as still before its first and after its last sample)."""
+        t = np.asarray(times, dtype=np.float64).reshape(-1, 1) + self.config.exposure_offsets()[None, :]
+        t = np.clip(t, trajectory.start_time, trajectory.end_time)
+        return np.asarray(trajectory.at(t.reshape(-1)), dtype=np.float64).reshape(t.shape[0], t.shape[1], 7)
 
     def memory_bytes(self, batch: int) -> int:
         """Device bytes the result images of ``batch`` poses need."""
@@ -369,6 +548,7 @@ class UnderwaterCamera:
         shape = (batch, c.height, c.width)
         dev = self.device
         return CameraResult(
+            raw=wp.empty((*shape, 3), dtype=wp.uint16, device=dev) if c.noise else None,
             rgb=wp.empty((*shape, 3), dtype=wp.uint8, device=dev), linear=wp.empty(shape, dtype=wp.vec3, device=dev),
             in_air=wp.empty(shape, dtype=wp.vec3, device=dev), range=wp.empty(shape, dtype=wp.float32, device=dev),
             depth=wp.empty(shape, dtype=wp.float32, device=dev), label=wp.empty(shape, dtype=wp.int32, device=dev),
@@ -377,7 +557,7 @@ class UnderwaterCamera:
             frame_index=int(frame_index))
 
     def render(self, scene: Any, poses: Any, frame_index: int = 0, out: CameraResult | None = None,
-               threads: int | None = None) -> CameraResult:
+               threads: int | None = None, exposure_poses: Any = None) -> CameraResult:
         """Render B images.
 
         Args:
@@ -386,10 +566,21 @@ class UnderwaterCamera:
             frame_index: frame number of pose 0 (pose b is frame ``frame_index + b``), recorded in the result.
             out: a previous result of this camera with the same batch size to write into.
             threads: CPU launch threads (default: all; see ``runtime.set_cpu_threads``).
+            exposure_poses: (B, S, 7) camera poses over each frame's exposure (:meth:`exposure_poses`), whose
+                images are averaged (motion blur); ``None``: the camera is still during the exposure.
         """
         c = self.config
         p = check_render_call("UnderwaterCamera", scene, self.device, poses, frame_index, what="camera")
         batch = p.shape[0]
+        sub = 1
+        if exposure_poses is not None:
+            e = np.asarray(exposure_poses, dtype=np.float64)
+            if e.ndim != 3 or e.shape[0] != batch or e.shape[2] != 7 or e.shape[1] < 1:
+                raise ConfigError(f"UnderwaterCamera.render: exposure_poses must have shape (B, S, 7) with B = "
+                                  f"{batch} frames, got {e.shape}")
+            sub = int(e.shape[1])
+            p = check_render_call("UnderwaterCamera", scene, self.device, e.reshape(-1, 7), frame_index,
+                                  what="camera", poses_name="exposure_poses")
         if out is None:
             out = self.allocate(batch, scene.labels, frame_index)
         else:
@@ -403,15 +594,26 @@ class UnderwaterCamera:
         w = self.water
         sun = np.asarray(c.sun_irradiance if c.sun else (0.0, 0.0, 0.0), dtype=np.float32)
         g = scene.geometry
+        tex = k.SceneTextures()
+        tex.points, tex.indices, tex.face_uv = g.points, g.indices, g.face_uv
+        tex.object_texture, tex.texels, tex.info = g.object_texture, g.texture_texels, g.texture_info
+        use_vignette = int(self._vignette_map is not None)
         launch_1d(k.camera_render_kernel, batch * c.width * c.height,
-                  [g.mesh.id, g.face_object, g.object_albedo, g.object_label, pose_buf, c.width, c.height,
-                   fx, fy, cx, cy, float(c.max_range), wp.vec3(*c.ambient), wp.vec3(*sun),
+                  [g.mesh.id, g.face_object, g.object_albedo, g.object_label, tex, pose_buf, sub, sub // 2,
+                   c.width, c.height, fx, fy, cx, cy, int(lens.has_distortion(c.distortion)), self._rays,
+                   use_vignette, self._vignette, float(c.max_range), wp.vec3(*c.ambient), wp.vec3(*sun),
                    wp.vec3(*c.sun_direction()), float(scene.surface_z), wp.vec3(*w.diffuse_attenuation),
                    int(c.shadows), self._light_position, self._light_direction, self._light_cos_outer,
                    self._light_cos_inner, self._light_intensity, wp.vec3(*w.attenuation), wp.vec3(*w.backscatter),
                    wp.vec3(*w.veiling_light), int(c.veiling_scales_with_light), float(c.exposure),
                    out.rgb, out.in_air, out.linear, out.range, out.depth, out.label, out.instance, out.normal],
                   self.device, threads=threads, min_chunk=1024)
+        if c.noise:
+            launch_1d(k.camera_sensor_kernel, batch * c.width * c.height * 3,
+                      [out.linear, use_vignette, self._vignette, c.electrons_per_unit() * float(c.exposure),
+                       float(c.dark_current * c.exposure_time), float(c.full_well), float(c.read_noise),
+                       c.sensor_gain(), float(c.max_code), int(c.seed), int(frame_index), self.sensor_id, out.raw,
+                       out.rgb], self.device, threads=threads, min_chunk=1024)
         return out
 
 
@@ -422,7 +624,7 @@ _DISPLAY = "8-bit display view (uint8 0..255), not a measurement"
 _PIXELS = ("height", "width")
 _RGB = ("height", "width", 3)
 #: the result's float/int arrays a rig can write (``rgb`` is written as the ``rgb_png`` image)
-_ARRAYS = ("depth", "range", "label", "linear", "in_air", "normal")
+_ARRAYS = ("depth", "range", "label", "linear", "in_air", "normal", "raw")
 
 
 def _cli_write(o: _reg.CliOutput) -> list[str]:
@@ -431,12 +633,13 @@ def _cli_write(o: _reg.CliOutput) -> list[str]:
     arrays: ``camera_rgb.npy`` ((H, W, 3) uint8), ``camera_linear.npy`` and ``camera_in_air.npy`` ((H, W, 3)
     float32 linear underwater and in-air images), ``camera_range.npy`` and ``camera_depth.npy`` ((H, W) float32
     m, inf = miss), ``camera_label.npy`` ((H, W) int32, -1 = miss; names in ``camera_labels.json``),
-    ``camera_normal.npy`` ((H, W, 3) world-frame normals)."""
+    ``camera_normal.npy`` ((H, W, 3) world-frame normals) and, with noise, ``camera_raw.npy`` ((H, W, 3) uint16
+    DN)."""
     import json
 
     c, out, data = o.config, o.out, o.data
     written = o.result.save_png(out, prefix="camera_")
-    for name in ("rgb", *_ARRAYS):
+    for name in (n for n in ("rgb", *_ARRAYS) if n in data):
         images.save_npy(out / f"camera_{name}.npy", data[name][0])
     (out / "camera_labels.json").write_text(json.dumps(o.result.label_names, indent=1) + "\n", encoding="utf-8")
     hit = data["label"][0] >= 0
@@ -446,9 +649,37 @@ def _cli_write(o: _reg.CliOutput) -> list[str]:
             f"wrote {', '.join(str(p) for p in written.values())} and camera_*.npy"]
 
 
+def _render_batch(sensor: UnderwaterCamera, batch: _reg.Batch) -> CameraResult:
+    """The batch, with each frame's exposure sampled along the sensor's trajectory when the config blurs."""
+    exposure = None
+    if sensor.config.blurs and batch.trajectory is not None:
+        exposure = sensor.exposure_poses(batch.trajectory, batch.times)
+    return sensor.render(batch.scene, batch.poses, frame_index=batch.frame_index, exposure_poses=exposure)
+
+
+def _check_products(config: UnderwaterCameraConfig, products: tuple[str, ...], where: str) -> None:
+    if "raw" in products and not config.noise:
+        raise ConfigError(f"{where}: product 'raw' (the sensor's digital numbers) needs the noise model; set "
+                          f"noise: true in the camera's config or drop 'raw'")
+
+
+def _metadata(c: UnderwaterCameraConfig) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "intrinsics": dict(zip(("fx", "fy", "cx", "cy"), c.intrinsics()), width=c.width, height=c.height),
+        "camera_matrix": c.camera_matrix().tolist(),
+        "frame": "optical axis = sensor +x, image right = -y, image down = -z; depth = planar z-depth (m)"}
+    if lens.has_distortion(c.distortion):
+        meta["distortion_coefficients"] = {"model": "OpenCV (k1, k2, p1, p2, k3)", "values": list(c.distortion)}
+    if c.noise:
+        meta["sensor"] = {"gain_e_per_dn": c.sensor_gain(), "max_code": c.max_code, "full_well_e": c.full_well,
+                          "read_noise_e": c.read_noise}
+    return meta
+
+
 SENSOR_KIND = _reg.SensorKind(
     name="camera", description="underwater RGB camera: sRGB image, depth, range, labels, normals",
-    config_class=UnderwaterCameraConfig, sensor_class=UnderwaterCamera,
+    config_class=UnderwaterCameraConfig, sensor_class=UnderwaterCamera, uses_trajectory=True,
+    render=_render_batch, check=_check_products,
     schema=(
         _reg.Product("rgb_png", _reg.IMAGE, "uint8", "sRGB-encoded 8-bit colour (uint8)", _RGB,
                      view=lambda result, config: result.rgb.numpy()),
@@ -464,14 +695,13 @@ SENSOR_KIND = _reg.SensorKind(
                      _RGB),
         _reg.Product("in_air", _reg.ARRAY, "float32", "linear in-air radiance (scene-relative)", _RGB),
         _reg.Product("normal", _reg.ARRAY, "float32", "unit vector, world frame", _RGB, frame="world"),
+        _reg.Product("raw", _reg.ARRAY, "uint16", "DN, digital numbers of the photon-transfer model (noise: true)",
+                     _RGB),
     ),
     default_products=("rgb_png", "depth", "label"),
-    build=lambda config, device, sensor_id: UnderwaterCamera(config, device=device),
+    build=lambda config, device, sensor_id: UnderwaterCamera(config, device=device, sensor_id=sensor_id),
     arrays=lambda result, wanted: {name: getattr(result, name).numpy() for name in _ARRAYS if name in wanted},
-    metadata=lambda c: {
-        "intrinsics": dict(zip(("fx", "fy", "cx", "cy"), c.intrinsics()), width=c.width, height=c.height),
-        "camera_matrix": c.camera_matrix().tolist(),
-        "frame": "optical axis = sensor +x, image right = -y, image down = -z; depth = planar z-depth (m)"},
+    metadata=_metadata,
     cli=_reg.CliTarget(
         help="underwater RGB camera: RGB, depth and label PNGs plus raw .npy", framing="camera",
         reach=lambda c: (min(c.max_range, c.water_type.visibility()), c.horizontal_fov),
