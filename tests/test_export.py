@@ -423,3 +423,20 @@ def test_mcap_decodes_with_mcap_ros2(dataset, tmp_path):
             (product(s, "velocity") * [1, -1, -1]).tolist())
     for msg, s in zip(decoded["/cam/image"], reader.samples("cam")):
         assert bytes(msg.data) == s["rgb_png"].tobytes()
+
+
+def test_camera_info_carries_the_lens_distortion():
+    from oceansim_py.export.marine_msgs import ros_typestore
+    from oceansim_py.export.ros_messages import RosMessageFactory
+
+    factory = RosMessageFactory(ros_typestore())
+    meta = {"intrinsics": {"fx": 20.0, "fy": 20.0, "cx": 15.5, "cy": 11.5, "width": 32, "height": 24},
+            "distortion_coefficients": {"model": "OpenCV (k1, k2, p1, p2, k3)",
+                                        "values": [-0.2, 0.05, 0.001, -0.002, 0.01]}}
+    sample = {"time": 0.0, "sample": 0, "depth": np.zeros((24, 32), np.float32)}
+    info = dict((topic, msg) for topic, _, msg in factory.camera("cam", meta, sample))["/cam/camera_info"]
+    assert info.distortion_model == "plumb_bob"
+    assert np.allclose(info.d, [-0.2, 0.05, 0.001, -0.002, 0.01])
+    del meta["distortion_coefficients"]
+    info = dict((topic, msg) for topic, _, msg in factory.camera("cam", meta, sample))["/cam/camera_info"]
+    assert np.allclose(info.d, 0.0)

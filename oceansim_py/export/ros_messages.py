@@ -12,7 +12,7 @@ frame. Frames (all published on ``/tf_static`` by the exporter, see :func:`stati
 Mapping (sensor type: topic -> message):
 
 * camera: ``image`` -> sensor_msgs/Image rgb8 (from ``rgb_png``), ``camera_info`` -> sensor_msgs/CameraInfo
-  (pinhole, no distortion), ``depth`` -> Image 32FC1 (planar z-depth, m), ``label`` -> Image 32SC1;
+  (pinhole; plumb_bob D = the camera's OpenCV distortion coefficients, zeros without), ``depth`` -> Image 32FC1 (planar z-depth, m), ``label`` -> Image 32SC1;
 * imaging_sonar, multibeam: ``image`` -> marine_acoustic_msgs/ProjectedSonarImage of ``intensity``
   (float32, one row per range bin, beams along the row, see :mod:`oceansim_py.io.sonar_messages`); multibeam
   also ``points`` -> sensor_msgs/PointCloud2 of its per-beam soundings (peak-amplitude detection, see
@@ -174,9 +174,11 @@ class RosMessageFactory:
         if not out:
             raise MissingProduct(f"sensor {name!r} sample {sample.get('sample')}: none of rgb_png, depth, label")
         k = meta["intrinsics"]
+        # OpenCV's (k1, k2, p1, p2, k3) is ROS's plumb_bob D in the same order; none recorded: no distortion
+        d = np.asarray((meta.get("distortion_coefficients") or {}).get("values") or np.zeros(5), dtype=np.float64)
         fx, fy, cx, cy = float(k["fx"]), float(k["fy"]), float(k["cx"]), float(k["cy"])
         info = self.new("sensor_msgs/msg/CameraInfo", header=self.header(t, frame), height=int(k["height"]),
-                        width=int(k["width"]), distortion_model="plumb_bob", d=np.zeros(5),
+                        width=int(k["width"]), distortion_model="plumb_bob", d=d,
                         k=np.array([fx, 0, cx, 0, fy, cy, 0, 0, 1], dtype=np.float64),
                         r=np.eye(3).reshape(-1),
                         p=np.array([fx, 0, cx, 0, 0, fy, cy, 0, 0, 0, 1, 0], dtype=np.float64),
