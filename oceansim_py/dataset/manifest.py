@@ -144,29 +144,3 @@ def _manifest_problems(manifest: dict[str, Any]) -> list[str]:
         if total != manifest["frames"]:
             problems.append(f"complete run: shards hold {total} frames, manifest says {manifest['frames']}")
     return problems
-    indices = [s["index"] for s in manifest["shards"]]
-    if indices != sorted(set(indices)):
-        problems.append("shard indices are not unique and increasing")
-    for s in manifest["shards"]:
-        for key in ("index", "name", "frames", "ticks", "samples", "checksum", "files"):
-            if key not in s:
-                problems.append(f"shard {s.get('index')}: missing '{key}'")
-        if not isinstance(s.get("index"), int) or s.get("name") != f"shard_{s['index']:05d}":
-            problems.append(f"shard {s.get('index')!r}: name {s.get('name')!r} is not shard_NNNNN of its index")
-    if manifest["status"] == "complete":
-        total = sum(s["frames"] for s in manifest["shards"])
-        if total != manifest["frames"]:
-            problems.append(f"complete run: shards hold {total} frames, manifest says {manifest['frames']}")
-    for name, sensor in manifest["sensors"].items():
-        for key in ("type", "config", "rate_hz", "mount", "products"):
-            if key not in sensor:
-                problems.append(f"sensor {name}: missing '{key}'")
-        if "rate_hz" in sensor and (not _is_number(sensor["rate_hz"]) or sensor["rate_hz"] <= 0):
-            problems.append(f"sensor {name}: 'rate_hz' is {sensor['rate_hz']!r}, not a positive number")
-        formats = sensor.get("products_format", {})
-        if not isinstance(formats, dict) or not all(isinstance(v, str) for v in formats.values()):
-            problems.append(f"sensor {name}: 'products_format' is not an object of product -> format")
-        arrays = sensor.get("arrays", {})
-        if not isinstance(arrays, dict) or not all(isinstance(v, dict) for v in arrays.values()):
-            problems.append(f"sensor {name}: 'arrays' is not an object of product -> description")
-    return problems
