@@ -299,6 +299,11 @@ class SeaSurface:
     #: Most rest-grid vertices per side.
     MAX_VERTICES_PER_SIDE = 4097
 
+    #: Most (vertices per side x components) for which :meth:`vertices_at` uses the separated angle sum (two tables
+    #: of that many float32 per axis, 16 MB each at the limit); above it, the direct sum (a sine and a cosine per
+    #: vertex and component).
+    MAX_GRID_TERMS = 4 * 1024 * 1024
+
     def __init__(self, config: SeaStateConfig, size: float = 200.0, resolution: float = 1.0,
                  center: tuple[float, float] = (0.0, 0.0), surface_z: float = 0.0, device: Any = None) -> None:
         from oceansim_py.runtime import resolve_device
@@ -322,7 +327,20 @@ class SeaSurface:
         self._rest = wp.array(self.rest.astype(np.float32), dtype=wp.vec2, device=dev)
         self._k = wp.array(comp.wave_vector.astype(np.float32), dtype=wp.vec2, device=dev)
         self._amp = wp.array(comp.amplitude.astype(np.float32), dtype=wp.float32, device=dev)
-        self._horiz = wp.array(comp.horizontal.astype(np.float32), dtype=wp.float32, device=dev)
+        k = np.linalg.norm(comp.wave_vector, axis=1, keepdims=True)
+        khat = np.divide(comp.wave_vector, k, out=np.zeros_like(comp.wave_vector), where=k > 0)
+        self._horiz = wp.array((comp.horizontal[:, None] * khat).astype(np.float32), dtype=wp.vec2, device=dev)
+        self._axis_x = axis + center[0]
+        self._axis_y = axis + center[1]
+        self._grid = m * comp.count <= self.MAX_GRID_TERMS
+        if self._grid:  # the separated angle sum (kernels/sea_surface.py): cos / sin of k_x x_i, fixed per patch
+            a = self._axis_x[:, None] * comp.wave_vector[None, :, 0]
+            self._col_cos = wp.array(np.cos(a).astype(np.float32).ravel(), dtype=wp.float32, device=dev)
+            self._col_sin = wp.array(np.sin(a).astype(np.float32).ravel(), dtype=wp.float32, device=dev)
+            self._row_cos = wp.empty(m * comp.count, dtype=wp.float32, device=dev)
+            self._row_sin = wp.empty(m * comp.count, dtype=wp.float32, device=dev)
+            self._ax = wp.array(self._axis_x.astype(np.float32), dtype=wp.float32, device=dev)
+            self._ay = wp.array(self._axis_y.astype(np.float32), dtype=wp.float32, device=dev)
 
     @property
     def num_vertices(self) -> int:
@@ -339,10 +357,19 @@ class SeaSurface:
         dev = self.device
         if out is None:
             out = wp.empty(self.num_vertices, dtype=wp.vec3, device=dev)
-        phase = wp.array(self.components.phases_at(t).astype(np.float32), dtype=wp.float32, device=dev)
-        launch_1d(k.gerstner_vertices_kernel, self.num_vertices,
-                  [self._rest, self._k, self._amp, self._horiz, phase, self.components.count, self.surface_z, out],
-                  dev)
+        comp = self.components
+        if not self._grid:
+            phase = wp.array(comp.phases_at(t).astype(np.float32), dtype=wp.float32, device=dev)
+            launch_1d(k.gerstner_vertices_kernel, self.num_vertices,
+                      [self._rest, self._k, self._amp, self._horiz, phase, comp.count, self.surface_z, out], dev)
+            return out
+        # row arguments k_y y_j + p_i reduced modulo 2 pi in float64 on the host, so float32 keeps their precision
+        row = np.mod(self._axis_y[:, None] * comp.wave_vector[None, :, 1] + comp.phases_at(t)[None, :], 2.0 * math.pi)
+        row_arg = wp.array(row.astype(np.float32).ravel(), dtype=wp.float32, device=dev)
+        launch_1d(k.sea_row_terms_kernel, row_arg.shape[0], [row_arg, self._row_cos, self._row_sin], dev)
+        launch_1d(k.gerstner_grid_vertices_kernel, self.num_vertices,
+                  [self._col_cos, self._col_sin, self._row_cos, self._row_sin, self._ax, self._ay, self._amp,
+                   self._horiz, comp.count, self._axis_x.shape[0], self.surface_z, out], dev)
         return out
 
     def displace(self, rest_xy: np.ndarray, t: float | np.ndarray) -> np.ndarray:
