@@ -177,6 +177,7 @@ def test_load_scene_with_a_sea_state_preset():
     lo, hi = flat.bounds
     np.testing.assert_allclose(scene.sea_surface.rest.mean(axis=0), [(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2])
     assert "sea surface: pierson_moskowitz" in scene.summary()
+    np.testing.assert_array_equal(scene.bounds, flat.bounds)  # the patch does not count in the scene's extent
     with pytest.raises(SceneError, match="already has a sea surface"):
         scene.add_sea_surface("calm")
 
@@ -211,3 +212,32 @@ def test_rig_sea_state_keys(tmp_path):
         parse_rig({**base, "sea_surface_size": 50}, "r.yaml")
     with pytest.raises(ConfigError, match=r"r.yaml: sea_surface_resolution: a 200.0 m patch at 0.01 m"):
         parse_rig({**base, "sea_state": "calm", "sea_surface_resolution": 0.01}, "r.yaml")
+
+
+def test_dataset_rig_with_a_sea_state_renders_gps_and_barometer_against_the_waves(tmp_path):
+    import yaml
+
+    from oceansim_py.cli import main
+    from oceansim_py.dataset import load
+
+    rig = {"name": "sea", "scene": "tank", "seed": 2, "frames": 8, "tick_rate_hz": 2.0, "shard_size": 4,
+           "sea_state": {"preset": "moderate", "n_frequencies": 8, "n_directions": 4, "seed": 1},
+           "sea_surface_size": 20.0, "sea_surface_resolution": 1.0,
+           "trajectory": {"type": "transect", "start": [-1.0, 0.0, -0.1], "end": [1.0, 0.0, -0.1], "speed": 0.5},
+           "sensors": [{"name": "gps", "type": "gps", "rate_hz": 2.0,
+                        "config": {"noise": False, "depth_threshold": 0.0}, "products": ["position", "fix", "depth"]},
+                       {"name": "baro", "type": "barometer", "rate_hz": 2.0, "config": {"noise": False}}]}
+    (tmp_path / "rig.yaml").write_text(yaml.safe_dump(rig))
+    out = tmp_path / "out"
+    assert main(["generate", "--rig", str(tmp_path / "rig.yaml"), "--out", str(out), "--no-progress",
+                 "--device", "cpu"]) == 0
+    scene = load_scene("tank", device="cpu", sea_state=rig["sea_state"], sea_surface_size=20.0)
+    gps, baro = list(load(out).samples("gps")), list(load(out).samples("baro"))
+    assert len(gps) == len(baro) == 8
+    times = np.arange(8) / 2.0
+    xy = np.c_[-1.0 + 0.5 * times, np.zeros(8)]
+    eta = np.array([scene.surface_height(xy[i:i + 1], t)[0] for i, t in enumerate(times)])
+    np.testing.assert_allclose([g["depth"] for g in gps], eta + 0.1, atol=1e-6)  # the antenna rides at z = -0.1
+    np.testing.assert_array_equal([bool(g["fix"]) for g in gps], eta + 0.1 <= 0.0)
+    np.testing.assert_allclose([b["true_depth"] for b in baro], np.maximum(eta + 0.1, 0.0), atol=1e-6)
+    assert len(set(np.round(eta, 6))) == 8  # the surface moved from frame to frame

@@ -154,7 +154,13 @@ class WorldGeometry:
         self.num_triangles = int(indices.shape[0])
         self.num_vertices = int(points.shape[0])
         self.dropped_degenerate = dropped
-        self.bounds = (points.min(axis=0).astype(np.float64), points.max(axis=0).astype(np.float64))
+        # the scene's extent is its content's: a sea-surface patch (often far larger) does not count, unless it is
+        # all there is
+        content = np.ones(points.shape[0], dtype=bool)
+        for sea in self.sea_surfaces:
+            content[sea.vertex_offset:sea.vertex_offset + sea.count] = False
+        extent = points[content] if content.any() else points
+        self.bounds = (extent.min(axis=0).astype(np.float64), extent.max(axis=0).astype(np.float64))
 
         n_nodes = max((n.id for n in nodes), default=-1) + 1
         refl = np.zeros(n_nodes, dtype=np.float32)

@@ -187,7 +187,8 @@ class Scene:
 
     @property
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """Axis-aligned world bounds (min xyz, max xyz) in metres, at load time."""
+        """Axis-aligned world bounds (min xyz, max xyz) in metres, at load time, of everything but a moving sea
+        surface (whose patch is often far larger than the scene's content)."""
         return self.geometry.bounds
 
     @property
