@@ -241,3 +241,23 @@ def test_dataset_rig_with_a_sea_state_renders_gps_and_barometer_against_the_wave
     np.testing.assert_array_equal([bool(g["fix"]) for g in gps], eta + 0.1 <= 0.0)
     np.testing.assert_allclose([b["true_depth"] for b in baro], np.maximum(eta + 0.1, 0.0), atol=1e-6)
     assert len(set(np.round(eta, 6))) == 8  # the surface moved from frame to frame
+
+
+def test_an_upward_altimeter_sees_the_surface_return_move_with_the_wave():
+    from oceansim_py.poses import pose_from_euler
+    from oceansim_py.sensors.singlebeam import SinglebeamSonar, SinglebeamSonarConfig
+
+    scene = floor_scene()
+    node = scene.add_sea_surface(ONE_WAVE, size=60.0, resolution=1.0, center=(0.0, 0.0))
+    a, k, w, phi = wave(scene)
+    sonar = SinglebeamSonar(SinglebeamSonarConfig(opening_angle=1.0, cone_rings=2, rays_per_ring=8, min_range=0.5,
+                                                  max_range=10.0, range_bins=200), device="cpu")
+    x, depth = 6.0, 5.0
+    up = pose_from_euler(x, 0.0, -depth, 0.0, -90.0, 0.0)
+    # the nearest hit in a 1 degree cone is off the boresight's by at most depth (sin(0.5 deg) k A + 1 - cos 0.5 deg)
+    tol = depth * (math.sin(math.radians(0.5)) * k * a + 1 - math.cos(math.radians(0.5))) + 1e-4
+    for t in (0.0, 2.0):
+        scene.set_time(t)
+        r = sonar.render(scene, up).numpy()
+        assert r["first_return_range"][0] == pytest.approx(depth + a * math.cos(k * x + phi - w * t), abs=tol)
+        assert int(np.max(r["label_id"])) == scene.labels.index("sea_surface") == scene.node_label_ids[node.id]
