@@ -261,3 +261,23 @@ def test_an_upward_altimeter_sees_the_surface_return_move_with_the_wave():
         r = sonar.render(scene, up).numpy()
         assert r["first_return_range"][0] == pytest.approx(depth + a * math.cos(k * x + phi - w * t), abs=tol)
         assert int(np.max(r["label_id"])) == scene.labels.index("sea_surface") == scene.node_label_ids[node.id]
+
+
+def test_a_sea_node_must_match_its_patch():
+    from oceansim_py.scene.sea_surface import SeaSurface
+
+    sea = SeaSurface(ONE_WAVE, size=10.0, resolution=1.0, device="cpu")
+    small = SeaSurface(ONE_WAVE, size=8.0, resolution=1.0, device="cpu")
+    bad = Node("/SeaSurface", mesh=TriangleMesh(small.displace(small.rest, 0.0), small.triangles), sea_surface=sea)
+    with pytest.raises(SceneError, match="must hold its patch's 121 vertices"):
+        Scene([bad], device="cpu")
+    shifted = np.eye(4)
+    shifted[0, 3] = 5.0
+    moved = Node("/SeaSurface", mesh=TriangleMesh(sea.displace(sea.rest, 0.0), sea.triangles), sea_surface=sea,
+                 transform=shifted)
+    with pytest.raises(SceneError, match="identity transform"):
+        Scene([moved], device="cpu")
+    with pytest.raises(SceneError, match="at most one sea surface"):
+        Scene([Node("/A", mesh=TriangleMesh(sea.displace(sea.rest, 0.0), sea.triangles), sea_surface=sea),
+               Node("/B", mesh=TriangleMesh(sea.displace(sea.rest, 0.0), sea.triangles), sea_surface=sea)],
+              device="cpu")

@@ -133,6 +133,10 @@ class WorldGeometry:
                 if node.track is not None or not np.array_equal(node.transform, np.eye(4)):
                     raise SceneError(f"{source}: sea-surface node {getattr(node, 'path', node.id)} must have an "
                                      f"identity transform and no animation track (its vertices are world points)")
+                if node.sea_surface.device != device or node.sea_surface.num_vertices != local.shape[0]:
+                    raise SceneError(f"{source}: sea-surface node {getattr(node, 'path', node.id)} must hold its "
+                                     f"patch's {node.sea_surface.num_vertices} vertices on the scene's device "
+                                     f"{device}; add it with Scene.add_sea_surface")
                 self.sea_surfaces.append(SeaSlot(self.slots[-1], offset, local.shape[0]))
             faces += t.shape[0]
             pts.append(world)
