@@ -281,3 +281,22 @@ def test_a_sea_node_must_match_its_patch():
         Scene([Node("/A", mesh=TriangleMesh(sea.displace(sea.rest, 0.0), sea.triangles), sea_surface=sea),
                Node("/B", mesh=TriangleMesh(sea.displace(sea.rest, 0.0), sea.triangles), sea_surface=sea)],
               device="cpu")
+
+
+def test_terrain_following_looks_through_the_waves():
+    from oceansim_py.trajectory import Trajectory
+
+    flat, scene = floor_scene(), floor_scene()
+    scene.add_sea_surface(ONE_WAVE.replace(significant_wave_height=4.0), size=120.0, resolution=1.0,
+                          center=(0.0, 0.0))
+    xy = np.array([[float(x), 0.0] for x in range(-20, 21)])
+    down = np.tile([0.0, 0.0, -1.0], (len(xy), 1))
+    o = np.c_[xy, np.zeros(len(xy))]
+    assert np.any(scene.raycast(o, down, 50.0).numpy()["object"] == scene.node("/SeaSurface").id)  # troughs
+    r = scene.raycast_through_surface(o, down, 50.0).numpy()
+    np.testing.assert_allclose(r["distance"], 20.0, atol=1e-4)  # the floor at z = -20 from z = 0
+    assert np.all(r["object"] == scene.node("/Floor").id)
+    kw = dict(altitude=3.0, spacing=10.0, speed=1.0, rate_hz=1.0, follow_terrain=True)
+    np.testing.assert_allclose(Trajectory.lawnmower(scene, **kw).poses[:, 2], -17.0, atol=1e-4)
+    np.testing.assert_allclose(Trajectory.lawnmower(flat, **kw).poses, Trajectory.lawnmower(scene, **kw).poses,
+                               atol=1e-4)

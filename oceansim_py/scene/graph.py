@@ -24,6 +24,9 @@ from oceansim_py.scene.sea_surface import SeaStateConfig, SeaSurface, check_patc
 #: Path of the node a moving sea surface is added as.
 PATH_SEA_SURFACE = "/SeaSurface"
 
+#: How far past the sea surface (m) :meth:`Scene.raycast_through_surface` restarts a ray.
+SURFACE_STEP = 1e-3
+
 
 @dataclasses.dataclass
 class TriangleMesh:
@@ -335,6 +338,33 @@ class Scene:
                                 wp.empty(n, dtype=wp.int32), wp.empty(n, dtype=wp.int32))
         self.raycast_into(wo, wd, wr, out)
         return out
+
+    def raycast_through_surface(self, origins: Any, directions: Any, max_range: float | Any = 1000.0) -> RaycastResult:
+        """:meth:`raycast`, but a ray that meets the moving sea surface goes on through it (once: the surface is a
+        height field) to the next hit; for queries of the scene's content, such as terrain following from the
+        mean surface down, that the waves must not stop. Without a sea surface it is :meth:`raycast`."""
+        first = self.raycast(origins, directions, max_range)
+        if self.sea_surface is None:
+            return first
+        res = first.numpy()
+        sea_id = next(n.id for n in self.nodes if n.sea_surface is not None)
+        through = np.flatnonzero(res["object"] == sea_id)
+        if through.size == 0:
+            return first
+        o = np.asarray(origins, dtype=np.float64).reshape(-1, 3)[through]
+        d = np.asarray(directions, dtype=np.float64).reshape(-1, 3)[through]
+        d = d / np.linalg.norm(d, axis=1, keepdims=True)
+        r = np.broadcast_to(np.asarray(max_range, dtype=np.float64), (res["distance"].shape[0],))[through]
+        step = res["distance"][through].astype(np.float64) + SURFACE_STEP
+        again = self.raycast(o + d * step[:, None], d, np.maximum(r - step, SURFACE_STEP)).numpy()
+        hit = again["object"] >= 0
+        res["distance"][through] = np.where(hit, again["distance"] + step, np.inf).astype(np.float32)
+        for key in ("normal", "face", "object"):
+            res[key][through] = again[key]
+        dev = self.device
+        with wp.ScopedDevice(dev):
+            return RaycastResult(wp.array(res["distance"], dtype=wp.float32), wp.array(res["normal"], dtype=wp.vec3),
+                                 wp.array(res["face"], dtype=wp.int32), wp.array(res["object"], dtype=wp.int32))
 
     def raycast_into(self, origins: wp.array, directions: wp.array, max_range: wp.array,
                      out: RaycastResult, threads: int | None = None) -> None:
