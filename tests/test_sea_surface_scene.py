@@ -300,3 +300,23 @@ def test_terrain_following_looks_through_the_waves():
     np.testing.assert_allclose(Trajectory.lawnmower(scene, **kw).poses[:, 2], -17.0, atol=1e-4)
     np.testing.assert_allclose(Trajectory.lawnmower(flat, **kw).poses, Trajectory.lawnmower(scene, **kw).poses,
                                atol=1e-4)
+
+
+def test_framing_ignores_the_sea_surface():
+    from oceansim_py.scene.framing import framing_pose, subject_bounds
+
+    box = np.array([[x, y, z] for z in (-2.5, -0.5) for y in (-1.0, 1.0) for x in (-1.0, 1.0)])
+    faces = [[0, 2, 1], [1, 2, 3], [4, 5, 6], [5, 7, 6], [0, 1, 4], [1, 5, 4], [2, 6, 3], [3, 6, 7], [0, 4, 2],
+             [2, 4, 6], [1, 3, 5], [3, 7, 5]]
+
+    def scene_with_rock() -> Scene:
+        s = floor_scene()
+        return Scene([*s.nodes, Node("/Rock", mesh=TriangleMesh(box, faces))], device="cpu")
+
+    flat, scene = scene_with_rock(), scene_with_rock()
+    scene.add_sea_surface(ONE_WAVE.replace(significant_wave_height=3.0), size=60.0, resolution=1.0,
+                          center=(0.0, 0.0))
+    for a, b in zip(subject_bounds(scene), subject_bounds(flat)):
+        np.testing.assert_array_equal(a, b)
+    for kind in ("imaging_sonar", "camera"):
+        np.testing.assert_allclose(framing_pose(scene, kind, 20.0), framing_pose(flat, kind, 20.0), atol=1e-6)
