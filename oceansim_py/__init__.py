@@ -61,3 +61,7 @@ __all__ = [
 from oceansim_py.scene.bathymetry import scene_from_bathymetry  # noqa: E402 - appended public API
 
 __all__ += ["scene_from_bathymetry"]
+
+from oceansim_py.scene.sea_surface import SeaStateConfig, SeaSurface  # noqa: E402 - appended public API
+
+__all__ += ["SeaStateConfig", "SeaSurface"]

@@ -166,3 +166,17 @@ def test_bad_sea_states_name_the_field(change, field):
 def test_patch_too_fine_is_refused():
     with pytest.raises(ConfigError, match="per side"):
         SeaSurface(SeaStateConfig(), size=1000.0, resolution=0.1, device="cpu")
+
+
+def test_separated_grid_sum_equals_the_direct_sum(monkeypatch):
+    # vertices_at uses cos(a + b) = cos a cos b - sin a sin b over the rest grid's rows and columns when the
+    # tables are small enough, else one sine and cosine per vertex and component: both give the host formula
+    c = SeaStateConfig(wind_speed=10.0, steepness=0.7, n_frequencies=16, n_directions=8, seed=8)
+    grid = SeaSurface(c, size=60.0, resolution=1.5, center=(250.0, -40.0), surface_z=-0.5, device="cpu")
+    monkeypatch.setattr(SeaSurface, "MAX_GRID_TERMS", 0)
+    direct = SeaSurface(c, size=60.0, resolution=1.5, center=(250.0, -40.0), surface_z=-0.5, device="cpu")
+    assert grid._grid and not direct._grid
+    for t in (0.0, 17.3, 1e5 + 0.25):
+        exact = grid.displace(grid.rest, t)
+        np.testing.assert_allclose(grid.vertices_at(t).numpy(), exact, atol=2e-4)
+        np.testing.assert_allclose(direct.vertices_at(t).numpy(), exact, atol=2e-4)

@@ -11,6 +11,9 @@ A rig is YAML (see ``scenes/rigs/*.yaml``)::
     shard_size: 8                     # ticks per shard
     batch_size: 8                     # poses per render call
     trajectory: {type: lawnmower, altitude: 4.0, spacing: 6.0, speed: 1.0}
+    sea_state: {preset: moderate}     # optional moving sea surface (SeaStateConfig fields or a preset name)
+    sea_surface_size: 200.0           # its square patch, m on a side (default 200)
+    sea_surface_resolution: 1.0       # its grid spacing, m (default 1)
     sensors:
       - {name: fls, type: imaging_sonar, preset: oceansim_default, rate_hz: 2.0,
          mount: [0.5, 0, 0, 0, 20, 0], config: {max_range: 20.0}, products: [intensity, fan_png]}
@@ -43,7 +46,8 @@ from oceansim_py.io.config import coerce_value, display_path, load_yaml
 from oceansim_py.limits import MAX_FRAMES, MAX_SEED, MAX_SHARDS, check_count
 from oceansim_py.poses import pose_from_euler
 
-_RIG_KEYS = {"name", "description", "scene", "seed", "frames", "duration", "tick_rate_hz", "shard_size",
+_RIG_KEYS = {"sea_state", "sea_surface_size", "sea_surface_resolution",
+             "name", "description", "scene", "seed", "frames", "duration", "tick_rate_hz", "shard_size",
              "batch_size", "trajectory", "sensors", "start_time", "device"}
 _SENSOR_KEYS = {"name", "type", "preset", "config", "rate_hz", "mount", "products"}
 
@@ -90,13 +94,25 @@ class Rig:
     start_time: float
     trajectory: dict[str, Any]
     sensors: tuple[SensorSpec, ...]
+    #: the moving sea surface: ``{"sea_state": mapping of SeaStateConfig fields, "size": m, "resolution": m}``,
+    #: or ``None`` for the flat surface (then absent from ``to_dict``, so flat rigs keep their fingerprints)
+    sea_surface: dict[str, Any] | None = None
 
     @property
     def num_shards(self) -> int:
         return -(-self.frames // self.shard_size)
 
+    def scene_options(self) -> dict[str, Any]:
+        """Keyword arguments of ``load_scene`` for this rig's sea surface (none for a flat surface)."""
+        if self.sea_surface is None:
+            return {}
+        return {"sea_state": dict(self.sea_surface["sea_state"]), "sea_surface_size": self.sea_surface["size"],
+                "sea_surface_resolution": self.sea_surface["resolution"]}
+
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
+        if d["sea_surface"] is None:
+            del d["sea_surface"]
         d["sensors"] = [dataclasses.asdict(s) for s in self.sensors]
         return json.loads(json.dumps(d, default=list))
 
@@ -284,7 +300,26 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
         scene=_resolve_scene(data["scene"], base, _where(source, "scene")),
         seed=seed, frames=frames, tick_rate_hz=tick, shard_size=shard_size, batch_size=batch_size,
         start_time=_number(data.get("start_time", 0.0), _where(source, "start_time"), positive=False),
-        trajectory=traj, sensors=tuple(sensors))
+        trajectory=traj, sensors=tuple(sensors), sea_surface=_sea_surface(data, source))
+
+
+def _sea_surface(data: Mapping[str, Any], source: str) -> dict[str, Any] | None:
+    """The rig's ``sea_state`` / ``sea_surface_size`` / ``sea_surface_resolution``, validated (``None``: flat)."""
+    from oceansim_py.scene.sea_surface import check_patch, sea_state_config
+
+    if "sea_state" not in data:
+        extra = sorted(k for k in ("sea_surface_size", "sea_surface_resolution") if k in data)
+        if extra:
+            raise ConfigError(f"{_where(source, extra[0])}: applies to a moving sea surface; add 'sea_state' "
+                              f"(e.g. {{preset: moderate}}) or remove it")
+        return None
+    raw = data["sea_state"]
+    spec = {"preset": raw} if isinstance(raw, str) else raw
+    sea_state_config(spec, _where(source, "sea_state"))
+    size = _number(data.get("sea_surface_size", 200.0), _where(source, "sea_surface_size"))
+    resolution = _number(data.get("sea_surface_resolution", 1.0), _where(source, "sea_surface_resolution"))
+    check_patch(size, resolution, _where(source, "sea_surface_size"), _where(source, "sea_surface_resolution"))
+    return {"sea_state": dict(spec), "size": size, "resolution": resolution}
 
 
 def _current_products(kind: Any, products: Any, where: str) -> list[str]:

@@ -54,7 +54,7 @@ class ShardWorker:
 
         self.rig = rig
         self.out = Path(out)
-        self.scene = load_scene(rig.scene, device=device)
+        self.scene = load_scene(rig.scene, device=device, **rig.scene_options())
         self.trajectory = build_trajectory(rig, self.scene)
         self.sensors: list[SensorWriter] = [SensorWriter(s, rig.seed, self.scene.device, compress)
                                              for s in rig.sensors]

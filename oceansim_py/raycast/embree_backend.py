@@ -16,11 +16,17 @@ until then smaller casts go through Warp's BVH, which every scene has (same resu
 pays for an Embree build. Flattened geometries up to :data:`HIGH_QUALITY_TRIANGLES` triangles get Embree's
 high-quality (spatial split) BVH, larger ones the medium-quality one, which builds faster in less memory.
 
-When the scene has animated instances, the flattened geometry sits in a scene of its own under an identity instance
-(exact: the identity transform leaves rays unchanged), so that an update rebuilds only the small BVH over the
-instances.
+- **a moving sea surface is its own geometry** in a scene of its own under an identity instance, built with
+  Embree's refit quality: ``update()`` copies its new vertices (which ``WorldGeometry.update`` evaluated into the
+  world points) into its vertex buffer and recommits it, which refits its BVH over the same triangles; the static
+  geometry's BVH is untouched.
 
-Top-level geometry id 0 is the flattened geometry; instance ``k >= 1`` is ``MeshSlot`` ``instanced[k - 1]``.
+When the scene has animated instances or a sea surface, the flattened geometry sits in a scene of its own under an
+identity instance (exact: the identity transform leaves rays unchanged), so that an update rebuilds only the small
+BVH over the instances.
+
+Top-level geometry id 0 is the flattened geometry; instance ``k >= 1`` is ``MeshSlot`` ``instanced[k - 1]`` (the
+sea surface's identity instance comes last among them).
 The kernel (``embree_raycast_kernel``) turns Embree's (top id, primitive) into the world triangle index, takes the
 normal from the world triangle (exactly as the ``warp`` backend) and casts one ray per element from the engine's
 launch thread pool: Warp CPU launches release the GIL, so the cast scales over cores. Rays and results are the
@@ -58,11 +64,14 @@ BUILD_AT_RAYS = 4096
 HIGH_QUALITY_TRIANGLES = 4_000_000
 
 
-def _fill_buffer(lib: rtc.EmbreeLibrary, geom: int, kind: int, fmt: int, data: np.ndarray) -> None:
-    """Allocate an Embree-owned buffer (padded as Embree needs) and copy ``data`` (rows of 3) into it."""
+def _fill_buffer(lib: rtc.EmbreeLibrary, geom: int, kind: int, fmt: int, data: np.ndarray) -> np.ndarray:
+    """Allocate an Embree-owned buffer (padded as Embree needs), copy ``data`` (rows of 3) into it and return the
+    numpy view of it (valid while the geometry lives)."""
     ptr = lib.lib.rtcSetNewGeometryBuffer(geom, kind, 0, fmt, 12, data.shape[0])
     lib.check("allocate a geometry buffer")
-    np.frombuffer((ctypes.c_byte * data.nbytes).from_address(ptr), dtype=data.dtype).reshape(data.shape)[:] = data
+    view = np.frombuffer((ctypes.c_byte * data.nbytes).from_address(ptr), dtype=data.dtype).reshape(data.shape)
+    view[:] = data
+    return view
 
 
 def _column_major(matrix: np.ndarray) -> np.ndarray:
@@ -97,11 +106,13 @@ class EmbreeBackend:
         uses: dict[int, int] = {}
         for s in geometry.slots:
             uses[id(s.node.mesh)] = uses.get(id(s.node.mesh), 0) + 1
-        self.instanced: list["MeshSlot"] = [s for s in geometry.slots
-                                            if s.node.track is not None or uses[id(s.node.mesh)] > 1]
-        flat = [s for s in geometry.slots if not (s.node.track is not None or uses[id(s.node.mesh)] > 1)]
+        sea_slots = {id(sea.slot) for sea in geometry.sea_surfaces}
+        self.instanced: list["MeshSlot"] = [s for s in geometry.slots if id(s) not in sea_slots
+                                            and (s.node.track is not None or uses[id(s.node.mesh)] > 1)]
+        flat = [s for s in geometry.slots if id(s) not in sea_slots
+                and not (s.node.track is not None or uses[id(s.node.mesh)] > 1)]
 
-        animated = any(s.node.track is not None for s in self.instanced)
+        animated = any(s.node.track is not None for s in self.instanced) or bool(sea_slots)
         self.scene = self._new_scene(rtc.RTC_SCENE_FLAG_DYNAMIC if animated else 0)
         flat_faces = np.zeros(0, dtype=np.int32)
         if flat:
@@ -136,6 +147,19 @@ class EmbreeBackend:
                 prototypes[key] = proto
             self._instances.append(self._attach_instance(prototypes[key], s.node.transform, k))
         self.prototypes = len(prototypes)
+        self._seas: list[tuple[int, int, int, np.ndarray, object]] = []
+        for sea in geometry.sea_surfaces:
+            # the patch in its own scene, its BVH refitted (not rebuilt) when its vertices move
+            holder = self._new_scene(rtc.RTC_SCENE_FLAG_DYNAMIC)
+            lib.lib.rtcSetSceneBuildQuality(holder, rtc.RTC_BUILD_QUALITY_LOW)
+            geom, vertices = self._attach_mesh(holder, geometry.sea_points(sea).numpy(), sea.slot.triangles, 0,
+                                               rtc.RTC_BUILD_QUALITY_REFIT)
+            lib.lib.rtcCommitScene(holder)
+            lib.check(f"build the BVH of the sea surface {sea.slot.node.path}")
+            self.instanced.append(sea.slot)
+            inst = self._attach_instance(holder, np.eye(4), len(self.instanced))
+            self._instances.append(inst)
+            self._seas.append((holder, geom, inst, vertices, sea))
         lib.lib.rtcCommitScene(self.scene)
         lib.check(f"build the scene of {source}")
         offsets = np.zeros(len(self.instanced) + 1, dtype=np.int32)
@@ -160,18 +184,20 @@ class EmbreeBackend:
         return scene
 
     def _attach_mesh(self, scene: int, vertices: np.ndarray, triangles: np.ndarray, geom_id: int,
-                     quality: int) -> None:
+                     quality: int) -> tuple[int, np.ndarray]:
+        """Attach a triangle geometry; returns it and the numpy view of its (Embree-owned) vertex buffer."""
         lib = self.lib
         geom = lib.lib.rtcNewGeometry(lib.device, rtc.RTC_GEOMETRY_TYPE_TRIANGLE)
         self._owned_geometries.append(geom)
         lib.lib.rtcSetGeometryBuildQuality(geom, quality)
-        _fill_buffer(lib, geom, rtc.RTC_BUFFER_TYPE_VERTEX, rtc.RTC_FORMAT_FLOAT3,
-                     np.ascontiguousarray(vertices, dtype=np.float32).reshape(-1, 3))
+        view = _fill_buffer(lib, geom, rtc.RTC_BUFFER_TYPE_VERTEX, rtc.RTC_FORMAT_FLOAT3,
+                            np.ascontiguousarray(vertices, dtype=np.float32).reshape(-1, 3))
         _fill_buffer(lib, geom, rtc.RTC_BUFFER_TYPE_INDEX, rtc.RTC_FORMAT_UINT3,
                      np.ascontiguousarray(triangles, dtype=np.uint32).reshape(-1, 3))
         lib.lib.rtcCommitGeometry(geom)
         lib.lib.rtcAttachGeometryByID(scene, geom, geom_id)
         lib.check("attach a triangle mesh")
+        return geom, view
 
     def _attach_instance(self, prototype: int, matrix: np.ndarray, geom_id: int) -> int:
         inst = self.lib.lib.rtcNewGeometry(self.lib.device, rtc.RTC_GEOMETRY_TYPE_INSTANCE)
@@ -188,13 +214,21 @@ class EmbreeBackend:
         self.lib.lib.rtcCommitGeometry(inst)
 
     def update(self) -> None:
-        """Move the animated instances to their nodes' current transforms and recommit the top level."""
-        if not self.built or not self._animated:
+        """Move the animated instances to their nodes' current transforms, refit the sea surfaces' BVHs over their
+        current vertices (the world points ``WorldGeometry.update`` wrote), and recommit the top level."""
+        if not self.built or not (self._animated or self._seas):
             return
+        lib = self.lib.lib
         for inst, node in self._animated:
             self._set_transform(inst, node.transform)
-        self.lib.lib.rtcCommitScene(self.scene)
-        self.lib.check("update the animated instances")
+        for holder, geom, inst, vertices, sea in self._seas:
+            vertices[:] = self.geometry.sea_points(sea).numpy()
+            lib.rtcUpdateGeometryBuffer(geom, rtc.RTC_BUFFER_TYPE_VERTEX, 0)
+            lib.rtcCommitGeometry(geom)
+            lib.rtcCommitScene(holder)
+            lib.rtcCommitGeometry(inst)
+        lib.rtcCommitScene(self.scene)
+        self.lib.check("update the animated instances and sea surfaces")
 
     def cast(self, origins: wp.array, directions: wp.array, max_range: wp.array, out: "RaycastResult",
              threads: int | None = None) -> None:

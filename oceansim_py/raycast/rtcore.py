@@ -27,8 +27,10 @@ RTC_BUFFER_TYPE_VERTEX = 1
 RTC_FORMAT_UINT3 = 0x5003
 RTC_FORMAT_FLOAT3 = 0x9003
 RTC_FORMAT_FLOAT4X4_COLUMN_MAJOR = 0x9244
+RTC_BUILD_QUALITY_LOW = 0
 RTC_BUILD_QUALITY_MEDIUM = 1
 RTC_BUILD_QUALITY_HIGH = 2
+RTC_BUILD_QUALITY_REFIT = 3
 RTC_SCENE_FLAG_DYNAMIC = 1 << 0
 RTC_SCENE_FLAG_ROBUST = 1 << 2
 RTC_DEVICE_PROPERTY_VERSION = 0
@@ -75,6 +77,7 @@ class EmbreeLibrary:
             "rtcNewGeometry": (vp, [vp, ctypes.c_int]),
             "rtcSetNewGeometryBuffer": (vp, [vp, ctypes.c_int, u32, ctypes.c_int, sz, sz]),
             "rtcSetGeometryBuildQuality": (None, [vp, ctypes.c_int]),
+            "rtcUpdateGeometryBuffer": (None, [vp, ctypes.c_int, u32]),
             "rtcSetGeometryInstancedScene": (None, [vp, vp]),
             "rtcSetGeometryTransform": (None, [vp, u32, ctypes.c_int, vp]),
             "rtcCommitGeometry": (None, [vp]),

@@ -9,6 +9,7 @@ from oceansim_py.errors import SceneError
 from oceansim_py.scene.graph import Node, RaycastResult, Scene, TriangleMesh
 from oceansim_py.scene.materials import Material, MaterialTable
 from oceansim_py.scene.meshes import MESH_SUFFIXES
+from oceansim_py.scene.sea_surface import SeaStateConfig, check_patch, sea_state_config
 
 SDF_SUFFIXES = {".sdf", ".world"}
 COLLADA_SUFFIXES = {".dae"}
@@ -42,7 +43,8 @@ def resolve_scene_path(path: str | Path) -> Path:
 
 
 def load_scene(path: str | Path, device: Any = None, materials: MaterialTable | str | Path | None = None,
-               missing_references: str = "error", raycast_backend: str | None = None, **mesh_options: Any) -> Scene:
+               missing_references: str = "error", raycast_backend: str | None = None, sea_state: Any = None,
+               sea_surface_size: float = 200.0, sea_surface_resolution: float = 1.0, **mesh_options: Any) -> Scene:
     """Load a scene from USD (.usd/.usda/.usdc/.usdz), a mesh file (.obj/.stl/.ply/.glb/.gltf) or a built-in
     scene name, and build its BVH on ``device`` (``None``: cuda:0 if present, else cpu).
 
@@ -54,12 +56,31 @@ def load_scene(path: str | Path, device: Any = None, materials: MaterialTable | 
     option ``material``, see ``scene/collada.py``) load too.
     ``raycast_backend``: ``"warp"``, ``"embree"`` or ``"auto"`` (``None``: ``OCEANSIM_RAYCAST_BACKEND``, else
     auto; see :mod:`oceansim_py.raycast`).
+    ``sea_state``: a moving sea surface (a :class:`SeaStateConfig`, a mapping of its fields, optionally with
+    ``preset``, or a preset name such as ``"moderate"``): a square patch ``sea_surface_size`` m on a side at
+    ``sea_surface_resolution`` m spacing, centred on the scene, at the mean surface ``surface_z``, added with
+    :meth:`Scene.add_sea_surface` (material ``sea_surface`` of the table). ``None`` (default): the flat surface.
     """
-    p = resolve_scene_path(path)
+    sea = None
+    if sea_state is not None:
+        sea = sea_state_config(sea_state, "load_scene: sea_state")
+        check_patch(sea_surface_size, sea_surface_resolution, "load_scene: sea_surface_size",
+                    "load_scene: sea_surface_resolution")
     if isinstance(materials, (str, Path)):
         table = MaterialTable.from_yaml(materials)
     else:
         table = materials if materials is not None else MaterialTable()
+    scene = _load(path, device, table, missing_references, raycast_backend, mesh_options)
+    if sea is not None:
+        scene.add_sea_surface(sea, size=sea_surface_size, resolution=sea_surface_resolution,
+                              material=table["sea_surface"] if "sea_surface" in table else None)
+    return scene
+
+
+def _load(path: str | Path, device: Any, table: MaterialTable, missing_references: str,
+          raycast_backend: str | None, mesh_options: dict[str, Any]) -> Scene:
+    """Read ``path`` into a :class:`Scene` (see :func:`load_scene`)."""
+    p = resolve_scene_path(path)
     suffix = p.suffix.lower()
     if suffix in USD_SUFFIXES:
         from oceansim_py.scene.usd import read_usd
@@ -99,5 +120,6 @@ def _load_gazebo(p: Path, suffix: str, device: Any, table: MaterialTable, option
                  raycast_backend=raycast_backend)
 
 
-__all__ = ["Material", "MaterialTable", "Node", "RaycastResult", "Scene", "TriangleMesh", "builtin_scene_names",
+__all__ = ["Material", "MaterialTable", "Node", "RaycastResult", "Scene", "SeaStateConfig", "TriangleMesh",
+           "builtin_scene_names",
            "load_scene", "resolve_scene_path", "scenes_dir"]

@@ -80,7 +80,8 @@ def subject_bounds(scene: Any) -> tuple[np.ndarray, np.ndarray]:
     """World bounds (min, max) of the scene's subject (see the module docstring), metres."""
     lo, hi = (np.asarray(b, dtype=np.float64) for b in scene.bounds)
     extent = np.maximum(hi - lo, 1e-9)
-    boxes = [b for b in (node_bounds(n) for n in scene.mesh_nodes()) if b is not None]
+    boxes = [b for b in (node_bounds(n) for n in scene.mesh_nodes() if getattr(n, "sea_surface", None) is None)
+             if b is not None]
     surface = scene.surface_z
     candidates = [(a, b) for a, b in boxes
                   if a[2] < surface and not ((b - a)[:2] >= GROUND_SPAN * extent[:2]).any()]
@@ -124,7 +125,8 @@ def framing_pose(scene: Any, kind: str, reach: float, fov_deg: float = 90.0) -> 
                         math.sin(pitch)])
     box_exit = float(min(half[i] / abs(outward[i]) for i in range(3) if abs(outward[i]) > 1e-9))
     start = target + (box_exit + 1.0) * outward
-    hit = scene.raycast(start[None, :], -outward[None, :], box_exit + 1.0).numpy()
+    cast = getattr(scene, "raycast_through_surface", scene.raycast)  # from above the waves, through them
+    hit = cast(start[None, :], -outward[None, :], box_exit + 1.0).numpy()
     surface = box_exit + 1.0 - float(hit["distance"][0]) if hit["face"][0] >= 0 else 0.0
     if kind == "camera":   # fill the image width with the subject, at least CAMERA_MIN_STANDOFF off it
         fit = max(float(np.linalg.norm(half[:2])) / math.tan(math.radians(min(fov_deg, 170.0)) / 2),

@@ -1,6 +1,8 @@
 """World geometry: one ``wp.Mesh`` (BVH) over every node's world-space triangles, with per-face object ids and
 per-object material and label arrays on the device. Animated nodes update their vertices in a kernel and the
-BVH is refitted, never rebuilt.
+BVH is refitted, never rebuilt. A node carrying a moving sea surface (``node.sea_surface``, a
+:class:`~oceansim_py.scene.sea_surface.SeaSurface`) has its vertices, a contiguous range of the world points,
+re-evaluated at each time by the sea-surface kernel, and the BVH is refitted likewise.
 
 It reads the nodes through :class:`GeometryNode` (what it needs of a node), so it does not depend on the scene
 graph that owns it (scene/graph.py builds a ``WorldGeometry`` from its ``Node`` objects).
@@ -43,7 +45,9 @@ class GeometryNode(Protocol):
     """What the world geometry reads of a scene node (:class:`oceansim_py.scene.graph.Node` is one): its id, its
     mesh (``vertices`` (V, 3) m in the node frame, ``triangles`` (F, 3)) or ``None``, its 4x4 node-to-world
     ``transform``, its animation ``track`` (``None`` when static) and its ``material`` (``reflectivity``,
-    linear RGB ``albedo``, ``texture`` or ``None``; a textured mesh also has ``uvs`` (F, 3, 2))."""
+    linear RGB ``albedo``, ``texture`` or ``None``; a textured mesh also has ``uvs`` (F, 3, 2)). A node may also
+    carry ``sea_surface`` (a ``SeaSurface`` whose vertices are its mesh's, in world coordinates, with an identity
+    transform), read with ``getattr``."""
 
     id: int
     mesh: Any
@@ -71,6 +75,20 @@ class MeshSlot:
     face_offset: int
 
 
+@dataclass
+class SeaSlot:
+    """A moving sea surface's share of the world points: ``points[vertex_offset : vertex_offset + count]`` are
+    its patch's vertices (world, m); ``slot`` is its :class:`MeshSlot`."""
+
+    slot: MeshSlot
+    vertex_offset: int
+    count: int
+
+    @property
+    def surface(self) -> Any:
+        return self.slot.node.sea_surface  # type: ignore[attr-defined]
+
+
 class WorldGeometry:
     """Device-side world geometry of a scene (see module docstring).
 
@@ -87,6 +105,7 @@ class WorldGeometry:
         num_textures: how many textures the atlas holds.
     ``slots``: one :class:`MeshSlot` per node with triangles, in world-triangle order (what the Embree ray-cast
     backend builds its instances and flattened geometry from).
+    ``sea_surfaces``: one :class:`SeaSlot` per moving sea surface (their vertex ranges in ``points``).
     """
 
     def __init__(self, nodes: list[GeometryNode], label_ids: np.ndarray, device: wp.context.Device,
@@ -102,6 +121,7 @@ class WorldGeometry:
         offset = 0
         dropped = 0
         self.slots: list[MeshSlot] = []
+        self.sea_surfaces: list[SeaSlot] = []
         faces = 0
         for node in nodes:
             if node.mesh is None or node.mesh.triangles.shape[0] == 0:
@@ -120,6 +140,15 @@ class WorldGeometry:
             if t.shape[0] == 0:
                 continue
             self.slots.append(MeshSlot(node, t, faces))
+            if getattr(node, "sea_surface", None) is not None:
+                if node.track is not None or not np.array_equal(node.transform, np.eye(4)):
+                    raise SceneError(f"{source}: sea-surface node {getattr(node, 'path', node.id)} must have an "
+                                     f"identity transform and no animation track (its vertices are world points)")
+                if node.sea_surface.device != device or node.sea_surface.num_vertices != local.shape[0]:
+                    raise SceneError(f"{source}: sea-surface node {getattr(node, 'path', node.id)} must hold its "
+                                     f"patch's {node.sea_surface.num_vertices} vertices on the scene's device "
+                                     f"{device}; add it with Scene.add_sea_surface")
+                self.sea_surfaces.append(SeaSlot(self.slots[-1], offset, local.shape[0]))
             faces += t.shape[0]
             pts.append(world)
             tris.append(t + offset)
@@ -145,7 +174,13 @@ class WorldGeometry:
         self.num_triangles = int(indices.shape[0])
         self.num_vertices = int(points.shape[0])
         self.dropped_degenerate = dropped
-        self.bounds = (points.min(axis=0).astype(np.float64), points.max(axis=0).astype(np.float64))
+        # the scene's extent is its content's: a sea-surface patch (often far larger) does not count, unless it is
+        # all there is
+        content = np.ones(points.shape[0], dtype=bool)
+        for sea in self.sea_surfaces:
+            content[sea.vertex_offset:sea.vertex_offset + sea.count] = False
+        extent = points[content] if content.any() else points
+        self.bounds = (extent.min(axis=0).astype(np.float64), extent.max(axis=0).astype(np.float64))
 
         n_nodes = max((n.id for n in nodes), default=-1) + 1
         refl = np.zeros(n_nodes, dtype=np.float32)
@@ -181,18 +216,38 @@ class WorldGeometry:
 
     @property
     def is_animated(self) -> bool:
-        return bool(self.animated_nodes)
+        """Whether anything moves with time (animated nodes or a moving sea surface)."""
+        return bool(self.animated_nodes) or bool(self.sea_surfaces)
 
     def update_animated(self) -> None:
         """Move the animated nodes' vertices to their current ``Node.transform`` and refit the BVH."""
         if not self.animated_nodes:
             return
+        self._move_animated()
+        self.mesh.refit()
+
+    def update(self, time: float) -> None:
+        """Move everything that moves to time ``time`` (s): animated nodes to their current ``Node.transform``,
+        sea surfaces to their waves at ``time`` (evaluated on the device, written into ``points``), then refit
+        the BVH once (``wp.Mesh.refit``: same mesh, same id, no rebuild)."""
+        if not self.is_animated:
+            return
+        if self.animated_nodes:
+            self._move_animated()
+        for sea in self.sea_surfaces:
+            sea.surface.vertices_at(time, out=self.sea_points(sea))
+        self.mesh.refit()
+
+    def sea_points(self, sea: SeaSlot) -> wp.array:
+        """The (count,) vec3 view of ``points`` holding ``sea``'s vertices (world, m)."""
+        return self.points[sea.vertex_offset:sea.vertex_offset + sea.count]
+
+    def _move_animated(self) -> None:
         mats = np.stack([n.transform for n in self.animated_nodes]).astype(np.float32)
         self._anim_xforms.assign(wp.array(mats, dtype=wp.mat44, device="cpu"))
         launch_1d(transform_vertices_kernel, self._anim_local.shape[0],
                   [self._anim_local, self._anim_slot, self._anim_dst, self._anim_xforms, self.points],
                   self.device)
-        self.mesh.refit()
 
     def stats(self) -> GeometryStats:
         return GeometryStats(self.num_triangles, self.num_vertices, self.dropped_degenerate, self.build_seconds)

@@ -18,7 +18,14 @@ from oceansim_py.raycast import RaycastBackend, make_backend, resolve_backend_na
 from oceansim_py.runtime import as_float32, resolve_device
 from oceansim_py.scene.animation import TransformTrack
 from oceansim_py.scene.geometry import WorldGeometry
-from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material
+from oceansim_py.scene.materials import BUILTIN_MATERIALS, DEFAULT_MATERIAL, Material
+from oceansim_py.scene.sea_surface import SeaStateConfig, SeaSurface, check_patch, sea_state_config
+
+#: Path of the node a moving sea surface is added as.
+PATH_SEA_SURFACE = "/SeaSurface"
+
+#: How far past the sea surface (m) :meth:`Scene.raycast_through_surface` restarts a ray.
+SURFACE_STEP = 1e-3
 
 
 @dataclasses.dataclass
@@ -62,6 +69,8 @@ class Node:
         label: semantic label (UsdSemantics, Isaac Sim's ``semanticData``, else the prim name).
         id: stable integer id (the node's rank among the scene's paths sorted), assigned by the Scene.
         track: time-sampled world transforms when the node is animated, else ``None``.
+        sea_surface: the moving :class:`~oceansim_py.scene.sea_surface.SeaSurface` whose patch ``mesh`` is (world
+            coordinates, identity ``transform``), else ``None``; ``Scene.set_time`` moves its vertices.
         parent / children: the tree.
     """
 
@@ -72,6 +81,7 @@ class Node:
     label: str = ""
     id: int = -1
     track: TransformTrack | None = None
+    sea_surface: Any = None
     parent: "Node | None" = dataclasses.field(default=None, repr=False)
     children: list["Node"] = dataclasses.field(default_factory=list, repr=False)
 
@@ -82,7 +92,7 @@ class Node:
     def __repr__(self) -> str:
         tris = self.mesh.num_triangles if self.mesh is not None else 0
         return (f"Node(id={self.id}, path={self.path!r}, label={self.label!r}, material={self.material.name!r}, "
-                f"triangles={tris}, animated={self.track is not None})")
+                f"triangles={tris}, animated={self.track is not None or self.sea_surface is not None})")
 
 
 @dataclasses.dataclass
@@ -129,6 +139,14 @@ class Scene:
         self.source = source
         self.device = resolve_device(device)
         self.metadata: dict[str, Any] = dict(metadata or {})
+        self.time = float(self.metadata.get("start_time", 0.0))
+        self._build(nodes)
+        self._backend: RaycastBackend | None = None
+        self.set_raycast_backend(raycast_backend)
+
+    def _build(self, nodes: list[Node]) -> None:
+        """Assign ids and labels, move animated nodes to ``self.time`` and build the device geometry."""
+        source = self.source
         self.nodes: list[Node] = sorted(nodes, key=lambda n: n.path)
         for i, n in enumerate(self.nodes):
             n.id = i
@@ -138,14 +156,17 @@ class Scene:
         self.labels: list[str] = sorted({n.label for n in self.nodes})
         label_index = {name: i for i, name in enumerate(self.labels)}
         self.node_label_ids = np.array([label_index[n.label] for n in self.nodes], dtype=np.int32)
-        self.time = float(self.metadata.get("start_time", 0.0))
         self._animated = [n for n in self.nodes if n.track is not None]
         if self._animated:
             for n in self._animated:
                 n.transform = n.track.at(self.time)
+        seas = [n for n in self.nodes if n.sea_surface is not None]
+        if len(seas) > 1:
+            raise SceneError(f"{source}: a scene holds at most one sea surface, got {[n.path for n in seas]}")
+        self.sea_surface: SeaSurface | None = seas[0].sea_surface if seas else None
         self.geometry = WorldGeometry(self.nodes, self.node_label_ids, self.device, source)
-        self._backend: RaycastBackend | None = None
-        self.set_raycast_backend(raycast_backend)
+        if self.sea_surface is not None:
+            self.geometry.update(self.time)
 
     # -- the tree -----------------------------------------------------------------------------------------
     @property
@@ -178,13 +199,68 @@ class Scene:
 
     @property
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """Axis-aligned world bounds (min xyz, max xyz) in metres, at load time."""
+        """Axis-aligned world bounds (min xyz, max xyz) in metres, at load time, of everything but a moving sea
+        surface (whose patch is often far larger than the scene's content)."""
         return self.geometry.bounds
 
     @property
     def surface_z(self) -> float:
-        """Height of the sea surface (m); depth = surface_z - z."""
+        """Height of the undisturbed (mean) sea surface (m); depth = surface_z - z."""
         return float(self.metadata.get("surface_z", 0.0))
+
+    def surface_height(self, xy: Any, t: float | Any | None = None) -> np.ndarray:
+        """Instantaneous sea-surface height z (m, world) above the horizontal positions ``xy`` (N, 2) or (2,)
+        (world, m) at time ``t`` (s; one time or (N,) times; ``None``: the scene's current time): the moving sea
+        surface's :meth:`~oceansim_py.scene.sea_surface.SeaSurface.elevation` when the scene has one, else
+        ``surface_z`` everywhere. Returns (N,) float64."""
+        p = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
+        if self.sea_surface is None:
+            return np.full(p.shape[0], self.surface_z)
+        return self.sea_surface.elevation(p, self.time if t is None else t)
+
+    def pressure_head(self, xyz: Any, t: float | Any | None = None) -> np.ndarray:
+        """Water pressure above atmospheric at points ``xyz`` (N, 3) (world, m) as a head of water (m; times
+        rho g for Pa) at time ``t`` (s; ``None``: the scene's current time): below a moving sea surface the
+        hydrostatic head about the mean surface plus the waves' dynamic pressure, attenuated with depth
+        (:meth:`~oceansim_py.scene.sea_surface.SeaSurface.pressure_head`); without one, ``max(0, surface_z - z)``.
+        Returns (N,) float64."""
+        p = np.asarray(xyz, dtype=np.float64).reshape(-1, 3)
+        if self.sea_surface is None:
+            return np.maximum(0.0, self.surface_z - p[:, 2])
+        return self.sea_surface.pressure_head(p, self.time if t is None else t)
+
+    def add_sea_surface(self, sea_state: SeaStateConfig | dict[str, Any] | str, size: float = 200.0,
+                        resolution: float = 1.0, center: tuple[float, float] | None = None,
+                        material: Material | None = None) -> Node:
+        """Add a moving sea surface to the scene (replacing the flat surface at ``surface_z``) and rebuild its
+        geometry; returns the new node.
+
+        ``sea_state``: a :class:`SeaStateConfig`, a mapping of its fields (optionally with ``preset``) or a preset
+        name. ``size``: side of the square patch (m); ``resolution``: its grid spacing (m); ``center``: (x, y) of the
+        patch (m; default: the centre of the scene's bounds). ``material``: default the built-in ``sea_surface``
+        (pressure-release, mu = 1). The node is ``/SeaSurface`` with label ``sea_surface``; node ids are re-assigned
+        (by path rank) and the ray-cast backend's structure is rebuilt on its next cast. The patch's mean surface is
+        ``surface_z``; ``set_time`` moves its vertices and refits the BVH.
+        """
+        config = sea_state_config(sea_state, "sea_state")
+        check_patch(size, resolution, "add_sea_surface: size", "add_sea_surface: resolution")
+        if self.sea_surface is not None:
+            raise SceneError(f"{self.source}: the scene already has a sea surface; a scene holds at most one")
+        if PATH_SEA_SURFACE in self._by_path:
+            raise SceneError(f"{self.source}: a node already has the sea surface's path {PATH_SEA_SURFACE}")
+        if center is None:
+            lo, hi = self.bounds
+            center = (float(lo[0] + hi[0]) / 2.0, float(lo[1] + hi[1]) / 2.0)
+        surface = SeaSurface(config, size=size, resolution=resolution, center=center, surface_z=self.surface_z,
+                             device=self.device)
+        mesh = TriangleMesh(surface.displace(surface.rest, self.time), surface.triangles)
+        node = Node(PATH_SEA_SURFACE, mesh=mesh, material=material or BUILTIN_MATERIALS["sea_surface"],
+                    label="sea_surface", sea_surface=surface)
+        backend = self._backend_name
+        self._build([*self.nodes, node])
+        self._backend_name = backend
+        self._backend = None
+        return node
 
     @property
     def suggested_pose(self) -> np.ndarray | None:
@@ -202,7 +278,8 @@ class Scene:
     # -- animation ----------------------------------------------------------------------------------------
     @property
     def is_animated(self) -> bool:
-        return bool(self._animated)
+        """Whether the scene changes with time (animated nodes or a moving sea surface): ``set_time`` per frame."""
+        return bool(self._animated) or self.sea_surface is not None
 
     @property
     def time_range(self) -> tuple[float, float] | None:
@@ -213,15 +290,16 @@ class Scene:
                 max(float(n.track.times[-1]) for n in self._animated))
 
     def set_time(self, t: float) -> None:
-        """Move animated nodes to time ``t`` (seconds) and refit the BVH. Free for static scenes."""
+        """Move animated nodes and the sea surface to time ``t`` (seconds) and refit the BVH (and the ray-cast
+        backend's structure). Free for static scenes."""
         if not np.isfinite(t):
             raise SceneError(f"{self.source}: set_time needs a finite time in seconds, got {t!r}")
         self.time = float(t)
-        if not self._animated:
+        if not self.is_animated:
             return
         for n in self._animated:
             n.transform = n.track.at(self.time)
-        self.geometry.update_animated()
+        self.geometry.update(self.time)
         if self._backend is not None:
             self._backend.update()
 
@@ -270,6 +348,33 @@ class Scene:
         self.raycast_into(wo, wd, wr, out)
         return out
 
+    def raycast_through_surface(self, origins: Any, directions: Any, max_range: float | Any = 1000.0) -> RaycastResult:
+        """:meth:`raycast`, but a ray that meets the moving sea surface goes on through it (once: the surface is a
+        height field) to the next hit; for queries of the scene's content, such as terrain following from the
+        mean surface down, that the waves must not stop. Without a sea surface it is :meth:`raycast`."""
+        first = self.raycast(origins, directions, max_range)
+        if self.sea_surface is None:
+            return first
+        res = first.numpy()
+        sea_id = next(n.id for n in self.nodes if n.sea_surface is not None)
+        through = np.flatnonzero(res["object"] == sea_id)
+        if through.size == 0:
+            return first
+        o = np.asarray(origins, dtype=np.float64).reshape(-1, 3)[through]
+        d = np.asarray(directions, dtype=np.float64).reshape(-1, 3)[through]
+        d = d / np.linalg.norm(d, axis=1, keepdims=True)
+        r = np.broadcast_to(np.asarray(max_range, dtype=np.float64), (res["distance"].shape[0],))[through]
+        step = res["distance"][through].astype(np.float64) + SURFACE_STEP
+        again = self.raycast(o + d * step[:, None], d, np.maximum(r - step, SURFACE_STEP)).numpy()
+        hit = again["object"] >= 0
+        res["distance"][through] = np.where(hit, again["distance"] + step, np.inf).astype(np.float32)
+        for key in ("normal", "face", "object"):
+            res[key][through] = again[key]
+        dev = self.device
+        with wp.ScopedDevice(dev):
+            return RaycastResult(wp.array(res["distance"], dtype=wp.float32), wp.array(res["normal"], dtype=wp.vec3),
+                                 wp.array(res["face"], dtype=wp.int32), wp.array(res["object"], dtype=wp.int32))
+
     def raycast_into(self, origins: wp.array, directions: wp.array, max_range: wp.array,
                      out: RaycastResult, threads: int | None = None) -> None:
         """Device-side ray cast into preallocated arrays (no host copies) by the scene's backend; CPU work split
@@ -288,9 +393,13 @@ class Scene:
         lines.append(f"  labels: {', '.join(self.labels)}")
         mats = sorted({n.material.name for n in self.mesh_nodes()})
         lines.append(f"  materials: {', '.join(mats)}")
-        if self.is_animated:
+        if self._animated:
             t0, t1 = self.time_range  # type: ignore[misc]
             lines.append(f"  animated nodes: {len(self._animated)} (t = {t0:g} .. {t1:g} s)")
+        if self.sea_surface is not None:
+            sea = self.sea_surface
+            lines.append(f"  sea surface: {sea.config.spectrum}, Hs {sea.components.significant_wave_height:.3g} m, "
+                         f"{sea.components.count} components, {sea.num_vertices} vertices")
         if self.suggested_pose is not None:
             lines.append(f"  suggested sensor pose: {np.round(self.suggested_pose, 4).tolist()}")
         return "\n".join(lines)

@@ -117,6 +117,9 @@ _BUILTIN = [
     _m("fiberglass", (0.60, 0.60, 0.58), density=1900.0, sound_speed=2800.0),  # GRP hull laminate (typ.)
     _m("coral", (0.55, 0.45, 0.40), density=1800.0, sound_speed=3500.0),     # porous carbonate (typ.)
     _m("air", (0.0, 0.0, 0.0), reflectivity=1.0),                            # pressure-release surface, R=-1
+    # the sea surface seen from the water: acoustically pressure-release (R = -1, mu = 1); optically water, whose
+    # normal-incidence Fresnel reflectance is ((1.333 - 1) / (1.333 + 1))^2 = 0.020
+    _m("sea_surface", (0.020, 0.020, 0.020), reflectivity=1.0),
     _m("default", (0.50, 0.50, 0.50), reflectivity=0.5),                     # when nothing else is known
 ]
 

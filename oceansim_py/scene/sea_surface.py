@@ -214,9 +214,13 @@ class WaveComponents:
         """Hs = 4 sqrt(m0), m."""
         return 4.0 * math.sqrt(self.variance)
 
-    def phases_at(self, t: float) -> np.ndarray:
-        """phi - omega t reduced to [0, 2 pi) in float64 (rad), for the float32 kernel."""
-        return np.mod(self.phase - self.omega * float(t), 2.0 * math.pi)
+    def phases_at(self, t: float | np.ndarray) -> np.ndarray:
+        """phi - omega t reduced to [0, 2 pi) in float64 (rad), for the float32 kernel: (C,) for one time ``t``
+        (s), (N, C) for (N,) times."""
+        tt = np.asarray(t, dtype=np.float64)
+        if tt.ndim == 0:
+            return np.mod(self.phase - self.omega * float(tt), 2.0 * math.pi)
+        return np.mod(self.phase[None, :] - self.omega[None, :] * tt.reshape(-1, 1), 2.0 * math.pi)
 
 
 def sample_components(config: SeaStateConfig) -> WaveComponents:
@@ -262,6 +266,21 @@ def sample_components(config: SeaStateConfig) -> WaveComponents:
     return WaveComponents(wave_vector[keep], omega_c[keep], amp[keep], horizontal[keep], phase[keep])
 
 
+def check_patch(size: Any, resolution: Any, size_name: str = "SeaSurface: size",
+                resolution_name: str = "SeaSurface: resolution") -> int:
+    """Vertices per side of a ``size`` m patch at ``resolution`` m; ``ConfigError`` naming the field when either
+    is not a positive finite number of metres or the patch is finer than ``SeaSurface.MAX_VERTICES_PER_SIDE``."""
+    for value, name in ((size, size_name), (resolution, resolution_name)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+            raise ConfigError(f"{name}: must be a positive finite number of metres, got {value!r}")
+    n = int(round(size / resolution)) + 1
+    if n > SeaSurface.MAX_VERTICES_PER_SIDE:
+        raise ConfigError(f"{resolution_name}: a {size} m patch at {resolution} m makes {n} x {n} vertices, more "
+                          f"than {SeaSurface.MAX_VERTICES_PER_SIDE} per side; raise the resolution (m) or shrink "
+                          f"the patch")
+    return n
+
+
 class SeaSurface:
     """A square patch of moving sea surface as a triangle mesh (world frame, m, z up).
 
@@ -280,16 +299,16 @@ class SeaSurface:
     #: Most rest-grid vertices per side.
     MAX_VERTICES_PER_SIDE = 4097
 
+    #: Most (vertices per side x components) for which :meth:`vertices_at` uses the separated angle sum (two tables
+    #: of that many float32 per axis, 16 MB each at the limit); above it, the direct sum (a sine and a cosine per
+    #: vertex and component).
+    MAX_GRID_TERMS = 4 * 1024 * 1024
+
     def __init__(self, config: SeaStateConfig, size: float = 200.0, resolution: float = 1.0,
                  center: tuple[float, float] = (0.0, 0.0), surface_z: float = 0.0, device: Any = None) -> None:
         from oceansim_py.runtime import resolve_device
 
-        if not (math.isfinite(size) and size > 0 and math.isfinite(resolution) and resolution > 0):
-            raise ConfigError(f"SeaSurface: size and resolution must be positive metres, got {size}, {resolution}")
-        n = int(round(size / resolution)) + 1
-        if n > self.MAX_VERTICES_PER_SIDE:
-            raise ConfigError(f"SeaSurface: {size} m at {resolution} m makes {n} x {n} vertices, more than "
-                              f"{self.MAX_VERTICES_PER_SIDE} per side; raise resolution or shrink size")
+        n = check_patch(size, resolution)
         self.config = config
         self.components = sample_components(config)
         self.surface_z = float(surface_z)
@@ -308,7 +327,20 @@ class SeaSurface:
         self._rest = wp.array(self.rest.astype(np.float32), dtype=wp.vec2, device=dev)
         self._k = wp.array(comp.wave_vector.astype(np.float32), dtype=wp.vec2, device=dev)
         self._amp = wp.array(comp.amplitude.astype(np.float32), dtype=wp.float32, device=dev)
-        self._horiz = wp.array(comp.horizontal.astype(np.float32), dtype=wp.float32, device=dev)
+        k = np.linalg.norm(comp.wave_vector, axis=1, keepdims=True)
+        khat = np.divide(comp.wave_vector, k, out=np.zeros_like(comp.wave_vector), where=k > 0)
+        self._horiz = wp.array((comp.horizontal[:, None] * khat).astype(np.float32), dtype=wp.vec2, device=dev)
+        self._axis_x = axis + center[0]
+        self._axis_y = axis + center[1]
+        self._grid = m * comp.count <= self.MAX_GRID_TERMS
+        if self._grid:  # the separated angle sum (kernels/sea_surface.py): cos / sin of k_x x_i, fixed per patch
+            a = self._axis_x[:, None] * comp.wave_vector[None, :, 0]
+            self._col_cos = wp.array(np.cos(a).astype(np.float32).ravel(), dtype=wp.float32, device=dev)
+            self._col_sin = wp.array(np.sin(a).astype(np.float32).ravel(), dtype=wp.float32, device=dev)
+            self._row_cos = wp.empty(m * comp.count, dtype=wp.float32, device=dev)
+            self._row_sin = wp.empty(m * comp.count, dtype=wp.float32, device=dev)
+            self._ax = wp.array(self._axis_x.astype(np.float32), dtype=wp.float32, device=dev)
+            self._ay = wp.array(self._axis_y.astype(np.float32), dtype=wp.float32, device=dev)
 
     @property
     def num_vertices(self) -> int:
@@ -325,19 +357,29 @@ class SeaSurface:
         dev = self.device
         if out is None:
             out = wp.empty(self.num_vertices, dtype=wp.vec3, device=dev)
-        phase = wp.array(self.components.phases_at(t).astype(np.float32), dtype=wp.float32, device=dev)
-        launch_1d(k.gerstner_vertices_kernel, self.num_vertices,
-                  [self._rest, self._k, self._amp, self._horiz, phase, self.components.count, self.surface_z, out],
-                  dev)
+        comp = self.components
+        if not self._grid:
+            phase = wp.array(comp.phases_at(t).astype(np.float32), dtype=wp.float32, device=dev)
+            launch_1d(k.gerstner_vertices_kernel, self.num_vertices,
+                      [self._rest, self._k, self._amp, self._horiz, phase, comp.count, self.surface_z, out], dev)
+            return out
+        # row arguments k_y y_j + p_i reduced modulo 2 pi in float64 on the host, so float32 keeps their precision
+        row = np.mod(self._axis_y[:, None] * comp.wave_vector[None, :, 1] + comp.phases_at(t)[None, :], 2.0 * math.pi)
+        row_arg = wp.array(row.astype(np.float32).ravel(), dtype=wp.float32, device=dev)
+        launch_1d(k.sea_row_terms_kernel, row_arg.shape[0], [row_arg, self._row_cos, self._row_sin], dev)
+        launch_1d(k.gerstner_grid_vertices_kernel, self.num_vertices,
+                  [self._col_cos, self._col_sin, self._row_cos, self._row_sin, self._ax, self._ay, self._amp,
+                   self._horiz, comp.count, self._axis_x.shape[0], self.surface_z, out], dev)
         return out
 
-    def displace(self, rest_xy: np.ndarray, t: float) -> np.ndarray:
-        """(N, 3) surface points (float64, host) that rest points ``rest_xy`` (N, 2) move to at time ``t``."""
+    def displace(self, rest_xy: np.ndarray, t: float | np.ndarray) -> np.ndarray:
+        """(N, 3) surface points (float64, host) that rest points ``rest_xy`` (N, 2) move to at time ``t`` (s; one
+        time, or (N,) times, one per point)."""
         comp = self.components
         xy = np.asarray(rest_xy, dtype=np.float64).reshape(-1, 2)
         # element-wise products and numpy's pairwise sums (no BLAS), so the result is the same on every machine
         kx, ky = comp.wave_vector[:, 0], comp.wave_vector[:, 1]
-        arg = xy[:, :1] * kx[None, :] + xy[:, 1:] * ky[None, :] + comp.phases_at(t)[None, :]
+        arg = xy[:, :1] * kx[None, :] + xy[:, 1:] * ky[None, :] + self._phases(t, xy.shape[0])
         k = np.hypot(kx, ky)
         safe = np.where(k > 0, k, 1.0)
         s = np.sin(arg) * comp.horizontal[None, :]
@@ -347,10 +389,19 @@ class SeaSurface:
         out[:, 2] = self.surface_z + np.sum(np.cos(arg) * comp.amplitude[None, :], axis=1)
         return out
 
-    def elevation(self, xy: np.ndarray, t: float, iterations: int = 8) -> np.ndarray:
-        """Instantaneous surface height z (m) above the horizontal positions ``xy`` (N, 2) at time ``t``: the rest
-        point that moves to each position is found by fixed-point iteration (a contraction, since sum k h <= 1
-        times the steepness), then displaced."""
+    def _phases(self, t: float | np.ndarray, n: int) -> np.ndarray:
+        """Component phases at ``t``: (1, C) for one time, (n, C) for (n,) times; ``ConfigError`` otherwise."""
+        tt = np.asarray(t, dtype=np.float64)
+        if not np.all(np.isfinite(tt)) or tt.ndim > 1 or (tt.ndim == 1 and tt.shape[0] != n):
+            raise ConfigError(f"SeaSurface: time must be finite seconds, one value or one per point ({n}), "
+                              f"got shape {tt.shape}")
+        p = self.components.phases_at(tt)
+        return p[None, :] if tt.ndim == 0 else p
+
+    def elevation(self, xy: np.ndarray, t: float | np.ndarray, iterations: int = 8) -> np.ndarray:
+        """Instantaneous surface height z (m) above the horizontal positions ``xy`` (N, 2) at time ``t`` (s; one
+        time or (N,) times): the rest point that moves to each position is found by fixed-point iteration (a
+        contraction, since sum k h <= 1 times the steepness), then displaced."""
         target = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
         rest = target.copy()
         for _ in range(iterations):
@@ -358,6 +409,53 @@ class SeaSurface:
             rest = rest + (target - moved)
         return self.displace(rest, t)[:, 2]
 
+    def pressure_head(self, xyz: np.ndarray, t: float | np.ndarray) -> np.ndarray:
+        """Water pressure above atmospheric at points ``xyz`` (N, 3) (world, m) at time ``t`` (s; one time or
+        (N,) times), as a head of water (m; multiply by rho g for Pa); 0 above the instantaneous surface.
 
-__all__ = ["GRAVITY", "SeaStateConfig", "SeaSurface", "WaveComponents", "sample_components",
+        Linear wave theory (Dean & Dalrymple 1991, eq. 4.26): below the undisturbed surface z0 the pressure is
+        hydrostatic about z0 plus each component's dynamic pressure, attenuated with depth,
+
+            head = (z0 - z) + sum_i A_i K_i(z) cos(k_i . x + p_i),   K_i = cosh(k_i (z - z0 + d)) / cosh(k_i d)
+
+        (K_i = exp(k_i (z - z0)) in deep water), evaluated at the point's own horizontal position (Eulerian).
+        Between z0 and a crest, where linear theory says nothing, it is hydrostatic below the instantaneous
+        surface, ``elevation - z``. A sensor deeper than half the longest wavelength feels almost none of the
+        waves: the reason a pressure depth gauge reads the mean depth, not the depth below the wave above it.
+        """
+        p = np.asarray(xyz, dtype=np.float64).reshape(-1, 3)
+        comp = self.components
+        kx, ky = comp.wave_vector[:, 0], comp.wave_vector[:, 1]
+        arg = p[:, :1] * kx[None, :] + p[:, 1:2] * ky[None, :] + self._phases(t, p.shape[0])
+        k = np.hypot(kx, ky)[None, :]
+        below = np.minimum(p[:, 2:3] - self.surface_z, 0.0)  # z - z0, <= 0
+        depth = self.config.depth
+        if math.isinf(depth):
+            attenuation = np.exp(k * below)
+        else:  # cosh(k (z - z0 + d)) / cosh(k d) without overflow for large k d
+            attenuation = (np.exp(k * below) + np.exp(-k * (below + 2.0 * depth))) / (1.0 + np.exp(-2.0 * k * depth))
+        head = -below[:, 0] + np.sum(comp.amplitude[None, :] * attenuation * np.cos(arg), axis=1)
+        above = p[:, 2] > self.surface_z
+        if np.any(above):
+            tt = np.asarray(t, dtype=np.float64)
+            t_above = tt if tt.ndim == 0 else tt[above]
+            head[above] = self.elevation(p[above, :2], t_above) - p[above, 2]
+        return np.maximum(head, 0.0)
+
+
+def sea_state_config(value: Any, where: str = "sea_state") -> SeaStateConfig:
+    """A :class:`SeaStateConfig` from a config, a mapping of its fields (optionally with ``preset``) or a preset
+    name (``calm``, ``moderate``, ``rough``, ``harbour_chop``); ``ConfigError`` naming ``where`` otherwise."""
+    if isinstance(value, SeaStateConfig):
+        return value
+    if isinstance(value, str):
+        return SeaStateConfig.from_dict({"preset": value}, source=where)
+    if isinstance(value, dict):
+        return SeaStateConfig.from_dict(value, source=where)
+    raise ConfigError(f"{where}: expected a SeaStateConfig, a mapping of its fields or a preset name "
+                      f"({sorted(SeaStateConfig.PRESETS)}), got {type(value).__name__}")
+
+
+__all__ = ["GRAVITY", "SeaStateConfig", "SeaSurface", "WaveComponents", "check_patch", "sample_components",
+           "sea_state_config",
            "spreading_normalisation", "wavenumber"]

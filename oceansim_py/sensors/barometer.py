@@ -5,6 +5,16 @@
 with ``z_s`` the sea-surface height (``scene.surface_z``, default 0) and ``z`` the sensor's world height.
 The depth it reports is the noisy pressure converted back, ``(P - P_atm) / (rho g)`` (m, may be slightly
 negative at the surface from noise); the true depth is returned as ground truth.
+
+Under a scene's moving sea surface (``Scene.add_sea_surface``) the pressure is what a real sensor measures under
+waves, linear wave theory's (Dean & Dalrymple 1991, eq. 4.26; ``SeaSurface.pressure_head``):
+
+    P = P_atm + rho g [ (z_0 - z) + sum_i A_i K_i(z) cos(k_i . x - omega_i t + phi_i) ],   K_i = exp(-k_i (z_0 - z))
+
+(deep water; ``cosh`` ratio in finite depth), z_0 the mean surface: each wave's pressure is attenuated with
+depth, so a sensor well below the surface reads its depth below the *mean* surface, one at the surface the wave
+above it. ``true_depth`` is then the geometric depth below the instantaneous surface,
+``max(0, eta(x, t) - z)``, and the reported depth (from pressure) differs from it by the attenuated waves.
 """
 
 from __future__ import annotations
@@ -18,7 +28,8 @@ from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
 from oceansim_py.sensors import host_noise
 from oceansim_py.sensors.imu import STANDARD_GRAVITY
-from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source, surface_height
+from oceansim_py.sensors.nav_common import (HostResult, check_frame_index, instantaneous_surface, pressure_head,
+                                            sample_source)
 
 _OWNER = "BarometerConfig"
 
@@ -59,7 +70,8 @@ class BarometerConfig(ConfigBase):
 
 @dataclasses.dataclass
 class BarometerResult(HostResult):
-    """pressure: (N,) Pa. depth: (N,) m from the measured pressure. true_depth: (N,) m, ``max(0, z_s - z)``.
+    """pressure: (N,) Pa. depth: (N,) m from the measured pressure. true_depth: (N,) m, ``max(0, z_s - z)`` (z_s the
+    instantaneous surface above the sensor).
     times: (N,) s or ``None`` for bare poses."""
 
     pressure: np.ndarray
@@ -85,10 +97,10 @@ class Barometer:
         fi = check_frame_index(frame_index, "Barometer.measure")
         s = sample_source(source, times, self.config.rate, "Barometer.measure")
         c = self.config
-        zs = surface_height(surface_z, scene)
-        depth = np.maximum(0.0, zs - s.poses[:, 2])
+        xyz = s.poses[:, :3]
+        depth = np.maximum(0.0, instantaneous_surface(surface_z, scene, xyz[:, :2], s.times) - xyz[:, 2])
         rho_g = c.water_density * c.gravity
-        p = c.atmospheric_pressure + rho_g * depth
+        p = c.atmospheric_pressure + rho_g * pressure_head(surface_z, scene, xyz, s.times)
         if c.noise and c.noise_sigma > 0:
             p = p + c.noise_sigma * host_noise.gaussian(c.seed, self.sensor_id, 0, fi + np.arange(p.size), 1)[:, 0]
         return BarometerResult(p, (p - c.atmospheric_pressure) / rho_g, depth, s.times, fi)

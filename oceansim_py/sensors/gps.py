@@ -2,6 +2,11 @@
 world frame (metres; this library's world is a local metric frame, not latitude/longitude), received only when
 the antenna's depth ``z_s - z`` is at most ``d``, where ``d ~ N(depth_threshold, depth_threshold_sigma^2)`` is
 drawn per sample (``depth_threshold_sigma = 0``: fixed). Without a fix the position is NaN and ``fix`` false.
+
+``z_s`` is the instantaneous sea surface above the antenna: ``scene.surface_height(xy, t)`` (the moving sea
+surface's elevation at the sample's time when the scene has one, else the flat ``surface_z``), or the flat
+``surface_z`` argument when given. A GPS antenna washed over by a wave crest loses the fix (L-band does not
+penetrate sea water), so with a moving sea ``depth_threshold`` can be 0.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import numpy as np
 from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
 from oceansim_py.sensors import host_noise
-from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source, surface_height
+from oceansim_py.sensors.nav_common import HostResult, check_frame_index, instantaneous_surface, sample_source
 
 _OWNER = "GPSConfig"
 _POSITION, _THRESHOLD = 0, 1
@@ -85,7 +90,7 @@ class GPS:
         s = sample_source(source, times, self.config.rate, "GPS.measure")
         c = self.config
         pos = s.poses[:, :3].copy()
-        depth = surface_height(surface_z, scene) - pos[:, 2]
+        depth = instantaneous_surface(surface_z, scene, pos[:, :2], s.times) - pos[:, 2]
         n = pos.shape[0]
         frames = fi + np.arange(n)
         threshold = np.full(n, c.depth_threshold)

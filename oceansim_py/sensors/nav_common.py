@@ -51,6 +51,26 @@ def surface_height(surface_z: float | None, scene: Any) -> float:
     return float(scene.surface_z) if scene is not None else 0.0
 
 
+def instantaneous_surface(surface_z: float | None, scene: Any, xy: np.ndarray, times: np.ndarray | None) -> np.ndarray:
+    """The sea-surface height (m) above each horizontal position ``xy`` (N, 2): ``surface_z`` if given (flat);
+    else ``scene.surface_height(xy, t)`` at the samples' ``times`` (``None``: the scene's current time), which is
+    the moving sea surface's instantaneous elevation when the scene has one; else 0. Returns (N,) float64."""
+    n = xy.shape[0]
+    if surface_z is not None or scene is None or getattr(scene, "sea_surface", None) is None:
+        return np.full(n, surface_height(surface_z, scene))
+    return scene.surface_height(xy, times)
+
+
+def pressure_head(surface_z: float | None, scene: Any, xyz: np.ndarray, times: np.ndarray | None) -> np.ndarray:
+    """Water pressure above atmospheric at ``xyz`` (N, 3) as a head of water (m): ``max(0, z_s - z)`` under a
+    flat surface (``surface_z`` if given, else the scene's, else 0); under a scene's moving sea surface,
+    ``scene.pressure_head`` (hydrostatic about the mean surface plus the waves' pressure, attenuated with depth)
+    at the samples' ``times`` (``None``: the scene's current time). Returns (N,) float64."""
+    if surface_z is not None or scene is None or getattr(scene, "sea_surface", None) is None:
+        return np.maximum(0.0, surface_height(surface_z, scene) - xyz[:, 2])
+    return scene.pressure_head(xyz, times)
+
+
 class HostResult:
     """Mixin for dataclass results holding numpy arrays: ``numpy()`` and ``torch()`` of the array fields."""
 

@@ -212,7 +212,8 @@ class TrajectoryShapes(TimedPoses):
         top = min(float(scene.surface_z), float(hi[2]) + 1.0)  # above everything, or at the sea surface
         origins = np.column_stack([traj.positions[:, :2], np.full(len(traj), top)])
         down = np.tile([0.0, 0.0, -1.0], (len(traj), 1))
-        dist = scene.raycast(origins, down, max_range=max(top - float(lo[2]), 1e-3) + 1e-3).distance.numpy()
+        cast = getattr(scene, "raycast_through_surface", scene.raycast)  # waves in a trough must not stop the rays
+        dist = cast(origins, down, max_range=max(top - float(lo[2]), 1e-3) + 1e-3).distance.numpy()
         bottom = np.where(np.isfinite(dist), top - dist.astype(np.float64), lo[2])
         poses = traj.poses.copy()
         poses[:, 2] = bottom + float(altitude)
