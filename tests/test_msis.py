@@ -202,18 +202,29 @@ def test_cartesian_image_puts_each_bin_where_its_bearing_and_range_say():
     assert img.shape[0] == math.ceil(10.5 / px)
 
 
-def test_dataset_stream_one_step_per_sample_and_sweeps_assembled(tmp_path: Path):
-    cfg = small(sector_width=36.0, step_angle=1.8, ping_period=0.05)
+DATASET_CONFIG = dict(small(sector_width=36.0, step_angle=1.8, ping_period=0.05).to_dict(), max_range=6.0,
+                      range_bins=100)
+
+
+@pytest.fixture(scope="module")
+def msis_dataset(tmp_path_factory) -> Path:
+    """45 steps (two sweeps and a bit of a third) of a 36 deg sector at 20 steps/s, in the tank, moving at 0.5 m/s
+    along +x from (0, 0, -1.5)."""
+    folder = tmp_path_factory.mktemp("msis")
     rig = {"name": "msis", "scene": "tank", "seed": 5, "frames": 45, "tick_rate_hz": 20.0, "shard_size": 20,
            "batch_size": 10,
            "trajectory": {"type": "transect", "start": [0.0, 0.0, -1.5], "end": [3.0, 0.0, -1.5], "speed": 0.5},
-           "sensors": [{"name": "head", "type": "msis", "rate_hz": 20.0,
-                        "config": {**cfg.to_dict(), "max_range": 6.0, "range_bins": 100},
+           "sensors": [{"name": "head", "type": "msis", "rate_hz": 20.0, "config": DATASET_CONFIG,
                         "products": ["intensity", "hit_count", "head_angle_deg", "step"]}]}
-    path = tmp_path / "rig.yaml"
+    path = folder / "rig.yaml"
     path.write_text(yaml.safe_dump(rig))
-    out = tmp_path / "ds"
+    out = folder / "ds"
     assert main(["generate", "--rig", str(path), "--out", str(out), "--no-progress", "--device", "cpu"]) == 0
+    return out
+
+
+def test_dataset_stream_one_step_per_sample_and_sweeps_assembled(msis_dataset: Path):
+    out = msis_dataset
     reader = load(out, verify=True)
     meta = reader.sensors["head"]
     kind = registry.get("msis")
@@ -261,3 +272,32 @@ def test_render_msis_cli_writes_polar_and_cartesian(tmp_path: Path):
     dr = (8.0 - 0.75) / 200
     for step, d in ((0, 3.8), (10, 3.5), (20, 1.5)):
         assert abs(int(polar[step].argmax()) - math.floor((d - 0.75) / dr)) <= 2, step
+
+
+@pytest.mark.parametrize("fmt", ["rosbag2", "mcap"])
+def test_ros_export_one_raw_sonar_image_per_step(msis_dataset: Path, tmp_path: Path, fmt: str):
+    pytest.importorskip("rosbags")
+    pytest.importorskip("mcap")
+    from oceansim_py.export import export_dataset
+    from test_export import read_mcap, read_rosbag2
+
+    out = tmp_path / ("bag" if fmt == "rosbag2" else "run.mcap")
+    summary = export_dataset(msis_dataset, out, format=fmt)
+    assert summary.skipped == {}
+    messages = read_rosbag2(out) if fmt == "rosbag2" else read_mcap(out)
+    got = [(ns, m) for t, ty, ns, m in messages if t == "/head/raw_image"]
+    assert {ty for t, ty, _, _ in messages if t == "/head/raw_image"} == {"marine_acoustic_msgs/msg/RawSonarImage"}
+    samples = list(load(msis_dataset).samples("head"))
+    assert len(got) == 45 == summary.messages["/head/raw_image"]
+    dr = (6.0 - 0.5) / 100                                       # 5.5 cm bins from 0.5 m
+    for (ns, msg), s in zip(got, samples):
+        assert ns == round(s["time"] * 1e9) and msg.header.frame_id == "head_sonar"
+        assert (msg.samples_per_beam, msg.image.beam_count, msg.image.dtype) == (100, 1, 8)
+        assert msg.sample_rate == pytest.approx(1500.0 / (2 * dr), rel=1e-6) and msg.sample0 == round(0.5 / dr)
+        assert msg.rx_angles[0] == pytest.approx(math.radians(float(s["head_angle_deg"])), abs=1e-6)
+        assert msg.ping_info.frequency == 750e3 and msg.ping_info.sound_speed == 1500.0
+        assert list(msg.ping_info.tx_beamwidths) == pytest.approx([math.radians(2.0)])
+        assert list(msg.ping_info.rx_beamwidths) == pytest.approx([math.radians(10.0)])
+        assert np.array_equal(np.frombuffer(bytes(msg.image.data), "<f4"), s["intensity"])
+    tf = [m for t, _, _, m in messages if t == "/tf_static"][0]
+    assert "head_sonar" in [x.child_frame_id for x in tf.transforms]
