@@ -301,3 +301,27 @@ def test_ros_export_one_raw_sonar_image_per_step(msis_dataset: Path, tmp_path: P
         assert np.array_equal(np.frombuffer(bytes(msg.image.data), "<f4"), s["intensity"])
     tf = [m for t, _, _, m in messages if t == "/tf_static"][0]
     assert "head_sonar" in [x.child_frame_id for x in tf.transforms]
+
+
+def test_render_msis_cli_speed_skews_the_sweep(tmp_path: Path):
+    """--speed 1 along +x: step 20 (astern, t_20 = 20 (2 * 8 / 1500 + 0.01) = 0.4133 s) sees the back wall
+    1.5 + 0.4133 m away instead of 1.5 m."""
+    args = ["--scene", "tank", "--device", "cpu", "--pose", "0,0,-1.5,0,0,0", "--set", "step_angle=9", "--set",
+            "range_bins=200", "--set", "max_range=8"]
+    assert main(["render", "msis", *args, "--speed", "1.0", "--out", str(tmp_path / "m")]) == 0
+    polar = np.load(tmp_path / "m" / "msis_polar.npy")
+    t20 = 20 * (2 * 8.0 / 1500.0 + 0.01)
+    dr = (8.0 - 0.75) / 200
+    assert abs(int(polar[20].argmax()) - math.floor((1.5 + t20 - 0.75) / dr)) <= 2
+
+
+def test_a_rig_rate_other_than_the_step_rate_warns():
+    from oceansim_py.diagnostics import OceanSimWarning
+
+    kind = registry.get("msis")
+    cfg = small(ping_period=0.05)
+    sensor = kind.make_sensor(cfg, device="cpu")
+    scene = make_scene(("wall", quad([6.0, 0.0, 0.0], [-1.0, 0.0, 0.0], 40.0), 0.5))
+    batch = registry.Batch(scene, np.array([[0, 0, 0, 0, 0, 0, 1.0]]), np.zeros(1), 0, rate_hz=10.0)
+    with pytest.warns(OceanSimWarning, match=r"rate_hz 10 is not the head's step rate 1 / step_period = 20 Hz"):
+        kind.render(sensor, batch)
