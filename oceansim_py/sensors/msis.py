@@ -42,7 +42,7 @@ from oceansim_py.errors import ConfigError
 from oceansim_py.io import images
 from oceansim_py.io.config import require, require_finite
 from oceansim_py.limits import check_frame_index
-from oceansim_py.poses import as_poses, compose_poses, pose_from_euler
+from oceansim_py.poses import as_poses, compose_poses
 from oceansim_py.runtime import resolve_device
 from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, DeviceChain, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
@@ -278,7 +278,9 @@ class MsisConfig(DeviceChainFields, RangeBinnedConfig):
 
 def head_poses(poses: np.ndarray, angles: np.ndarray) -> np.ndarray:
     """(B, 7) world poses of the beam: each sensor pose turned by its head angle (rad, + starboard) about its z."""
-    turn = np.stack([pose_from_euler(0.0, 0.0, 0.0, 0.0, 0.0, -math.degrees(float(t))) for t in angles])
+    half = -0.5 * np.asarray(angles, dtype=np.float64)          # a yaw of -theta (FLU yaw turns to port)
+    turn = np.zeros((half.size, 7))
+    turn[:, 5], turn[:, 6] = np.sin(half), np.cos(half)
     return compose_poses(poses, turn)
 
 
@@ -507,9 +509,9 @@ def _cli_render(sensor: Msis, scene: Any, poses: np.ndarray, frame_index: int, a
     start = as_poses(poses).astype(np.float64)[:1]
     speed = float(getattr(args, "speed", 0.0) or 0.0)
     sweep = int(c.sweep_of([frame_index])[0])
+    fwd = compose_poses(start, np.array([[1.0, 0, 0, 0, 0, 0, 1]]))[0, :3] - start[0, :3]   # the sensor's +x
 
     def moving(times: np.ndarray) -> np.ndarray:
-        fwd = compose_poses(start, np.array([[1.0, 0, 0, 0, 0, 0, 1]]))[0, :3] - start[0, :3]
         out = np.repeat(start, times.size, axis=0)
         out[:, :3] += np.outer(speed * (times - times[0]), fwd)
         return out
