@@ -200,6 +200,14 @@ def test_cartesian_image_puts_each_bin_where_its_bearing_and_range_say():
     half = math.radians(18.9)                                                # half the sector plus half a step
     assert y0 == pytest.approx(-10.5 * math.sin(half) + px / 2) and x0 == pytest.approx(10.5 - px / 2)
     assert img.shape[0] == math.ceil(10.5 / px)
+    # two passes of the sector (steps 0 .. 40) repeat every angle: the later firing is shown
+    rows = np.arange(41, dtype=np.float64)
+    twice = Sweep(np.repeat(rows[:, None], 400, axis=1), sector.head_angles(np.arange(41)), np.zeros(41),
+                  np.arange(41), sector.ranges(), sector)
+    img, px, (x0, y0) = twice.cartesian(width=200)
+    for deg, row_shown in ((-16.2, 39), (0.0, 30), (18.0, 20), (-18.0, 40)):
+        x, y = 5.0 * math.cos(math.radians(deg)), 5.0 * math.sin(math.radians(deg))
+        assert img[int(round((x0 - x) / px)), int(round((y - y0) / px))] == row_shown, deg
 
 
 DATASET_CONFIG = dict(small(sector_width=36.0, step_angle=1.8, ping_period=0.05).to_dict(), max_range=6.0,

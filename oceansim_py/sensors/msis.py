@@ -359,8 +359,8 @@ class Sweep:
         if c.full_circle:
             x_lo, x_hi, y_lo, y_hi = -r_max, r_max, -r_max, r_max
         else:
-            lo = math.radians(c.sector_centre - 0.5 * c.sector_width - 0.5 * c.step_angle)
-            arc = lo + np.linspace(0.0, math.radians(c.sector_width + c.step_angle), 721)
+            start = math.radians(c.sector_centre - 0.5 * c.sector_width - 0.5 * c.step_angle)
+            arc = start + np.linspace(0.0, math.radians(c.sector_width + c.step_angle), 721)
             xs = np.concatenate([[0.0], r_max * np.cos(arc)])
             ys = np.concatenate([[0.0], r_max * np.sin(arc)])
             x_lo, x_hi, y_lo, y_hi = xs.min(), xs.max(), ys.min(), ys.max()
@@ -373,15 +373,19 @@ class Sweep:
         theta = np.arctan2(yy, xx)
         dr = (c.max_range - c.min_range) / c.range_bins
         rbin = np.floor((r - c.min_range) / dr).astype(np.int64)
+        # one row per distinct head angle, the latest firing winning; then the nearest angle per pixel (circular)
+        latest = {round(float(a), 9): row for row, a in enumerate(self.head_angle)}
+        keys = np.array(sorted(latest))
+        rows = np.array([latest[k] for k in keys])
+        hi = np.searchsorted(keys, theta) % keys.size
+        lo = (hi - 1) % keys.size
+        off_hi = np.abs((theta - keys[hi] + np.pi) % (2.0 * np.pi) - np.pi)
+        off_lo = np.abs((theta - keys[lo] + np.pi) % (2.0 * np.pi) - np.pi)
+        near = np.where(off_lo <= off_hi, lo, hi)
+        off = np.minimum(off_lo, off_hi)
+        take = (rbin >= 0) & (rbin < c.range_bins) & (off <= 0.5 * math.radians(c.step_angle) * (1.0 + 1e-9))
         out = np.full((height, width), np.nan, dtype=np.float64)
-        half = 0.5 * math.radians(c.step_angle) * (1.0 + 1e-9)
-        best = np.full((height, width), np.inf)
-        inside = (rbin >= 0) & (rbin < c.range_bins)
-        for row, angle in enumerate(self.head_angle):
-            off = np.abs((theta - angle + np.pi) % (2.0 * np.pi) - np.pi)
-            take = inside & (off <= half) & (off <= best + 1e-12)
-            best = np.where(take, off, best)
-            out[take] = self.polar[row, rbin[take]]
+        out[take] = self.polar[rows[near[take]], rbin[take]]
         return out, px, (float(x[0]), float(y[0]))
 
     def to_uint8(self, values: np.ndarray | None = None) -> np.ndarray:
