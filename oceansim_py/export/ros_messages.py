@@ -20,6 +20,10 @@ Mapping (sensor type: topic -> message):
 * sidescan: ``raw_image`` -> marine_acoustic_msgs/RawSonarImage of ``intensity`` with two beams
   (column 0 port, 1 starboard; rows = slant-range samples; float32; see ``RosMessageFactory.sidescan``) --
   a per-ping message rather than an Image waterfall, so no ping is resampled;
+* msis: ``raw_image`` -> marine_acoustic_msgs/RawSonarImage of one step's ``intensity``: one beam whose
+  rx_angle is the head angle (rad about the sonar frame's x axis, + starboard; from ``head_angle_deg``), one row
+  per slant-range sample (float32; see ``RosMessageFactory.msis``) -- one message per step at its own time, as
+  the heads' drivers publish them; a sweep is the run of messages between turns;
 * profiling: ``points`` -> sensor_msgs/PointCloud2 (x, y, z, intensity float32) of the soundings in ``map``
   (``point_world``), NaN for beams without a bottom; ``ranges`` -> marine_acoustic_msgs/SonarRanges;
 * singlebeam: ``altitude`` -> sensor_msgs/Range of ``first_return_range`` (NaN without a return; datasets of
@@ -104,7 +108,7 @@ class RosMessageFactory:
         self.gps_datum = gps_datum
         self.converters: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], list[Message]]] = {
             "camera": self.camera, "imaging_sonar": self.polar_sonar, "multibeam": self.polar_sonar,
-            "sidescan": self.sidescan, "profiling": self.profiling, "singlebeam": self.singlebeam,
+            "sidescan": self.sidescan, "msis": self.msis, "profiling": self.profiling, "singlebeam": self.singlebeam,
             "dvl": self.dvl, "imu": self.imu, "barometer": self.barometer, "gps": self.gps, "pose": self.pose,
             "magnetometer": self.magnetometer, "usbl": self.usbl, "lbl": self.lbl,
             "acoustic_modem": self.modem_events, "optical_modem": self.modem_events,
@@ -233,6 +237,29 @@ class RosMessageFactory:
                        sample0=int(round(float(cfg["min_range"]) / dr)), tx_delays=np.zeros(2, dtype=np.float32),
                        tx_angles=np.zeros(2, dtype=np.float32),
                        rx_angles=np.array([-math.pi / 2, math.pi / 2], dtype=np.float32), image=data)
+        return [(f"/{name}/raw_image", msgtype("RawSonarImage"), msg)]
+
+    def msis(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
+        """RawSonarImage of one MSIS step: one beam, rx_angles = [head angle] (rad, about the sonar frame's x axis,
+        + starboard), one row per slant-range sample (``ranges_m``); ping_info has the config's frequency and
+        sound speed, tx_beamwidths the horizontal (scan-plane) and rx_beamwidths the vertical beam width;
+        sample_rate = c / (2 dr); sample0 = min_range / dr."""
+        cfg = meta["config"]
+        series = self.need(sample, "intensity", name).astype(np.float32).reshape(-1, 1)
+        head = float(np.asarray(self.need(sample, "head_angle_deg", name)).reshape(-1)[0])
+        ranges = np.asarray(meta["ranges_m"], dtype=np.float64)
+        dr = float(ranges[1] - ranges[0]) if ranges.size > 1 else float(cfg["max_range"] - cfg["min_range"])
+        c = float(cfg["sound_speed"])
+        ping = self.new(msgtype("PingInfo"), frequency=float(cfg["frequency"]), sound_speed=c,
+                        tx_beamwidths=np.array([math.radians(cfg["horizontal_beamwidth"])], dtype=np.float32),
+                        rx_beamwidths=np.array([math.radians(cfg["vertical_beamwidth"])], dtype=np.float32))
+        data = self.new(msgtype("SonarImageData"), is_bigendian=False, dtype=8, beam_count=1,
+                        data=np.frombuffer(np.ascontiguousarray(series, dtype="<f4").tobytes(), dtype=np.uint8))
+        msg = self.new(msgtype("RawSonarImage"), header=self.header(sample["time"], sensor_frame(name, "sonar")),
+                       ping_info=ping, sample_rate=c / (2.0 * dr), samples_per_beam=int(series.shape[0]),
+                       sample0=int(round(float(cfg["min_range"]) / dr)), tx_delays=np.zeros(1, dtype=np.float32),
+                       tx_angles=np.array([math.radians(head)], dtype=np.float32),
+                       rx_angles=np.array([math.radians(head)], dtype=np.float32), image=data)
         return [(f"/{name}/raw_image", msgtype("RawSonarImage"), msg)]
 
     def point_cloud(self, t: float, frame: str, xyz: np.ndarray, intensity: np.ndarray) -> Any:
@@ -407,7 +434,7 @@ def static_transforms(factory: RosMessageFactory, sensors: dict[str, dict[str, A
         out.append(factory.transform(t, VEHICLE_FRAME, sensor_frame(name), mounts[name]))
         sub = {"camera": ("optical", OPTICAL_IN_FLU), "imaging_sonar": ("sonar", SONAR_IN_FLU),
                "multibeam": ("sonar", SONAR_IN_FLU), "sidescan": ("sonar", SONAR_IN_FLU),
-               "dvl": ("dvl", DVL_IN_FLU)}.get(meta["type"])
+               "msis": ("sonar", SONAR_IN_FLU), "dvl": ("dvl", DVL_IN_FLU)}.get(meta["type"])
         if sub:
             m = np.eye(4)
             m[:3, :3] = sub[1]

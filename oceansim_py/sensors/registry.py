@@ -56,6 +56,7 @@ BUILTIN_MODULES: dict[str, str] = {
     "lbl": "oceansim_py.sensors.lbl",
     "acoustic_modem": "oceansim_py.sensors.acoustic_modem",
     "optical_modem": "oceansim_py.sensors.optical_modem",
+    "msis": "oceansim_py.sensors.msis",
 }
 
 #: How a product is stored in a dataset: one ``.npy`` (``.npz`` with ``--compress``) per sample, one 8-bit
