@@ -45,7 +45,9 @@ def test_builtin_kinds_and_aliases() -> None:
     assert registry.kind_names()[:len(BUILTIN)] == BUILTIN
     assert registry.get("sonar") is registry.get("imaging_sonar")
     assert [target for target, _ in registry.iter_cli_targets()] == ["sonar", "multibeam", "camera", "sidescan",
-                                                                       "profiling", "singlebeam", "msis"]
+                                                                       "profiling", "singlebeam", "magnetometer", "usbl",
+                                                                       "lbl", "acoustic_modem", "optical_modem",
+                                                                       "msis"]
     with pytest.raises(ConfigError, match=r"unknown sensor type 'sonr'; types are \["):
         registry.get("sonr")
 

@@ -44,7 +44,7 @@ from oceansim_py.sensors.modem_common import (
     COLLISION, DELIVERED, EVENT_COLUMNS, HALF_DUPLEX, LOST, OUT_OF_RANGE, REASONS, ModemResult, Traffic, event_table,
     measure_batch, modem_arrays, node_names, schedule_traffic, validate_network, window_events,
 )
-from oceansim_py.sensors.nav_common import check_frame_index
+from oceansim_py.sensors.nav_common import check_frame_index, timed_run_target
 
 _OWNER = "AcousticModemConfig"
 _FADING, _LOSS = 0, 1
@@ -223,4 +223,5 @@ SENSOR_KIND = _reg.SensorKind(
     config_class=AcousticModemConfig, sensor_class=AcousticModem, uses_trajectory=True, render=measure_batch,
     arrays=modem_arrays, build=lambda config, device, sensor_id: AcousticModem(config, sensor_id=sensor_id),
     schema=modem_schema(), default_products=("events", "payload"), metadata=modem_metadata,
+    cli=timed_run_target("acoustic modem: the configured message schedule along a straight run (events .json)"),
 )

@@ -20,7 +20,7 @@ from oceansim_py.io.config import ConfigBase
 from oceansim_py.sensors.acoustic_positioning import (
     interrogate, measure_batch, measured_ranges, poses_along, validate_ranging,
 )
-from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source
+from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source, timed_run_target
 
 _OWNER = "LBLConfig"
 
@@ -125,4 +125,5 @@ SENSOR_KIND = _reg.SensorKind(
     default_products=("range", "reply_time", "fix"),
     metadata=lambda c: {"beacon_ids": list(c.beacon_ids),
                         "beacon_positions_world": [list(p) for p in c.beacon_positions]},
+    cli=timed_run_target("LBL transceiver: ranges to the configured baseline along a straight run (.npy)"),
 )

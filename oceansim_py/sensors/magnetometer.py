@@ -35,7 +35,7 @@ from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
 from oceansim_py.poses import quat_to_matrix, rotate_fixed
 from oceansim_py.sensors import host_noise
-from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source
+from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source, timed_run_target
 
 _OWNER = "MagnetometerConfig"
 #: equatorial field of the centred dipole (uT): sqrt(g10^2 + g11^2 + h11^2) of IGRF-13 at 2020.0
@@ -179,4 +179,5 @@ SENSOR_KIND = _reg.SensorKind(
     default_products=("field",),
     metadata=lambda c: {"earth_field_world_uT": c.earth_field().tolist(),
                         "frame": "world ENU (x east, y north, z up); field in uT, sensor frame FLU"},
+    cli=timed_run_target("magnetometer: the field in the sensor frame at each ping of a straight run (.npy)", uses_scene=False),
 )

@@ -92,3 +92,60 @@ class HostResult:
 def measure_poses(sensor: Any, batch: Any) -> Any:
     """A pose-driven sensor's (barometer, GPS) registry ``render``: ``measure`` at the batch's world poses."""
     return sensor.measure(batch.poses, scene=batch.scene, frame_index=batch.frame_index)
+
+
+def timed_run_target(help: str, default_preset: str | None = None, uses_scene: bool = True) -> Any:
+    """The ``oceansim-py render KIND`` target of a sensor whose measurement depends on time (positioning,
+    modems, magnetometer): a straight run of ``--pings`` poses ``--step`` apart (over the scene's subject without
+    ``--pose``), one every ``--interval`` seconds, measured as a trajectory (so travel times see the motion);
+    every product is written as ``TARGET_<product>.npy`` stacked over the pings, ragged products (a modem's events)
+    as ``TARGET_<product>.json`` lists."""
+    from oceansim_py.sensors import registry
+
+    def render(sensor: Any, scene: Any, poses: np.ndarray, frame_index: int, args: Any) -> Any:
+        from oceansim_py.trajectory import Trajectory
+
+        poses = np.asarray(poses, dtype=np.float64).reshape(-1, 7)
+        times = np.arange(poses.shape[0], dtype=np.float64) * float(args.interval)
+        source = Trajectory(times, poses) if poses.shape[0] > 1 else poses
+        extra = {"scene": scene} if uses_scene else {}
+        return sensor.measure(source, times=times, frame_index=frame_index, **extra)
+
+    def interval(text: str) -> float:
+        import argparse
+
+        try:
+            value = float(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from exc
+        if not (np.isfinite(value) and value > 0):
+            raise argparse.ArgumentTypeError(f"{text!r}: the interval must be > 0 s")
+        return value
+
+    return registry.CliTarget(
+        help=help, default_preset=default_preset, poses=registry.RUN, framing="singlebeam",
+        reach=lambda c: (float(getattr(c, "max_range", 50.0)), 90.0), render=render, write=write_timed_run,
+        options=(registry.CliOption(("--interval",), {"type": interval, "default": 1.0,
+                                                       "help": "seconds between pings (default 1)"}),))
+
+
+def write_timed_run(o: Any) -> list[str]:
+    """Writer of :func:`timed_run_target` (see there)."""
+    import json
+
+    from oceansim_py.io.images import save_npy
+
+    written = []
+    for p in o.kind.schema:
+        value = o.data.get(p.name)
+        if value is None:
+            continue
+        if isinstance(value, list):
+            path = o.out / f"{o.target}_{p.name}.json"
+            o.out.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps([np.asarray(v).tolist() for v in value]))
+            written.append(path)
+        else:
+            written.append(save_npy(o.out / f"{o.target}_{p.name}.npy", np.asarray(value)))
+    return [f"measured {len(o.poses)} ping(s) of a {o.kind.name} along a straight run in {o.scene.source} in "
+            f"{o.seconds:.3f} s", f"wrote {', '.join(str(w) for w in written)}"]

@@ -38,6 +38,7 @@ from oceansim_py.io.config import ConfigBase, require, require_non_negative, req
 from oceansim_py.poses import quat_to_matrix
 from oceansim_py.sensors import host_noise
 from oceansim_py.sensors.acoustic_modem import AcousticModem, modem_metadata, modem_schema
+from oceansim_py.sensors.nav_common import timed_run_target
 from oceansim_py.sensors.acoustic_positioning import blocked
 from oceansim_py.sensors.modem_common import (
     DELIVERED, OCCLUDED, OUT_OF_CONE, OUT_OF_RANGE, TOO_WEAK, Traffic, measure_batch, modem_arrays, validate_network,
@@ -180,4 +181,5 @@ SENSOR_KIND = _reg.SensorKind(
     arrays=modem_arrays, build=lambda config, device, sensor_id: OpticalModem(config, sensor_id=sensor_id),
     schema=modem_schema(), default_products=("events", "payload"),
     metadata=lambda c: {**modem_metadata(c), "attenuation_per_m": c.attenuation()},
+    cli=timed_run_target("optical modem: the configured message schedule along a straight run (events .json)"),
 )

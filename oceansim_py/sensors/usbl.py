@@ -39,7 +39,7 @@ from oceansim_py.sensors import host_noise
 from oceansim_py.sensors.acoustic_positioning import (
     interrogate, measure_batch, measured_ranges, poses_along, validate_ranging,
 )
-from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source
+from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source, timed_run_target
 
 _OWNER = "USBLConfig"
 _PHASE_Y, _PHASE_Z = 10, 11
@@ -216,4 +216,5 @@ SENSOR_KIND = _reg.SensorKind(
                                                                                     c.beacon_positions],
                         "direction_cosine_sigma": c.direction_cosine_sigma(),
                         "frame": "sensor FLU (boresight +x); bearing + starboard, elevation + up"},
+    cli=timed_run_target("USBL head: range, bearing and elevation to the configured beacons along a straight run (.npy)"),
 )
