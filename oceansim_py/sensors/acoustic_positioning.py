@@ -12,7 +12,8 @@ tau), plus N(0, range_sigma^2); with probability ``outlier_probability`` a reply
 ``U(0, outlier_range)`` m longer. A beacon gives no fix when it is beyond ``max_range`` (the outbound slant
 range), when the scene blocks either leg of the path (a ray cast from the head to the beacon at transmit and
 at receive: a hit more than ``OCCLUSION_TOLERANCE`` short of the beacon), or for the sensor's own reasons (the
-USBL's coverage cone). Positions along a Trajectory come from the sensor's own trajectory (vehicle x mount),
+USBL's coverage cone). With ``surface_multipath`` a blocked beacon may still be heard by its reply reflected once
+by the sea surface (:func:`surface_bounce`). Positions along a Trajectory come from the sensor's own trajectory (vehicle x mount),
 held at its first / last pose outside its span; bare poses are taken as stationary.
 
 Noise is counter-based (:mod:`oceansim_py.sensors.host_noise`): draw ``(seed, sensor id, stream, sample index,
@@ -60,6 +61,8 @@ def validate_ranging(config: Any, owner: str) -> None:
     require(0.0 <= config.outlier_probability <= 1.0, owner, "outlier_probability",
             f"must be in [0, 1], got {config.outlier_probability!r}")
     require_non_negative(config.outlier_range, owner, "outlier_range", "m")
+    require(isinstance(config.surface_multipath, bool), owner, "surface_multipath",
+            f"must be true or false, got {config.surface_multipath!r}")
     require(isinstance(config.seed, int) and 0 <= config.seed < 2**31, owner, "seed",
             f"must be an integer in [0, 2^31), got {config.seed!r}")
 
@@ -115,6 +118,62 @@ def interrogate(times: np.ndarray, poses: np.ndarray, along: Any, beacons: np.nd
                                 dist.reshape(-1)).reshape(b, n)
     return Interrogation(outbound, inbound, t_rx, rx_pose, t_rx - t0[:, None] - turnaround, outbound > max_range,
                          occluded)
+
+
+@dataclasses.dataclass
+class SurfaceBounce:
+    """The once-surface-reflected replies (image-source method) of :func:`surface_bounce`: ``usable`` (B, n) where
+    the direct path is blocked but the reflected one is clear and within range, the reflected geometry ``geo``
+    (its ranges are the reflected path lengths) and the image beacons (n, 3) the head hears them from."""
+
+    usable: np.ndarray
+    geo: Interrogation
+    image: np.ndarray
+
+
+def surface_bounce(times: np.ndarray, poses: np.ndarray, along: Any, beacons: np.ndarray, direct: Interrogation,
+                   sound_speed: float, turnaround: float, max_range: float, scene: Any) -> SurfaceBounce:
+    """Multipath by the sea surface: a beacon whose direct path is blocked may still be heard by the reply that
+    bounced once off the surface (pressure release, flat at the scene's mean ``surface_z``). By the image-source
+    method the reflected path from the head to the beacon is the straight path to the beacon mirrored in the
+    surface, z' = 2 z_s - z, so its timing is :func:`interrogate` with the mirrored beacons; it is usable where both
+    of its legs below the surface (head -> reflection point -> beacon, outbound and inbound) are clear, the head and
+    the beacon are under water, and the reflected range is within ``max_range``. The head then measures the
+    reflected travel time and the direction of the image (a ghost fix above the true beacon), as real USBLs do
+    behind obstacles."""
+    z_s = float(scene.surface_z) if scene is not None else 0.0
+    image = beacons.copy()
+    image[:, 2] = 2.0 * z_s - beacons[:, 2]
+    geo = interrogate(times, poses, along, image, sound_speed, turnaround, max_range, None)
+    b, n = direct.occluded.shape
+    under = (beacons[None, :, 2] < z_s) & (poses[:, None, 2] < z_s)
+    clear = np.ones((b, n), dtype=bool)
+    if scene is not None:
+        heads = (np.broadcast_to(poses[:, None, :3], (b, n, 3)), geo.receive_pose[..., :3])
+        for head in heads:
+            head = head.reshape(-1, 3)
+            img = np.broadcast_to(image[None], (b, n, 3)).reshape(-1, 3)
+            bea = np.broadcast_to(beacons[None], (b, n, 3)).reshape(-1, 3)
+            dz = img[:, 2] - head[:, 2]
+            frac = np.where(dz > 0, (z_s - head[:, 2]) / np.where(dz > 0, dz, 1.0), 0.0)
+            point = head + frac[:, None] * (img - head)               # where the path meets the surface
+            leg_head = np.linalg.norm(point - head, axis=1)
+            leg_beacon = np.linalg.norm(point - bea, axis=1)
+            bad = blocked(scene, head, point, leg_head) | blocked(scene, bea, point, leg_beacon)
+            clear &= ~bad.reshape(b, n)
+    usable = direct.occluded & clear & under & ~geo.out_of_range
+    return SurfaceBounce(usable, geo, image)
+
+
+def merge_bounce(direct: Interrogation, bounce: SurfaceBounce) -> Interrogation:
+    """The geometry the head measures: the reflected reply where :attr:`SurfaceBounce.usable`, else the direct
+    one; ``occluded`` keeps the direct path's ground truth."""
+    u = bounce.usable
+    g = bounce.geo
+    return Interrogation(np.where(u, g.outbound, direct.outbound), np.where(u, g.inbound, direct.inbound),
+                         np.where(u, g.reply_time, direct.reply_time),
+                         np.where(u[..., None], g.receive_pose, direct.receive_pose),
+                         np.where(u, g.travel_time, direct.travel_time), direct.out_of_range, direct.occluded)
 
 
 def blocked(scene: Any, origins: np.ndarray, targets: np.ndarray, distance: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ import numpy as np
 from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase
 from oceansim_py.sensors.acoustic_positioning import (
-    interrogate, measure_batch, measured_ranges, poses_along, validate_ranging,
+    interrogate, measure_batch, measured_ranges, merge_bounce, poses_along, surface_bounce, validate_ranging,
 )
 from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source, timed_run_target
 
@@ -30,7 +30,8 @@ class LBLConfig(ConfigBase):
     """LBL parameters. beacon_ids: distinct integer ids. beacon_positions: one [x, y, z] per id, m, world frame.
     rate: Hz (interrogations when measuring a Trajectory without times). sound_speed: m/s. turnaround_delay: s.
     max_range: m. range_sigma: m. outlier_probability: per reply. outlier_range: m (outliers U(0, outlier_range)
-    long). noise: False turns all noise off. seed: run seed."""
+    long). surface_multipath: a beacon whose direct path is blocked is heard by its surface-reflected reply (a
+    longer range, flagged as an outlier). noise: False turns all noise off. seed: run seed."""
 
     beacon_ids: tuple[int, ...] = (1, 2, 3)
     beacon_positions: tuple[tuple[float, float, float], ...] = ((0.0, 0.0, 0.0), (100.0, 0.0, 0.0),
@@ -42,6 +43,7 @@ class LBLConfig(ConfigBase):
     range_sigma: float = 0.1
     outlier_probability: float = 0.0
     outlier_range: float = 10.0
+    surface_multipath: bool = False
     noise: bool = True
     seed: int = 0
 
@@ -95,13 +97,22 @@ class LBL:
         fi = check_frame_index(frame_index, "LBL.measure")
         s = sample_source(source, times, self.config.rate, "LBL.measure")
         c = self.config
-        geo = interrogate(s.times, s.poses, poses_along(source), np.asarray(c.beacon_positions, dtype=np.float64),
-                          c.sound_speed, c.turnaround_delay, c.max_range, scene)
+        along = poses_along(source)
+        beacons = np.asarray(c.beacon_positions, dtype=np.float64)
+        geo = interrogate(s.times, s.poses, along, beacons, c.sound_speed, c.turnaround_delay, c.max_range, scene)
+        true_range = geo.inbound
+        heard = ~geo.occluded
+        bounced = np.zeros(heard.shape, dtype=bool)
+        if c.surface_multipath:
+            bounce = surface_bounce(s.times, s.poses, along, beacons, geo, c.sound_speed, c.turnaround_delay,
+                                    c.max_range, scene)
+            geo, bounced = merge_bounce(geo, bounce), bounce.usable
+            heard = heard | bounced
         rng, outlier = measured_ranges(c, self.sensor_id, fi + np.arange(s.poses.shape[0]), geo.travel_time)
-        fix = ~geo.out_of_range & ~geo.occluded
+        fix = ~geo.out_of_range & heard
         nan = np.where(fix, 1.0, np.nan)
-        return LBLResult(rng * nan, geo.travel_time * nan, geo.reply_time * nan, fix, outlier & fix, geo.occluded,
-                         geo.inbound, s.times, fi)
+        return LBLResult(rng * nan, geo.travel_time * nan, geo.reply_time * nan, fix, (outlier | bounced) & fix,
+                         geo.occluded, true_range, s.times, fi)
 
 
 # --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------

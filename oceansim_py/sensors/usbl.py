@@ -37,7 +37,7 @@ from oceansim_py.io.config import ConfigBase, require, require_non_negative, req
 from oceansim_py.poses import quat_to_matrix, rotate_fixed
 from oceansim_py.sensors import host_noise
 from oceansim_py.sensors.acoustic_positioning import (
-    interrogate, measure_batch, measured_ranges, poses_along, validate_ranging,
+    interrogate, measure_batch, measured_ranges, merge_bounce, poses_along, surface_bounce, validate_ranging,
 )
 from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source, timed_run_target
 
@@ -54,7 +54,9 @@ class USBLConfig(ConfigBase):
     delay (known to the head). max_range: m. frequency: Hz, of the replies. element_spacing: m, the array's
     baseline (<= lambda / 2). phase_sigma: deg, phase-difference noise per baseline. coverage: deg, half-angle
     of the cone around the boresight (+x) the head hears. range_sigma: m. outlier_probability: per reply.
-    outlier_range: m, multipath outliers are U(0, outlier_range) long. noise: False turns all noise off. seed.
+    outlier_range: m, multipath outliers are U(0, outlier_range) long. surface_multipath: a beacon whose direct
+    path is blocked is heard by its surface-reflected reply (a ghost fix at its mirror image above the surface;
+    flagged as an outlier). noise: False turns all noise off. seed.
     """
 
     beacon_ids: tuple[int, ...] = (1,)
@@ -70,6 +72,7 @@ class USBLConfig(ConfigBase):
     range_sigma: float = 0.1
     outlier_probability: float = 0.0
     outlier_range: float = 10.0
+    surface_multipath: bool = False
     noise: bool = True
     seed: int = 0
 
@@ -160,10 +163,20 @@ class USBL:
         s = sample_source(source, times, self.config.rate, "USBL.measure")
         c = self.config
         beacons = np.asarray(c.beacon_positions, dtype=np.float64)
-        geo = interrogate(s.times, s.poses, poses_along(source), beacons, c.sound_speed, c.turnaround_delay,
-                          c.max_range, scene)
+        along = poses_along(source)
+        geo = interrogate(s.times, s.poses, along, beacons, c.sound_speed, c.turnaround_delay, c.max_range, scene)
+        true_range = geo.inbound
+        heard = ~geo.occluded
+        heard_from = np.broadcast_to(beacons[None], geo.receive_pose[..., :3].shape)
+        bounced = np.zeros(heard.shape, dtype=bool)
+        if c.surface_multipath:
+            bounce = surface_bounce(s.times, s.poses, along, beacons, geo, c.sound_speed, c.turnaround_delay,
+                                    c.max_range, scene)
+            geo, bounced = merge_bounce(geo, bounce), bounce.usable
+            heard = heard | bounced
+            heard_from = np.where(bounced[..., None], bounce.image[None], heard_from)
         rot = quat_to_matrix(geo.receive_pose[..., 3:])                               # (N, n, 3, 3)
-        rel = rotate_fixed(rot, beacons[None] - geo.receive_pose[..., :3], transpose=True)
+        rel = rotate_fixed(rot, heard_from - geo.receive_pose[..., :3], transpose=True)
         true_dir = rel / np.linalg.norm(rel, axis=-1, keepdims=True)
         frames = fi + np.arange(s.poses.shape[0])
         n = beacons.shape[0]
@@ -176,13 +189,13 @@ class USBL:
         lateral = meas[..., 1] ** 2 + meas[..., 2] ** 2
         meas[..., 0] = np.sqrt(np.maximum(1.0 - lateral, 0.0))
         in_cone = true_dir[..., 0] >= math.cos(math.radians(c.coverage)) - 1e-12
-        fix = ~geo.out_of_range & ~geo.occluded & in_cone & (lateral <= 1.0)
+        fix = ~geo.out_of_range & heard & in_cone & (lateral <= 1.0)
         bearing, elevation = _angles(meas)
         true_bearing, true_elevation = _angles(true_dir)
         nan = np.where(fix, 1.0, np.nan)
         return USBLResult(rng * nan, bearing * nan, elevation * nan, (rng * nan)[..., None] * meas, fix,
-                          geo.travel_time * nan, geo.reply_time * nan, outlier & fix, geo.occluded,
-                          geo.inbound, true_bearing, true_elevation, rel, s.times, fi)
+                          geo.travel_time * nan, geo.reply_time * nan, (outlier | bounced) & fix, geo.occluded,
+                          true_range, true_bearing, true_elevation, rel, s.times, fi)
 
 
 # --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------
