@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from oceansim_py.kernels.raycast import facing_normal
+from oceansim_py.kernels.raycast import cast_direction, facing_normal
 
 #: ``rtcIntersect1`` on one ray. The struct is Embree 4's ``RTCRayHit`` (``rtcore_ray.h``): the ray (48 bytes),
 #: then the hit, whose ``instID[0]`` sits at byte 76 whatever ``RTC_MAX_INSTANCE_LEVEL_COUNT``; the tail padding
@@ -166,7 +166,7 @@ def embree_raycast_kernel(intersect1: wp.uint64, rtc_scene: wp.uint64, top_face_
     r = ray_range(max_range, i)
     hit = int(0)
     if ray_is_valid(o, L, r):
-        u = d / L
+        u = cast_direction(d, L)
         hit = embree_intersect1(intersect1, rtc_scene, o, u, embree_tfar(r), i, distance, face, obj)
         if hit == 1:
             resolve_hit(i, o, u, r, top_face_offset, flat_faces, points, indices, face_object, distance, normal,
