@@ -69,7 +69,7 @@ def test_memory_estimates_by_hand():
     assert c.memory_bytes(2) == 1580 + 2 * (40 + 3600 + 1020)
     cam = UnderwaterCameraConfig(width=4, height=3)
     assert cam.memory_bytes(2) == 2 * (28 + 12 * 55)
-    assert DVLConfig().memory_bytes(3) == 3 * DVL.BYTES_PER_SAMPLE == 3 * 108
+    assert DVLConfig().memory_bytes(3) == 3 * DVL.BYTES_PER_SAMPLE == 3 * (108 + 4 * 48)
     sb = SinglebeamSonarConfig()
     rays = sb.rays_per_pose
     assert sb.memory_bytes(1) == 160 * rays + 4 * sb.range_bins + 40 + 16 * rays + sb.range_bins * 24 + 4
