@@ -72,7 +72,8 @@ def test_memory_estimates_by_hand():
     assert DVLConfig().memory_bytes(3) == 3 * DVL.BYTES_PER_SAMPLE == 3 * (108 + 4 * 48)
     sb = SinglebeamSonarConfig()
     rays = sb.rays_per_pose
-    assert sb.memory_bytes(1) == 160 * rays + 4 * sb.range_bins + 40 + 16 * rays + sb.range_bins * 24 + 4
+    # per ray: 160 B of table; 12 B of return, bin and label and 48 B of ray and hit for the ray-cast backend
+    assert sb.memory_bytes(1) == 160 * rays + 4 * sb.range_bins + 40 + (12 + 48) * rays + sb.range_bins * 24 + 4
 
 
 @pytest.mark.parametrize("cls, sensor, change", [

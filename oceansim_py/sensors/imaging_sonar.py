@@ -583,7 +583,7 @@ class ImagingSonar:
                               f"from another config; pass a result of this sensor with a batch of {batch}")
         out.label_names = list(scene.labels)
         out.frame_index = frame_index
-        self._chain.render(scene.geometry, poses, frame_index, out.intensity, out.clean_intensity, out.hit_count,
+        self._chain.render(scene, poses, frame_index, out.intensity, out.clean_intensity, out.hit_count,
                            out.label_id)
         return out
 
