@@ -126,7 +126,8 @@ def resolve_hit(i: int, o: wp.vec3, u: wp.vec3, r: float, top_face_offset: wp.ar
                 distance: wp.array(dtype=wp.float32), normal: wp.array(dtype=wp.vec3), face: wp.array(dtype=wp.int32),
                 obj: wp.array(dtype=wp.int32)):
     """Turn Embree's (t, primitive, top id) in ``distance/face/obj[i]`` into the world triangle, Warp's distance
-    to it, its facing normal and node id; a miss when that distance is not in (0, r)."""
+    to it, its facing normal (rounded exactly as the warp backend's) and node id; a miss when that distance is not
+    in (0, r)."""
     top = obj[i]
     f = int(0)
     if top == 0 and flat_faces.shape[0] > 0:
@@ -141,7 +142,9 @@ def resolve_hit(i: int, o: wp.vec3, u: wp.vec3, r: float, top_face_offset: wp.ar
         t = distance[i]
     if t > 0.0 and t < r:
         distance[i] = t
-        normal[i] = facing_normal(wp.cross(b - a, c - a), u)
+        # wp.mesh_query_ray returns the normalised cross product and the warp backend's facing_normal normalises
+        # it again: the same two roundings give the same last bit
+        normal[i] = facing_normal(wp.normalize(wp.cross(b - a, c - a)), u)
         face[i] = f
         obj[i] = face_object[f]
     else:
