@@ -5,8 +5,8 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
 
 1. :func:`device_ray_gen_kernel` (bearing x elevation fan), one element per ray: stratified, jittered direction
    inside the ray's cell; the scene's ray-cast backend (``Scene.raycast_into``) casts it;
-   :func:`device_ray_echo_kernel`, one element per ray: sonar-equation intensity of the return (re 1 uPa^2 at the receiver), its range,
-   the range extent of its footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
+   :func:`device_ray_echo_kernel`, one element per ray: sonar-equation intensity of the return (re 1 uPa^2 at
+   the receiver), its range, the range extent of its footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
 2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays, each spread over
    the range bins its surface footprint covers, into complex amplitude, intensity, hit and label images (a
    gather, no atomics), then the range pass of the separable convolution (complex image with the real taps h,

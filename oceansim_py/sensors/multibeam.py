@@ -622,7 +622,8 @@ class MultibeamSonar:
         rays.cast(scene)
         launch_1d(k.multibeam_scatter_kernel, n_rays,
                   [rays.directions, *rays.hit_args(), g.object_reflectivity, c.n_beams, c.azimuth_rays_per_beam,
-                   c.rays_per_beam, fov, elevation_fov, int(c.elevation_directivity), float(c.sound_speed), float(c.frequency), c.fs, c.t0, float(c.n_samples - 1),
+                   c.rays_per_beam, fov, elevation_fov, int(c.elevation_directivity), float(c.sound_speed),
+                   float(c.frequency), c.fs, c.t0, float(c.n_samples - 1),
                    hw, 10.0 ** (c.source_level / 20.0) * c.bandwidth / math.sqrt(math.pi),
                    c.absorption * math.log(10.0) / 20.0, int(c.seed), int(frame_index), self.sensor_id,
                    buf.amp, buf.delay], dev)

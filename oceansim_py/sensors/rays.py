@@ -4,8 +4,8 @@ ray-cast backend returns for them (``Scene.raycast_into``; array contract: :mod:
 A sensor renders in three steps: its ray-generation kernel writes world origins and directions (world frame,
 metres, unit directions) into :attr:`RayBuffers.origins` / :attr:`RayBuffers.directions`, :meth:`RayBuffers.cast`
 hands them to the backend, and its shading kernel reads ray i's hit with ``kernels.raycast.load_hit``. A sensor
-keeps one ``RayBuffers`` per batch size inside its per-thread scratch (:class:`~oceansim_py.sensors.scratch.ScratchCache`),
-so a render allocates nothing.
+keeps one ``RayBuffers`` per batch size inside its per-thread scratch
+(:class:`~oceansim_py.sensors.scratch.ScratchCache`), so a render allocates nothing.
 """
 
 from __future__ import annotations
