@@ -19,35 +19,25 @@ from oceansim_py.scene.graph import RaycastResult
 
 
 class RayBuffers:
-    """Device scratch for ``n_rays`` rays on ``device``: origins, directions (vec3), and the backend's
-    :class:`RaycastResult` (distance, normal, face, obj). ``max_range``: one range (m) for every ray, held in a
-    (1,) float32 array; ``per_ray_range=True`` instead allocates ``max_range`` (n_rays,) for the generation kernel
-    to fill."""
+    """Device scratch for ``n_rays`` rays on ``device``: origins, directions (vec3), the one maximum range
+    ``max_range`` (m) of every ray in a (1,) float32 array, and the backend's :class:`RaycastResult` (distance,
+    normal, face, obj)."""
 
-    #: Device bytes per ray: origin, direction, distance, normal, face, obj (plus 4 with per-ray ranges).
+    #: Device bytes per ray: origin, direction, distance, normal, face, obj.
     BYTES_PER_RAY = 12 + 12 + 4 + 12 + 4 + 4
 
-    def __init__(self, n_rays: int, device: Any, max_range: float | None = None, per_ray_range: bool = False) -> None:
-        self.device = device
+    def __init__(self, n_rays: int, device: Any, max_range: float) -> None:
         self.origins = wp.empty(n_rays, dtype=wp.vec3, device=device)
         self.directions = wp.empty(n_rays, dtype=wp.vec3, device=device)
-        if per_ray_range:
-            self.max_range = wp.empty(n_rays, dtype=wp.float32, device=device)
-        else:
-            self.max_range = wp.array(np.array([max_range], dtype=np.float32), dtype=wp.float32, device=device)
+        self.max_range = wp.array(np.array([max_range], dtype=np.float32), dtype=wp.float32, device=device)
         self.hits = RaycastResult(wp.empty(n_rays, dtype=wp.float32, device=device),
                                   wp.empty(n_rays, dtype=wp.vec3, device=device),
                                   wp.empty(n_rays, dtype=wp.int32, device=device),
                                   wp.empty(n_rays, dtype=wp.int32, device=device))
 
-    @staticmethod
-    def nbytes(n_rays: int, per_ray_range: bool = False) -> int:
-        """Device bytes of ``n_rays`` rays."""
-        return n_rays * (RayBuffers.BYTES_PER_RAY + (4 if per_ray_range else 0))
-
-    def cast(self, scene: Any, threads: int | None = None) -> None:
-        """Cast every ray through ``scene``'s backend into :attr:`hits`."""
-        scene.raycast_into(self.origins, self.directions, self.max_range, self.hits, threads=threads)
+    def cast(self, scene: Any) -> None:
+        """Cast every ray through ``scene``'s backend into :attr:`hits` (``Scene.raycast_into``)."""
+        scene.raycast_into(self.origins, self.directions, self.max_range, self.hits)
 
     def hit_args(self) -> list[wp.array]:
         """The result arrays in ``load_hit``'s order (distance, normal, face, obj), for a shading kernel's inputs."""
