@@ -286,8 +286,8 @@ class DeviceChain:
                first_return: tuple[wp.array, float] | None = None,
                then: Callable[[Any], None] | None = None) -> None:
         """Render the (B, 7) ``poses`` (validated by the sensor) in ``scene`` (a :class:`~oceansim_py.scene.Scene`,
-        cast through its ray-cast backend) into the four (B, n_range,
-        n_channels) result arrays (units in the module docstring); ``intensity`` None casts the rays only.
+        whose ray-cast backend casts the rays) into the four (B, n_range, n_channels) result arrays (units in the
+        module docstring); ``intensity`` None casts the rays only.
         For a :class:`TableFan`, ``first_return`` = (altitude (B,), sigma) receives each pose's nearest hit (m,
         NaN without one) plus N(0, sigma) noise (``first_return_kernel`` of kernels/acoustic_fans.py).
         ``then(buffers)``, if given, runs before another render may reuse the scratch: it may read the per-ray
