@@ -1,15 +1,20 @@
-"""Sonar throughput: frames/s, Mrays/s and overhead over a bare ray cast, per preset, scene, batch and threads.
+"""Sonar throughput: frames/s, Mrays/s and overhead over a bare ray cast, per preset, scene, batch, threads and
+ray-cast backend.
 
 One function per sensor family (``bench_imaging_sonar`` for the forward-looking imaging sonar,
 ``bench_sidescan``, ``bench_profiling`` and ``bench_singlebeam`` for the ray-fan sonars); each returns rows of
 plain dicts that ``main`` prints as a table and writes as JSON with the peers' published figures.
 
 Imaging sonar rows: every preset on every built-in scene (at the scene's suggested pose, batches of that pose
-with small offsets), batch sizes 1, 8, 32, one CPU thread and all threads. ``ratio_to_raycast`` is the time of
-a whole render (ray generation, cast, return, binning, normalisation, noise; for device presets the whole
-device chain) over the time of ``Scene.raycast_into`` on the same rays (precomputed origins and directions),
+with small offsets), batch sizes 1, 8, 32, one CPU thread and all threads, and every ray-cast backend
+(``--backends``; default on CPU: warp and, when installed, embree; the scene is loaded once per backend and the
+Embree scene built before timing). ``ratio_to_raycast`` is the time of a whole render (ray generation, cast
+through the backend, return, binning, normalisation, noise; for device presets the whole device chain) over the
+time of ``Scene.raycast_into`` on the same rays (precomputed origins and directions) with the same backend,
 under the same thread count, the two timed alternately (medians) so both see the same load of a shared
-machine. Each preset is aimed at the seafloor so every frame has hits; the hit fraction is printed.
+machine; the backends of one (preset, batch, threads) are measured one after the other. Issue 18's goal:
+ratio <= 1.5 with embree on CPU. Each preset is aimed at the seafloor so every frame has hits; the hit fraction
+is printed.
 The first-call latency (import + scene load + first render, compile included) is measured in subprocesses:
 cold with ``WARP_CACHE_PATH`` pointing at an empty folder, warm with the same folder once populated.
 
@@ -21,7 +26,7 @@ altimeter); a batch is that pose moved 2 cm forward per ping. ``hit_fraction``: 
 (profiling: beams with a detection).
 
 Usage: python benchmarks/sonar_throughput.py [--quick] [--out PATH] [--scenes tank,pier] [--presets ...]
-       [--sensors imaging_sonar,sidescan,profiling,singlebeam]
+       [--sensors imaging_sonar,sidescan,profiling,singlebeam] [--backends warp,embree]
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ import warp as wp
 from bench_common import machine, preset_names, sensor_for, time_call, write_report
 import oceansim_py as osp
 from oceansim_py.poses import compose_poses, pose_from_euler, quat_to_matrix
+from oceansim_py.raycast.rtcore import embree_available
 from oceansim_py.runtime import cpu_threads, set_cpu_threads
 from oceansim_py.scene import RaycastResult
 from oceansim_py.sensors.imaging_sonar import ImagingSonarConfig
@@ -122,15 +128,26 @@ def aimed_pitch(scene: Any, base: np.ndarray, config: ImagingSonarConfig) -> flo
     return float(np.clip(pitch, 0.5 * config.vertical_fov, 80.0))
 
 
+def load_per_backend(scene_name: str, device: Any, backends: list[str]) -> dict[str, Any]:
+    """The built-in scene ``scene_name`` loaded once per ray-cast backend, each backend's structure built."""
+    scenes = {b: osp.load_scene(scene_name, device=device, raycast_backend=b) for b in backends}
+    for scene in scenes.values():
+        if hasattr(scene.backend, "build"):
+            scene.backend.build()   # the Embree scene (else the first casts below 4096 rays would go to Warp)
+    return scenes
+
+
 def bench_imaging_sonar(scenes: list[str], presets: list[str], batches: list[int], thread_counts: list[int],
                         device: Any, min_seconds: float, max_repeats: int,
-                        pitch_deg: float | None = None) -> list[dict[str, Any]]:
+                        pitch_deg: float | None = None, backends: list[str] | None = None) -> list[dict[str, Any]]:
     """Rows for the forward-looking imaging sonar (see the module docstring); ``pitch_deg`` tips the suggested
     pose nose-down (degrees); ``None`` aims each preset at the seafloor (:func:`aimed_pitch`) so that every
-    frame has hits (``min_frame_hit_fraction`` reports the emptiest frame)."""
+    frame has hits (``min_frame_hit_fraction`` reports the emptiest frame). ``backends``: ray-cast backends
+    (default: the scene's automatic choice)."""
     rows: list[dict[str, Any]] = []
     for scene_name in scenes:
-        scene = osp.load_scene(scene_name, device=device)
+        per_backend = load_per_backend(scene_name, device, backends or ["auto"])
+        scene = next(iter(per_backend.values()))
         suggested = scene.suggested_pose
         if suggested is None:
             suggested = pose_from_euler(0.0, 0.0, 0.0)
@@ -141,28 +158,31 @@ def bench_imaging_sonar(scenes: list[str], presets: list[str], batches: list[int
             for batch in batches:
                 poses = batch_poses(base, batch)
                 n_rays = batch * config.rays_per_pose
-                result = sonar.render(scene, poses)          # allocates the buffers, compiles on first use
-                per_frame = result.numpy()["hit_count"].reshape(batch, -1).sum(axis=1) / config.rays_per_pose
+                results = {b: sonar.render(sc, poses) for b, sc in per_backend.items()}  # buffers, compiles
+                per_frame = results[next(iter(results))].numpy()["hit_count"].reshape(batch, -1).sum(axis=1) \
+                    / config.rays_per_pose
                 hit_fraction = float(per_frame.mean())
-                cast = bare_cast(scene, config, poses)
+                casts = {b: bare_cast(sc, config, poses) for b, sc in per_backend.items()}
                 for threads in thread_counts:
-                    set_cpu_threads(threads)
-                    try:
-                        frame, bare = paired_times(lambda: sonar.render(scene, poses, out=result), cast,
-                                                   scene.device, min_seconds, max_repeats)
-                    finally:
-                        set_cpu_threads(None)
-                    rows.append({
-                        "sensor": "imaging_sonar", "scene": scene_name, "preset": preset, "batch": batch,
-                        "threads": threads if scene.device.is_cpu else None, "device": str(scene.device),
-                        "pitch_deg": round(pitch, 2), "model": config.model,
-                        "rays_per_frame": config.rays_per_pose, "hit_fraction": round(hit_fraction, 4),
-                        "min_frame_hit_fraction": round(float(per_frame.min()), 4),
-                        "batch_seconds": frame, "frames_per_s": batch / frame, "mrays_per_s": n_rays / frame / 1e6,
-                        "raycast_seconds": bare, "ratio_to_raycast": frame / bare,
-                    })
-                    print(format_row(rows[-1]), flush=True)
-                del cast
+                    for b, sc in per_backend.items():
+                        set_cpu_threads(threads)
+                        try:
+                            frame, bare = paired_times(lambda: sonar.render(sc, poses, out=results[b]), casts[b],
+                                                       sc.device, min_seconds, max_repeats)
+                        finally:
+                            set_cpu_threads(None)
+                        rows.append({
+                            "sensor": "imaging_sonar", "scene": scene_name, "preset": preset, "batch": batch,
+                            "threads": threads if sc.device.is_cpu else None, "device": str(sc.device),
+                            "backend": sc.raycast_backend, "pitch_deg": round(pitch, 2), "model": config.model,
+                            "rays_per_frame": config.rays_per_pose, "hit_fraction": round(hit_fraction, 4),
+                            "min_frame_hit_fraction": round(float(per_frame.min()), 4),
+                            "batch_seconds": frame, "frames_per_s": batch / frame,
+                            "mrays_per_s": n_rays / frame / 1e6, "raycast_seconds": bare,
+                            "ratio_to_raycast": frame / bare,
+                        })
+                        print(format_row(rows[-1]), flush=True)
+                del casts
     add_thread_speedups(rows)
     return rows
 
@@ -177,46 +197,59 @@ def level_pose(scene: Any, pitch_deg: float) -> np.ndarray:
 
 
 def bench_fan_sonar(sensor: str, scenes: list[str], batches: list[int], thread_counts: list[int], device: Any,
-                    min_seconds: float, max_repeats: int, presets: list[str] | None = None) -> list[dict[str, Any]]:
+                    min_seconds: float, max_repeats: int, presets: list[str] | None = None,
+                    backends: list[str] | None = None) -> list[dict[str, Any]]:
     """Rows for one ray-fan sonar of the registry (see the module docstring; its pitch and how much of its fan
-    returned: :data:`FAN_SONARS`): pings/s and Mrays/s per scene, preset, batch and thread count."""
+    returned: :data:`FAN_SONARS`): pings/s and Mrays/s per scene, preset, batch, thread count and ray-cast
+    backend (default: the scene's automatic choice)."""
     hit_fraction, pitch_deg = FAN_SONARS[sensor]
     rows: list[dict[str, Any]] = []
     for scene_name in scenes:
-        scene = osp.load_scene(scene_name, device=device)
-        base = level_pose(scene, pitch_deg)
-        for preset in presets or preset_names(sensor):
-            config, sonar = sensor_for(sensor, scene.device, preset)
-            for batch in batches:
-                poses = np.stack([compose_poses(base, pose_from_euler(0.02 * b, 0.0, 0.0)) for b in range(batch)])
-                poses = poses.astype(np.float32)
-                fraction = hit_fraction(config, sonar.render(scene, poses).numpy())   # compiles on first use
-                device_model = getattr(config, "model", "peer") == "device"
-                cast = bare_cast(scene, config, poses) if device_model else None
-                for threads in thread_counts:
-                    set_cpu_threads(threads)
-                    try:
-                        if cast is not None:
-                            seconds, bare = paired_times(lambda: sonar.render(scene, poses), cast, scene.device,
-                                                         min_seconds, max_repeats)
-                        else:
-                            seconds = time_call(lambda: sonar.render(scene, poses), scene.device, min_seconds,
-                                                max_repeats)
-                    finally:
-                        set_cpu_threads(None)
-                    rows.append({
-                        "sensor": sensor, "scene": scene_name, "preset": preset, "batch": batch,
-                        "threads": threads if scene.device.is_cpu else None, "device": str(scene.device),
-                        "pitch_deg": pitch_deg, "model": getattr(config, "model", "peer"),
-                        "rays_per_frame": config.rays_per_pose,
-                        "hit_fraction": round(fraction, 4), "batch_seconds": seconds,
-                        "frames_per_s": batch / seconds, "pings_per_s": batch / seconds,
-                        "mrays_per_s": batch * config.rays_per_pose / seconds / 1e6,
-                    })
-                    if cast is not None:
-                        rows[-1].update(raycast_seconds=bare, ratio_to_raycast=seconds / bare)
-                    print(format_row(rows[-1]), flush=True)
+        for scene in load_per_backend(scene_name, device, backends or ["auto"]).values():
+            rows.extend(_fan_rows(sensor, scene, scene_name, batches, thread_counts, min_seconds, max_repeats,
+                                  presets, hit_fraction, pitch_deg))
     add_thread_speedups(rows)
+    return rows
+
+
+def _fan_rows(sensor: str, scene: Any, scene_name: str, batches: list[int], thread_counts: list[int],
+              min_seconds: float, max_repeats: int, presets: list[str] | None,
+              hit_fraction: Callable[[Any, dict], float], pitch_deg: float) -> list[dict[str, Any]]:
+    """:func:`bench_fan_sonar`'s rows of one scene with one backend."""
+    rows: list[dict[str, Any]] = []
+    base = level_pose(scene, pitch_deg)
+    for preset in presets or preset_names(sensor):
+        config, sonar = sensor_for(sensor, scene.device, preset)
+        for batch in batches:
+            poses = np.stack([compose_poses(base, pose_from_euler(0.02 * b, 0.0, 0.0)) for b in range(batch)])
+            poses = poses.astype(np.float32)
+            fraction = hit_fraction(config, sonar.render(scene, poses).numpy())   # compiles on first use
+            device_model = getattr(config, "model", "peer") == "device"
+            cast = bare_cast(scene, config, poses) if device_model else None
+            for threads in thread_counts:
+                set_cpu_threads(threads)
+                try:
+                    if cast is not None:
+                        seconds, bare = paired_times(lambda: sonar.render(scene, poses), cast, scene.device,
+                                                     min_seconds, max_repeats)
+                    else:
+                        seconds = time_call(lambda: sonar.render(scene, poses), scene.device, min_seconds,
+                                            max_repeats)
+                finally:
+                    set_cpu_threads(None)
+                rows.append({
+                    "sensor": sensor, "scene": scene_name, "preset": preset, "batch": batch,
+                    "threads": threads if scene.device.is_cpu else None, "device": str(scene.device),
+                    "backend": scene.raycast_backend, "pitch_deg": pitch_deg,
+                    "model": getattr(config, "model", "peer"),
+                    "rays_per_frame": config.rays_per_pose,
+                    "hit_fraction": round(fraction, 4), "batch_seconds": seconds,
+                    "frames_per_s": batch / seconds, "pings_per_s": batch / seconds,
+                    "mrays_per_s": batch * config.rays_per_pose / seconds / 1e6,
+                })
+                if cast is not None:
+                    rows[-1].update(raycast_seconds=bare, ratio_to_raycast=seconds / bare)
+                print(format_row(rows[-1]), flush=True)
     return rows
 
 
@@ -238,9 +271,10 @@ FAN_SONARS: dict[str, tuple[Callable[[Any, dict], float], float]] = {
 
 def add_thread_speedups(rows: list[dict[str, Any]]) -> None:
     """Add ``speedup_vs_1_thread`` to every row that has a one-thread twin."""
-    one = {(r["sensor"], r["scene"], r["preset"], r["batch"]): r["batch_seconds"] for r in rows if r["threads"] == 1}
+    one = {(r["sensor"], r["scene"], r["preset"], r["batch"], r.get("backend")): r["batch_seconds"]
+           for r in rows if r["threads"] == 1}
     for r in rows:
-        key = (r["sensor"], r["scene"], r["preset"], r["batch"])
+        key = (r["sensor"], r["scene"], r["preset"], r["batch"], r.get("backend"))
         if key in one and r["threads"]:
             r["speedup_vs_1_thread"] = one[key] / r["batch_seconds"]
 
@@ -288,28 +322,53 @@ def print_device_chain_cost(rows: list[dict[str, Any]]) -> None:
         threads = "gpu" if r["threads"] is None else str(r["threads"])
         emptiest = (f" (emptiest frame {100 * r['min_frame_hit_fraction']:5.1f}%)"
                     if "min_frame_hit_fraction" in r else "")
-        print(f"  {r['sensor']:13s} {r['scene']:6s} {r['preset']:22s} B={r['batch']:<3d} thr={threads:3s} "
-              f"bare {1e3 * r['raycast_seconds']:8.2f} ms  frame {1e3 * r['batch_seconds']:8.2f} ms  ratio "
+        print(f"  {r['sensor']:13s} {r['scene']:6s} {r['preset']:22s} {r.get('backend', ''):6s} B={r['batch']:<3d} "
+              f"thr={threads:3s} bare {1e3 * r['raycast_seconds']:8.2f} ms  "
+              f"frame {1e3 * r['batch_seconds']:8.2f} ms  ratio "
               f"{r['ratio_to_raycast']:5.2f}  hits {100 * r['hit_fraction']:5.1f}%{emptiest}")
+
+
+def print_backend_summary(rows: list[dict[str, Any]]) -> None:
+    """Imaging-sonar frames/s per backend side by side, and each backend's frame / bare cast (issue 18: <= 1.5
+    with embree on CPU)."""
+    keyed: dict[tuple, dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        if r["sensor"] == "imaging_sonar" and "backend" in r:
+            keyed.setdefault((r["scene"], r["preset"], r["batch"], r["threads"]), {})[r["backend"]] = r
+    backends = sorted({b for per in keyed.values() for b in per})
+    if not keyed:
+        return
+    print("\nimaging sonar per ray-cast backend: frames/s and whole frame / bare cast of the same rays "
+          "(goal <= 1.5 with embree on CPU)")
+    print(f"  {'scene':6s} {'preset':22s} {'B':>3s} {'thr':>3s} "
+          + " ".join(f"{b + ' fr/s':>12s} {b + ' ratio':>12s}" for b in backends)
+          + ("  embree/warp fr/s" if {"warp", "embree"} <= set(backends) else ""))
+    for (scene, preset, batch, threads), per in keyed.items():
+        cells = " ".join(f"{per[b]['frames_per_s']:12.2f} {per[b]['ratio_to_raycast']:12.2f}" if b in per
+                         else f"{'-':>12s} {'-':>12s}" for b in backends)
+        speed = (f"  {per['embree']['frames_per_s'] / per['warp']['frames_per_s']:17.2f}"
+                 if "warp" in per and "embree" in per else "")
+        print(f"  {scene:6s} {preset:22s} {batch:3d} {'gpu' if threads is None else str(threads):>3s} {cells}{speed}")
 
 
 def format_row(r: dict[str, Any]) -> str:
     threads = "gpu" if r["threads"] is None else str(r["threads"])
     ratio = f"{r['ratio_to_raycast']:5.2f}" if "ratio_to_raycast" in r else "    -"
-    return (f"{r['sensor']:13s} {r['scene']:6s} {r['preset']:22s} B={r['batch']:<3d} thr={threads:3s} "
-            f"{r['frames_per_s']:9.2f} fr/s {r['mrays_per_s']:8.2f} Mray/s  ratio/raycast {ratio}"
+    return (f"{r['sensor']:13s} {r['scene']:6s} {r['preset']:22s} {r.get('backend', ''):6s} B={r['batch']:<3d} "
+            f"thr={threads:3s} {r['frames_per_s']:9.2f} fr/s {r['mrays_per_s']:8.2f} Mray/s  ratio/raycast {ratio}"
             f"  hits {100 * r['hit_fraction']:5.1f}%")
 
 
 def print_table(rows: list[dict[str, Any]], latency: list[dict[str, Any]]) -> None:
     print()
-    print(f"{'sensor':13s} {'scene':6s} {'preset':18s} {'B':>3s} {'thr':>3s} {'frames/s':>9s} {'Mrays/s':>8s} "
-          f"{'ratio':>6s} {'speedup':>7s} {'hits%':>6s}")
+    print(f"{'sensor':13s} {'scene':6s} {'preset':18s} {'cast':6s} {'B':>3s} {'thr':>3s} {'frames/s':>9s} "
+          f"{'Mrays/s':>8s} {'ratio':>6s} {'speedup':>7s} {'hits%':>6s}")
     for r in rows:
         threads = "gpu" if r["threads"] is None else str(r["threads"])
         sp = r.get("speedup_vs_1_thread")
         ratio = f"{r['ratio_to_raycast']:6.2f}" if "ratio_to_raycast" in r else "     -"
-        print(f"{r['sensor']:13s} {r['scene']:6s} {r['preset']:18s} {r['batch']:3d} {threads:>3s} "
+        print(f"{r['sensor']:13s} {r['scene']:6s} {r['preset']:18s} {r.get('backend', ''):6s} {r['batch']:3d} "
+              f"{threads:>3s} "
               f"{r['frames_per_s']:9.2f} {r['mrays_per_s']:8.2f} {ratio} {'' if sp is None else f'{sp:7.2f}':>7s} "
               f"{100 * r['hit_fraction']:6.1f}")
     for lat in latency:
@@ -342,6 +401,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="tip the scenes' suggested poses nose-down by this many degrees (default: aim each "
                              "imaging-sonar preset at the seafloor; 0 for the ray-fan sonars)")
     parser.add_argument("--no-latency", action="store_true", help="skip the cold/warm first-call measurement")
+    parser.add_argument("--backends", default=None,
+                        help="comma-separated ray-cast backends (default on CPU: warp, and embree when installed; "
+                             "on CUDA: warp)")
     args = parser.parse_args(argv)
     sensors = args.sensors.split(",")
     unknown = sorted(set(sensors) - set(SENSOR_FAMILIES))
@@ -356,22 +418,27 @@ def main(argv: list[str] | None = None) -> int:
     all_threads = cpu_threads()
     thread_counts = sorted({1, all_threads}) if device.is_cpu else [all_threads]
     min_seconds, max_repeats = (0.3, 2) if args.quick else (1.0, 5)
+    backends = (args.backends.split(",") if args.backends
+                else ["warp", "embree"] if device.is_cpu and embree_available() else ["warp"])
 
     rows = (bench_imaging_sonar(scenes, presets, batches, thread_counts, device, min_seconds, max_repeats,
-                                args.pitch) if "imaging_sonar" in sensors else [])
+                                args.pitch, backends) if "imaging_sonar" in sensors else [])
     fan_batches = [int(b) for b in args.batches.split(",")] if args.batches else [1, 32]
-    fan_rows = {name: bench_fan_sonar(name, scenes, fan_batches, thread_counts, device, min_seconds, max_repeats)
+    fan_rows = {name: bench_fan_sonar(name, scenes, fan_batches, thread_counts, device, min_seconds, max_repeats,
+                                      backends=backends)
                 for name in sensors if name != "imaging_sonar"}
     print_device_chain_cost(rows + [r for name in fan_rows for r in fan_rows[name]])
     latency = ([bench_first_call_latency(scenes[0], "oceansim_default", args.device)]
                if "imaging_sonar" in sensors and not args.no_latency else [])
     print_table(rows + [r for name in fan_rows for r in fan_rows[name]], latency)
+    print_backend_summary(rows)
     print()
     write_report(args.out, {
         "benchmark": "sonar_throughput",
         "machine": {**machine(), "cpu_threads": all_threads, "device": str(device), "device_name": device.name},
         "quick": args.quick,
         "pitch_deg": args.pitch,
+        "backends": backends,
         "imaging_sonar": rows,
         **fan_rows,
         "first_call_latency": latency,

@@ -63,16 +63,17 @@ def one_line(exc: pytest.ExceptionInfo) -> str:
 # -- item 8: memory --------------------------------------------------------------------------------------------
 def test_memory_estimates_by_hand():
     c = ImagingSonarConfig(n_beams=10, rays_per_beam=2, elevation_rays=3, range_bins=5)
-    # tables: 64 B x 20 bearing rays + 80 B x 3 elevation rays + 4 B x (5 + 10); per pose 40 + 12 x 60 rays
-    # + 5 bins x (4 + 20 x 10 beams)
+    # tables: 64 B x 20 bearing rays + 80 B x 3 elevation rays + 4 B x (5 + 10); per pose 40 + (12 + 48) x 60 rays
+    # (return; origin, direction and hit for the ray-cast backend) + 5 bins x (4 + 20 x 10 beams)
     assert c.memory_bytes(0) == 1280 + 240 + 60
-    assert c.memory_bytes(2) == 1580 + 2 * (40 + 720 + 1020)
+    assert c.memory_bytes(2) == 1580 + 2 * (40 + 3600 + 1020)
     cam = UnderwaterCameraConfig(width=4, height=3)
     assert cam.memory_bytes(2) == 2 * (28 + 12 * 55)
-    assert DVLConfig().memory_bytes(3) == 3 * DVL.BYTES_PER_SAMPLE == 3 * 108
+    assert DVLConfig().memory_bytes(3) == 3 * DVL.BYTES_PER_SAMPLE == 3 * (108 + 4 * 48)
     sb = SinglebeamSonarConfig()
     rays = sb.rays_per_pose
-    assert sb.memory_bytes(1) == 160 * rays + 4 * sb.range_bins + 40 + 16 * rays + sb.range_bins * 24 + 4
+    # per ray: 160 B of table; 12 B of return, bin and label and 48 B of ray and hit for the ray-cast backend
+    assert sb.memory_bytes(1) == 160 * rays + 4 * sb.range_bins + 40 + (12 + 48) * rays + sb.range_bins * 24 + 4
 
 
 @pytest.mark.parametrize("cls, sensor, change", [

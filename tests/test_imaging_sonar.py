@@ -347,10 +347,11 @@ def test_unknown_key_and_oversized_render_and_bad_pose_are_config_errors(monkeyp
     huge = ImagingSonar(ImagingSonarConfig(rays_per_beam=4000, elevation_rays=4000, n_beams=512), device="cpu")
     with pytest.raises(ConfigError, match="2\\^31"):          # 8.2e9 rays cannot be indexed by one launch
         huge.render(s, IDENTITY)
-    # oceansim_default needs 1,438,320 rays x 12 B + 91,000 bins x 20 B + ... = 19.1 MB per pose; offer 10 MB.
+    # oceansim_default needs 1,438,320 rays x (12 B return + 48 B ray and hit for the ray-cast backend) + 91,000
+    # bins x 20 B + ... = 88.1 MB per pose; offer 10 MB.
     monkeypatch.setattr("oceansim_py.runtime.available_memory_bytes", lambda device: 10 * 2**20)
-    assert ImagingSonar(device="cpu").memory_bytes(1) == 40 + 12 * 1438320 + 350 * (4 + 20 * 260)
-    with pytest.raises(ConfigError, match="0.02 GiB"):
+    assert ImagingSonar(device="cpu").memory_bytes(1) == 40 + (12 + 48) * 1438320 + 350 * (4 + 20 * 260)
+    with pytest.raises(ConfigError, match="0.08 GiB"):
         ImagingSonar(device="cpu").render(s, IDENTITY)
     with pytest.raises(ConfigError, match="non-finite"):
         ImagingSonar(quiet(), device="cpu").render(s, [0, 0, float("nan"), 0, 0, 0, 1])

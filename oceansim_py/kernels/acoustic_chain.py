@@ -3,9 +3,10 @@
 A render of B poses on the device chain is, after the fan's rays are laid out as in kernels/imaging_sonar.py
 (rays of one pose ordered (channel, ray-in-channel), a channel's rays contiguous):
 
-1. :func:`device_ray_kernel` (bearing x elevation fan), one element per ray: stratified, jittered direction
-   inside the ray's cell, cast, sonar-equation intensity of the return (re 1 uPa^2 at the receiver), its range,
-   the range extent of its footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
+1. :func:`device_ray_gen_kernel` (bearing x elevation fan), one element per ray: stratified, jittered direction
+   inside the ray's cell; the scene's ray-cast backend (``Scene.raycast_into``) casts it;
+   :func:`device_ray_echo_kernel`, one element per ray: sonar-equation intensity of the return (re 1 uPa^2 at
+   the receiver), its range, the range extent of its footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
 2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays, each spread over
    the range bins its surface footprint covers, into complex amplitude, intensity, hit and label images (a
    gather, no atomics), then the range pass of the separable convolution (complex image with the real taps h,
@@ -15,7 +16,8 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
    time-varying gain and fixed gain.
 4. Optional per-frame :func:`frame_mean_kernel` + :func:`scale_frame_kernel` (automatic gain), and
    :func:`normalise_kernel` (per-row or global maximum normalisation).
-1-3 for a table fan (side-scan, profiling, single-beam) start with :func:`device_table_ray_kernel` instead.
+1-3 for a table fan (side-scan, profiling, single-beam) start with :func:`device_table_ray_gen_kernel` and
+:func:`device_table_ray_echo_kernel` instead.
 
 Every element writes only what it owns and reads in a fixed order, so images are bit-identical whatever the
 batch size, the CPU chunking or the device. Random draws are counter-based (kernels/random.py): the jitter and
@@ -30,7 +32,7 @@ import warp as wp
 
 from oceansim_py.kernels.imaging_sonar import range_cell
 from oceansim_py.kernels.random import pcg_hash, stream_key
-from oceansim_py.kernels.raycast import RayHit, cast_ray
+from oceansim_py.kernels.raycast import RayHit, load_hit
 
 #: Random stream ids (kernels/random.py) of the device chain, beyond those of the peer models.
 STREAM_JITTER = wp.constant(21)
@@ -143,51 +145,96 @@ def ray_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, rotation: wp.quat, 
     return out
 
 
+@wp.struct
+class FanCell:
+    """A bearing x elevation fan ray's cell in the sensor frame (FLU): centre direction ``centre`` (unit) and edge
+    vectors ``edge_a`` (elevation) and ``edge_b`` (bearing)."""
+
+    centre: wp.vec3
+    edge_a: wp.vec3
+    edge_b: wp.vec3
+
+
+@wp.func
+def fan_cell(bcs: wp.vec2, et: wp.vec3, bearing_cell: float, elevation_cell: float) -> FanCell:
+    """The cell of the ray at bearing (cos b, sin b) = ``bcs`` and elevation (cos e, sin e) = ``et[0], et[1]``:
+    centre d = (cos e cos b, -cos e sin b, sin e), edges a = t_e de and b = t_b cos(e) db (unit elevation and
+    bearing tangents t_e, t_b at d; de = ``elevation_cell``, db = ``bearing_cell`` in rad)."""
+    ce = et[0]
+    se = et[1]
+    cb = bcs[0]
+    sb = bcs[1]
+    out = FanCell()
+    out.centre = wp.vec3(ce * cb, -ce * sb, se)
+    out.edge_a = wp.vec3(-se * cb, se * sb, ce) * elevation_cell
+    out.edge_b = wp.vec3(-sb, -cb, 0.0) * (ce * bearing_cell)
+    return out
+
+
+@wp.func
+def jittered(d_flu: wp.vec3, edge_a: wp.vec3, edge_b: wp.vec3, jitter: int, jitter_key: int, local: int) -> wp.vec3:
+    """With ``jitter``, normalize(d + (u - 1/2) a + (v - 1/2) b), u, v uniform from a stream keyed by
+    ``jitter_key`` and the ray's index ``local`` within the pose (the same for every frame): uniform over the
+    cell's tangent plane, no trigonometry. Else ``d_flu``."""
+    d = d_flu
+    if jitter == 1:
+        state = wp.rand_init(jitter_key, local)
+        u = wp.randf(state) - 0.5
+        v = wp.randf(state) - 0.5
+        d = wp.normalize(d_flu + u * edge_a + v * edge_b)
+    return d
+
+
 @wp.kernel
-def device_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
-                      object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
-                      poses: wp.array(dtype=wp.transform), bearing_cos_sin: wp.array(dtype=wp.vec2),
-                      bearing_cell: float, elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float,
-                      n_elev: int, rays_per_pose: int, jitter: int, jitter_key: int, phase_key: int,
-                      min_range: float, max_range: float, range_resolution: float, n_range: int,
-                      alpha_db_per_m: float, source_intensity: float, wavelength: float, phase_grid: float,
-                      ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
-                      ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
-    """Cast ray i of a bearing x elevation fan (imaging sonar) and store its :func:`ray_echo`.
+def device_ray_gen_kernel(poses: wp.array(dtype=wp.transform), bearing_cos_sin: wp.array(dtype=wp.vec2),
+                          bearing_cell: float, elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float,
+                          n_elev: int, rays_per_pose: int, jitter: int, jitter_key: int,
+                          origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3), start: int):
+    """Ray i of a bearing x elevation fan (imaging sonar): its world origin and unit world direction, the cell
+    centre of :func:`fan_cell` :func:`jittered` inside the cell, for the scene's ray-cast backend.
 
     bearing_cos_sin[c] = (cos b_c, sin b_c) of the centre bearing of bearing ray c (rad, +starboard);
     elevation_table[k] = (cos e_k, sin e_k, w_k) with e_k the centre elevation (rad) and w_k the ray's solid
-    angle (sr) times the two-way elevation pattern. The cell's edges are a = t_e de and b = t_b cos(e) db (unit
-    elevation and bearing tangents t_e, t_b at the centre d). With ``jitter`` the direction is
-    normalize(d + (u - 1/2) a + (v - 1/2) b), u, v uniform from a stream keyed by ``jitter_key`` and the ray's
-    index within the pose (the same for every frame): uniform over the cell's tangent plane, no trigonometry.
+    angle (sr) times the two-way elevation pattern.
     """
     i = wp.tid() + start
     b = i // rays_per_pose
     local = i - b * rays_per_pose
     c = local // n_elev
     k = local - c * n_elev
-    et = elevation_table[k]
-    bcs = bearing_cos_sin[c]
-    ce = et[0]
-    se = et[1]
-    cb = bcs[0]
-    sb = bcs[1]
-    d_flu = wp.vec3(ce * cb, -ce * sb, se)
-    edge_a = wp.vec3(-se * cb, se * sb, ce) * elevation_cell
-    edge_b = wp.vec3(-sb, -cb, 0.0) * (ce * bearing_cell)
-    if jitter == 1:
-        state = wp.rand_init(jitter_key, local)
-        u = wp.randf(state) - 0.5
-        v = wp.randf(state) - 0.5
-        d_flu = wp.normalize(d_flu + u * edge_a + v * edge_b)
+    cell = fan_cell(bearing_cos_sin[c], elevation_table[k], bearing_cell, elevation_cell)
+    d_flu = jittered(cell.centre, cell.edge_a, cell.edge_b, jitter, jitter_key, local)
     pose = poses[b]
-    rotation = wp.transform_get_rotation(pose)
-    origin = wp.transform_get_translation(pose)
-    direction = wp.quat_rotate(rotation, d_flu)
-    h = cast_ray(mesh, face_object, origin, direction, max_range)
-    echo = ray_echo(h, origin, direction, rotation, edge_a, edge_b, et[2], object_mu, object_label, min_range,
-                    range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key)
+    origins[i] = wp.transform_get_translation(pose)
+    directions[i] = wp.quat_rotate(wp.transform_get_rotation(pose), d_flu)
+
+
+@wp.kernel
+def device_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                           hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                           hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                           object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
+                           poses: wp.array(dtype=wp.transform), bearing_cos_sin: wp.array(dtype=wp.vec2),
+                           bearing_cell: float, elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float,
+                           n_elev: int, rays_per_pose: int, phase_key: int,
+                           min_range: float, range_resolution: float, n_range: int,
+                           alpha_db_per_m: float, source_intensity: float, wavelength: float, phase_grid: float,
+                           ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                           ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
+    """Ray i of a bearing x elevation fan, from its hit (the backend's results for :func:`device_ray_gen_kernel`'s
+    rays): store its :func:`ray_echo` (cell edges of :func:`fan_cell`, weight w_k = elevation_table[k][2])."""
+    i = wp.tid() + start
+    b = i // rays_per_pose
+    local = i - b * rays_per_pose
+    c = local // n_elev
+    k = local - c * n_elev
+    et = elevation_table[k]
+    cell = fan_cell(bearing_cos_sin[c], et, bearing_cell, elevation_cell)
+    direction = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, direction)
+    echo = ray_echo(h, origins[i], direction, wp.transform_get_rotation(poses[b]), cell.edge_a, cell.edge_b, et[2],
+                    object_mu, object_label, min_range, range_resolution, n_range, alpha_db_per_m, source_intensity,
+                    wavelength, phase_grid, phase_key)
     ray_intensity[i] = echo.value
     ray_range[i] = echo.rng
     ray_bin[i] = echo.cell
@@ -195,43 +242,49 @@ def device_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
 
 
 @wp.kernel
-def device_table_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
-                            object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
-                            poses: wp.array(dtype=wp.transform), directions: wp.array(dtype=wp.vec3),
-                            edges_a: wp.array(dtype=wp.vec3), edges_b: wp.array(dtype=wp.vec3),
-                            weights: wp.array(dtype=wp.float32), rays_per_pose: int, jitter: int, jitter_key: int,
-                            phase_key: int, min_range: float, max_range: float, range_resolution: float,
-                            n_range: int, alpha_db_per_m: float, source_intensity: float, wavelength: float,
-                            phase_grid: float, ray_intensity: wp.array(dtype=wp.float32),
-                            ray_range: wp.array(dtype=wp.vec3), ray_bin: wp.array(dtype=wp.int32),
-                            ray_label: wp.array(dtype=wp.int32), ray_distance: wp.array(dtype=wp.float32),
-                            start: int):
-    """Cast ray i of a fan given as a table (side-scan, profiling, single-beam): FLU unit direction d_k, cell
-    edge vectors a_k, b_k (the ray's cell is d_k + [-1/2, 1/2] a_k + [-1/2, 1/2] b_k) and weight w_k (sr x
-    pattern). With ``jitter`` the direction is normalize(d_k + (u - 1/2) a_k + (v - 1/2) b_k), u, v uniform from a
-    stream keyed by ``jitter_key`` and k. Stores the :func:`ray_echo` and the hit distance (+inf for a miss)."""
+def device_table_ray_gen_kernel(poses: wp.array(dtype=wp.transform), table: wp.array(dtype=wp.vec3),
+                                edges_a: wp.array(dtype=wp.vec3), edges_b: wp.array(dtype=wp.vec3),
+                                rays_per_pose: int, jitter: int, jitter_key: int, origins: wp.array(dtype=wp.vec3),
+                                directions: wp.array(dtype=wp.vec3), start: int):
+    """Ray i of a fan given as a table (side-scan, profiling, single-beam): FLU unit direction d_k with cell edge
+    vectors a_k, b_k (the ray's cell is d_k + [-1/2, 1/2] a_k + [-1/2, 1/2] b_k), :func:`jittered` with stream
+    index k; its world origin and unit world direction, for the scene's ray-cast backend."""
     i = wp.tid() + start
     b = i // rays_per_pose
     local = i - b * rays_per_pose
-    d_flu = directions[local]
-    if jitter == 1:
-        state = wp.rand_init(jitter_key, local)
-        u = wp.randf(state) - 0.5
-        v = wp.randf(state) - 0.5
-        d_flu = wp.normalize(d_flu + u * edges_a[local] + v * edges_b[local])
+    d_flu = jittered(table[local], edges_a[local], edges_b[local], jitter, jitter_key, local)
     pose = poses[b]
-    rotation = wp.transform_get_rotation(pose)
-    origin = wp.transform_get_translation(pose)
-    direction = wp.quat_rotate(rotation, d_flu)
-    h = cast_ray(mesh, face_object, origin, direction, max_range)
-    echo = ray_echo(h, origin, direction, rotation, edges_a[local], edges_b[local], weights[local], object_mu,
-                    object_label, min_range, range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength,
-                    phase_grid, phase_key)
+    origins[i] = wp.transform_get_translation(pose)
+    directions[i] = wp.quat_rotate(wp.transform_get_rotation(pose), d_flu)
+
+
+@wp.kernel
+def device_table_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                                 hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                                 hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                                 object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
+                                 poses: wp.array(dtype=wp.transform), edges_a: wp.array(dtype=wp.vec3),
+                                 edges_b: wp.array(dtype=wp.vec3), weights: wp.array(dtype=wp.float32),
+                                 rays_per_pose: int, phase_key: int, min_range: float,
+                                 range_resolution: float, n_range: int, alpha_db_per_m: float,
+                                 source_intensity: float, wavelength: float, phase_grid: float,
+                                 ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                                 ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
+    """Ray i of a table fan, from its hit (the backend's results for :func:`device_table_ray_gen_kernel`'s rays):
+    store its :func:`ray_echo` (edges a_k, b_k, weight w_k: sr x pattern). The hit distance (+inf for a miss)
+    stays in ``hit_distance``."""
+    i = wp.tid() + start
+    b = i // rays_per_pose
+    local = i - b * rays_per_pose
+    direction = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, direction)
+    echo = ray_echo(h, origins[i], direction, wp.transform_get_rotation(poses[b]), edges_a[local], edges_b[local],
+                    weights[local], object_mu, object_label, min_range, range_resolution, n_range, alpha_db_per_m,
+                    source_intensity, wavelength, phase_grid, phase_key)
     ray_intensity[i] = echo.value
     ray_range[i] = echo.rng
     ray_bin[i] = echo.cell
     ray_label[i] = echo.label
-    ray_distance[i] = h.distance
 
 
 @wp.kernel

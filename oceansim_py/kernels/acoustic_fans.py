@@ -5,8 +5,10 @@ sensor-frame (FLU) ray directions with the solid angle (sr) times beam pattern e
 into *channels* whose rays are contiguous (side-scan: port then starboard; profiling: its beams, most port
 first; single-beam: one). One render of B poses is:
 
-1. :func:`fan_ray_kernel`, one element per ray: cast, store the return ``s`` (docs/PHYSICS.md §1), its range bin
-   (-1 outside [min_range, max_range)), the label hit and the hit distance (``+inf`` for a miss).
+1. :func:`fan_ray_gen_kernel`, one element per ray: its world origin and direction; the scene's ray-cast backend
+   (``Scene.raycast_into``) casts them (hit distance ``+inf`` for a miss); :func:`fan_ray_return_kernel`, one
+   element per ray: stores the return ``s`` (docs/PHYSICS.md §1), its range bin (-1 outside
+   [min_range, max_range)) and the label hit.
 2. ``sonar_bin_kernel`` of kernels/imaging_sonar.py, one element per (pose, channel): gathers the channel's
    rays into its (B, n_range, n_channels) column, then the imaging sonar's normalisation and noise kernels.
 3. Per sensor: :func:`first_return_kernel` (altitude = nearest hit of the fan, one element per pose),
@@ -24,7 +26,7 @@ import warp as wp
 
 from oceansim_py.kernels.imaging_sonar import binned_return
 from oceansim_py.kernels.random import stream_state
-from oceansim_py.kernels.raycast import cast_ray, sensor_to_world
+from oceansim_py.kernels.raycast import load_hit, sensor_to_world
 
 #: Noise stream ids beyond the imaging sonar's (1 multiplicative speckle, 2 additive, used by its finish kernel
 #: on the range series): range, beam angle and the speckle of a profiling beam's intensity.
@@ -34,30 +36,40 @@ STREAM_BEAM_SPECKLE = wp.constant(5)
 
 
 @wp.kernel
-def fan_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
-                   object_reflectivity: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
-                   poses: wp.array(dtype=wp.transform), directions: wp.array(dtype=wp.vec3),
-                   weights: wp.array(dtype=wp.float32), rays_per_pose: int, min_range: float, max_range: float,
-                   range_resolution: float, n_range: int, alpha_db_per_m: float, spreading: int,
-                   ray_value: wp.array(dtype=wp.float32), ray_bin: wp.array(dtype=wp.int32),
-                   ray_label: wp.array(dtype=wp.int32), ray_range: wp.array(dtype=wp.float32), start: int):
-    """Cast ray i (pose i // rays_per_pose, table entry k) and store its return, range bin, label and distance.
-
-    directions[k]: unit FLU direction; weights[k]: its solid angle (sr) times the beam pattern. The return is
-    s = mu * cos(psi) * w_k * 10^(-2 alpha r / 10) * [(1 m / r)^2 if spreading] for hits in the range window.
-    """
+def fan_ray_gen_kernel(poses: wp.array(dtype=wp.transform), table: wp.array(dtype=wp.vec3), rays_per_pose: int,
+                       origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3), start: int):
+    """Ray i (pose i // rays_per_pose, table entry k): its world origin (the sensor position) and the unit FLU
+    direction ``table[k]`` rotated into the world, for the scene's ray-cast backend."""
     i = wp.tid() + start
     b = i // rays_per_pose
     k = i - b * rays_per_pose
     pose = poses[b]
-    h = cast_ray(mesh, face_object, wp.transform_get_translation(pose), sensor_to_world(pose, directions[k]),
-                 max_range)
+    origins[i] = wp.transform_get_translation(pose)
+    directions[i] = sensor_to_world(pose, table[k])
+
+
+@wp.kernel
+def fan_ray_return_kernel(directions: wp.array(dtype=wp.vec3), hit_distance: wp.array(dtype=wp.float32),
+                          hit_normal: wp.array(dtype=wp.vec3), hit_face: wp.array(dtype=wp.int32),
+                          hit_obj: wp.array(dtype=wp.int32), object_reflectivity: wp.array(dtype=wp.float32),
+                          object_label: wp.array(dtype=wp.int32), weights: wp.array(dtype=wp.float32),
+                          rays_per_pose: int, min_range: float, range_resolution: float, n_range: int,
+                          alpha_db_per_m: float, spreading: int, ray_value: wp.array(dtype=wp.float32),
+                          ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
+    """Store ray i's return, range bin and label from its hit (the backend's results for the rays of
+    :func:`fan_ray_gen_kernel`; the hit distance, ``+inf`` for a miss, stays in ``hit_distance``).
+
+    weights[k]: the solid angle (sr) times the beam pattern of table entry k. The return is
+    s = mu * cos(psi) * w_k * 10^(-2 alpha r / 10) * [(1 m / r)^2 if spreading] for hits in the range window.
+    """
+    i = wp.tid() + start
+    k = i - (i // rays_per_pose) * rays_per_pose
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, directions[i])
     ret = binned_return(h, object_reflectivity, object_label, weights[k], alpha_db_per_m, spreading, min_range,
                         range_resolution, n_range)
     ray_value[i] = ret.value
     ray_bin[i] = ret.cell
     ray_label[i] = ret.label
-    ray_range[i] = h.distance
 
 
 @wp.kernel

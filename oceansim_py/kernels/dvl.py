@@ -1,4 +1,5 @@
-"""DVL kernels: cast the Janus beams of a batch of poses, then solve each sample's velocity.
+"""DVL kernels: the Janus beams of a batch of poses (rays for the scene's ray-cast backend, then the beam
+ranges and velocities from the hits), then each sample's velocity.
 
 Frames: poses are sensor-to-world ``wp.transform``; beam directions and velocities are in the sensor frame
 (FLU). Beam ``k`` of sample ``b`` is element ``b * 4 + k``. Noise: stream 0 = range, stream 1 = beam
@@ -10,7 +11,7 @@ from __future__ import annotations
 import warp as wp
 
 from oceansim_py.kernels.random import stream_state
-from oceansim_py.kernels.raycast import cast_ray, sensor_to_world
+from oceansim_py.kernels.raycast import load_hit, sensor_to_world
 
 #: Beams per sample (a 4-beam Janus array).
 NUM_BEAMS = 4
@@ -19,19 +20,33 @@ VELOCITY_STREAM = 1
 
 
 @wp.kernel
-def dvl_beams_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32), poses: wp.array(dtype=wp.transform),
-                     velocities: wp.array(dtype=wp.vec3), beam_dirs: wp.array(dtype=wp.vec3), min_range: float,
-                     max_range: float, range_sigma: float, velocity_sigma: float, noise: int, seed: int,
-                     frame0: int, sensor: int, beam_range: wp.array(dtype=wp.float32),
-                     beam_velocity: wp.array(dtype=wp.float32), beam_valid: wp.array(dtype=wp.int32), start: int):
-    """Element (sample b, beam k): cast the beam; a hit in [min_range, max_range] is valid and gets the range
-    (+ N(0, range_sigma)) and the beam velocity ``d_k . v`` (+ N(0, velocity_sigma)); else NaN and invalid."""
+def dvl_beam_rays_kernel(poses: wp.array(dtype=wp.transform), beam_dirs: wp.array(dtype=wp.vec3),
+                         origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3), start: int):
+    """Element (sample b, beam k): the beam's world origin (the sensor position) and unit world direction, for the
+    scene's ray-cast backend."""
     i = wp.tid() + start
     b = i // 4
     k = i - b * 4
     pose = poses[b]
+    origins[i] = wp.transform_get_translation(pose)
+    directions[i] = sensor_to_world(pose, beam_dirs[k])
+
+
+@wp.kernel
+def dvl_beams_kernel(directions: wp.array(dtype=wp.vec3), hit_distance: wp.array(dtype=wp.float32),
+                     hit_normal: wp.array(dtype=wp.vec3), hit_face: wp.array(dtype=wp.int32),
+                     hit_obj: wp.array(dtype=wp.int32), velocities: wp.array(dtype=wp.vec3),
+                     beam_dirs: wp.array(dtype=wp.vec3), min_range: float, range_sigma: float, velocity_sigma: float,
+                     noise: int, seed: int, frame0: int, sensor: int, beam_range: wp.array(dtype=wp.float32),
+                     beam_velocity: wp.array(dtype=wp.float32), beam_valid: wp.array(dtype=wp.int32), start: int):
+    """Element (sample b, beam k), from the beam's hit (cast up to max_range by the backend): a hit at or beyond
+    ``min_range`` is valid and gets the range (+ N(0, range_sigma)) and the beam velocity ``d_k . v``
+    (+ N(0, velocity_sigma)); else NaN and invalid."""
+    i = wp.tid() + start
+    b = i // 4
+    k = i - b * 4
     d = beam_dirs[k]
-    h = cast_ray(mesh, face_object, wp.transform_get_translation(pose), sensor_to_world(pose, d), max_range)
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, directions[i])
     if h.hit == 1 and h.distance >= min_range:
         r = h.distance
         v = wp.dot(d, velocities[b])

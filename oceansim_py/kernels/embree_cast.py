@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from oceansim_py.kernels.raycast import facing_normal
+from oceansim_py.kernels.raycast import cast_direction, facing_normal
 
 #: ``rtcIntersect1`` on one ray. The struct is Embree 4's ``RTCRayHit`` (``rtcore_ray.h``): the ray (48 bytes),
 #: then the hit, whose ``instID[0]`` sits at byte 76 whatever ``RTC_MAX_INSTANCE_LEVEL_COUNT``; the tail padding
@@ -126,7 +126,8 @@ def resolve_hit(i: int, o: wp.vec3, u: wp.vec3, r: float, top_face_offset: wp.ar
                 distance: wp.array(dtype=wp.float32), normal: wp.array(dtype=wp.vec3), face: wp.array(dtype=wp.int32),
                 obj: wp.array(dtype=wp.int32)):
     """Turn Embree's (t, primitive, top id) in ``distance/face/obj[i]`` into the world triangle, Warp's distance
-    to it, its facing normal and node id; a miss when that distance is not in (0, r)."""
+    to it, its facing normal (rounded exactly as the warp backend's) and node id; a miss when that distance is not
+    in (0, r)."""
     top = obj[i]
     f = int(0)
     if top == 0 and flat_faces.shape[0] > 0:
@@ -141,7 +142,9 @@ def resolve_hit(i: int, o: wp.vec3, u: wp.vec3, r: float, top_face_offset: wp.ar
         t = distance[i]
     if t > 0.0 and t < r:
         distance[i] = t
-        normal[i] = facing_normal(wp.cross(b - a, c - a), u)
+        # wp.mesh_query_ray returns the normalised cross product and the warp backend's facing_normal normalises
+        # it again: the same two roundings give the same last bit
+        normal[i] = facing_normal(wp.normalize(wp.cross(b - a, c - a)), u)
         face[i] = f
         obj[i] = face_object[f]
     else:
@@ -166,7 +169,7 @@ def embree_raycast_kernel(intersect1: wp.uint64, rtc_scene: wp.uint64, top_face_
     r = ray_range(max_range, i)
     hit = int(0)
     if ray_is_valid(o, L, r):
-        u = d / L
+        u = cast_direction(d, L)
         hit = embree_intersect1(intersect1, rtc_scene, o, u, embree_tfar(r), i, distance, face, obj)
         if hit == 1:
             resolve_hit(i, o, u, r, top_face_offset, flat_faces, points, indices, face_object, distance, normal,

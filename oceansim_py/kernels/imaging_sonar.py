@@ -2,9 +2,10 @@
 
 One render of B poses is a fixed set of launches, all on the device (after the result images are cleared):
 
-1. :func:`sonar_ray_kernel`, one element per ray: casts it and stores the ray's return ``s`` (docs/PHYSICS.md §1),
-   its range bin (-1 when the ray missed or fell outside [min_range, max_range)) and the semantic label of
-   the surface hit.
+1. :func:`sonar_ray_gen_kernel`, one element per ray: its world origin and direction; the scene's ray-cast
+   backend (``Scene.raycast_into``) casts them; :func:`sonar_ray_return_kernel`, one element per ray: stores the
+   ray's return ``s`` (docs/PHYSICS.md §1), its range bin (-1 when the ray missed or fell outside
+   [min_range, max_range)) and the semantic label of the surface hit.
 2. :func:`sonar_bin_kernel`, one element per (pose, beam): walks that beam's rays in a fixed order and
    accumulates them into the column of bins it alone owns. A gather, not a scatter: no atomics, so the image
    is bit-identical whatever the batch size, the CPU thread count or the device.
@@ -24,7 +25,7 @@ from __future__ import annotations
 import warp as wp
 
 from oceansim_py.kernels.random import rayleigh, stream_key
-from oceansim_py.kernels.raycast import RayHit, cast_ray, sensor_to_world, two_way_absorption
+from oceansim_py.kernels.raycast import RayHit, load_hit, sensor_to_world, two_way_absorption
 
 #: Noise stream ids (kernels/random.py): the multiplicative and additive terms draw from unrelated streams.
 STREAM_MULTIPLICATIVE = wp.constant(1)
@@ -91,26 +92,13 @@ def binned_return(h: RayHit, object_reflectivity: wp.array(dtype=wp.float32),
 
 
 @wp.kernel
-def sonar_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
-                     object_reflectivity: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
-                     poses: wp.array(dtype=wp.transform), bearing_cos_sin: wp.array(dtype=wp.vec2),
-                     elevation_table: wp.array(dtype=wp.vec3), n_elev: int, rays_per_pose: int,
-                     min_range: float, max_range: float, range_resolution: float, n_range: int,
-                     alpha_db_per_m: float, spreading: int, range_sigma: float,
-                     range_keys: wp.array(dtype=wp.int32), perfect_cos: float, ray_perfect: wp.array(dtype=wp.int32),
-                     ray_value: wp.array(dtype=wp.float32), ray_bin: wp.array(dtype=wp.int32),
-                     ray_label: wp.array(dtype=wp.int32), start: int):
-    """Cast ray i and store its return.
+def sonar_ray_gen_kernel(poses: wp.array(dtype=wp.transform), bearing_cos_sin: wp.array(dtype=wp.vec2),
+                         elevation_table: wp.array(dtype=wp.vec3), n_elev: int, rays_per_pose: int,
+                         origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3), start: int):
+    """Ray i's world origin (the sensor position) and unit world direction, for the scene's backend.
 
-    bearing_cos_sin[c] = (cos b_c, sin b_c) of bearing ray c; elevation_table[k] = (cos e_k, sin e_k, w_k) with
-    w_k = cos e_k * db * de * g(e_k) the ray's solid angle (sr) times the elevation beam pattern. The return is
-    s = mu * cos(psi) * w_k * 10^(-2 alpha r / 10) * [(1 m / r)^2 if spreading].
-
-    HoloOcean's range noise (RangeSigma, ``range_sigma`` > 0 m): a return inside the window is binned at r + x,
-    x ~ Exponential(mean range_sigma) (clamped to the last bin, as HoloOcean does), and scaled by the scaled pdf
-    exp(-x / range_sigma); x is drawn from stream ``range_keys[b]`` at the ray's index within the pose.
-    With ``perfect_cos`` > 0 (HoloOcean's AzimuthStreaks), ``ray_perfect[i]`` = 1 for a binned return whose
-    incidence is within acos(perfect_cos) of the normal, else 0.
+    bearing_cos_sin[c] = (cos b_c, sin b_c) of bearing ray c; elevation_table[k] = (cos e_k, sin e_k, w_k): the
+    sensor-frame (FLU) direction is (cos e cos b, -cos e sin b, sin e).
     """
     i = wp.tid() + start
     b = i // rays_per_pose
@@ -121,9 +109,38 @@ def sonar_ray_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
     et = elevation_table[k]
     d_flu = wp.vec3(et[0] * bcs[0], -et[0] * bcs[1], et[1])
     pose = poses[b]
-    h = cast_ray(mesh, face_object, wp.transform_get_translation(pose), sensor_to_world(pose, d_flu), max_range)
-    ret = binned_return(h, object_reflectivity, object_label, et[2], alpha_db_per_m, spreading, min_range,
-                        range_resolution, n_range)
+    origins[i] = wp.transform_get_translation(pose)
+    directions[i] = sensor_to_world(pose, d_flu)
+
+
+@wp.kernel
+def sonar_ray_return_kernel(directions: wp.array(dtype=wp.vec3), hit_distance: wp.array(dtype=wp.float32),
+                            hit_normal: wp.array(dtype=wp.vec3), hit_face: wp.array(dtype=wp.int32),
+                            hit_obj: wp.array(dtype=wp.int32), object_reflectivity: wp.array(dtype=wp.float32),
+                            object_label: wp.array(dtype=wp.int32), elevation_table: wp.array(dtype=wp.vec3),
+                            n_elev: int, rays_per_pose: int, min_range: float, range_resolution: float, n_range: int,
+                            alpha_db_per_m: float, spreading: int, range_sigma: float,
+                            range_keys: wp.array(dtype=wp.int32), perfect_cos: float,
+                            ray_perfect: wp.array(dtype=wp.int32), ray_value: wp.array(dtype=wp.float32),
+                            ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
+    """Store ray i's return from its hit (the backend's results for the rays of :func:`sonar_ray_gen_kernel`).
+
+    w_k = elevation_table[k][2] = cos e_k * db * de * g(e_k) is the ray's solid angle (sr) times the elevation beam
+    pattern. The return is s = mu * cos(psi) * w_k * 10^(-2 alpha r / 10) * [(1 m / r)^2 if spreading].
+
+    HoloOcean's range noise (RangeSigma, ``range_sigma`` > 0 m): a return inside the window is binned at r + x,
+    x ~ Exponential(mean range_sigma) (clamped to the last bin, as HoloOcean does), and scaled by the scaled pdf
+    exp(-x / range_sigma); x is drawn from stream ``range_keys[b]`` at the ray's index within the pose.
+    With ``perfect_cos`` > 0 (HoloOcean's AzimuthStreaks), ``ray_perfect[i]`` = 1 for a binned return whose
+    incidence is within acos(perfect_cos) of the normal, else 0.
+    """
+    i = wp.tid() + start
+    b = i // rays_per_pose
+    local = i - b * rays_per_pose
+    k = local - (local // n_elev) * n_elev
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, directions[i])
+    ret = binned_return(h, object_reflectivity, object_label, elevation_table[k][2], alpha_db_per_m, spreading,
+                        min_range, range_resolution, n_range)
     if range_sigma > 0.0 and ret.cell >= 0:
         state = wp.rand_init(range_keys[b], local)
         x = -range_sigma * wp.log(1.0 - wp.randf(state))

@@ -29,7 +29,7 @@ import warp as wp
 
 from oceansim_py.kernels.acoustic_chain import complex_gaussian, scatterer_gaussian
 from oceansim_py.kernels.random import pcg_hash, stream_state
-from oceansim_py.kernels.raycast import cast_ray, fan_direction, sensor_to_world, two_way_absorption
+from oceansim_py.kernels.raycast import fan_direction, load_hit, sensor_to_world, two_way_absorption
 
 # forward-only kernels: no adjoints to generate, which halves the first-use compile time
 wp.set_module_options({"enable_backward": False})
@@ -51,16 +51,50 @@ def line_array_pattern(angle: float, beam_width: float) -> float:
     return wp.sin(x) / x
 
 
+@wp.func
+def peer_ray_angles(q: int, n_beams: int, az_rays: int, el_rays: int, fov: float, elevation_fov: float) -> wp.vec2:
+    """(bearing, elevation) in rad of ray ``q`` of a pose, q = (beam j, azimuth sub-ray a, elevation ray k) in
+    row-major order: cell centres of the beam's az_rays x el_rays grid."""
+    rays_per_beam = az_rays * el_rays
+    j = q // rays_per_beam
+    w = q - j * rays_per_beam
+    a = w // el_rays
+    k = w - a * el_rays
+    beam_step = fov / float(n_beams)
+    d_phi = elevation_fov / float(el_rays)
+    bearing = -0.5 * fov + (float(j) + (float(a) + 0.5) / float(az_rays)) * beam_step
+    elevation = -0.5 * elevation_fov + (float(k) + 0.5) * d_phi
+    return wp.vec2(bearing, elevation)
+
+
 @wp.kernel
-def multibeam_scatter_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
-                             reflectivity: wp.array(dtype=wp.float32), poses: wp.array(dtype=wp.transform),
+def multibeam_ray_gen_kernel(poses: wp.array(dtype=wp.transform), n_beams: int, az_rays: int, el_rays: int,
+                             fov: float, elevation_fov: float, origins: wp.array(dtype=wp.vec3),
+                             directions: wp.array(dtype=wp.vec3), start: int):
+    """One element per ray (order of :func:`multibeam_scatter_kernel`): its world origin and unit world direction
+    at :func:`peer_ray_angles`, for the scene's ray-cast backend."""
+    i = wp.tid() + start
+    rays_per_pose = n_beams * az_rays * el_rays
+    b = i // rays_per_pose
+    q = i - b * rays_per_pose
+    angles = peer_ray_angles(q, n_beams, az_rays, el_rays, fov, elevation_fov)
+    pose = poses[b]
+    origins[i] = wp.transform_get_translation(pose)
+    directions[i] = sensor_to_world(pose, fan_direction(angles[0], angles[1]))
+
+
+@wp.kernel
+def multibeam_scatter_kernel(directions: wp.array(dtype=wp.vec3), hit_distance: wp.array(dtype=wp.float32),
+                             hit_normal: wp.array(dtype=wp.vec3), hit_face: wp.array(dtype=wp.int32),
+                             hit_obj: wp.array(dtype=wp.int32), reflectivity: wp.array(dtype=wp.float32),
                              n_beams: int, az_rays: int, el_rays: int,
                              fov: float, elevation_fov: float, elevation_directivity: int,
-                             max_range: float, sound_speed: float, frequency: float, sample_rate: float,
+                             sound_speed: float, frequency: float, sample_rate: float,
                              t0: float, window_end: float, half_width: float, amplitude_scale: float,
                              alpha_np: float, seed: int, frame_index: int, sensor: int,
                              amp: wp.array(dtype=wp.vec2), delay: wp.array(dtype=wp.float32), start: int):
-    """One element per ray: cast it, write the scatterer amplitude ``amp`` and delay ``delay`` (samples).
+    """One element per ray, from its hit (the backend's results for :func:`multibeam_ray_gen_kernel`'s rays):
+    write the scatterer amplitude ``amp`` and delay ``delay`` (samples).
 
     Element i = (pose b, beam j, azimuth sub-ray a, elevation ray k) in row-major order; the random
     element index is the ray index within the frame, the frame is ``frame_index + b``. ``amplitude_scale``
@@ -68,22 +102,14 @@ def multibeam_scatter_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int
     last sample index; angles in radians.
     """
     i = wp.tid() + start
-    rays_per_beam = az_rays * el_rays
-    rays_per_pose = n_beams * rays_per_beam
+    rays_per_pose = n_beams * az_rays * el_rays
     b = i // rays_per_pose
     q = i - b * rays_per_pose
-    j = q // rays_per_beam
-    w = q - j * rays_per_beam
-    a = w // el_rays
-    k = w - a * el_rays
     beam_step = fov / float(n_beams)
     d_theta = beam_step / float(az_rays)
     d_phi = elevation_fov / float(el_rays)
-    bearing = -0.5 * fov + (float(j) + (float(a) + 0.5) / float(az_rays)) * beam_step
-    elevation = -0.5 * elevation_fov + (float(k) + 0.5) * d_phi
-    pose = poses[b]
-    direction = sensor_to_world(pose, fan_direction(bearing, elevation))
-    h = cast_ray(mesh, face_object, wp.transform_get_translation(pose), direction, max_range)
+    elevation = peer_ray_angles(q, n_beams, az_rays, el_rays, fov, elevation_fov)[1]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, directions[i])
     amp[i] = wp.vec2(0.0, 0.0)
     delay[i] = NO_DELAY
     if h.hit == 1:
@@ -244,22 +270,64 @@ def sinc(x: float) -> float:
 MAX_FOOTPRINT_SAMPLES = wp.constant(32.0)
 
 
+@wp.func
+def device_ray_angles(q: int, n_beams: int, az_rays: int, el_rays: int, fov: float,
+                      elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float, jitter: int,
+                      jitter_key: int) -> wp.vec2:
+    """(bearing, elevation) in rad of ray ``q`` of a pose in the device model: the cell centre (bearing as the
+    peer, elevation ``elevation_table[k][0]``), jittered uniformly inside its (beam step / az_rays) x
+    ``elevation_cell`` cell with ``jitter`` (stream ``jitter_key`` at ray q: the same for every frame)."""
+    rays_per_beam = az_rays * el_rays
+    j = q // rays_per_beam
+    w = q - j * rays_per_beam
+    a = w // el_rays
+    k = w - a * el_rays
+    beam_step = fov / float(n_beams)
+    d_theta = beam_step / float(az_rays)
+    bearing = -0.5 * fov + (float(j) + (float(a) + 0.5) / float(az_rays)) * beam_step
+    elevation = elevation_table[k][0]
+    if jitter == 1:
+        state = wp.rand_init(jitter_key, q)
+        bearing = bearing + (wp.randf(state) - 0.5) * d_theta
+        elevation = elevation + (wp.randf(state) - 0.5) * elevation_cell
+    return wp.vec2(bearing, elevation)
+
+
 @wp.kernel
-def multibeam_device_scatter_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32),
-                                    object_mu: wp.array(dtype=wp.float32), poses: wp.array(dtype=wp.transform),
+def multibeam_device_ray_gen_kernel(poses: wp.array(dtype=wp.transform), n_beams: int, az_rays: int, el_rays: int,
+                                    fov: float, elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float,
+                                    jitter: int, jitter_key: int, origins: wp.array(dtype=wp.vec3),
+                                    directions: wp.array(dtype=wp.vec3), start: int):
+    """Device model, one element per ray: its world origin and unit world direction at
+    :func:`device_ray_angles`, for the scene's ray-cast backend."""
+    i = wp.tid() + start
+    rays_per_pose = n_beams * az_rays * el_rays
+    b = i // rays_per_pose
+    q = i - b * rays_per_pose
+    angles = device_ray_angles(q, n_beams, az_rays, el_rays, fov, elevation_table, elevation_cell, jitter,
+                               jitter_key)
+    pose = poses[b]
+    origins[i] = wp.transform_get_translation(pose)
+    directions[i] = sensor_to_world(pose, fan_direction(angles[0], angles[1]))
+
+
+@wp.kernel
+def multibeam_device_scatter_kernel(directions: wp.array(dtype=wp.vec3), hit_distance: wp.array(dtype=wp.float32),
+                                    hit_normal: wp.array(dtype=wp.vec3), hit_face: wp.array(dtype=wp.int32),
+                                    hit_obj: wp.array(dtype=wp.int32), object_mu: wp.array(dtype=wp.float32),
+                                    poses: wp.array(dtype=wp.transform),
                                     n_beams: int, az_rays: int, el_rays: int, fov: float,
                                     elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float, jitter: int,
-                                    jitter_key: int, phase_key: int, phase_grid: float, max_range: float,
+                                    jitter_key: int, phase_key: int, phase_grid: float,
                                     sound_speed: float, frequency: float, sample_rate: float, t0: float,
                                     window_end: float, half_width: float, source_intensity: float,
                                     alpha_db_per_m: float, amp: wp.array(dtype=wp.vec2),
                                     power: wp.array(dtype=wp.float32), delay: wp.array(dtype=wp.float32),
                                     extent: wp.array(dtype=wp.float32), start: int):
-    """Device model, one element per ray (same ray order as :func:`multibeam_scatter_kernel`).
+    """Device model, one element per ray (same ray order as :func:`multibeam_scatter_kernel`), from its hit (the
+    backend's results for :func:`multibeam_device_ray_gen_kernel`'s rays, directions at :func:`device_ray_angles`).
 
-    Direction: the ray's cell centre (bearing as the peer; elevation_table[k] = (e_k, unused, w_k)), jittered
-    uniformly inside its (beam step / az_rays) x ``elevation_cell`` cell with ``jitter`` (stream keyed by
-    ``jitter_key`` and the ray index within the pose: the same for every frame). Sonar equation of the return
+    Sonar equation of the return
     (re 1 uPa^2 at the receiver): I = SL mu cos(psi) w_k / r^2 10^(-2 alpha r / 10), w_k = solid angle x two-way
     elevation pattern (sr). Amplitude A = sqrt(I) xi exp(-i 2 k_c r) with xi a unit complex Gaussian fixed to the
     hit point quantised to ``phase_grid`` (static speckle for a static sensor). Writes amp, power = I, delay
@@ -271,23 +339,17 @@ def multibeam_device_scatter_kernel(mesh: wp.uint64, face_object: wp.array(dtype
     rays_per_pose = n_beams * rays_per_beam
     b = i // rays_per_pose
     q = i - b * rays_per_pose
-    j = q // rays_per_beam
-    w = q - j * rays_per_beam
-    a = w // el_rays
-    k = w - a * el_rays
-    beam_step = fov / float(n_beams)
-    d_theta = beam_step / float(az_rays)
-    bearing = -0.5 * fov + (float(j) + (float(a) + 0.5) / float(az_rays)) * beam_step
+    k = q - (q // el_rays) * el_rays
+    d_theta = fov / float(n_beams) / float(az_rays)
     et = elevation_table[k]
-    elevation = et[0]
-    if jitter == 1:
-        state = wp.rand_init(jitter_key, q)
-        bearing = bearing + (wp.randf(state) - 0.5) * d_theta
-        elevation = elevation + (wp.randf(state) - 0.5) * elevation_cell
+    angles = device_ray_angles(q, n_beams, az_rays, el_rays, fov, elevation_table, elevation_cell, jitter,
+                               jitter_key)
+    bearing = angles[0]
+    elevation = angles[1]
     pose = poses[b]
     origin = wp.transform_get_translation(pose)
-    direction = sensor_to_world(pose, fan_direction(bearing, elevation))
-    h = cast_ray(mesh, face_object, origin, direction, max_range)
+    direction = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, direction)
     amp[i] = wp.vec2(0.0, 0.0)
     power[i] = 0.0
     delay[i] = NO_DELAY

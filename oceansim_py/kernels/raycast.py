@@ -1,7 +1,12 @@
 """Ray/BVH queries shared by every sensor, and the batch ray-cast kernel behind ``Scene.raycast``.
 
-Frames: world, Z up, metres. Directions must be unit vectors (the kernels normalise what they are given);
-distances are metres along the ray. Misses have ``hit = 0``, ``face = obj = -1`` and distance ``+inf``.
+Frames: world, Z up, metres. Directions must be unit vectors (the kernels normalise what they are given, see
+:func:`cast_direction`); distances are metres along the ray. Misses have ``hit = 0``, ``face = obj = -1`` and
+distance ``+inf``.
+
+Sensors cast in three steps: a ray-generation kernel writes world origins and directions into scratch, the
+scene's backend (``Scene.raycast_into``) fills a ``RaycastResult``, and the sensor's shading kernel reads ray i's
+hit back with :func:`load_hit`, the same :class:`RayHit` that :func:`cast_ray` returns for that ray.
 """
 
 from __future__ import annotations
@@ -62,6 +67,45 @@ def cast_ray(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32), origin: wp.
     return h
 
 
+#: A direction whose length is within this of 1 is cast as given (:func:`cast_direction`).
+UNIT_TOLERANCE = wp.constant(1.0e-6)
+
+
+@wp.func
+def cast_direction(d: wp.vec3, length: float) -> wp.vec3:
+    """The unit direction a backend casts for ``d`` of length ``length`` > 0: ``d`` itself when it is unit within
+    float rounding (``|length - 1| <= UNIT_TOLERANCE``), else ``d / length``. A sensor's unit direction is so cast
+    bit for bit as the sensor computed it (dividing by its rounded length would move it by an ulp)."""
+    u = d
+    if wp.abs(length - 1.0) > UNIT_TOLERANCE:
+        u = d / length
+    return u
+
+
+@wp.func
+def load_hit(distance: wp.array(dtype=wp.float32), normal: wp.array(dtype=wp.vec3), face: wp.array(dtype=wp.int32),
+             obj: wp.array(dtype=wp.int32), i: int, direction: wp.vec3) -> RayHit:
+    """Ray i's hit from a backend's ``RaycastResult`` arrays, as :func:`cast_ray` gives it for the unit
+    ``direction`` the ray was cast along (``cos_incidence`` from that direction and the stored facing normal)."""
+    h = RayHit()
+    h.hit = 0
+    h.distance = float(wp.inf)
+    h.normal = wp.vec3(0.0, 0.0, 0.0)
+    h.face = -1
+    h.obj = -1
+    h.cos_incidence = 0.0
+    f = face[i]
+    if f >= 0:
+        n = normal[i]
+        h.hit = 1
+        h.distance = distance[i]
+        h.normal = n
+        h.face = f
+        h.obj = obj[i]
+        h.cos_incidence = wp.clamp(-wp.dot(direction, n), 0.0, 1.0)
+    return h
+
+
 @wp.func
 def two_way_absorption(alpha_db_per_m: float, r: float) -> float:
     """Two-way intensity loss factor 10^(-2 alpha r / 10) for absorption alpha (dB/m, one way) at range r (m)."""
@@ -94,7 +138,7 @@ def raycast_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32), origi
     if max_range.shape[0] > 1:
         r = max_range[i]
     if L > 0.0:
-        h = cast_ray(mesh, face_object, origins[i], d / L, r)
+        h = cast_ray(mesh, face_object, origins[i], cast_direction(d, L), r)
         distance[i] = h.distance
         normal[i] = h.normal
         face[i] = h.face

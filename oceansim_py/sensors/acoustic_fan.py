@@ -21,9 +21,10 @@ from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.kernels import imaging_sonar as sk
-from oceansim_py.poses import as_poses
-from oceansim_py.limits import check_config_memory, check_frame_index
+from oceansim_py.limits import check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
+from oceansim_py.sensors.batching import PoseUploads, check_render_call
+from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
 
 
@@ -90,9 +91,11 @@ class RangeBinnedConfig(ConfigBase):
 
     def memory_bytes(self, batch: int = 1) -> int:
         """Bytes a fan sonar with this config needs: its ray table (``TABLE_BYTES_PER_RAY`` per ray), and per
-        ping 16 B per ray of scratch, 4 + 20 B per range bin and channel (series and their scratch) and its own
+        ping 12 + ``RayBuffers.BYTES_PER_RAY`` (48) B per ray of scratch (return, bin, label; origin, direction and
+        hit for the ray-cast backend), 4 + 20 B per range bin and channel (series and their scratch) and its own
         outputs (:meth:`result_bytes`)."""
-        per_ping = 40 + 16 * self.rays_per_pose + self.range_bins * (4 + 20 * self.fan_channels)
+        per_ping = (40 + (12 + RayBuffers.BYTES_PER_RAY) * self.rays_per_pose
+                    + self.range_bins * (4 + 20 * self.fan_channels))
         return self.TABLE_BYTES_PER_RAY * self.rays_per_pose + 4 * self.range_bins + batch * per_ping \
             + self.result_bytes(batch)
 
@@ -118,22 +121,20 @@ class FanSeries:
     labels: wp.array
 
 
-#: Fewest rays per CPU chunk: each ray is a BVH traversal, so one ping's few thousand rays are worth splitting.
-RAY_CHUNK = 1024
-
-
 class FanBuffers:
-    """Device scratch for one batch size: poses, per-ray returns, bins, labels and distances; the series'
-    scratch (peaks, maxima, noise keys) is allocated by the first render that gathers series."""
+    """Device scratch for one batch size: the rays and their hits (``ray_range`` is the hit distance, ``+inf`` for
+    a miss), per-ray returns, bins and labels; ``poses`` is the render's uploaded poses. The series' scratch
+    (peaks, maxima, noise keys) is allocated by the first render that gathers series."""
 
-    def __init__(self, n_rays: int, batch: int, device: Any) -> None:
+    def __init__(self, n_rays: int, batch: int, device: Any, max_range: float) -> None:
         self.batch = batch
         self.device = device
-        self.poses = wp.empty(batch, dtype=wp.transform, device=device)
+        self.poses: wp.array | None = None
+        self.rays = RayBuffers(n_rays, device, max_range)
         self.ray_value = wp.empty(n_rays, dtype=wp.float32, device=device)
         self.ray_bin = wp.empty(n_rays, dtype=wp.int32, device=device)
         self.ray_label = wp.empty(n_rays, dtype=wp.int32, device=device)
-        self.ray_range = wp.empty(n_rays, dtype=wp.float32, device=device)
+        self.ray_range = self.rays.hits.distance
         self.peak: wp.array | None = None
 
     def series_scratch(self, n_range: int, n_channels: int) -> None:
@@ -175,11 +176,14 @@ class AcousticFan:
         self.directions = wp.array(np.asarray(directions, dtype=np.float32), dtype=wp.vec3, device=self.device)
         self.weights = wp.array(np.asarray(weights, dtype=np.float32), dtype=wp.float32, device=self.device)
         self._buffers: ScratchCache[FanBuffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
+        self._poses = PoseUploads(self.device, self.MAX_CACHED_BATCH_SIZES)
 
     def memory_bytes(self, batch: int) -> int:
         """Device bytes a render of ``batch`` poses needs (scratch and the four series; an upper bound when the
-        series are skipped)."""
-        return batch * (40 + 16 * self.rays_per_pose + self.config.range_bins * (4 + 20 * self.n_channels))
+        series are skipped): per ray 12 (return, bin, label) + ``RayBuffers.BYTES_PER_RAY`` (origin, direction and
+        hit for the ray-cast backend)."""
+        per_ray = 12 + RayBuffers.BYTES_PER_RAY
+        return batch * (40 + per_ray * self.rays_per_pose + self.config.range_bins * (4 + 20 * self.n_channels))
 
     def buffers(self, batch: int) -> FanBuffers:
         buf = self._buffers.get(batch)
@@ -191,17 +195,14 @@ class AcousticFan:
             check_memory(self.memory_bytes(batch), self.device, f"{self.owner} render of {batch} pose(s) "
                          f"({self.rays_per_pose} rays each)", "use fewer rays or range bins, or render fewer poses "
                          "at once")
-            buf = self._buffers.put(batch, FanBuffers(batch * self.rays_per_pose, batch, self.device))
+            buf = self._buffers.put(batch, FanBuffers(batch * self.rays_per_pose, batch, self.device,
+                                                      float(self.config.max_range)))
         return buf
 
     def check(self, scene: Any, poses: Any, frame_index: Any) -> np.ndarray:
-        """Validated (B, 7) poses; a ``ConfigError`` for a scene on another device or a bad frame index."""
-        if scene.device != self.device:
-            raise ConfigError(f"{self.owner}: the scene is on {scene.device} but the sensor on {self.device}; "
-                              f"load the scene with device={str(self.device)!r}")
-        p = as_poses(poses)
-        check_frame_index(frame_index, f"{self.owner}.render", p.shape[0])
-        return p
+        """Validated (B, 7) poses; a ``ConfigError`` for a scene on another device, a bad pose or a bad frame
+        index (:func:`~oceansim_py.sensors.batching.check_render_call`)."""
+        return check_render_call(self.owner, scene, self.device, poses, frame_index)
 
     def render(self, scene: Any, poses: np.ndarray, frame_index: int,
                series: bool = True) -> tuple[FanSeries | None, FanBuffers]:
@@ -212,14 +213,18 @@ class AcousticFan:
         batch = poses.shape[0]
         buf = self.buffers(batch)
         dev = self.device
-        buf.poses.assign(wp.array(poses, dtype=wp.transform, device="cpu"))
+        buf.poses = self._poses.upload(poses)
         g = scene.geometry
         dr = float(self.range_resolution)
-        launch_1d(fk.fan_ray_kernel, batch * self.rays_per_pose,
-                  [g.mesh.id, g.face_object, g.object_reflectivity, g.object_label, buf.poses, self.directions,
-                   self.weights, self.rays_per_pose, float(c.min_range), float(c.max_range), dr, c.range_bins,
-                   float(c.absorption), int(c.spreading), buf.ray_value, buf.ray_bin, buf.ray_label, buf.ray_range],
-                  dev, min_chunk=RAY_CHUNK)
+        n_rays = batch * self.rays_per_pose
+        rays = buf.rays
+        launch_1d(fk.fan_ray_gen_kernel, n_rays,
+                  [buf.poses, self.directions, self.rays_per_pose, rays.origins, rays.directions], dev)
+        rays.cast(scene)
+        launch_1d(fk.fan_ray_return_kernel, n_rays,
+                  [rays.directions, *rays.hit_args(), g.object_reflectivity, g.object_label, self.weights,
+                   self.rays_per_pose, float(c.min_range), dr, c.range_bins, float(c.absorption), int(c.spreading),
+                   buf.ray_value, buf.ray_bin, buf.ray_label], dev)
         if not series:
             return None, buf
         return self._series(buf, batch, frame_index), buf

@@ -2,8 +2,8 @@
 on the sensor's device, the poses, the frame numbers of the batch) and upload the poses into per-thread device
 scratch that is reused between renders of the same batch size.
 
-The camera and the DVL use these; the acoustic sensors do the same steps in ``AcousticFan.check`` and their
-own buffers (sensors/acoustic_fan.py, imaging_sonar.py, multibeam.py, acoustic/chain.py), which can move here.
+The camera, the DVL and the acoustic sensors (imaging sonar, multibeam, ``AcousticFan`` of the fan sonars, the
+device chain) use these.
 """
 
 from __future__ import annotations

@@ -45,12 +45,15 @@ import warp as wp
 
 from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
-from oceansim_py.kernels.dvl import NUM_BEAMS, dvl_beams_kernel, dvl_solve_kernel, dvl_water_beams_kernel
+from oceansim_py.kernels.dvl import (NUM_BEAMS, dvl_beam_rays_kernel, dvl_beams_kernel, dvl_solve_kernel,
+                                     dvl_water_beams_kernel)
 from oceansim_py.poses import quat_to_matrix, rotate_fixed
 from oceansim_py.runtime import as_float32, check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.batching import PoseUploads, check_render_call
 from oceansim_py.sensors.currents import KINDS as CURRENT_KINDS
 from oceansim_py.sensors.currents import CurrentField, current_field
+from oceansim_py.sensors.rays import RayBuffers
+from oceansim_py.sensors.scratch import ScratchCache
 
 _OWNER = "DVLConfig"
 
@@ -242,8 +245,9 @@ class DVL:
     """A four-beam DVL on ``device`` (``None``: cuda:0 if present, else cpu). ``sensor_id`` separates the noise
     of several DVLs sharing a seed."""
 
-    #: Device bytes per sample: pose, velocity, 4 x (range, velocity, valid), velocity, valid, altitude.
-    BYTES_PER_SAMPLE = 28 + 12 + 4 * 12 + 12 + 4 + 4
+    #: Device bytes per sample: pose, velocity, 4 x (range, velocity, valid), velocity, valid, altitude, and the
+    #: 4 beams' rays and hits for the ray-cast backend (``RayBuffers.BYTES_PER_RAY`` each).
+    BYTES_PER_SAMPLE = 28 + 12 + 4 * 12 + 12 + 4 + 4 + NUM_BEAMS * RayBuffers.BYTES_PER_RAY
     #: and with water-track: 4 x (layer current, velocity, valid), velocity, valid, altitude scratch.
     WATER_BYTES_PER_SAMPLE = 4 * 20 + 12 + 4 + 4
 
@@ -255,6 +259,7 @@ class DVL:
         self.sensor_id = int(sensor_id)
         self._dirs = wp.array(self.config.beam_directions().astype(np.float32), dtype=wp.vec3, device=self.device)
         self._poses = PoseUploads(self.device)
+        self._rays: ScratchCache[RayBuffers] = ScratchCache(2)
         self._current = self.config.current_field()
 
     def _sensor_velocities(self, poses: np.ndarray, source: Any, velocities: Any, velocity_frame: str) \
@@ -277,7 +282,8 @@ class DVL:
 
     def render(self, scene: Any, poses: Any, velocities: Any = None, velocity_frame: str = "world",
                frame_index: int = 0) -> DVLResult:
-        """Sample the DVL at B poses in one ray-cast launch (element = (sample, beam)) and one solve launch.
+        """Sample the DVL at B poses: one ray cast of the B x 4 beams through the scene's backend, one beam launch
+        (element = (sample, beam)) and one solve launch.
 
         Args:
             scene: a :class:`~oceansim_py.scene.Scene` on this sensor's device.
@@ -301,11 +307,14 @@ class DVL:
                         wp.empty(nb, dtype=wp.int32, device=dev), wp.empty(b, dtype=wp.float32, device=dev), c,
                         int(frame_index), np.asarray(poses.times, dtype=np.float64).copy()
                         if hasattr(poses, "times") else None)
-        g = scene.geometry
-        launch_1d(dvl_beams_kernel, b * NUM_BEAMS,
-                  [g.mesh.id, g.face_object, wposes, wvel, self._dirs, float(c.min_range), float(c.max_range),
-                   float(c.range_sigma), float(c.velocity_sigma), int(c.noise), int(c.seed), int(frame_index),
-                   self.sensor_id, out.beam_range, out.beam_velocity, out.beam_valid], dev, align=NUM_BEAMS)
+        rays = self._rays.get_or_make(nb, lambda: RayBuffers(nb, dev, float(c.max_range)))
+        launch_1d(dvl_beam_rays_kernel, nb, [wposes, self._dirs, rays.origins, rays.directions], dev,
+                  align=NUM_BEAMS)
+        rays.cast(scene)
+        launch_1d(dvl_beams_kernel, nb,
+                  [rays.directions, *rays.hit_args(), wvel, self._dirs, float(c.min_range), float(c.range_sigma),
+                   float(c.velocity_sigma), int(c.noise), int(c.seed), int(frame_index), self.sensor_id,
+                   out.beam_range, out.beam_velocity, out.beam_valid], dev, align=NUM_BEAMS)
         launch_1d(dvl_solve_kernel, b, [self._dirs, out.beam_range, out.beam_velocity, out.beam_valid,
                                         out.velocity, out.valid, out.altitude], dev)
         if c.water_track:

@@ -25,9 +25,10 @@ from oceansim_py.io import images
 from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
 from oceansim_py.kernels import acoustic_chain as kc
 from oceansim_py.kernels import imaging_sonar as k
-from oceansim_py.poses import as_poses
-from oceansim_py.limits import check_config_memory, check_frame_index
+from oceansim_py.limits import check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
+from oceansim_py.sensors.batching import PoseUploads, check_render_call
+from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
 from oceansim_py.sensors.acoustic.beam_pattern import LineArray
 from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, DeviceChain, FanLayout
@@ -262,8 +263,9 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
 
     def memory_bytes(self, batch: int = 1) -> int:
         """Bytes an :class:`ImagingSonar` needs: its ray tables (64 B per bearing ray, 80 B per elevation ray,
-        host temporaries included) plus, per pose, 12 B per ray of scratch and 4 + 20 n_beams B per range bin
-        (peak scratch and the result's four images)."""
+        host temporaries included) plus, per pose, 12 + ``RayBuffers.BYTES_PER_RAY`` (48) B per ray of scratch (the
+        ray's return, and its origin, direction and hit for the ray-cast backend) and 4 + 20 n_beams B per range
+        bin (peak scratch and the result's four images)."""
         tables = 64 * self.n_beams * self.rays_per_beam + 80 * self.elevation_rays + 4 * (self.range_bins + self.n_beams)
         return tables + self.render_bytes(batch)
 
@@ -273,7 +275,8 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
         extra = 4 if self.range_sigma > 0.0 else 0
         if self.azimuth_streaks != 0:
             extra += 4 * (self.rays_per_pose + self.range_bins * self.n_beams)
-        return batch * (40 + 12 * self.rays_per_pose + self.range_bins * (4 + 20 * self.n_beams) + extra)
+        per_ray = 12 + RayBuffers.BYTES_PER_RAY
+        return batch * (40 + per_ray * self.rays_per_pose + self.range_bins * (4 + 20 * self.n_beams) + extra)
 
     def ranges(self) -> np.ndarray:
         """Range-bin centres (m), nearest first."""
@@ -404,11 +407,11 @@ HOLOOCEAN_STREAK_FRACTION = 0.08
 
 
 class _Buffers:
-    """Device scratch for one batch size: poses and per-ray returns (reused between renders)."""
+    """Device scratch for one batch size: the rays and their hits, per-ray returns (reused between renders)."""
 
     def __init__(self, config: ImagingSonarConfig, batch: int, device: wp.context.Device) -> None:
         n_rays = batch * config.rays_per_pose
-        self.poses = wp.empty(batch, dtype=wp.transform, device=device)
+        self.rays = RayBuffers(n_rays, device, float(config.max_range))
         self.ray_value = wp.empty(n_rays, dtype=wp.float32, device=device)
         self.ray_bin = wp.empty(n_rays, dtype=wp.int32, device=device)
         self.ray_label = wp.empty(n_rays, dtype=wp.int32, device=device)
@@ -453,6 +456,7 @@ class ImagingSonar:
         self._elev_table = wp.array(np.stack([np.cos(e), np.sin(e), c.elevation_weights()], axis=1)
                                     .astype(np.float32), dtype=wp.vec3, device=self.device)
         self._buffers: ScratchCache[_Buffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
+        self._poses = PoseUploads(self.device, self.MAX_CACHED_BATCH_SIZES)
         self._ranges = c.ranges()
         self._bearings = c.bearings()
         self._chain = (DeviceChain(c.device_settings(c.absorption, c.normalisation, c.seed), c.fan_layout(),
@@ -489,12 +493,8 @@ class ImagingSonar:
                 by default new result arrays are allocated.
         """
         c = self.config
-        p = as_poses(poses)
+        p = check_render_call("ImagingSonar", scene, self.device, poses, frame_index)
         batch = p.shape[0]
-        if scene.device != self.device:
-            raise ConfigError(f"ImagingSonar: the scene is on {scene.device} but the sensor on {self.device}; "
-                              f"load the scene with device={str(self.device)!r}")
-        check_frame_index(frame_index, "ImagingSonar.render", batch)
         if self._chain is not None:
             return self._render_device(scene, p, int(frame_index), out)
         buf = self._buffers_for(batch)
@@ -512,7 +512,7 @@ class ImagingSonar:
                                   f"from another config; pass a result of this sensor with a batch of {batch}")
             out.label_names = list(scene.labels)
             out.frame_index = int(frame_index)
-        buf.poses.assign(wp.array(p, dtype=wp.transform, device="cpu"))
+        pose_array = self._poses.upload(p)
         g = scene.geometry
         dev = self.device
         dr = float(c.range_resolution)
@@ -520,12 +520,17 @@ class ImagingSonar:
             launch_1d(kc.frame_keys_kernel, batch, [int(c.seed), int(frame_index), self.sensor_id,
                                                     int(k.STREAM_RANGE), buf.range_keys], dev, min_chunk=batch)
         streaks = c.azimuth_streaks != 0
-        launch_1d(k.sonar_ray_kernel, batch * c.rays_per_pose,
-                  [g.mesh.id, g.face_object, g.object_reflectivity, g.object_label, buf.poses, self._bearing_cs,
-                   self._elev_table, c.elevation_rays, c.rays_per_pose, float(c.min_range), float(c.max_range), dr,
-                   c.range_bins, float(c.absorption), int(c.spreading), float(c.range_sigma), buf.range_keys,
-                   HOLOOCEAN_PERFECT_COS if streaks else 0.0, buf.ray_perfect, buf.ray_value, buf.ray_bin,
-                   buf.ray_label], dev)
+        n_rays = batch * c.rays_per_pose
+        rays = buf.rays
+        launch_1d(k.sonar_ray_gen_kernel, n_rays,
+                  [pose_array, self._bearing_cs, self._elev_table, c.elevation_rays, c.rays_per_pose, rays.origins,
+                   rays.directions], dev)
+        rays.cast(scene)
+        launch_1d(k.sonar_ray_return_kernel, n_rays,
+                  [rays.directions, *rays.hit_args(), g.object_reflectivity, g.object_label, self._elev_table,
+                   c.elevation_rays, c.rays_per_pose, float(c.min_range), dr, c.range_bins, float(c.absorption),
+                   int(c.spreading), float(c.range_sigma), buf.range_keys, HOLOOCEAN_PERFECT_COS if streaks else 0.0,
+                   buf.ray_perfect, buf.ray_value, buf.ray_bin, buf.ray_label], dev)
         out.clean_intensity.zero_()
         out.hit_count.zero_()
         out.label_id.fill_(-1)
@@ -578,7 +583,7 @@ class ImagingSonar:
                               f"from another config; pass a result of this sensor with a batch of {batch}")
         out.label_names = list(scene.labels)
         out.frame_index = frame_index
-        self._chain.render(scene.geometry, poses, frame_index, out.intensity, out.clean_intensity, out.hit_count,
+        self._chain.render(scene, poses, frame_index, out.intensity, out.clean_intensity, out.hit_count,
                            out.label_id)
         return out
 

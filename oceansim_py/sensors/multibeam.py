@@ -41,8 +41,7 @@ from oceansim_py.io import images
 from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
 from oceansim_py.io.sonar_messages import projected_sonar_image
 from oceansim_py.kernels import multibeam as k
-from oceansim_py.poses import as_poses
-from oceansim_py.limits import check_config_memory, check_frame_index
+from oceansim_py.limits import check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.kernels import acoustic_chain as kc
 from oceansim_py.sensors.acoustic.bandwidth import (minus_3db_from_gaussian_b, sinc_power_integral,
@@ -52,6 +51,8 @@ from oceansim_py.sensors.acoustic.chain import _host_key, tvg_db
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields, DeviceDisplayFields
 from oceansim_py.sensors.acoustic.display import apply_colormap, db_window_to_uint8
 from oceansim_py.sensors.acoustic.presets import MULTIBEAM_DEVICE_PRESETS
+from oceansim_py.sensors.batching import PoseUploads, check_render_call
+from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
 
 _OWNER = "MultibeamSonarConfig"
@@ -205,10 +206,12 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
         return tables + 4 * (self.n_samples + self.n_beams) + self.render_bytes(batch, self.method)
 
     def render_bytes(self, batch: int, method: str) -> int:
-        """Bytes of one render of ``batch`` pings: pose, rays (amplitude + delay), per-sample non-zero count;
+        """Bytes of one render of ``batch`` pings: pose, rays (amplitude + delay, and origin, direction and hit
+        for the ray-cast backend: ``RayBuffers.BYTES_PER_RAY``), per-sample non-zero count;
         per sample and beam the series before mixing (8), its non-zero beam list (4) and the result (vec2 +
         intensity + dB, 16); the spectral method adds its device spectrum and host fold and FFT (complex128)."""
-        total = batch * (28 + 12 * self.rays_per_pose + 4 * self.n_samples + 28 * self.n_samples * self.n_beams)
+        per_ray = 12 + RayBuffers.BYTES_PER_RAY
+        total = batch * (28 + per_ray * self.rays_per_pose + 4 * self.n_samples + 28 * self.n_samples * self.n_beams)
         if self.model == "device":  # per ray power and footprint; per sample and beam raw power and clean
             total += batch * (8 * self.rays_per_pose + 8 * self.n_samples * self.n_beams)
         if method == "spectral":
@@ -467,13 +470,13 @@ class MultibeamResult:
 
 
 class _Buffers:
-    """Device scratch for one batch size (reused between renders of one thread): poses, scatterers, the
+    """Device scratch for one batch size (reused between renders of one thread): rays and hits, scatterers, the
     sample-major series before mixing and each sample's list of non-zero beams."""
 
     def __init__(self, config: MultibeamSonarConfig, batch: int, device: wp.context.Device) -> None:
         c = config
         n_rays = batch * c.rays_per_pose
-        self.poses = wp.empty(batch, dtype=wp.transform, device=device)
+        self.rays = RayBuffers(n_rays, device, float(c.max_range))
         self.amp = wp.empty(n_rays, dtype=wp.vec2, device=device)
         self.delay = wp.empty(n_rays, dtype=wp.float32, device=device)
         # sample-major series before mixing
@@ -526,6 +529,7 @@ class MultibeamSonar:
         self._ranges = c.ranges()
         self._bearings = c.bearings()
         self._buffers: ScratchCache[_Buffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
+        self._poses = PoseUploads(self.device, self.MAX_CACHED_BATCH_SIZES)
         pattern, inv_norm = c.beam_pattern_terms()
         padded = np.concatenate([pattern, np.zeros(k.MIX_BLOCK)])  # lags past the last beam (never used)
         self._pattern = wp.array(padded.astype(np.float32), dtype=wp.float32, device=self.device)
@@ -585,12 +589,8 @@ class MultibeamSonar:
         method = method or c.method
         if method not in ("time", "spectral"):
             raise ConfigError(f"MultibeamSonar.render: method must be 'time' or 'spectral', got {method!r}")
-        p = as_poses(poses)
+        p = check_render_call("MultibeamSonar", scene, self.device, poses, frame_index)
         batch = p.shape[0]
-        if scene.device != self.device:
-            raise ConfigError(f"MultibeamSonar: the scene is on {scene.device} but the sensor on {self.device}; "
-                              f"load the scene with device={str(self.device)!r}")
-        check_frame_index(frame_index, "MultibeamSonar.render", batch)
         buf = self._buffers_for(batch, method)
         shape = (batch, c.n_samples, c.n_beams)
         if out is None:
@@ -607,16 +607,23 @@ class MultibeamSonar:
             out.frame_index = int(frame_index)
             out.method = method
         dev = self.device
-        buf.poses.assign(wp.array(p, dtype=wp.transform, device="cpu"))
+        pose_array = self._poses.upload(p)
         if c.model == "device":
-            self._render_device(scene.geometry, buf, batch, int(frame_index), out)
+            self._render_device(scene, pose_array, buf, batch, int(frame_index), out)
             return out
         g = scene.geometry
         hw = float(c.pulse_half_width)
-        launch_1d(k.multibeam_scatter_kernel, batch * c.rays_per_pose,
-                  [g.mesh.id, g.face_object, g.object_reflectivity, buf.poses, c.n_beams, c.azimuth_rays_per_beam,
-                   c.rays_per_beam, math.radians(c.fov), math.radians(c.elevation_fov), int(c.elevation_directivity),
-                   float(c.max_range), float(c.sound_speed), float(c.frequency), c.fs, c.t0, float(c.n_samples - 1),
+        n_rays = batch * c.rays_per_pose
+        rays = buf.rays
+        fov, elevation_fov = math.radians(c.fov), math.radians(c.elevation_fov)
+        launch_1d(k.multibeam_ray_gen_kernel, n_rays,
+                  [pose_array, c.n_beams, c.azimuth_rays_per_beam, c.rays_per_beam, fov, elevation_fov, rays.origins,
+                   rays.directions], dev)
+        rays.cast(scene)
+        launch_1d(k.multibeam_scatter_kernel, n_rays,
+                  [rays.directions, *rays.hit_args(), g.object_reflectivity, c.n_beams, c.azimuth_rays_per_beam,
+                   c.rays_per_beam, fov, elevation_fov, int(c.elevation_directivity), float(c.sound_speed),
+                   float(c.frequency), c.fs, c.t0, float(c.n_samples - 1),
                    hw, 10.0 ** (c.source_level / 20.0) * c.bandwidth / math.sqrt(math.pi),
                    c.absorption * math.log(10.0) / 20.0, int(c.seed), int(frame_index), self.sensor_id,
                    buf.amp, buf.delay], dev)
@@ -637,20 +644,28 @@ class MultibeamSonar:
                    c.n_beams, c.n_samples, n_blocks, out.time_series, out.intensity, out.db], dev, min_chunk=512)
         return out
 
-    def _render_device(self, g: Any, buf: _Buffers, batch: int, frame_index: int, out: MultibeamResult) -> None:
+    def _render_device(self, scene: Any, poses: wp.array, buf: _Buffers, batch: int, frame_index: int,
+                       out: MultibeamResult) -> None:
         """``model = "device"``: scatter, footprint deposit, beam pattern + receiver, automatic gain."""
         c = self.config
+        g = scene.geometry
         dev = self.device
         hw = float(c.pulse_half_width)
         alpha = c.absorption_db_per_m(c.absorption)
         jitter_key = _host_key(c.seed, 0, self.sensor_id, int(kc.STREAM_JITTER))
         phase_key = _host_key(c.seed, 0, self.sensor_id, int(kc.STREAM_PHASE))
         wavelength = c.sound_speed / c.frequency
-        launch_1d(k.multibeam_device_scatter_kernel, batch * c.rays_per_pose,
-                  [g.mesh.id, g.face_object, g.object_reflectivity, buf.poses, c.n_beams, c.azimuth_rays_per_beam,
-                   c.rays_per_beam, math.radians(c.fov), self._elev_table,
-                   math.radians(c.elevation_fan) / c.rays_per_beam, int(c.jitter), jitter_key, phase_key,
-                   0.25 * wavelength, float(c.max_range), float(c.sound_speed), float(c.frequency), c.fs, c.t0,
+        n_rays = batch * c.rays_per_pose
+        rays = buf.rays
+        fov, cell = math.radians(c.fov), math.radians(c.elevation_fan) / c.rays_per_beam
+        launch_1d(k.multibeam_device_ray_gen_kernel, n_rays,
+                  [poses, c.n_beams, c.azimuth_rays_per_beam, c.rays_per_beam, fov, self._elev_table, cell,
+                   int(c.jitter), jitter_key, rays.origins, rays.directions], dev)
+        rays.cast(scene)
+        launch_1d(k.multibeam_device_scatter_kernel, n_rays,
+                  [rays.directions, *rays.hit_args(), g.object_reflectivity, poses, c.n_beams,
+                   c.azimuth_rays_per_beam, c.rays_per_beam, fov, self._elev_table, cell, int(c.jitter), jitter_key,
+                   phase_key, 0.25 * wavelength, float(c.sound_speed), float(c.frequency), c.fs, c.t0,
                    float(c.n_samples - 1), hw, 10.0 ** (c.source_level / 10.0), alpha, buf.amp, buf.power, buf.delay,
                    buf.extent], dev)
         buf.raw.zero_()

@@ -343,7 +343,7 @@ class ProfilingSonar(FanSonar):
                        self.sensor_id, float(c.range_noise), math.radians(c.angle_noise), 0.0, rng, inten, valid,
                        label, ps, pw], self.device, min_chunk=64)
 
-        self._chain.render(scene.geometry, p, frame_index, *image, then=detect)
+        self._chain.render(scene, p, frame_index, *image, then=detect)
         return ProfilingResult(rng, inten, valid, label, ps, pw, image[0], image[1], self._beam_angles, c.ranges(),
                                list(scene.labels), c, frame_index)
 

@@ -316,7 +316,7 @@ class SidescanSonar(FanSonar):
         hits, labels = wp.empty(shape, dtype=wp.int32, device=self.device), wp.empty(shape, dtype=wp.int32, device=self.device)
         altitude = wp.empty(batch, dtype=wp.float32, device=self.device)
         ground = wp.empty(shape, dtype=wp.float32, device=self.device)
-        self._chain.render(scene.geometry, p, frame_index, intensity, clean, hits, labels,
+        self._chain.render(scene, p, frame_index, intensity, clean, hits, labels,
                            first_return=(altitude, 0.0))
         launch_1d(fk.ground_range_kernel, batch * c.range_bins * 2,
                   [intensity, altitude, float(c.min_range), float(c.range_resolution), c.range_bins, 2, ground],

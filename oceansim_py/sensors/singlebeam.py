@@ -246,7 +246,7 @@ class SinglebeamSonar(FanSonar):
         intensity, clean = wp.empty(shape, dtype=wp.float32, device=self.device), wp.empty(shape, dtype=wp.float32, device=self.device)
         hits, labels = wp.empty(shape, dtype=wp.int32, device=self.device), wp.empty(shape, dtype=wp.int32, device=self.device)
         first_return = wp.empty(batch, dtype=wp.float32, device=self.device)
-        self._chain.render(scene.geometry, p, frame_index, intensity, clean, hits, labels,
+        self._chain.render(scene, p, frame_index, intensity, clean, hits, labels,
                            first_return=(first_return, float(c.range_noise)))
         flat = (batch, c.range_bins)
         return SinglebeamResult(intensity.reshape(flat), clean.reshape(flat), hits.reshape(flat), labels.reshape(flat),

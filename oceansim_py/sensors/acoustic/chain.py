@@ -27,6 +27,8 @@ from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.kernels import imaging_sonar as ks
 from oceansim_py.runtime import check_memory, launch_1d
 from oceansim_py.sensors.acoustic.beam_pattern import LineArray, bearing_kernel, range_kernel
+from oceansim_py.sensors.batching import PoseUploads
+from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
 
 #: Units of a device-model sensor's intensity arrays, for the sensors' dataset schemas.
@@ -179,12 +181,13 @@ class _ChainBuffers:
     def __init__(self, layout: FanLayout | TableFan, batch: int, device: Any) -> None:
         n_rays = batch * layout.rays_per_pose
         shape = (batch, layout.n_range, layout.n_channels)
-        self.poses = wp.empty(batch, dtype=wp.transform, device=device)
+        self.poses: wp.array | None = None  # the render's uploaded poses
+        self.rays = RayBuffers(n_rays, device, float(layout.max_range))
         self.ray_intensity = wp.empty(n_rays, dtype=wp.float32, device=device)
         self.ray_range = wp.empty(n_rays, dtype=wp.vec3, device=device)
         self.ray_bin = wp.empty(n_rays, dtype=wp.int32, device=device)
         self.ray_label = wp.empty(n_rays, dtype=wp.int32, device=device)
-        self.ray_distance = wp.empty(n_rays if isinstance(layout, TableFan) else 0, dtype=wp.float32, device=device)
+        self.ray_distance = self.rays.hits.distance  # hit distance, +inf for a miss
         self.field = wp.empty(shape, dtype=wp.vec2, device=device)
         self.power = wp.empty(shape, dtype=wp.float32, device=device)
         # the binning's images before the range point spread: zero here, kept zero by footprint_bin_kernel
@@ -198,9 +201,11 @@ class _ChainBuffers:
 
     @staticmethod
     def nbytes(layout: FanLayout | TableFan, batch: int) -> int:
-        """Scratch bytes: per ray 28 (intensity, range/footprint/phase, bin, label, distance); per row 8 (maximum,
-        echo flag); per bin 28 (complex and intensity images before and after the range pass, peak scratch)."""
-        return batch * (64 + 28 * layout.rays_per_pose + layout.n_range * (8 + 28 * layout.n_channels))
+        """Scratch bytes: per ray 24 (intensity, range/footprint/phase, bin, label) + ``RayBuffers.BYTES_PER_RAY``
+        (origin, direction and hit, distance included, for the ray-cast backend); per row 8 (maximum, echo flag);
+        per bin 28 (complex and intensity images before and after the range pass, peak scratch)."""
+        per_ray = 24 + RayBuffers.BYTES_PER_RAY
+        return batch * (64 + per_ray * layout.rays_per_pose + layout.n_range * (8 + 28 * layout.n_channels))
 
 
 class DeviceChain:
@@ -256,6 +261,7 @@ class DeviceChain:
             table = np.stack([np.cos(layout.elevations), np.sin(layout.elevations), layout.elevation_weights], 1)
             self._elev_table = wp.array(table.astype(np.float32), dtype=wp.vec3, device=device)
         self._buffers: ScratchCache[_ChainBuffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
+        self._poses = PoseUploads(device, self.MAX_CACHED_BATCH_SIZES)
 
     def memory_bytes(self, batch: int) -> int:
         """Device scratch bytes a render of ``batch`` poses needs (not counting the sensor's result arrays)."""
@@ -275,17 +281,18 @@ class DeviceChain:
             buf = self._buffers.put(batch, _ChainBuffers(lay, batch, self.device))
         return buf
 
-    def render(self, geometry: Any, poses: np.ndarray, frame_index: int, intensity: wp.array | None,
+    def render(self, scene: Any, poses: np.ndarray, frame_index: int, intensity: wp.array | None,
                clean: wp.array | None = None, hits: wp.array | None = None, labels: wp.array | None = None,
                first_return: tuple[wp.array, float] | None = None,
                then: Callable[[Any], None] | None = None) -> None:
-        """Render the (B, 7) ``poses`` of ``geometry`` (a scene's SceneGeometry) into the four (B, n_range,
-        n_channels) result arrays (units in the module docstring); ``intensity`` None casts the rays only.
+        """Render the (B, 7) ``poses`` (validated by the sensor) in ``scene`` (a :class:`~oceansim_py.scene.Scene`,
+        whose ray-cast backend casts the rays) into the four (B, n_range, n_channels) result arrays (units in the
+        module docstring); ``intensity`` None casts the rays only.
         For a :class:`TableFan`, ``first_return`` = (altitude (B,), sigma) receives each pose's nearest hit (m,
         NaN without one) plus N(0, sigma) noise (``first_return_kernel`` of kernels/acoustic_fans.py).
         ``then(buffers)``, if given, runs before another render may reuse the scratch: it may read the per-ray
         arrays (ray_intensity re 1 uPa^2, ray_bin, ray_label, ray_distance of a table fan, poses)."""
-        buf = self._cast(geometry, poses)
+        buf = self._cast(scene, poses)
         if intensity is not None:
             self._image(buf, int(poses.shape[0]), frame_index, intensity, clean, hits, labels)
         if then is not None:
@@ -297,28 +304,36 @@ class DeviceChain:
                       [buf.ray_distance, self.layout.rays_per_pose, int(self.settings.seed), int(frame_index),
                        self.sensor_id, float(first_return[1]), first_return[0]], self.device, min_chunk=1)
 
-    def _cast(self, g: Any, poses: np.ndarray) -> _ChainBuffers:
+    def _cast(self, scene: Any, poses: np.ndarray) -> _ChainBuffers:
         s, lay, dev = self.settings, self.layout, self.device
+        g = scene.geometry
         batch = int(poses.shape[0])
+        n_rays = batch * lay.rays_per_pose
         buf = self._buffers_for(batch)
-        buf.poses.assign(wp.array(poses, dtype=wp.transform, device="cpu"))
+        buf.poses = self._poses.upload(poses)
+        rays = buf.rays
         dr = float(lay.range_bin)
         alpha = float(s.absorption_db_per_m)
         source = 10.0 ** (s.source_level_db / 10.0)
         jitter_key = _host_key(s.seed, 0, self.sensor_id, int(k.STREAM_JITTER))
         phase_key = _host_key(s.seed, 0, self.sensor_id, int(k.STREAM_PHASE))
-        common = [float(lay.min_range), float(lay.max_range), dr, lay.n_range, alpha, source, float(s.wavelength),
+        hits = [rays.origins, rays.directions, *rays.hit_args(), g.object_reflectivity, g.object_label, buf.poses]
+        common = [float(lay.min_range), dr, lay.n_range, alpha, source, float(s.wavelength),
                   0.25 * float(s.wavelength), buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label]
         if isinstance(lay, TableFan):
-            launch_1d(k.device_table_ray_kernel, batch * lay.rays_per_pose,
-                      [g.mesh.id, g.face_object, g.object_reflectivity, g.object_label, buf.poses, *self._table,
-                       self._weights, lay.rays_per_pose, int(s.jitter), jitter_key, phase_key, *common,
-                       buf.ray_distance], dev)
+            launch_1d(k.device_table_ray_gen_kernel, n_rays,
+                      [buf.poses, *self._table, lay.rays_per_pose, int(s.jitter), jitter_key, rays.origins,
+                       rays.directions], dev)
+            rays.cast(scene)
+            launch_1d(k.device_table_ray_echo_kernel, n_rays,
+                      [*hits, *self._table[1:], self._weights, lay.rays_per_pose, phase_key, *common], dev)
         else:
-            launch_1d(k.device_ray_kernel, batch * lay.rays_per_pose,
-                      [g.mesh.id, g.face_object, g.object_reflectivity, g.object_label, buf.poses, self._bearings,
-                       float(lay.bearing_cell), self._elev_table, float(lay.elevation_cell), lay.n_elev,
-                       lay.rays_per_pose, int(s.jitter), jitter_key, phase_key, *common], dev)
+            cells = [self._bearings, float(lay.bearing_cell), self._elev_table, float(lay.elevation_cell), lay.n_elev,
+                     lay.rays_per_pose]
+            launch_1d(k.device_ray_gen_kernel, n_rays,
+                      [buf.poses, *cells, int(s.jitter), jitter_key, rays.origins, rays.directions], dev)
+            rays.cast(scene)
+            launch_1d(k.device_ray_echo_kernel, n_rays, [*hits, *cells, phase_key, *common], dev)
         return buf
 
     def _image(self, buf: _ChainBuffers, batch: int, frame_index: int, intensity: wp.array, clean: wp.array,
