@@ -436,7 +436,7 @@ class Msis:
         beam = head_poses(p, angles).astype(np.float32)
         shape = (p.shape[0], c.range_bins, 1)
         arrays = [wp.empty(shape, dtype=t, device=self.device) for t in (wp.float32, wp.float32, wp.int32, wp.int32)]
-        self._chain.render(scene.geometry, beam, first, *arrays)
+        self._chain.render(scene, beam, first, *arrays)
         flat = [a.numpy().reshape(p.shape[0], c.range_bins) for a in arrays]
         t = None if times is None else np.asarray(times, dtype=np.float64).reshape(p.shape[0])
         return MsisResult(*flat, angles.astype(np.float32), steps, c.ranges(), list(scene.labels), c, t)
