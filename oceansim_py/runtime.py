@@ -176,6 +176,7 @@ def launch_1d(kernel: Any, n: int, inputs: Sequence[Any], device: Any, align: in
 
 def available_memory_bytes(device: Any) -> int:
     """Free memory on ``device`` (GPU free memory, or the host's available RAM for CPU)."""
+    init_warp()
     dev = wp.get_device(device)
     if dev.is_cuda:
         return int(getattr(dev, "free_memory", 0) or dev.total_memory)

@@ -110,6 +110,11 @@ def test_no_cuda_driver_banner_on_cpu(tmp_path: Path) -> None:
     assert proc.returncode == 0
     assert "Could not find or load the NVIDIA CUDA driver" not in proc.stderr
     assert "cpu" in proc.stdout
+    # the main job too (its rig check asks for the free memory before any sensor exists)
+    proc = subprocess.run([sys.executable, "-m", "oceansim_py.cli", "generate", "--frames", "1", "--no-progress",
+                           "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "Could not find or load the NVIDIA CUDA driver" not in proc.stderr
 
 
 # --- item 11: compile notice -------------------------------------------------------------------------------
