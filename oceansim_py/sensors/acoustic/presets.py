@@ -207,7 +207,9 @@ def _multibeam(frequency: float, fov: float, n_beams: int, beam_width: float, el
         depth=10.0, ph=8.0, beam_pattern=True, elevation_directivity=True,
         elevation_span=min(3.0 * elevation_fov, 179.0), psf_extent=PSF_EXTENT, noise_level=noise, volume_scattering=-80.0,
         tvg="30log",
-        tvg_gain=0.0, display="db", display_floor=noise + 40.0, dynamic_range=60.0, colormap="amber",
+        # an 80 dB window: a multibeam ping sums many more scatterers per sample than an imaging-sonar bin, and a
+        # 60 dB window from the noise floor + 40 dB saturates hard targets at 10 m (measured on the wreck)
+        tvg_gain=0.0, display="db", display_floor=noise + 40.0, dynamic_range=80.0, colormap="amber",
     )
 
 
