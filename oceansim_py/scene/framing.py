@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from oceansim_py.poses import matmul_fixed, pose_from_euler
+from oceansim_py.errors import ConfigError
+from oceansim_py.poses import matmul_fixed, pose_from_euler, quat_to_matrix
 
 #: A node spanning at least this share of the scene's x or y extent is ground, not subject.
 GROUND_SPAN = 0.8
@@ -115,7 +116,7 @@ def framing_pose(scene: Any, kind: str, reach: float, fov_deg: float = 90.0) -> 
     The standoff is measured from the subject's surface along the line of sight (a ray cast from outside its
     box towards its centre), so a large subject does not put the sensor out of reach of its near side."""
     if kind not in LOOKING_KINDS:
-        raise ValueError(f"framing_pose: kind must be one of {LOOKING_KINDS}, got {kind!r}")
+        raise ConfigError(f"framing_pose: kind must be one of {LOOKING_KINDS}, got {kind!r}")
     lo, hi = subject_bounds(scene)
     target = (lo + hi) / 2
     half = np.maximum((hi - lo) / 2, 1e-6)
@@ -146,8 +147,6 @@ def framing_pose(scene: Any, kind: str, reach: float, fov_deg: float = 90.0) -> 
 def boresight_range(scene: Any, pose: np.ndarray, max_range: float) -> float:
     """Distance (m) from ``pose`` along its boresight (+x) to the first surface, ``inf`` within ``max_range``
     when nothing is hit."""
-    from oceansim_py.poses import quat_to_matrix
-
     axis = quat_to_matrix(np.asarray(pose[3:], dtype=np.float64))[:, 0]
     hit = scene.raycast(np.asarray(pose[:3], dtype=np.float64)[None, :], axis[None, :], max_range).numpy()
     return float(hit["distance"][0]) if hit["face"][0] >= 0 else math.inf
@@ -166,7 +165,7 @@ def survey_run(scene: Any, kind: str, reach: float, step: float = 0.2, max_pings
     """The straight run of a survey kind past the subject (module docstring): ``step`` (m) between pings,
     at most ``max_pings`` pings (the step grows to cover the run with that many)."""
     if kind not in SURVEY_KINDS:
-        raise ValueError(f"survey_run: kind must be one of {SURVEY_KINDS}, got {kind!r}")
+        raise ConfigError(f"survey_run: kind must be one of {SURVEY_KINDS}, got {kind!r}")
     lo, hi = subject_bounds(scene)
     centre = (lo + hi) / 2
     length = float(hi[0] - lo[0])
