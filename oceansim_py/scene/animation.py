@@ -19,7 +19,6 @@ Matrices are 4x4 affine, column-vector convention (``p' = M @ p``).
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 

@@ -801,7 +801,7 @@ def check_composition(path: Path, stage: Usd.Stage, missing_references: str = "e
             log.warning("%s: %s (loaded without it)", path, line)
         return
     raise SceneError(f"{path}: {len(lines)} missing reference(s): " + "; ".join(lines) + " -- fix the asset "
-                     f"paths, or load with missing_references=\"warn\" to drop what they would add")
+                     "paths, or load with missing_references=\"warn\" to drop what they would add")
 
 
 def read_usd(path: Path, materials: MaterialTable,
