@@ -62,8 +62,6 @@ WGS84_E2 = 6.69437999014e-3
 
 _ELEVATION_NAMES = ("elevation", "z", "height", "topo", "band1", "altitude")
 _DEPTH_NAMES = ("depth", "bathymetry", "deptht")
-_X_NAMES = ("lon", "longitude", "x", "easting")
-_Y_NAMES = ("lat", "latitude", "y", "northing")
 
 
 @dataclasses.dataclass

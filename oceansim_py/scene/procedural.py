@@ -66,18 +66,6 @@ class PolyMesh:
         return int(np.sum(self.counts - 2))
 
 
-def merge(meshes: Sequence[PolyMesh]) -> PolyMesh:
-    """One mesh holding all of ``meshes`` (indices offset)."""
-    pts, counts, idx = [], [], []
-    offset = 0
-    for m in meshes:
-        pts.append(m.points)
-        counts.append(m.counts)
-        idx.append(m.indices + offset)
-        offset += m.points.shape[0]
-    return PolyMesh(np.concatenate(pts), np.concatenate(counts), np.concatenate(idx))
-
-
 def grid_quads(nu: int, nv: int, wrap_u: bool = False) -> np.ndarray:
     """(F, 4) quad indices of a grid of ``nu`` x ``nv`` vertices stored u-major (index = i * nv + j).
 
