@@ -128,8 +128,7 @@ class Scene:
     """
 
     def __init__(self, nodes: list[Node], source: str = "<memory>", device: Any = None,
-                 metadata: dict[str, Any] | None = None, time_codes_per_second: float = 1.0,
-                 raycast_backend: str | None = None) -> None:
+                 metadata: dict[str, Any] | None = None, raycast_backend: str | None = None) -> None:
         if not nodes:
             raise SceneError(f"{source}: the scene has no nodes")
         paths = [n.path for n in nodes]

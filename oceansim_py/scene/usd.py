@@ -647,15 +647,14 @@ class _StageReader:
         index = len(out)
         out.append(record)
         if prim.IsA(UsdGeom.PointInstancer):
-            self.instances(prim, index, inh, base, out)
+            self.instances(prim, index, inh, out)
             return
         for child in prim.GetFilteredChildren(_PREDICATE):
             self.walk(child, index, inh, chain, base, out)
         if prim.GetTypeName() in ("", "Scope") and len(out) == index + 1:
             out.pop()  # a typeless prim or Scope holding nothing imageable (e.g. a "Looks" scope of materials)
 
-    def instances(self, prim: Usd.Prim, index: int, inh: _Inherited, base: Usd.Prim | None,
-                  out: list[_Record]) -> None:
+    def instances(self, prim: Usd.Prim, index: int, inh: _Inherited, out: list[_Record]) -> None:
         """Records for every (unmasked) instance of a PointInstancer and its prototype's subtree."""
         inst = UsdGeom.PointInstancer(prim)
         protos = []
