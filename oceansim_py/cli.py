@@ -18,7 +18,7 @@ import re
 import sys
 import warnings
 
-from oceansim_py.errors import OceanSimError
+from oceansim_py.errors import ConfigError, OceanSimError
 
 #: Top-level subcommand modules, in help order.
 COMMANDS = ["generate", "scenes", "scene_tools", "describe", "info", "verify", "export", "view", "render"]
@@ -52,8 +52,6 @@ BOUNDED_OPTIONS = {"frames": ("--frames", 1, 1_000_000)}
 
 def check_bounds(args: argparse.Namespace) -> None:
     """``ConfigError`` naming the flag when a bounded option is out of its range."""
-    from oceansim_py.errors import ConfigError
-
     for dest, (flag, lo, hi) in BOUNDED_OPTIONS.items():
         value = getattr(args, dest, None)
         if value is not None and not lo <= value <= hi:

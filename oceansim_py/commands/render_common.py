@@ -17,7 +17,7 @@ from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-from oceansim_py.errors import OceanSimError
+from oceansim_py.errors import ConfigError, OceanSimError
 
 POSE_HELP = ("sensor pose x,y,z,roll,pitch,yaw (m, degrees; positive pitch looks down) or x,y,z,qx,qy,qz,qw; "
              "negative values as typed, e.g. --pose -15,0,-5,0,0,0; default: a pose that shows the scene's subject")
@@ -79,7 +79,6 @@ def build_config(args: argparse.Namespace, config_cls: Any, **extra: Any) -> Any
     the option ``--field``) on top. Each error names the flag whose value is at fault."""
     import yaml
 
-    from oceansim_py.errors import ConfigError
     from oceansim_py.io.config import load_yaml
 
     if args.config:
@@ -123,8 +122,6 @@ def build_config(args: argparse.Namespace, config_cls: Any, **extra: Any) -> Any
 
 def parse_scale(text: str | None) -> float | tuple[float, float, float]:
     """``--scale``: one factor or three (x, y, z); each finite, in [1/MAX_SCALE, MAX_SCALE]."""
-    from oceansim_py.errors import ConfigError
-
     if text is None:
         return 1.0
     try:

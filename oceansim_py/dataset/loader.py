@@ -18,7 +18,7 @@ import numpy as np
 
 from oceansim_py.dataset.manifest import read_manifest, validate_manifest
 from oceansim_py.dataset.shards import read_table, shard_name
-from oceansim_py.errors import DatasetError
+from oceansim_py.errors import ConfigError, DatasetError
 
 TABLE_FILE = "samples.csv"
 
@@ -137,7 +137,6 @@ class DatasetReader:
         """Former product name -> current name for ``sensor``'s kind (e.g. a single-beam sonar's ``altitude``,
         now ``first_return_range``): a dataset written before a rename reads under the new name, and one written
         after it still under the old one. Empty for a kind this installation does not know."""
-        from oceansim_py.errors import ConfigError
         from oceansim_py.sensors.registry import get
 
         kind = str(self.sensors[sensor].get("type", ""))

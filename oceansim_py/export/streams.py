@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from oceansim_py.dataset.loader import DatasetReader
-from oceansim_py.poses import pose_to_matrix
+from oceansim_py.poses import matrix_to_quat, pose_to_matrix
 
 #: the world frame (Z up, metres) and the vehicle frame (FLU) in exported messages and transforms
 WORLD_FRAME = "map"
@@ -87,6 +87,4 @@ def sensor_frame(sensor: str, kind: str = "") -> str:
 
 def rotation_to_quat(r: np.ndarray) -> np.ndarray:
     """[qx, qy, qz, qw] of a 3x3 rotation."""
-    from oceansim_py.poses import matrix_to_quat
-
     return matrix_to_quat(np.asarray(r, dtype=np.float64))

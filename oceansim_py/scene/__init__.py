@@ -8,7 +8,7 @@ from typing import Any
 from oceansim_py.errors import SceneError
 from oceansim_py.scene.graph import Node, RaycastResult, Scene, TriangleMesh
 from oceansim_py.scene.materials import Material, MaterialTable
-from oceansim_py.scene.meshes import MESH_SUFFIXES
+from oceansim_py.scene.meshes import MESH_SUFFIXES, read_mesh_file
 from oceansim_py.scene.sea_surface import SeaStateConfig, check_patch, sea_state_config
 
 SDF_SUFFIXES = {".sdf", ".world"}
@@ -91,8 +91,6 @@ def _load(path: str | Path, device: Any, table: MaterialTable, missing_reference
         nodes, metadata = read_usd(p, table, missing_references)
         return Scene(nodes, source=str(p), device=device, metadata=metadata, raycast_backend=raycast_backend)
     if suffix in MESH_SUFFIXES:
-        from oceansim_py.scene.meshes import read_mesh_file
-
         nodes = read_mesh_file(p, table, **mesh_options)
         return Scene(nodes, source=str(p), device=device, metadata={}, raycast_backend=raycast_backend)
     if suffix in SDF_SUFFIXES or suffix in COLLADA_SUFFIXES:
