@@ -9,8 +9,13 @@ bit-identical whatever the chunking. On CUDA the same kernel runs as one launch 
 
 from __future__ import annotations
 
+import importlib
 import os
+import pkgutil
+import sys
+import tempfile
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
@@ -56,9 +61,6 @@ def init_warp() -> None:
 
 def _init_dropping_driver_warning() -> None:
     """``wp.init()`` with file descriptor 2 captured, then replayed without the no-driver line."""
-    import sys
-    import tempfile
-
     try:
         sys.stderr.flush()
         saved = os.dup(2)
@@ -215,8 +217,6 @@ def as_float32(a: Any, shape_tail: tuple[int, ...], what: str) -> np.ndarray:
 
 def _kernel_modules() -> list[Any]:
     """The Warp modules of every ``oceansim_py.kernels`` submodule that defines kernels."""
-    import importlib
-    import pkgutil
 
     import oceansim_py.kernels as kernels_pkg
 
@@ -250,8 +250,6 @@ def compile_kernels_once(device: Any = None, notify: Any = print) -> float:
     """Compile every kernel module that Warp's cache lacks for ``device``, telling ``notify`` (a callable
     taking one str) before and after; returns the seconds spent (0 when the cache was warm, and nothing is
     said). This happens once per machine, Warp version and kernel source."""
-    import time
-
     cold = cold_kernel_modules(device)
     if not cold:
         return 0.0

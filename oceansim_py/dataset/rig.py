@@ -36,6 +36,7 @@ import inspect
 import json
 import math
 import typing
+import warnings
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -324,8 +325,6 @@ def _sea_surface(data: Mapping[str, Any], source: str) -> dict[str, Any] | None:
 
 def _current_products(kind: Any, products: Any, where: str) -> list[str]:
     """``products`` with former product names replaced by the current ones (a ``DeprecationWarning`` each)."""
-    import warnings
-
     renamed = kind.renamed_products()
     for old in (p for p in products if p in renamed):
         warnings.warn(f"{where}: product {old!r} of {kind.name} is now called {renamed[old]!r}; rename it in the "

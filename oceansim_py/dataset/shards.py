@@ -10,9 +10,11 @@ oceansim_py writer made (:class:`PartialShard`, :func:`remove_written`).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 import os
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -269,9 +271,6 @@ def verify_shard(folder: Path) -> dict[str, Any] | None:
 def save_npz(path: Path, name: str, array: np.ndarray) -> None:
     """Write one array as a deflate-compressed ``.npz`` (``np.load(path)[name]``), atomically and with fixed zip
     timestamps so that the same array always gives the same bytes (``np.savez_compressed`` stamps the time)."""
-    import io
-    import zipfile
-
     buf = io.BytesIO()
     np.lib.format.write_array(buf, np.ascontiguousarray(array), allow_pickle=False)
     info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))

@@ -6,6 +6,7 @@ compiled kernels stay alive between shards.
 
 from __future__ import annotations
 
+import inspect
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -22,8 +23,6 @@ from oceansim_py.poses import compose_poses
 
 def build_trajectory(rig: Rig, scene: Any) -> Any:
     """The rig's trajectory (a :class:`~oceansim_py.trajectory.Trajectory`), built against the loaded scene."""
-    import inspect
-
     from oceansim_py.trajectory import Trajectory
 
     params = {k: v for k, v in rig.trajectory.items() if k != "type"}

@@ -50,6 +50,7 @@ Covariances are unknown (0 / type UNKNOWN, or -1 where the message says so).
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, Callable
 
@@ -413,8 +414,6 @@ class RosMessageFactory:
         return out
 
     def modem_events(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
-        import json
-
         from oceansim_py.sensors.modem_common import decode_events
 
         self.need(sample, "events", name)

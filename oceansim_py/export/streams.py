@@ -7,7 +7,9 @@ Table products come back from the dataset reader either as one array (``position
 
 from __future__ import annotations
 
+import inspect
 import re
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -48,9 +50,6 @@ def mount_matrix(reader: DatasetReader, sensor: str) -> np.ndarray:
 def vehicle_trajectory(reader: DatasetReader, scene: Any = None) -> Any:
     """The rig's vehicle :class:`~oceansim_py.trajectory.Trajectory` (ground truth), rebuilt from the manifest.
     ``scene`` is only needed by trajectories planned against the scene (lawnmower); it is loaded when needed."""
-    import inspect
-    from types import SimpleNamespace
-
     from oceansim_py.dataset.rig import TRAJECTORY_TYPES
     from oceansim_py.dataset.worker import build_trajectory
     from oceansim_py.trajectory import Trajectory

@@ -34,9 +34,11 @@ Conventions (the package's world frame: Z up, metres, sea surface at z = 0):
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 import os
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -145,8 +147,6 @@ def _check_bounds(bounds: Sequence[float], source: str) -> tuple[float, float, f
 # -- readers ---------------------------------------------------------------------------------------------------
 
 def _import(module: str, path: Path) -> Any:
-    import importlib
-
     try:
         return importlib.import_module(module)
     except ImportError:
@@ -156,8 +156,6 @@ def _import(module: str, path: Path) -> Any:
 
 def _read_raster(path: Path, bounds: Sequence[float] | None, max_bytes: int) -> BathymetryGrid:
     """GeoTIFF or ESRI ASCII grid through rasterio; only the cropped window is read."""
-    import warnings
-
     with warnings.catch_warnings():
         # rasterio's window helpers use the affine '*' operator, which affine flags as pending deprecation
         warnings.simplefilter("ignore", PendingDeprecationWarning)

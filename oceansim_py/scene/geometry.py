@@ -11,6 +11,7 @@ graph that owns it (scene/graph.py builds a ``WorldGeometry`` from its ``Node`` 
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -110,8 +111,6 @@ class WorldGeometry:
 
     def __init__(self, nodes: list[GeometryNode], label_ids: np.ndarray, device: wp.context.Device,
                  source: str = "<scene>") -> None:
-        import time
-
         t0 = time.perf_counter()
         self.device = device
         pts, tris, face_obj, face_uv = [], [], [], []

@@ -41,6 +41,7 @@ transform-only nodes. The semantic label of every node is its top-level model's 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import os
@@ -290,7 +291,7 @@ class _SdfReader:
         model = self.parse(f).find("model")
         if model is None:
             raise SceneError(f"{f}: holds no <model> ({what})")
-        model = _copy(model)
+        model = copy.deepcopy(model)
         if inc.findtext("name"):
             model.set("name", inc.findtext("name").strip())
         pose = inc.find("pose")
@@ -459,12 +460,6 @@ class _SdfReader:
             if (sub.findtext("center") or "").strip().lower() in ("true", "1"):
                 parts = [(n, v - v.mean(axis=0), t, m) for n, v, t, m in parts]
         return [(v, t, matmul_fixed(pre, m)) for _, v, t, m in parts]
-
-
-def _copy(e: ET.Element) -> ET.Element:
-    import copy
-
-    return copy.deepcopy(e)
 
 
 def _rotation_z_to(n: np.ndarray) -> np.ndarray:
