@@ -50,6 +50,8 @@ import warp as wp
 
 from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase, require, require_positive
+from oceansim_py.kernels import sea_surface as sea_kernels
+from oceansim_py.runtime import launch_1d, resolve_device
 
 _OWNER = "SeaStateConfig"
 
@@ -306,8 +308,6 @@ class SeaSurface:
 
     def __init__(self, config: SeaStateConfig, size: float = 200.0, resolution: float = 1.0,
                  center: tuple[float, float] = (0.0, 0.0), surface_z: float = 0.0, device: Any = None) -> None:
-        from oceansim_py.runtime import resolve_device
-
         n = check_patch(size, resolution)
         self.config = config
         self.components = sample_components(config)
@@ -349,9 +349,6 @@ class SeaSurface:
     def vertices_at(self, t: float, out: wp.array | None = None) -> wp.array:
         """The (V,) vec3 vertices (world, m) at time ``t`` (s), on the patch's device; written into ``out`` if
         given (e.g. the points array of a ``wp.Mesh`` before ``refit()``)."""
-        from oceansim_py.kernels import sea_surface as k
-        from oceansim_py.runtime import launch_1d
-
         if not math.isfinite(t):
             raise ConfigError(f"SeaSurface.vertices_at: time must be finite seconds, got {t}")
         dev = self.device
@@ -360,14 +357,14 @@ class SeaSurface:
         comp = self.components
         if not self._grid:
             phase = wp.array(comp.phases_at(t).astype(np.float32), dtype=wp.float32, device=dev)
-            launch_1d(k.gerstner_vertices_kernel, self.num_vertices,
+            launch_1d(sea_kernels.gerstner_vertices_kernel, self.num_vertices,
                       [self._rest, self._k, self._amp, self._horiz, phase, comp.count, self.surface_z, out], dev)
             return out
         # row arguments k_y y_j + p_i reduced modulo 2 pi in float64 on the host, so float32 keeps their precision
         row = np.mod(self._axis_y[:, None] * comp.wave_vector[None, :, 1] + comp.phases_at(t)[None, :], 2.0 * math.pi)
         row_arg = wp.array(row.astype(np.float32).ravel(), dtype=wp.float32, device=dev)
-        launch_1d(k.sea_row_terms_kernel, row_arg.shape[0], [row_arg, self._row_cos, self._row_sin], dev)
-        launch_1d(k.gerstner_grid_vertices_kernel, self.num_vertices,
+        launch_1d(sea_kernels.sea_row_terms_kernel, row_arg.shape[0], [row_arg, self._row_cos, self._row_sin], dev)
+        launch_1d(sea_kernels.gerstner_grid_vertices_kernel, self.num_vertices,
                   [self._col_cos, self._col_sin, self._row_cos, self._row_sin, self._ax, self._ay, self._amp,
                    self._horiz, comp.count, self._axis_x.shape[0], self.surface_z, out], dev)
         return out
