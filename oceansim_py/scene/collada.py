@@ -20,6 +20,7 @@ from oceansim_py.errors import SceneError
 from oceansim_py.poses import matmul_fixed
 from oceansim_py.scene.graph import Node, TriangleMesh
 from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material, MaterialTable
+from oceansim_py.scene.meshes import sanitize_name
 
 
 #: Rotations taking a document's up axis to Z up (column vectors).
@@ -94,11 +95,6 @@ def _read_collada_meshes(path: Path) -> list[tuple[str, np.ndarray, np.ndarray]]
     return out
 
 
-def _sanitize(name: str) -> str:
-    out = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
-    return out if out and not out[0].isdigit() else f"_{out}"
-
-
 def read_collada(path: Path, materials: MaterialTable, material: str | None = None) -> list[Node]:
     """Nodes for a Collada file: a root ``/<stem>`` and one child per geometry instance (module docstring).
     ``material`` names a table entry for every node (default: the table's ``default``)."""
@@ -108,10 +104,10 @@ def read_collada(path: Path, materials: MaterialTable, material: str | None = No
         if found is None:
             raise SceneError(f"{path}: unknown material {material!r}; known: {materials.names()}")
         mat = found
-    root = Node(path="/" + _sanitize(path.stem), material=mat, label=path.stem)
+    root = Node(path="/" + sanitize_name(path.stem), material=mat, label=path.stem)
     nodes = [root]
     for name, verts, tris in read_collada_meshes(path):
-        node = Node(path=f"{root.path}/{_sanitize(name)}", mesh=TriangleMesh(verts, tris), material=mat,
+        node = Node(path=f"{root.path}/{sanitize_name(name)}", mesh=TriangleMesh(verts, tris), material=mat,
                     label=path.stem, parent=root)
         root.children.append(node)
         nodes.append(node)

@@ -31,7 +31,9 @@ MESH_SUFFIXES = {".obj", ".stl", ".ply", ".glb", ".gltf", ".off"}
 Y_UP_TO_Z_UP = np.array([[1.0, 0, 0, 0], [0, 0, -1, 0], [0, 1, 0, 0], [0, 0, 0, 1]])
 
 
-def _sanitize(name: str) -> str:
+def sanitize_name(name: str) -> str:
+    """``name`` as a valid node-path element: every character other than a letter, digit or ``_`` becomes ``_``,
+    and a name that is empty or starts with a digit gets a leading ``_``."""
     out = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
     return out if out and not out[0].isdigit() else f"_{out}"
 
@@ -73,7 +75,7 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
             raise SceneError(f"{path}: unknown material {material!r}; known: {materials.names()}")
         mat = found
     textures: dict[int, Texture] = {}
-    root_path = "/" + _sanitize(path.stem)
+    root_path = "/" + sanitize_name(path.stem)
     root = Node(path=root_path, material=mat, label=path.stem)
     nodes = [root]
     for i, node_name in enumerate(loaded.graph.nodes_geometry):
@@ -92,7 +94,7 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
             raise SceneError(f"{path}: geometry {geom_name!r} has face indices out of range "
                              f"(0..{verts.shape[0] - 1})")
         texture, uvs = _texture_of(geom, f"{path}: geometry {geom_name!r}", textures)
-        node = Node(path=f"{root_path}/{_sanitize(str(node_name))}_{i}",
+        node = Node(path=f"{root_path}/{sanitize_name(str(node_name))}_{i}",
                     transform=matmul_fixed(conv, transform),
                     mesh=TriangleMesh(verts, faces, uvs),
                     material=mat if texture is None else dataclasses.replace(mat, texture=texture),

@@ -56,6 +56,7 @@ from oceansim_py.errors import SceneError
 from oceansim_py.poses import matmul_fixed
 from oceansim_py.scene.graph import Node, TriangleMesh
 from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material, MaterialTable
+from oceansim_py.scene.meshes import sanitize_name
 
 #: Resource path variables searched for ``model://`` URIs, in this order (after ``model_paths``).
 RESOURCE_PATH_VARIABLES = ("GZ_SIM_RESOURCE_PATH", "IGN_GAZEBO_RESOURCE_PATH", "GAZEBO_MODEL_PATH", "SDF_PATH")
@@ -70,11 +71,6 @@ _NOT_NAMED = {"default", "air"}
 
 
 # -- small helpers ------------------------------------------------------------------------------------------
-
-def _sanitize(name: str) -> str:
-    out = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
-    return out if out and not out[0].isdigit() else f"_{out}"
-
 
 def _numbers(text: str | None, count: int, where: str) -> list[float]:
     try:
@@ -248,7 +244,7 @@ class _SdfReader:
         else:
             name = self.path.stem
             elems = list(root)
-        top = Node(path="/" + _sanitize(name), label=name)
+        top = Node(path="/" + sanitize_name(name), label=name)
         self.nodes.append(top)
         scope = _Scope(name, np.eye(4), {}, None)
         scope.items = self.collect(scope, elems, self.path.parent)
@@ -341,7 +337,7 @@ class _SdfReader:
             if kind == "frame":
                 self.frame_of(scope, name)
                 continue
-            node = Node(path=f"{parent.path}/{_sanitize(name)}", transform=self.frame_of(scope, name),
+            node = Node(path=f"{parent.path}/{sanitize_name(name)}", transform=self.frame_of(scope, name),
                         label=label or name, parent=parent)
             parent.children.append(node)
             self.nodes.append(node)
@@ -365,7 +361,7 @@ class _SdfReader:
             xform = matmul_fixed(frame, local)
             for k, (verts, tris, pre) in enumerate(self.geometry(geom[0], base, where)):
                 suffix = "" if k == 0 else f"_{k}"
-                child = Node(path=f"{node.path}/{_sanitize(vname)}{suffix}", transform=matmul_fixed(xform, pre),
+                child = Node(path=f"{node.path}/{sanitize_name(vname)}{suffix}", transform=matmul_fixed(xform, pre),
                              mesh=TriangleMesh(verts, tris), material=material, label=label, parent=node)
                 node.children.append(child)
                 self.nodes.append(child)
