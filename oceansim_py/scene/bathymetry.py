@@ -154,6 +154,15 @@ def _import(module: str, path: Path) -> Any:
                          f"pip install 'oceansim-py[bathymetry]'") from None
 
 
+def _ascending(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Axes ``x`` (nx,) and ``y`` (ny,) flipped to ascending order, with the (ny, nx) grid ``z`` flipped to match."""
+    if y[0] > y[-1]:
+        y, z = y[::-1], z[::-1]
+    if x[0] > x[-1]:
+        x, z = x[::-1], z[:, ::-1]
+    return x, y, z
+
+
 def _read_raster(path: Path, bounds: Sequence[float] | None, max_bytes: int) -> BathymetryGrid:
     """GeoTIFF or ESRI ASCII grid through rasterio; only the cropped window is read."""
     with warnings.catch_warnings():
@@ -191,10 +200,7 @@ def _read_raster_window(path: Path, bounds: Sequence[float] | None, max_bytes: i
         crs = ds.crs
         geographic = bool(crs is not None and crs.is_geographic)
         crs_text = crs.to_string() if crs is not None else None
-    if y[0] > y[-1]:
-        y, z = y[::-1], z[::-1]
-    if x[0] > x[-1]:
-        x, z = x[::-1], z[:, ::-1]
+    x, y, z = _ascending(x, y, z)
     return BathymetryGrid(z, x, y, geographic, crs_text, str(path))
 
 
@@ -249,10 +255,7 @@ def _read_netcdf(path: Path, bounds: Sequence[float] | None, values: str | None,
         kind = values or ("depth" if positive == "down" or (positive != "up" and name.lower() in _DEPTH_NAMES)
                           else "elevation")
         x, y = x[ix[0]:ix[-1] + 1], y[iy[0]:iy[-1] + 1]
-    if y[0] > y[-1]:
-        y, z = y[::-1], z[::-1]
-    if x[0] > x[-1]:
-        x, z = x[::-1], z[:, ::-1]
+    x, y, z = _ascending(x, y, z)
     return BathymetryGrid(z, x, y, geographic, "EPSG:4326" if geographic else None, str(path)), kind
 
 
