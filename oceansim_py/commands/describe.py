@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -20,8 +21,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from oceansim_py.poses import quat_to_matrix
     from oceansim_py.scene import builtin_scene_names, load_scene
     from oceansim_py.sensors import registry

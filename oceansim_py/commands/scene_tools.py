@@ -6,6 +6,7 @@ Conventions (sign, nodata, local frame, tiling, depth bands): see ``oceansim_py.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,8 +31,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from oceansim_py.errors import ConfigError
     from oceansim_py.scene.bathymetry import TILE_SIZE, scene_from_bathymetry
 
