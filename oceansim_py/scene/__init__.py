@@ -13,7 +13,6 @@ from oceansim_py.scene.sea_surface import SeaStateConfig, check_patch, sea_state
 
 SDF_SUFFIXES = {".sdf", ".world"}
 COLLADA_SUFFIXES = {".dae"}
-
 USD_SUFFIXES = {".usd", ".usda", ".usdc", ".usdz"}
 
 
@@ -25,6 +24,7 @@ def scenes_dir() -> Path:
 
 
 def builtin_scene_names() -> list[str]:
+    """Names of the built-in scenes (the ``.usda`` stems in :func:`scenes_dir`), sorted."""
     return sorted(p.stem for p in scenes_dir().glob("*.usda"))
 
 
@@ -119,5 +119,4 @@ def _load_gazebo(p: Path, suffix: str, device: Any, table: MaterialTable, option
 
 
 __all__ = ["Material", "MaterialTable", "Node", "RaycastResult", "Scene", "SeaStateConfig", "TriangleMesh",
-           "builtin_scene_names",
-           "load_scene", "resolve_scene_path", "scenes_dir"]
+           "builtin_scene_names", "load_scene", "resolve_scene_path", "scenes_dir"]
