@@ -45,7 +45,7 @@ def resolve_scene_path(path: str | Path) -> Path:
 def load_scene(path: str | Path, device: Any = None, materials: MaterialTable | str | Path | None = None,
                missing_references: str = "error", raycast_backend: str | None = None, sea_state: Any = None,
                sea_surface_size: float = 200.0, sea_surface_resolution: float = 1.0, **mesh_options: Any) -> Scene:
-    """Load a scene from USD (.usd/.usda/.usdc/.usdz), a mesh file (.obj/.stl/.ply/.glb/.gltf) or a built-in
+    """Load a scene from USD (.usd/.usda/.usdc/.usdz), a mesh file (.obj/.stl/.ply/.off/.glb/.gltf) or a built-in
     scene name, and build its BVH on ``device`` (``None``: cuda:0 if present, else cpu).
 
     ``materials``: a :class:`MaterialTable` or a YAML file of extra materials (added to the built-in table).

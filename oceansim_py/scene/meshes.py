@@ -1,4 +1,4 @@
-"""Plain mesh files (.obj, .stl, .ply, .glb, .gltf) -> scene nodes, through trimesh.
+"""Plain mesh files (.obj, .stl, .ply, .off, .glb, .gltf) -> scene nodes, through trimesh.
 
 Mesh files carry no up axis or unit: they are taken as Z-up metres unless ``up_axis="Y"`` is given (glTF is Y-up by
 specification, so .glb/.gltf default to Y; OBJ, STL, PLY and OFF have no convention and are assumed Z-up).
