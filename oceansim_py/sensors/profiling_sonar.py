@@ -29,7 +29,7 @@ from oceansim_py.io import images
 from oceansim_py.io.config import require, require_non_negative
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.runtime import launch_1d
-from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, DeviceChain, TableFan
+from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.presets import PROFILING_DEVICE_PRESETS
 from oceansim_py.sensors.acoustic_fan import (FanSonar, RangeBinnedConfig, require_count, torch_tensors,
@@ -284,9 +284,7 @@ class ProfilingSonar(FanSonar):
         super().__init__(config, device, sensor_id)
         self._beam_angles = self.config.beam_angles()
         self._beam_angles_dev = wp.array(self._beam_angles, dtype=wp.float32, device=self.device)
-        c = self.config
-        self._chain = (DeviceChain(c.device_settings(c.absorption, c.normalisation, c.seed), c.table_fan(),
-                                   self.device, self.sensor_id) if c.model == "device" else None)
+        self._chain = self._device_chain()
 
     def memory_bytes(self, batch: int) -> int:
         """Device bytes a render of ``batch`` swaths needs."""
