@@ -29,7 +29,7 @@ from oceansim_py.io import images
 from oceansim_py.io.config import require, require_non_negative
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.runtime import launch_1d
-from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, TableFan
+from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.presets import PROFILING_DEVICE_PRESETS
 from oceansim_py.sensors.acoustic_fan import (FanSonar, RangeBinnedConfig, require_count, torch_tensors,
