@@ -699,7 +699,7 @@ class MultibeamSonar:
         m = c.n_frequencies
         n_fft = c.fft_length
         launch_1d(k.multibeam_spectrum_kernel, batch * c.n_beams * m,
-                  [buf.amp, buf.delay, rays_per_beam, c.n_beams, m, n_fft, self._spectrum_scale, buf.spectrum],
+                  [buf.amp, buf.delay, rays_per_beam, m, n_fft, self._spectrum_scale, buf.spectrum],
                   self.device)
         spec = buf.spectrum.numpy().astype(np.float64).view(np.complex128)[..., 0].reshape(batch, c.n_beams, m)
         folded = np.zeros((batch, c.n_beams, n_fft), dtype=np.complex128)
