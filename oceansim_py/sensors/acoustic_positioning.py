@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -67,7 +67,7 @@ def validate_ranging(config: Any, owner: str) -> None:
             f"must be an integer in [0, 2^31), got {config.seed!r}")
 
 
-def poses_along(source: Any):
+def poses_along(source: Any) -> Callable[[np.ndarray], np.ndarray] | None:
     """``times (N,) -> poses (N, 7)`` of the sensor: its trajectory's (held outside its span), or ``None`` for
     bare poses (stationary heads)."""
     if hasattr(source, "at") and hasattr(source, "start_time"):
