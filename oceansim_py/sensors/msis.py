@@ -38,6 +38,7 @@ from typing import Any, ClassVar, Literal, Sequence
 import numpy as np
 import warp as wp
 
+from oceansim_py.diagnostics import OceanSimWarning
 from oceansim_py.errors import ConfigError
 from oceansim_py.io import images
 from oceansim_py.io.config import require, require_finite
@@ -498,8 +499,6 @@ def _render(sensor: Msis, batch: _reg.Batch) -> MsisResult:
     """One step per sample: sample m is step m (its head angle), at the rig's pose of its time."""
     c = sensor.config
     if batch.rate_hz is not None and abs(batch.rate_hz * c.step_period - 1.0) > 0.01:
-        from oceansim_py.diagnostics import OceanSimWarning
-
         warnings.warn(f"MSIS: the rig's rate_hz {batch.rate_hz:g} is not the head's step rate 1 / step_period = "
                       f"{c.steps_per_second:.4g} Hz; each sample is still one step, so the sweep's timing follows "
                       f"the rig (set rate_hz to {c.steps_per_second:.6g} for the head's own timing)",

@@ -368,15 +368,13 @@ def _cli_write(o: _reg.CliOutput) -> list[str]:
     column 0 most port; when the config renders an image), ``profiling_points.npy`` ((pings, n_beams, 3) world
     soundings, NaN where no bottom), ``profiling_range.npy`` ((pings, n_beams) detected ranges) and
     ``profiling_beam_angles.npy``."""
-    from oceansim_py.io.images import save_npy
-
     c, out, data = o.config, o.out, o.data
     n_valid = int(data["valid"].sum())
     _reg.warn_if_blind("profiling sonar", float(data["valid"].mean()), o, c.max_range)
     if o.result.image is not None:
         o.result.save_png(out / "profiling_image.png")
     for file, name in (("points", "point_world"), ("range", "bottom_range"), ("beam_angles", "beam_angles")):
-        save_npy(out / f"profiling_{file}.npy", data[name])
+        images.save_npy(out / f"profiling_{file}.npy", data[name])
     if n_valid == 0:
         raise ConfigError(f"no beam saw the bottom within {c.max_range} m of the pose; wrote the arrays to {out} but "
                           f"no profiling.ply; move the sensor closer or raise max_range")

@@ -328,15 +328,13 @@ def _cli_write(o: _reg.CliOutput) -> list[str]:
     left, starboard on the right, nadir in the middle), ``sidescan_ground_waterfall.png`` (after the flat-bottom
     correction), ``sidescan.npy`` ((pings, n_range, 2) slant-range intensity, column 0 port),
     ``sidescan_ground.npy``, ``sidescan_altitude.npy`` and ``sidescan_ranges.npy``."""
-    from oceansim_py.io.images import save_npy
-
     c, out, data = o.config, o.out, o.data
     _reg.warn_if_blind("side-scan sonar", float((data["hit_count"] > 0).mean()), o, c.max_range)
     o.result.save_png(out / "sidescan_waterfall.png")
     o.result.save_png(out / "sidescan_ground_waterfall.png", ground=True)
     for file, name in (("sidescan", "intensity"), ("sidescan_ground", "ground_intensity"),
                        ("sidescan_altitude", "altitude"), ("sidescan_ranges", "ranges")):
-        save_npy(out / f"{file}.npy", data[name])
+        images.save_npy(out / f"{file}.npy", data[name])
     return [f"rendered {len(o.poses)} side-scan ping(s) of {c.range_bins} bins per side ({c.rays_per_pose} rays "
             f"each) of {o.scene.source} in {o.seconds:.3f} s (first call includes kernel compilation); altitude of "
             f"the first ping {data['altitude'][0]:.2f} m",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -166,8 +167,6 @@ class SinglebeamResult:
     @property
     def altitude(self) -> wp.array:
         """Deprecated alias of :attr:`first_return_range` (a slant range, not an altitude)."""
-        import warnings
-
         warnings.warn("SinglebeamResult.altitude is deprecated: it is the first-return range along the cone; use "
                       "first_return_range", DeprecationWarning, stacklevel=2)
         return self.first_return_range
