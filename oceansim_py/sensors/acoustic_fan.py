@@ -54,6 +54,7 @@ def validate_range_and_noise(c: ConfigBase, owner: str, finite: tuple[str, ...] 
 
 
 def require_count(c: ConfigBase, owner: str, name: str, minimum: int = 1) -> None:
+    """A ``ConfigError`` (naming ``owner.name``) unless the config's field ``name`` is an integer >= ``minimum``."""
     v = getattr(c, name)
     require(isinstance(v, int) and v >= minimum, owner, name, f"must be an integer >= {minimum}, got {v!r}")
 
