@@ -160,7 +160,7 @@ def multibeam_deposit_kernel(amp: wp.array(dtype=wp.vec2), delay: wp.array(dtype
 
 @wp.kernel
 def multibeam_spectrum_kernel(amp: wp.array(dtype=wp.vec2), delay: wp.array(dtype=wp.float32),
-                              rays_per_beam: int, n_beams: int, n_freq: int, n_fft: int,
+                              rays_per_beam: int, n_freq: int, n_fft: int,
                               spectrum_scale: wp.array(dtype=wp.float32),
                               spectrum: wp.array(dtype=wp.vec2), start: int):
     """Spectral reference (the paper's eq. 8). One element per (pose b, beam j, frequency m): the baseband

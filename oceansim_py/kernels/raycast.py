@@ -35,6 +35,19 @@ class RayHit:
 
 
 @wp.func
+def no_hit() -> RayHit:
+    """A miss: hit 0, distance +inf, zero normal, face and obj -1, cos_incidence 0."""
+    h = RayHit()
+    h.hit = 0
+    h.distance = float(wp.inf)
+    h.normal = wp.vec3(0.0, 0.0, 0.0)
+    h.face = -1
+    h.obj = -1
+    h.cos_incidence = 0.0
+    return h
+
+
+@wp.func
 def facing_normal(n: wp.vec3, direction: wp.vec3) -> wp.vec3:
     """``n`` normalised and flipped if needed so that it faces against ``direction`` (two-sided surfaces)."""
     m = wp.normalize(n)
@@ -47,13 +60,7 @@ def facing_normal(n: wp.vec3, direction: wp.vec3) -> wp.vec3:
 def cast_ray(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32), origin: wp.vec3, direction: wp.vec3,
              max_range: float) -> RayHit:
     """First hit of the ray ``origin + t * direction`` (``direction`` unit) for ``0 < t <= max_range``."""
-    h = RayHit()
-    h.hit = 0
-    h.distance = float(wp.inf)
-    h.normal = wp.vec3(0.0, 0.0, 0.0)
-    h.face = -1
-    h.obj = -1
-    h.cos_incidence = 0.0
+    h = no_hit()
     q = wp.mesh_query_ray(mesh, origin, direction, max_range)
     if q.result:
         if q.t > 0.0:
@@ -87,13 +94,7 @@ def load_hit(distance: wp.array(dtype=wp.float32), normal: wp.array(dtype=wp.vec
              obj: wp.array(dtype=wp.int32), i: int, direction: wp.vec3) -> RayHit:
     """Ray i's hit from a backend's ``RaycastResult`` arrays, as :func:`cast_ray` gives it for the unit
     ``direction`` the ray was cast along (``cos_incidence`` from that direction and the stored facing normal)."""
-    h = RayHit()
-    h.hit = 0
-    h.distance = float(wp.inf)
-    h.normal = wp.vec3(0.0, 0.0, 0.0)
-    h.face = -1
-    h.obj = -1
-    h.cos_incidence = 0.0
+    h = no_hit()
     f = face[i]
     if f >= 0:
         n = normal[i]

@@ -23,6 +23,7 @@ from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.kernels import imaging_sonar as sk
 from oceansim_py.limits import check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
+from oceansim_py.sensors.acoustic.chain import DeviceChain
 from oceansim_py.sensors.batching import PoseUploads, check_render_call
 from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
@@ -53,6 +54,7 @@ def validate_range_and_noise(c: ConfigBase, owner: str, finite: tuple[str, ...] 
 
 
 def require_count(c: ConfigBase, owner: str, name: str, minimum: int = 1) -> None:
+    """A ``ConfigError`` (naming ``owner.name``) unless the config's field ``name`` is an integer >= ``minimum``."""
     v = getattr(c, name)
     require(isinstance(v, int) and v >= minimum, owner, name, f"must be an integer >= {minimum}, got {v!r}")
 
@@ -306,3 +308,29 @@ class FanSonar(abc.ABC):
         p = self._fan.check(scene, poses, frame_index)
         fan_series, buf = self._fan.render(scene, p, frame_index, series=series)
         return p.shape[0], fan_series, buf
+
+    def _device_chain(self) -> DeviceChain | None:
+        """The acoustic device chain (sensors/acoustic/chain.py) of a config with ``model = "device"`` (fields of
+        :class:`~oceansim_py.sensors.acoustic.device_config.DeviceChainFields`) over its ray table; None for the
+        peer model."""
+        c = self.config
+        if c.model != "device":
+            return None
+        return DeviceChain(c.device_settings(c.absorption, c.normalisation, c.seed), c.table_fan(), self.device,
+                           self.sensor_id)
+
+    def _chain_series(self, chain: DeviceChain, scene: Any, poses: Any, frame_index: int,
+                      range_sigma: float) -> tuple[FanSeries, wp.array]:
+        """Validate the arguments (as :meth:`_cast`) and render the pings through the device ``chain``; returns
+        the (B, n_range, n_channels) series and the (B,) first return of each ping (m, NaN without a hit) plus
+        N(0, range_sigma) noise."""
+        p = self._fan.check(scene, poses, frame_index)
+        batch = p.shape[0]
+        shape = (batch, self.config.range_bins, self._fan.n_channels)
+        dev = self.device
+        series = FanSeries(*(wp.empty(shape, dtype=t, device=dev) for t in (wp.float32, wp.float32, wp.int32,
+                                                                            wp.int32)))
+        first_return = wp.empty(batch, dtype=wp.float32, device=dev)
+        chain.render(scene, p, frame_index, series.intensity, series.clean, series.hits, series.labels,
+                     first_return=(first_return, float(range_sigma)))
+        return series, first_return

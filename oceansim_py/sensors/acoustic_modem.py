@@ -174,6 +174,8 @@ class AcousticModem:
         self._cache: tuple[Any, Any, np.ndarray, list[bytes]] | None = None
 
     def fates(self, traffic: Traffic, scene: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(reason codes (M,), Eb/N0 dB (M,)) of the scheduled ``traffic`` (:func:`acoustic_fates`); the acoustic
+        link does not ray-cast, so ``scene`` is not used (the optical modem's override uses it)."""
         return acoustic_fates(self.config, traffic, self.sensor_id)
 
     def events(self, source: Any, scene: Any = None) -> tuple[np.ndarray, list[bytes]]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -67,7 +67,7 @@ def validate_ranging(config: Any, owner: str) -> None:
             f"must be an integer in [0, 2^31), got {config.seed!r}")
 
 
-def poses_along(source: Any):
+def poses_along(source: Any) -> Callable[[np.ndarray], np.ndarray] | None:
     """``times (N,) -> poses (N, 7)`` of the sensor: its trajectory's (held outside its span), or ``None`` for
     bare poses (stationary heads)."""
     if hasattr(source, "at") and hasattr(source, "start_time"):
@@ -174,6 +174,40 @@ def merge_bounce(direct: Interrogation, bounce: SurfaceBounce) -> Interrogation:
                          np.where(u, g.reply_time, direct.reply_time),
                          np.where(u[..., None], g.receive_pose, direct.receive_pose),
                          np.where(u, g.travel_time, direct.travel_time), direct.out_of_range, direct.occluded)
+
+
+@dataclasses.dataclass
+class Exchange:
+    """One interrogation of every beacon from every sample as the head measures it (:func:`exchange`): ``geo`` the
+    measured geometry (the surface-reflected reply where ``bounced``, else the direct one), ``true_range`` (B, n) m
+    the direct head-beacon distance at the reply's arrival, ``heard`` (B, n) where a reply reaches the head (direct
+    or reflected), ``bounced`` (B, n) where only the reflected one does, ``image`` (n, 3) the mirrored beacons the
+    reflected replies come from (``None`` without ``surface_multipath``)."""
+
+    geo: Interrogation
+    true_range: np.ndarray
+    heard: np.ndarray
+    bounced: np.ndarray
+    image: np.ndarray | None
+
+
+def exchange(config: Any, times: np.ndarray | None, poses: np.ndarray, along: Any, beacons: np.ndarray,
+             scene: Any) -> Exchange:
+    """:func:`interrogate` the ``beacons`` (n, 3) from the samples (``times`` (B,) s or None, ``poses`` (B, 7),
+    ``along`` of :func:`poses_along`) with the config's sound_speed, turnaround_delay and max_range, and with its
+    ``surface_multipath`` hear a blocked beacon by its :func:`surface_bounce` reply."""
+    c = config
+    geo = interrogate(times, poses, along, beacons, c.sound_speed, c.turnaround_delay, c.max_range, scene)
+    true_range = geo.inbound
+    heard = ~geo.occluded
+    bounced = np.zeros(heard.shape, dtype=bool)
+    image = None
+    if c.surface_multipath:
+        bounce = surface_bounce(times, poses, along, beacons, geo, c.sound_speed, c.turnaround_delay, c.max_range,
+                                scene)
+        geo, bounced, image = merge_bounce(geo, bounce), bounce.usable, bounce.image
+        heard = heard | bounced
+    return Exchange(geo, true_range, heard, bounced, image)
 
 
 def blocked(scene: Any, origins: np.ndarray, targets: np.ndarray, distance: np.ndarray) -> np.ndarray:

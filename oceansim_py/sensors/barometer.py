@@ -28,8 +28,8 @@ from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
 from oceansim_py.sensors import host_noise
 from oceansim_py.sensors.imu import STANDARD_GRAVITY
-from oceansim_py.sensors.nav_common import (HostResult, check_frame_index, instantaneous_surface, pressure_head,
-                                            sample_source)
+from oceansim_py.sensors.nav_common import (HostResult, check_frame_index, instantaneous_surface, measure_poses,
+                                            pressure_head, sample_source)
 
 _OWNER = "BarometerConfig"
 
@@ -108,7 +108,6 @@ class Barometer:
 
 # --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------
 from oceansim_py.sensors import registry as _reg  # noqa: E402 - the declaration block closes the module
-from oceansim_py.sensors.nav_common import measure_poses  # noqa: E402
 
 SENSOR_KIND = _reg.SensorKind(
     name="barometer", description="pressure / depth sensor",

@@ -44,6 +44,7 @@ Camera realism (each off by default, so an existing config renders the same byte
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from pathlib import Path
 from typing import Any, ClassVar
@@ -635,8 +636,6 @@ def _cli_write(o: _reg.CliOutput) -> list[str]:
     m, inf = miss), ``camera_label.npy`` ((H, W) int32, -1 = miss; names in ``camera_labels.json``),
     ``camera_normal.npy`` ((H, W, 3) world-frame normals) and, with noise, ``camera_raw.npy`` ((H, W, 3) uint16
     DN)."""
-    import json
-
     c, out, data = o.config, o.out, o.data
     written = o.result.save_png(out, prefix="camera_")
     for name in (n for n in ("rgb", *_ARRAYS) if n in data):

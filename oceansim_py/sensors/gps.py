@@ -19,7 +19,8 @@ import numpy as np
 from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
 from oceansim_py.sensors import host_noise
-from oceansim_py.sensors.nav_common import HostResult, check_frame_index, instantaneous_surface, sample_source
+from oceansim_py.sensors.nav_common import (HostResult, check_frame_index, instantaneous_surface, measure_poses,
+                                            sample_source)
 
 _OWNER = "GPSConfig"
 _POSITION, _THRESHOLD = 0, 1
@@ -106,7 +107,6 @@ class GPS:
 
 # --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------
 from oceansim_py.sensors import registry as _reg  # noqa: E402 - the declaration block closes the module
-from oceansim_py.sensors.nav_common import measure_poses  # noqa: E402
 
 SENSOR_KIND = _reg.SensorKind(
     name="gps", description="GPS receiver: a fix only near the surface",

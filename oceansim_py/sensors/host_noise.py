@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from oceansim_py.errors import ConfigError
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -100,7 +102,8 @@ def brownian(seed: int, sensor: int, stream: int, times: np.ndarray, dims: int) 
     t = np.asarray(times, dtype=np.float64).reshape(-1)
     limit = BRIDGE_RESOLUTION * 2.0**BRIDGE_LEVELS
     if not np.isfinite(t).all() or np.abs(t).max(initial=0.0) >= limit:
-        raise ValueError(f"brownian: times must be finite and within +-{limit:.4g} s")
+        raise ConfigError(f"brownian: times must be finite and within +-{limit:.4g} s of 0; give the trajectory "
+                          f"times relative to a nearer epoch")
     out = np.zeros((t.size, dims))
     for side, sel in ((0, t >= 0), (1, t < 0)):
         if not sel.any():

@@ -18,7 +18,7 @@ import numpy as np
 from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase
 from oceansim_py.sensors.acoustic_positioning import (
-    interrogate, measure_batch, measured_ranges, merge_bounce, poses_along, surface_bounce, validate_ranging,
+    exchange, measure_batch, measured_ranges, poses_along, validate_ranging,
 )
 from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source, timed_run_target
 
@@ -97,22 +97,14 @@ class LBL:
         fi = check_frame_index(frame_index, "LBL.measure")
         s = sample_source(source, times, self.config.rate, "LBL.measure")
         c = self.config
-        along = poses_along(source)
         beacons = np.asarray(c.beacon_positions, dtype=np.float64)
-        geo = interrogate(s.times, s.poses, along, beacons, c.sound_speed, c.turnaround_delay, c.max_range, scene)
-        true_range = geo.inbound
-        heard = ~geo.occluded
-        bounced = np.zeros(heard.shape, dtype=bool)
-        if c.surface_multipath:
-            bounce = surface_bounce(s.times, s.poses, along, beacons, geo, c.sound_speed, c.turnaround_delay,
-                                    c.max_range, scene)
-            geo, bounced = merge_bounce(geo, bounce), bounce.usable
-            heard = heard | bounced
+        ex = exchange(c, s.times, s.poses, poses_along(source), beacons, scene)
+        geo = ex.geo
         rng, outlier = measured_ranges(c, self.sensor_id, fi + np.arange(s.poses.shape[0]), geo.travel_time)
-        fix = ~geo.out_of_range & heard
+        fix = ~geo.out_of_range & ex.heard
         nan = np.where(fix, 1.0, np.nan)
-        return LBLResult(rng * nan, geo.travel_time * nan, geo.reply_time * nan, fix, (outlier | bounced) & fix,
-                         geo.occluded, true_range, s.times, fi)
+        return LBLResult(rng * nan, geo.travel_time * nan, geo.reply_time * nan, fix, (outlier | ex.bounced) & fix,
+                         geo.occluded, ex.true_range, s.times, fi)
 
 
 # --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------

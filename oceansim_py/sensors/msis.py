@@ -38,10 +38,10 @@ from typing import Any, ClassVar, Literal, Sequence
 import numpy as np
 import warp as wp
 
+from oceansim_py.diagnostics import OceanSimWarning
 from oceansim_py.errors import ConfigError
 from oceansim_py.io import images
 from oceansim_py.io.config import require, require_finite
-from oceansim_py.limits import check_frame_index
 from oceansim_py.poses import as_poses, compose_poses
 from oceansim_py.runtime import resolve_device
 from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, DeviceChain, TableFan
@@ -49,6 +49,7 @@ from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.display import COLORMAPS, apply_colormap, db_window_to_uint8
 from oceansim_py.sensors.acoustic.presets import PSF_EXTENT, SOUND_SPEED, receiver_noise_level
 from oceansim_py.sensors.acoustic_fan import RangeBinnedConfig, require_count
+from oceansim_py.sensors.batching import check_render_call
 
 _OWNER = "MsisConfig"
 
@@ -425,11 +426,8 @@ class Msis:
     def render(self, scene: Any, poses: Any, frame_index: int = 0, times: Any = None) -> MsisResult:
         """Render B steps: ``poses`` (7,) or (B, 7) world sensor poses of global steps ``frame_index ..
         frame_index + B - 1`` (each turned by its step's head angle); ``times`` (B,) s, if known."""
-        if scene.device != self.device:
-            raise ConfigError(f"Msis: the scene is on {scene.device} but the sensor on {self.device}; load the "
-                              f"scene with device={str(self.device)!r}")
-        p = as_poses(poses).astype(np.float64)
-        first = check_frame_index(frame_index, "Msis.render", p.shape[0])
+        p = check_render_call("Msis", scene, self.device, poses, frame_index).astype(np.float64)
+        first = int(frame_index)
         c = self.config
         steps = first + np.arange(p.shape[0], dtype=np.int64)
         angles = c.head_angles(steps)
@@ -498,8 +496,6 @@ def _render(sensor: Msis, batch: _reg.Batch) -> MsisResult:
     """One step per sample: sample m is step m (its head angle), at the rig's pose of its time."""
     c = sensor.config
     if batch.rate_hz is not None and abs(batch.rate_hz * c.step_period - 1.0) > 0.01:
-        from oceansim_py.diagnostics import OceanSimWarning
-
         warnings.warn(f"MSIS: the rig's rate_hz {batch.rate_hz:g} is not the head's step rate 1 / step_period = "
                       f"{c.steps_per_second:.4g} Hz; each sample is still one step, so the sweep's timing follows "
                       f"the rig (set rate_hz to {c.steps_per_second:.6g} for the head's own timing)",

@@ -443,6 +443,10 @@ class MultibeamResult:
         """(B, H, width) float32 fan images of the intensity: sonar at the bottom centre, starboard right."""
         return images.polar_to_cartesian(self.intensity.numpy(), self.ranges, self.bearings, width)
 
+    def fan_uint8(self, width: int = 512, db_range: float = 60.0) -> np.ndarray:
+        """(B, H, width) uint8 fan images (:meth:`to_cartesian`) on the display scale of :meth:`to_uint8`."""
+        return np.stack([self._display(f, db_range) for f in self.to_cartesian(width)])
+
     def save_png(self, path: str | Path, frame: int = 0, fan_width: int | None = None,
                  db_range: float = 60.0) -> Path:
         """Write ping ``frame`` as an 8-bit dB PNG: polar, or the fan image when ``fan_width`` is set."""
@@ -695,7 +699,7 @@ class MultibeamSonar:
         m = c.n_frequencies
         n_fft = c.fft_length
         launch_1d(k.multibeam_spectrum_kernel, batch * c.n_beams * m,
-                  [buf.amp, buf.delay, rays_per_beam, c.n_beams, m, n_fft, self._spectrum_scale, buf.spectrum],
+                  [buf.amp, buf.delay, rays_per_beam, m, n_fft, self._spectrum_scale, buf.spectrum],
                   self.device)
         spec = buf.spectrum.numpy().astype(np.float64).view(np.complex128)[..., 0].reshape(batch, c.n_beams, m)
         folded = np.zeros((batch, c.n_beams, n_fft), dtype=np.complex128)
@@ -747,8 +751,7 @@ SENSOR_KIND = _reg.SensorKind(
                      view=lambda result, config: result.to_uint8()),
         _reg.Product("fan_png", _reg.IMAGE, "uint8", _DISPLAY + " (peer: dB scale, 60 dB span; device: the "
                      "config's dB window)", ("*", 512),
-                     view=lambda result, config: np.stack([result._display(f, 60.0)
-                                                           for f in result.to_cartesian(512)])),
+                     view=lambda result, config: result.fan_uint8(512, 60.0)),
     ),
     default_products=("intensity", "polar_png", "fan_png"),
     metadata=lambda c: {"ranges_m": c.ranges().tolist(), "bearings_rad": c.bearings().tolist(),

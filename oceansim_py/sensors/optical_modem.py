@@ -169,6 +169,8 @@ class OpticalModem(AcousticModem):
         self._cache = None
 
     def fates(self, traffic: Traffic, scene: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(reason codes (M,), link margin dB (M,)) of the scheduled ``traffic`` (:func:`optical_fates`; ``scene``
+        blocks the line of sight)."""
         return optical_fates(self.config, traffic, scene, self.sensor_id)
 
 

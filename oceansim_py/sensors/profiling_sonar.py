@@ -29,7 +29,7 @@ from oceansim_py.io import images
 from oceansim_py.io.config import require, require_non_negative
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.runtime import launch_1d
-from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, DeviceChain, TableFan
+from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.presets import PROFILING_DEVICE_PRESETS
 from oceansim_py.sensors.acoustic_fan import (FanSonar, RangeBinnedConfig, require_count, torch_tensors,
@@ -284,9 +284,7 @@ class ProfilingSonar(FanSonar):
         super().__init__(config, device, sensor_id)
         self._beam_angles = self.config.beam_angles()
         self._beam_angles_dev = wp.array(self._beam_angles, dtype=wp.float32, device=self.device)
-        c = self.config
-        self._chain = (DeviceChain(c.device_settings(c.absorption, c.normalisation, c.seed), c.table_fan(),
-                                   self.device, self.sensor_id) if c.model == "device" else None)
+        self._chain = self._device_chain()
 
     def memory_bytes(self, batch: int) -> int:
         """Device bytes a render of ``batch`` swaths needs."""
@@ -370,15 +368,13 @@ def _cli_write(o: _reg.CliOutput) -> list[str]:
     column 0 most port; when the config renders an image), ``profiling_points.npy`` ((pings, n_beams, 3) world
     soundings, NaN where no bottom), ``profiling_range.npy`` ((pings, n_beams) detected ranges) and
     ``profiling_beam_angles.npy``."""
-    from oceansim_py.io.images import save_npy
-
     c, out, data = o.config, o.out, o.data
     n_valid = int(data["valid"].sum())
     _reg.warn_if_blind("profiling sonar", float(data["valid"].mean()), o, c.max_range)
     if o.result.image is not None:
         o.result.save_png(out / "profiling_image.png")
     for file, name in (("points", "point_world"), ("range", "bottom_range"), ("beam_angles", "beam_angles")):
-        save_npy(out / f"profiling_{file}.npy", data[name])
+        images.save_npy(out / f"profiling_{file}.npy", data[name])
     if n_valid == 0:
         raise ConfigError(f"no beam saw the bottom within {c.max_range} m of the pose; wrote the arrays to {out} but "
                           f"no profiling.ply; move the sensor closer or raise max_range")

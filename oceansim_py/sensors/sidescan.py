@@ -26,7 +26,7 @@ from oceansim_py.io import images
 from oceansim_py.io.config import require
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.runtime import launch_1d
-from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, DeviceChain, TableFan
+from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.presets import SIDESCAN_DEVICE_PRESETS
 from oceansim_py.sensors.acoustic_fan import (FanSonar, RangeBinnedConfig, require_count, torch_tensors,
@@ -274,9 +274,7 @@ class SidescanSonar(FanSonar):
 
     def __init__(self, config: SidescanSonarConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
         super().__init__(config, device, sensor_id)
-        c = self.config
-        self._chain = (DeviceChain(c.device_settings(c.absorption, c.normalisation, c.seed), c.table_fan(),
-                                   self.device, self.sensor_id) if c.model == "device" else None)
+        self._chain = self._device_chain()
 
     def _n_channels(self) -> int:
         return self.config.fan_channels
@@ -309,20 +307,14 @@ class SidescanSonar(FanSonar):
         """``model = "device"``: the pings through the acoustic device chain (sensors/acoustic/chain.py); the
         altitude is the ping's first return, as in the peer model."""
         c = self.config
-        p = self._fan.check(scene, poses, frame_index)
-        batch = p.shape[0]
-        shape = (batch, c.range_bins, 2)
-        intensity, clean = wp.empty(shape, dtype=wp.float32, device=self.device), wp.empty(shape, dtype=wp.float32, device=self.device)
-        hits, labels = wp.empty(shape, dtype=wp.int32, device=self.device), wp.empty(shape, dtype=wp.int32, device=self.device)
-        altitude = wp.empty(batch, dtype=wp.float32, device=self.device)
-        ground = wp.empty(shape, dtype=wp.float32, device=self.device)
-        self._chain.render(scene, p, frame_index, intensity, clean, hits, labels,
-                           first_return=(altitude, 0.0))
+        series, altitude = self._chain_series(self._chain, scene, poses, frame_index, 0.0)
+        batch = altitude.shape[0]
+        ground = wp.empty((batch, c.range_bins, 2), dtype=wp.float32, device=self.device)
         launch_1d(fk.ground_range_kernel, batch * c.range_bins * 2,
-                  [intensity, altitude, float(c.min_range), float(c.range_resolution), c.range_bins, 2, ground],
-                  self.device)
-        return SidescanResult(intensity, clean, hits, labels, altitude, ground, c.ranges(), c.ground_ranges(),
-                              list(scene.labels), c, frame_index)
+                  [series.intensity, altitude, float(c.min_range), float(c.range_resolution), c.range_bins, 2,
+                   ground], self.device)
+        return SidescanResult(series.intensity, series.clean, series.hits, series.labels, altitude, ground,
+                              c.ranges(), c.ground_ranges(), list(scene.labels), c, frame_index)
 
 
 # --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------
@@ -336,15 +328,13 @@ def _cli_write(o: _reg.CliOutput) -> list[str]:
     left, starboard on the right, nadir in the middle), ``sidescan_ground_waterfall.png`` (after the flat-bottom
     correction), ``sidescan.npy`` ((pings, n_range, 2) slant-range intensity, column 0 port),
     ``sidescan_ground.npy``, ``sidescan_altitude.npy`` and ``sidescan_ranges.npy``."""
-    from oceansim_py.io.images import save_npy
-
     c, out, data = o.config, o.out, o.data
     _reg.warn_if_blind("side-scan sonar", float((data["hit_count"] > 0).mean()), o, c.max_range)
     o.result.save_png(out / "sidescan_waterfall.png")
     o.result.save_png(out / "sidescan_ground_waterfall.png", ground=True)
     for file, name in (("sidescan", "intensity"), ("sidescan_ground", "ground_intensity"),
                        ("sidescan_altitude", "altitude"), ("sidescan_ranges", "ranges")):
-        save_npy(out / f"{file}.npy", data[name])
+        images.save_npy(out / f"{file}.npy", data[name])
     return [f"rendered {len(o.poses)} side-scan ping(s) of {c.range_bins} bins per side ({c.rays_per_pose} rays "
             f"each) of {o.scene.source} in {o.seconds:.3f} s (first call includes kernel compilation); altitude of "
             f"the first ping {data['altitude'][0]:.2f} m",

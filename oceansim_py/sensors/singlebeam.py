@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -24,7 +25,7 @@ import warp as wp
 
 from oceansim_py.io import images
 from oceansim_py.io.config import require, require_non_negative
-from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, DeviceChain, TableFan
+from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.presets import SINGLEBEAM_DEVICE_PRESETS
 from oceansim_py.sensors.acoustic_fan import (FanSonar, RangeBinnedConfig, require_count, torch_tensors,
@@ -166,8 +167,6 @@ class SinglebeamResult:
     @property
     def altitude(self) -> wp.array:
         """Deprecated alias of :attr:`first_return_range` (a slant range, not an altitude)."""
-        import warnings
-
         warnings.warn("SinglebeamResult.altitude is deprecated: it is the first-return range along the cone; use "
                       "first_return_range", DeprecationWarning, stacklevel=2)
         return self.first_return_range
@@ -207,9 +206,7 @@ class SinglebeamSonar(FanSonar):
 
     def __init__(self, config: SinglebeamSonarConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
         super().__init__(config, device, sensor_id)
-        c = self.config
-        self._chain = (DeviceChain(c.device_settings(c.absorption, c.normalisation, c.seed), c.table_fan(),
-                                   self.device, self.sensor_id) if c.model == "device" else None)
+        self._chain = self._device_chain()
 
     def _n_channels(self) -> int:
         return self.config.fan_channels
@@ -240,17 +237,11 @@ class SinglebeamSonar(FanSonar):
         """``model = "device"``: the pings through the acoustic device chain (sensors/acoustic/chain.py); the
         first_return is the first return plus N(0, range_noise), as in the peer model."""
         c = self.config
-        p = self._fan.check(scene, poses, frame_index)
-        batch = p.shape[0]
-        shape = (batch, c.range_bins, 1)
-        intensity, clean = wp.empty(shape, dtype=wp.float32, device=self.device), wp.empty(shape, dtype=wp.float32, device=self.device)
-        hits, labels = wp.empty(shape, dtype=wp.int32, device=self.device), wp.empty(shape, dtype=wp.int32, device=self.device)
-        first_return = wp.empty(batch, dtype=wp.float32, device=self.device)
-        self._chain.render(scene, p, frame_index, intensity, clean, hits, labels,
-                           first_return=(first_return, float(c.range_noise)))
-        flat = (batch, c.range_bins)
-        return SinglebeamResult(intensity.reshape(flat), clean.reshape(flat), hits.reshape(flat), labels.reshape(flat),
-                                first_return, c.ranges(), list(scene.labels), c, frame_index)
+        series, first_return = self._chain_series(self._chain, scene, poses, frame_index, c.range_noise)
+        flat = (first_return.shape[0], c.range_bins)
+        return SinglebeamResult(series.intensity.reshape(flat), series.clean.reshape(flat), series.hits.reshape(flat),
+                                series.labels.reshape(flat), first_return, c.ranges(), list(scene.labels), c,
+                                frame_index)
 
 
 # --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------

@@ -37,7 +37,7 @@ from oceansim_py.io.config import ConfigBase, require, require_non_negative, req
 from oceansim_py.poses import quat_to_matrix, rotate_fixed
 from oceansim_py.sensors import host_noise
 from oceansim_py.sensors.acoustic_positioning import (
-    interrogate, measure_batch, measured_ranges, merge_bounce, poses_along, surface_bounce, validate_ranging,
+    exchange, measure_batch, measured_ranges, poses_along, validate_ranging,
 )
 from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source, timed_run_target
 
@@ -163,18 +163,11 @@ class USBL:
         s = sample_source(source, times, self.config.rate, "USBL.measure")
         c = self.config
         beacons = np.asarray(c.beacon_positions, dtype=np.float64)
-        along = poses_along(source)
-        geo = interrogate(s.times, s.poses, along, beacons, c.sound_speed, c.turnaround_delay, c.max_range, scene)
-        true_range = geo.inbound
-        heard = ~geo.occluded
+        ex = exchange(c, s.times, s.poses, poses_along(source), beacons, scene)
+        geo, heard, bounced = ex.geo, ex.heard, ex.bounced
         heard_from = np.broadcast_to(beacons[None], geo.receive_pose[..., :3].shape)
-        bounced = np.zeros(heard.shape, dtype=bool)
-        if c.surface_multipath:
-            bounce = surface_bounce(s.times, s.poses, along, beacons, geo, c.sound_speed, c.turnaround_delay,
-                                    c.max_range, scene)
-            geo, bounced = merge_bounce(geo, bounce), bounce.usable
-            heard = heard | bounced
-            heard_from = np.where(bounced[..., None], bounce.image[None], heard_from)
+        if ex.image is not None:
+            heard_from = np.where(bounced[..., None], ex.image[None], heard_from)
         rot = quat_to_matrix(geo.receive_pose[..., 3:])                               # (N, n, 3, 3)
         rel = rotate_fixed(rot, heard_from - geo.receive_pose[..., :3], transpose=True)
         true_dir = rel / np.linalg.norm(rel, axis=-1, keepdims=True)
@@ -195,7 +188,7 @@ class USBL:
         nan = np.where(fix, 1.0, np.nan)
         return USBLResult(rng * nan, bearing * nan, elevation * nan, (rng * nan)[..., None] * meas, fix,
                           geo.travel_time * nan, geo.reply_time * nan, (outlier | bounced) & fix, geo.occluded,
-                          true_range, true_bearing, true_elevation, rel, s.times, fi)
+                          ex.true_range, true_bearing, true_elevation, rel, s.times, fi)
 
 
 # --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------

@@ -46,6 +46,7 @@ import dataclasses
 import math
 from typing import Any, ClassVar
 
+from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase, require, require_non_negative
 
 RGB = tuple[float, float, float]
@@ -168,6 +169,6 @@ class WaterType(ConfigBase):
         non-attenuating water. Beyond it an object is lost in the veiling light whatever the lighting (the
         CLI keeps the camera's default pose within it)."""
         if not 0 < contrast < 1:
-            raise ValueError(f"contrast must be in (0, 1), got {contrast!r}")
+            raise ConfigError(f"WaterType.visibility: contrast must be in (0, 1), got {contrast!r}")
         beta = min(self.attenuation)
         return math.inf if beta <= 0 else math.log(1.0 / contrast) / beta

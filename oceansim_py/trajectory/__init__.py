@@ -40,10 +40,6 @@ from oceansim_py.trajectory.quaternions import (QUAT_SILENT_LIMIT, QUAT_WARN_LIM
 from oceansim_py.trajectory.sampling import CSV_HEADER, TIME_TOLERANCE, Motion, TimedPoses
 from oceansim_py.trajectory.shapes import TrajectoryShapes
 
-#: the former private name of :func:`normalise_quats`
-_normalise_quats = normalise_quats
-
-
 class Trajectory(TrajectoryKinematics, TrajectoryShapes):
     """Strictly increasing times (s) and poses (N, 7); see the module docstring for interpolation, derivatives
     and quaternion handling.
