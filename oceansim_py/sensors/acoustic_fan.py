@@ -65,9 +65,10 @@ def range_bin_centres(min_range: float, max_range: float, range_bins: int) -> np
     return (min_range + (np.arange(range_bins) + 0.5) * dr).astype(np.float32)
 
 
-class RangeBinnedConfig(ConfigBase):
+class RangeBinnedConfig(ConfigBase, abc.ABC):
     """Base of the fan sonars' configs, whose fields ``min_range``, ``max_range`` (m) and ``range_bins`` give
-    ``range_bins`` equal bins over [min_range, max_range)."""
+    ``range_bins`` equal bins over [min_range, max_range). Each fan sonar's config defines :attr:`fan_channels`
+    and :meth:`result_bytes` (abstract here)."""
 
     @property
     def range_resolution(self) -> float:
@@ -83,13 +84,13 @@ class RangeBinnedConfig(ConfigBase):
     TABLE_BYTES_PER_RAY: ClassVar[int] = 160
 
     @property
+    @abc.abstractmethod
     def fan_channels(self) -> int:
         """Series columns of the fan (beams or sides)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def result_bytes(self, batch: int) -> int:
         """Device bytes of a render's own outputs beyond the fan's scratch and series."""
-        raise NotImplementedError
 
     def memory_bytes(self, batch: int = 1) -> int:
         """Bytes a fan sonar with this config needs: its ray table (``TABLE_BYTES_PER_RAY`` per ray), and per

@@ -92,8 +92,28 @@ class DeviceSettings:
         return self.sound_speed / (2.0 * self.bandwidth_hz) if self.bandwidth_hz > 0 else 0.0
 
 
+class _ChannelsAndRanges:
+    """What both fan descriptions derive the same way from ``rays_per_pose``, ``n_channels`` and the range
+    window (``min_range``, ``max_range`` m, ``n_range`` bins)."""
+
+    rays_per_pose: int
+    n_channels: int
+    min_range: float
+    max_range: float
+    n_range: int
+
+    @property
+    def rays_per_channel(self) -> int:
+        return self.rays_per_pose // self.n_channels
+
+    @property
+    def range_bin(self) -> float:
+        """Range bin size (m)."""
+        return (self.max_range - self.min_range) / self.n_range
+
+
 @dataclasses.dataclass(frozen=True)
-class FanLayout:
+class FanLayout(_ChannelsAndRanges):
     """The ray fan of one pose, as the chain sees it.
 
     bearings: (n_bearing_rays,) centre bearing per bearing ray (rad, +starboard), channel-major;
@@ -123,21 +143,13 @@ class FanLayout:
         return int(self.bearings.size) * self.n_elev
 
     @property
-    def rays_per_channel(self) -> int:
-        return self.rays_per_pose // self.n_channels
-
-    @property
-    def range_bin(self) -> float:
-        return (self.max_range - self.min_range) / self.n_range
-
-    @property
     def channel_solid_angle(self) -> float:
         """Solid angle of one channel weighted by the two-way elevation pattern (sr)."""
         return float(self.elevation_weights.sum()) * (self.bearings.size // self.n_channels)
 
 
 @dataclasses.dataclass(frozen=True)
-class TableFan:
+class TableFan(_ChannelsAndRanges):
     """A ray fan given as a table (side-scan, profiling, single-beam), channel-major (channel c owns rays
     [c N / n_channels, (c + 1) N / n_channels)).
 
@@ -160,14 +172,6 @@ class TableFan:
     @property
     def rays_per_pose(self) -> int:
         return int(self.weights.size)
-
-    @property
-    def rays_per_channel(self) -> int:
-        return self.rays_per_pose // self.n_channels
-
-    @property
-    def range_bin(self) -> float:
-        return (self.max_range - self.min_range) / self.n_range
 
     @property
     def channel_solid_angle(self) -> float:
