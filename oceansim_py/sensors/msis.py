@@ -47,7 +47,7 @@ from oceansim_py.runtime import resolve_device
 from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, DeviceChain, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.display import COLORMAPS, apply_colormap, db_window_to_uint8
-from oceansim_py.sensors.acoustic.presets import PSF_EXTENT, SOUND_SPEED, receiver_noise_level
+from oceansim_py.sensors.acoustic.presets import MSIS_DEVICE_PRESETS
 from oceansim_py.sensors.acoustic_fan import RangeBinnedConfig, require_count
 from oceansim_py.sensors.batching import check_render_call
 
@@ -60,19 +60,6 @@ GRADIANS_PER_TURN = 400
 def gradians_to_degrees(gradians: float | np.ndarray) -> np.ndarray:
     """Ping360 head angle (gradians, 400 per turn) to degrees: ``gradians * 360 / 400 = 0.9 * gradians``."""
     return np.asarray(gradians, dtype=np.float64) * (360.0 / GRADIANS_PER_TURN)
-
-
-def _preset(frequency: float, hbw: float, vbw: float, step: float, resolution: float, max_range: float,
-            range_bins: int, min_range: float, source_level: float = 206.0) -> dict[str, Any]:
-    bandwidth = SOUND_SPEED / (2.0 * resolution)
-    noise = round(receiver_noise_level(frequency, bandwidth, hbw, vbw), 1)
-    return dict(
-        model="device", frequency=frequency, horizontal_beamwidth=hbw, vertical_beamwidth=vbw, step_angle=step,
-        min_range=min_range, max_range=max_range, range_bins=range_bins, bandwidth=round(bandwidth, 1),
-        source_level=source_level, sound_speed=SOUND_SPEED, absorption_model="francois_garrison", temperature=10.0,
-        salinity=35.0, depth=10.0, ph=8.0, noise_level=noise, psf_extent=PSF_EXTENT, volume_scattering=-80.0,
-        tvg="30log", tvg_gain=0.0, display_floor=noise + 40.0, dynamic_range=60.0,
-    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,21 +109,9 @@ class MsisConfig(DeviceChainFields, RangeBinnedConfig):
     colormap: Literal["gray", "copper", "hot", "amber"] = "amber"
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
-        # Blue Robotics Ping360 (product page and datasheet as recalled here; check before relying on it):
-        # 750 kHz, 2 deg horizontal x 25 deg vertical beam, 0.75-50 m range, 1 gradian (0.9 deg) mechanical
-        # step, up to 1200 samples per ping. A 20 m window in 600 bins, 2.5 cm range resolution (B = 30 kHz),
-        # 206 dB source level, 10 ms of processing per step and the receiver noise (thermal floor, see
-        # sensors/acoustic/presets.py) chosen here.
-        "ping360": _preset(750e3, 2.0, 25.0, 0.9, 0.025, 20.0, 600, 0.75),
-        # Tritech Micron (DST): an estimate. CHIRP about 700 kHz, ~3 deg horizontal x 35 deg vertical beam, up
-        # to 75 m, 0.3 m minimum range, steps 0.45 / 0.9 / 1.8 / 3.6 deg (public product information as recalled
-        # here; check before relying on it). 1.8 deg steps, a 30 m window in 800 bins, 7.5 mm range
-        # resolution (B = 100 kHz, a CHIRP's), 206 dB source level chosen here.
-        "tritech_micron": _preset(700e3, 3.0, 35.0, 1.8, 0.0075, 30.0, 800, 0.3),
-        # Tritech SeaKing (DST, dual frequency) on its 675 kHz channel: ~1 deg horizontal x 20 deg vertical,
-        # up to 100 m (public product information as recalled here; check before relying on it). 0.9 deg
-        # steps, a 50 m window in 1000 bins, 5 cm range resolution (B = 15 kHz), 210 dB source level chosen here.
-        "seaking": _preset(675e3, 1.0, 20.0, 0.9, 0.05, 50.0, 1000, 0.5, source_level=210.0),
+        # Blue Robotics Ping360, Tritech Micron and SeaKing (model "device"): values and the source of every field
+        # in sensors/acoustic/presets.py (MSIS_DEVICE_PRESETS, FIELD_SOURCES["msis"]).
+        name: values for name, (values, _source) in MSIS_DEVICE_PRESETS.items()
     }
 
     def validate(self) -> None:

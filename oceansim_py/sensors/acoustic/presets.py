@@ -1,27 +1,41 @@
-"""Device presets of the acoustic sensors (the device chain, ``model = "device"``), with their sources.
+"""Device presets of the acoustic sensors (the device chain, ``model = "device"``), with the source of every field.
 
-Datasheet values (frequency, fields of view, beams, beam widths, range resolution, maximum range) are from the
-manufacturers' public datasheets named per preset; every value not on a datasheet is marked "chosen here".
-Common choices for all imaging-sonar device presets:
+Each table maps a preset name to ``(config values, summary)``; :data:`FIELD_SOURCES` gives, per sensor kind and
+preset, the source of every field of the values. A source reads ``"<kind>: <document or reasoning>"`` with a kind of
+:data:`SOURCE_KINDS`:
+
+- ``datasheet`` / ``manual``: the manufacturer's document, named with its number, issue or year;
+- ``manufacturer software``: a value hard-coded in the manufacturer's public SDK or viewer;
+- ``model file``: a peer simulator's model of the device (DAVE, nps_uw_sensors_gazebo);
+- ``paper``: a published paper (the peers' papers in shared/seeds, the absorption formula);
+- ``derived``: computed from the fields above by the stated formula;
+- ``estimate``: no document in reach states it; the reasoning is given. Values that Sound Metrics, Blueprint
+  Subsea, Tritech, EdgeTech, Kongsberg, Norbit or Teledyne publish on their web datasheets but that no stored copy
+  holds are marked "estimate: ... as recalled", to be checked against the datasheet before relying on them;
+- ``simulation``: a choice of the simulation, not a property of the device (ray counts, point-spread extent).
+
+Common choices of all device presets:
 
 - absorption from Francois & Garrison (1982) at the preset's frequency, 10 deg C, 35 PSU, 10 m depth, pH 8;
 - receiver noise: the thermal noise floor (Mellen 1952, spectrum level -15 + 20 log10 f_kHz dB re 1 uPa^2/Hz)
   in the pulse bandwidth, less the receive array's directivity index DI = 10 log10(4 pi / (theta_h theta_v)),
-  plus 6 dB for electronics (chosen here): :func:`receiver_noise_level`;
+  plus 6 dB for electronics: :func:`receiver_noise_level`;
+- bandwidth B = c / (2 delta_r) from the range resolution delta_r (for a CW pulse of length tau, delta_r = c tau / 2,
+  B = 1 / tau); range bins of about the range resolution over the window (the device's sample spacing where known);
+- source levels are published for none of these sonars: :func:`estimated_source_level` gives SL = 10 log10(rho c P /
+  (4 pi (1 m)^2 (1 uPa)^2)) + DI_tx for a peak acoustic power P = 30 W (:data:`ASSUMED_ACOUSTIC_POWER`) radiated
+  into the transmit fan (Urick, Principles of Underwater Sound, 3rd ed. 1983, ch. 4), so a device's level follows
+  its transmit directivity; the BlueView P900 keeps DAVE's 220 dB;
 - volume scattering S_v = -80 dB re 1 m^-1 (clear coastal water); point-spread kernels ``PSF_EXTENT`` = 2.26 beam
   widths (range resolutions) each side: a uniform aperture's k-th null lies at k / 0.886 = 1.13 k beam widths,
-  so the kernels hold the main lobe and the first side lobe (-13.3 dB) up to the second null (chosen here, for
-  speed: the second side lobe, -17.8 dB, is left out);
-- bandwidth B = c / (2 delta_r) from the datasheet range resolution delta_r; uniform pulse and array tapers
-  unless stated (datasheets do not state them); elevation pattern of a uniform vertical aperture with the
-  datasheet vertical beam width, rays spread over 3x that width so the first elevation side lobes see geometry;
+  so the kernels hold the main lobe and the first side lobe (-13.3 dB) up to the second null (the second side
+  lobe, -17.8 dB, is left out for speed); uniform pulse and array tapers (datasheets do not state them); elevation
+  pattern of a uniform vertical aperture with the vertical beam width, rays spread over 3x that width so the first
+  elevation side lobes see geometry;
 - TVG 30 log r + 2 alpha r (a floor seen at grazing incidence fills range-limited cells, whose echo falls as
-  r^-3), 0 dB fixed gain; display in dB over a 60 dB window starting 40 dB above the receiver noise level
-  (chosen here: the TVG lifts the noise by 30 log r, so the noise shows as grain at long range and a
-  sediment floor, about 60 dB above the noise after TVG, sits mid-window; adjust it as a device user does);
-- source levels are not published for these sonars: 206 dB re 1 uPa at 1 m is chosen here for all but the
-  P900 (220 dB, the DAVE model file's value), within the 200-220 dB of high-frequency imaging sonars;
-- range windows: a practical setting inside the datasheet's maximum range, with range bins chosen here.
+  r^-3), 0 dB fixed gain; display in dB over a 60 dB window starting 40 dB above the receiver noise level (the TVG
+  lifts the noise by 30 log r, so the noise shows as grain at long range and a sediment floor, about 60 dB above the
+  noise after TVG, sits mid-window; adjust it as a device user does).
 """
 
 from __future__ import annotations
@@ -31,9 +45,25 @@ from typing import Any
 
 SOUND_SPEED = 1500.0
 
+#: Sea-water density (kg/m^3) of the source-level estimate.
+WATER_DENSITY = 1025.0
+
 #: Half-width of the device presets' point-spread kernels, in beam widths (range resolutions): up to the second
 #: null of a uniform aperture's pattern, 2 / 0.886.
 PSF_EXTENT = 2.26
+
+#: Peak acoustic power (W) assumed for every device whose source level is not published.
+ASSUMED_ACOUSTIC_POWER = 30.0
+
+#: The kinds a field source may name (module docstring).
+SOURCE_KINDS = ("datasheet", "manual", "manufacturer software", "model file", "paper", "derived", "estimate",
+                "simulation")
+
+Sources = dict[str, str]
+PresetTable = dict[str, tuple[dict[str, Any], str]]
+
+#: Sensor kind -> preset name -> field -> source ("<kind>: <document or reasoning>").
+FIELD_SOURCES: dict[str, dict[str, Sources]] = {}
 
 
 def receiver_noise_level(frequency_hz: float, bandwidth_hz: float, beam_width_deg: float,
@@ -44,166 +74,411 @@ def receiver_noise_level(frequency_hz: float, bandwidth_hz: float, beam_width_de
     return -15.0 + 20.0 * math.log10(frequency_hz / 1000.0) + 10.0 * math.log10(bandwidth_hz) - di + electronics_db
 
 
+def estimated_source_level(tx_width_deg: float, tx_height_deg: float,
+                           power_w: float = ASSUMED_ACOUSTIC_POWER) -> float:
+    """Source level (dB re 1 uPa at 1 m) of ``power_w`` watts of acoustic power radiated into a transmit fan of
+    ``tx_width_deg`` x ``tx_height_deg`` (-3 dB widths): 10 log10(rho c P / (4 pi (1 m)^2 (1 uPa)^2)) + DI_tx,
+    DI_tx = 10 log10(4 pi / (theta_w theta_h)) (Urick 1983, ch. 4), rounded to 0.1 dB."""
+    omni = 10.0 * math.log10(WATER_DENSITY * SOUND_SPEED * power_w / (4.0 * math.pi) / 1e-12)
+    di = 10.0 * math.log10(4.0 * math.pi / (math.radians(tx_width_deg) * math.radians(tx_height_deg)))
+    return round(omni + di, 1)
+
+
+def _source_level_estimate(tx_width_deg: float, tx_height_deg: float) -> tuple[float, str]:
+    level = estimated_source_level(tx_width_deg, tx_height_deg)
+    return level, (f"estimate: not published; {ASSUMED_ACOUSTIC_POWER:g} W peak acoustic power into the "
+                   f"{tx_width_deg:g} x {tx_height_deg:g} deg transmit fan (estimated_source_level, Urick 1983)")
+
+
+def _register(kind: str, entries: dict[str, tuple[dict[str, Any], Sources, str]]) -> PresetTable:
+    """Record the field sources of ``entries`` under ``kind``; return the ``name -> (values, summary)`` table."""
+    FIELD_SOURCES[kind] = {name: {field: sources[field] for field in values if field in sources}
+                           for name, (values, sources, _summary) in entries.items()}
+    return {name: (values, summary) for name, (values, _sources, summary) in entries.items()}
+
+
+def field_sources(kind: str, preset: str) -> Sources:
+    """The source of every field of device preset ``preset`` of sensor ``kind`` (a key of :data:`FIELD_SOURCES`)."""
+    return FIELD_SOURCES[kind][preset]
+
+
+#: Sources of the water, chain and display fields every device preset shares (module docstring).
+_COMMON: Sources = {
+    "model": "simulation: the acoustic device chain (docs/PHYSICS_ACOUSTIC_CHAIN.md)",
+    "sound_speed": "estimate: 1500 m/s, the nominal sea-water sound speed of datasheet range conversions",
+    "absorption_model": "paper: Francois & Garrison (1982), J. Acoust. Soc. Am. 72(6), 1879-1890",
+    "temperature": "estimate: 10 deg C, temperate coastal water (absorption input)",
+    "salinity": "estimate: 35 PSU, sea water (absorption input)",
+    "depth": "estimate: 10 m, a shallow survey or ROV depth (absorption input)",
+    "ph": "estimate: pH 8, sea water (absorption input)",
+    "volume_scattering": "estimate: S_v = -80 dB re 1 m^-1, clear coastal water (docs/PHYSICS_ACOUSTIC_CHAIN.md §2)",
+    "psf_extent": "simulation: point-spread kernels to a uniform aperture's second null, 2 / 0.886 widths",
+    "tvg": "estimate: 30 log r + 2 alpha r, level for range-limited floor cells (echo ~ r^-3)",
+    "tvg_gain": "estimate: 0 dB fixed gain",
+    "normalisation": "simulation: none, the device chain keeps physical units",
+    "aggregation": "simulation: complex returns summed within a cell (coherent speckle)",
+    "multiplicative_sigma": "simulation: the peers' noise off (the chain's speckle replaces it)",
+    "additive_sigma": "simulation: the peers' noise off (the chain's receiver noise replaces it)",
+    "additive_range_scaled": "simulation: the peers' noise off",
+    "range_noise": "simulation: no added range noise (range spread comes from the pulse)",
+    "angle_noise": "simulation: no added angle noise (bearing spread comes from the beam pattern)",
+    "display": "estimate: dB display, as the manufacturers' viewers (gain and range controls)",
+    "colormap": "estimate: amber, close to the default palettes of FLS viewers",
+    "dynamic_range": "estimate: 60 dB display window (a viewer's range control)",
+    "display_floor": "derived: noise_level + 40 dB, so a sediment floor after TVG sits mid-window",
+    "elevation_pattern": "estimate: uniform vertical aperture with the vertical beam width (taper unpublished)",
+    "elevation_span": "simulation: rays over 3 x the vertical beam width, so its first side lobes see geometry",
+}
+
+
+def _resolution_sources(resolution_source: str) -> Sources:
+    return {"bandwidth": f"derived: B = c / (2 delta_r), delta_r from {resolution_source}",
+            "noise_level": "derived: thermal floor (Mellen 1952) in B, less the receive DI, + 6 dB electronics"}
+
+
 def _fls(frequency: float, hfov: float, vfov: float, beams: int, beam_width: float, resolution: float,
          min_range: float, max_range: float, range_bins: int, rays_per_beam: int, elevation_rays: int,
-         source_level: float = 206.0) -> dict[str, Any]:
+         src: Sources, source_level: tuple[float, str] | None = None) -> tuple[dict[str, Any], Sources]:
     bandwidth = SOUND_SPEED / (2.0 * resolution)
     noise = round(receiver_noise_level(frequency, bandwidth, beam_width, vfov), 1)
-    return dict(
+    level, level_source = source_level or _source_level_estimate(hfov, vfov)
+    values = dict(
         model="device", horizontal_fov=hfov, vertical_fov=vfov, n_beams=beams, beam_width=beam_width,
         min_range=min_range, max_range=max_range, range_bins=range_bins, rays_per_beam=rays_per_beam,
         elevation_rays=elevation_rays, elevation_pattern="array", elevation_span=min(3.0 * vfov, 179.0),
-        frequency=frequency, bandwidth=round(bandwidth, 1), source_level=source_level,
+        frequency=frequency, bandwidth=round(bandwidth, 1), source_level=level,
         sound_speed=SOUND_SPEED, absorption_model="francois_garrison", temperature=10.0, salinity=35.0,
         depth=10.0, ph=8.0, noise_level=noise,
-        psf_extent=PSF_EXTENT, volume_scattering=-80.0, tvg="30log", tvg_gain=0.0, aggregation="sum", normalisation="none",
-        multiplicative_sigma=0.0, additive_sigma=0.0, additive_range_scaled=False, display="db",
-        display_floor=noise + 40.0, dynamic_range=60.0, colormap="amber",
+        psf_extent=PSF_EXTENT, volume_scattering=-80.0, tvg="30log", tvg_gain=0.0, aggregation="sum",
+        normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0, additive_range_scaled=False,
+        display="db", display_floor=noise + 40.0, dynamic_range=60.0, colormap="amber",
     )
+    sources = {**_COMMON, **_resolution_sources(src.pop("resolution")), "source_level": level_source,
+               "rays_per_beam": "simulation: rays across each beam (bearing sampling)",
+               "elevation_rays": "simulation: rays in elevation over elevation_span (jittered, stratified)", **src}
+    return values, sources
 
 
-#: Imaging-sonar device presets: name -> (config values, source).
-IMAGING_SONAR_DEVICE_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
-    "aris1800_1800khz": (
-        _fls(1.8e6, 28.0, 14.0, 96, 0.3, 0.01, 0.7, 15.0, 1024, 8, 128),
-        "Sound Metrics ARIS Explorer 1800 datasheet, identification mode: 1.8 MHz, 28 x 14 deg, 96 beams of "
-        "0.3 deg, 15 m identification range; range resolution 1 cm (B = 75 kHz) chosen here within the "
-        "datasheet's 3 mm - 10 cm; min range 0.7 m (datasheet); 1024 range bins chosen here."),
-    "aris1800_1100khz": (
-        _fls(1.1e6, 28.0, 14.0, 48, 0.6, 0.02, 0.7, 35.0, 1024, 16, 128),
-        "Sound Metrics ARIS Explorer 1800 datasheet, detection mode: 1.1 MHz, 28 x 14 deg, 48 beams of 0.6 deg, "
-        "35 m detection range; range resolution 2 cm chosen here; 1024 range bins chosen here."),
-    "aris3000_3000khz": (
-        _fls(3.0e6, 30.0, 14.0, 128, 0.25, 0.005, 0.7, 5.0, 1024, 6, 128),
-        "Sound Metrics ARIS Explorer 3000 datasheet, identification mode: 3.0 MHz, 30 x 14 deg, 128 beams of "
-        "0.25 deg, 5 m identification range; range resolution 5 mm chosen here (datasheet: 3 mm - 10 cm)."),
-    "aris3000_1800khz": (
-        _fls(1.8e6, 30.0, 14.0, 128, 0.5, 0.01, 0.7, 15.0, 1024, 6, 128),
-        "Sound Metrics ARIS Explorer 3000 datasheet, detection mode: 1.8 MHz, 30 x 14 deg, 128 beams of 0.5 deg, "
-        "15 m detection range; range resolution 1 cm chosen here."),
-    "oculus_m750d_750khz": (
-        _fls(750e3, 130.0, 20.0, 512, 1.0, 0.004, 0.1, 30.0, 1024, 2, 96),
-        "Blueprint Subsea Oculus M750d datasheet, low-frequency mode: 750 kHz, 130 x 20 deg, 512 beams, angular "
-        "resolution 1 deg, range resolution 4 mm, max range 120 m (window 0.1-30 m chosen here)."),
-    "oculus_m750d_1200khz": (
-        _fls(1.2e6, 70.0, 12.0, 512, 0.6, 0.0025, 0.1, 20.0, 1024, 2, 96),
-        "Blueprint Subsea Oculus M750d datasheet, high-frequency mode: 1.2 MHz, 70 x 12 deg, 512 beams, angular "
-        "resolution 0.6 deg, range resolution 2.5 mm, max range 40 m (window 0.1-20 m chosen here)."),
-    "oculus_m1200d_1200khz": (
-        _fls(1.2e6, 130.0, 20.0, 512, 0.6, 0.0025, 0.1, 20.0, 1024, 2, 96),
-        "Blueprint Subsea Oculus M1200d datasheet, low-frequency mode: 1.2 MHz, 130 x 20 deg, 512 beams, angular "
-        "resolution 0.6 deg, range resolution 2.5 mm, max range 30 m (window 0.1-20 m chosen here)."),
-    "oculus_m1200d_2100khz": (
-        _fls(2.1e6, 60.0, 12.0, 256, 0.4, SOUND_SPEED / (2.0 * 265.5e3), 0.1, 10.0, 1024, 4, 96),
-        "Blueprint Subsea Oculus M1200d datasheet, high-frequency mode: 2.1 MHz, 60 x 12 deg, angular resolution "
-        "0.4 deg, max range 10 m; 256 beams and 265.5 kHz bandwidth from the DAVE model file (docs/PHYSICS.md §2)."),
-    "gemini_720i": (
-        _fls(720e3, 130.0, 20.0, 512, 1.0, 0.008, 0.2, 50.0, 1024, 2, 96),
-        "Tritech Gemini 720i datasheet: 720 kHz, 130 x 20 deg, 512 beams, angular resolution 1 deg (0.5 deg "
-        "effective), range resolution 8 mm, max range 120 m (window 0.2-50 m chosen here)."),
-    "blueview_p900": (
-        _fls(900e3, 90.0, 20.0, 512, 1.0, SOUND_SPEED / (2.0 * 29.9e3), 0.2, 10.0, 512, 2, 96, source_level=220.0),
-        "Teledyne BlueView P900-90 datasheet: 900 kHz, 90 x 20 deg, 512 beams, beam width 1 deg, range "
-        "resolution 2.5 cm; 29.9 kHz bandwidth, 10 m range and 220 dB source level from the DAVE model file "
-        "(docs/PHYSICS.md §2)."),
+_ARIS_SDK = "manufacturer software: Sound Metrics aris-integration-sdk, SystemConfiguration (2010-2022)"
+_ARIS_BEAMS = "manufacturer software: Sound Metrics aris-file-sdk, beam-width-metrics"
+_ARIS_RECALLED = "estimate: Sound Metrics ARIS Explorer datasheet as recalled (no stored copy)"
+
+
+def _aris(frequency: float, hfov: float, beams: int, beam_width: float, pulse_us: float, max_range: float,
+          range_bins: int, rays_per_beam: int, src: Sources) -> tuple[dict[str, Any], Sources]:
+    """An ARIS mode: range resolution c tau / 2 of a CW pulse of ``pulse_us`` microseconds."""
+    return _fls(frequency, hfov, 14.0, beams, beam_width, SOUND_SPEED * pulse_us * 1e-6 / 2.0, 0.7, max_range,
+                range_bins, rays_per_beam, 128, {
+                    "vertical_fov": f"{_ARIS_RECALLED}: 14 deg (also Ocean Networks Canada's ARIS data page, 2017)",
+                    "min_range": f"{_ARIS_SDK}: WindowStartLimits from 0.7 m", **src})
+
+
+_OCULUS = "estimate: Blueprint Subsea Oculus M-series datasheet as recalled (no stored copy)"
+_OCULUS_MANUAL = "manual: Blueprint Subsea Oculus M-Series User Manual, §1 (up to 130 x 20 deg, dual frequency)"
+_DAVE = "model file: DAVE / nps_uw_sensors_gazebo model files (docs/PHYSICS.md §2)"
+#: The BlueView P900's source level: DAVE's value (Urick's relation makes it ~3.5 kW into the 90 x 20 deg fan).
+_P900_LEVEL = (220.0, f"{_DAVE}: blueview_p900 220 dB (~3.5 kW peak acoustic power by Urick's relation: high)")
+
+
+def _fls_window(max_range: float, range_bins: int, resolution: float, why: str) -> Sources:
+    return {"max_range": why, "range_bins": f"simulation: {range_bins} bins over the window "
+                                            f"({max_range / range_bins * 100:.1f} cm, datasheet resolution "
+                                            f"{resolution * 1000:g} mm: bins chosen for memory, not sampled at 2 B)"}
+
+
+_IMAGING: dict[str, tuple[dict[str, Any], Sources]] = {
+    # ARIS Explorer 1800, 1.8 MHz, 96 beams (ping mode 3). Pulse: the SDK's default 14 us at 1.8 MHz -> 1.05 cm.
+    # 1250 samples: the SDK's default sample count (0.7-15 m: 15.3 us per sample, within its 4-20 us).
+    "aris1800_1800khz": _aris(1.8e6, 28.0, 96, 0.3, 14.0, 15.0, 1250, 8, {
+        "frequency": f"{_ARIS_SDK}: Aris1800 FrequencyHigh 1.8 MHz",
+        "n_beams": f"{_ARIS_SDK}: PingMode3 = 96 channels",
+        "horizontal_fov": f"{_ARIS_BEAMS}: BeamWidths_ARIS1800_96.h beam edges -13.98 to 13.98 deg (28 deg)",
+        "beam_width": f"{_ARIS_BEAMS}: BeamWidths_ARIS1800_96.h mean beam width 0.29 deg (datasheet 0.3 deg)",
+        "resolution": f"{_ARIS_SDK}: MakeDefaultSettings1800 pulse width 14 us (c tau / 2 = 1.05 cm)",
+        "max_range": f"{_ARIS_RECALLED}: 15 m identification range (SDK window end up to 50 m)",
+        "range_bins": f"{_ARIS_SDK}: default sample count 1250 (15.3 us per sample over 0.7-15 m)"}),
+    # Detection mode: 1.1 MHz, 48 beams (ping mode 1); the SDK's longest 1.1 MHz pulse setting ("wide", 24 us)
+    # for the long window; samples at the SDK's longest period (20 us = 1.5 cm) -> 2300 over 0.7-35 m.
+    "aris1800_1100khz": _aris(1.1e6, 28.0, 48, 0.6, 24.0, 35.0, 2300, 16, {
+        "frequency": f"{_ARIS_SDK}: Aris1800 FrequencyLow 1.1 MHz",
+        "n_beams": f"{_ARIS_SDK}: PingMode1 = 48 channels",
+        "horizontal_fov": f"{_ARIS_BEAMS}: BeamWidths_ARIS1800_1200_48.h beam edges -13.79 to 13.79 deg (28 deg)",
+        "beam_width": f"{_ARIS_BEAMS}: BeamWidths_ARIS1800_1200_48.h mean beam width 0.57 deg (datasheet 0.6 deg)",
+        "resolution": f"{_ARIS_SDK}: PulseWidthLimitsLowFrequency wide = 24 us (c tau / 2 = 1.8 cm)",
+        "max_range": f"{_ARIS_RECALLED}: 35 m detection range (SDK window end up to 50 m)",
+        "range_bins": f"{_ARIS_SDK}: 1.5 cm per sample at its longest 20 us sample period over 0.7-35 m"}),
+    # ARIS Explorer 3000, 3.0 MHz, 128 beams (ping mode 9): the SDK's default 5 us pulse -> 3.75 mm; 1250 samples
+    # over 0.7-5 m (4.6 us per sample, within its 4-12 us).
+    "aris3000_3000khz": _aris(3.0e6, 30.0, 128, 0.25, 5.0, 5.0, 1250, 6, {
+        "frequency": f"{_ARIS_SDK}: Aris3000 FrequencyHigh 3.0 MHz",
+        "n_beams": f"{_ARIS_SDK}: PingMode9 = 128 channels",
+        "horizontal_fov": f"{_ARIS_BEAMS}: BeamWidths_ARIS3000_128.h beam edges -14.83 to 14.83 deg (30 deg)",
+        "beam_width": f"{_ARIS_RECALLED}: 0.25 deg (beam-width-metrics: 0.23 deg beam spacing)",
+        "resolution": f"{_ARIS_SDK}: MakeDefaultSettings3000 pulse width 5 us (c tau / 2 = 3.75 mm)",
+        "max_range": f"{_ARIS_RECALLED}: 5 m identification range (SDK window end up to 20 m)",
+        "range_bins": f"{_ARIS_SDK}: default sample count 1250 (4.6 us per sample over 0.7-5 m)"}),
+    # Detection mode: 1.8 MHz, same 128 beams; the receive aperture is the 3 MHz one, so the beam widens by
+    # 3.0 / 1.8: 0.25 -> 0.42 deg. Pulse 14 us (the ARIS 1800's 1.8 MHz default, inside the 3000's 6-24 us
+    # 1.8 MHz limits); samples at the SDK's longest period (12 us = 9 mm) -> 1600 over 0.7-15 m.
+    "aris3000_1800khz": _aris(1.8e6, 30.0, 128, 0.42, 14.0, 15.0, 1600, 6, {
+        "frequency": f"{_ARIS_SDK}: Aris3000 FrequencyLow 1.8 MHz",
+        "n_beams": f"{_ARIS_SDK}: PingMode9 = 128 channels",
+        "horizontal_fov": f"{_ARIS_BEAMS}: BeamWidths_ARIS3000_128.h beam edges -14.83 to 14.83 deg (30 deg)",
+        "beam_width": "derived: the 3 MHz beam (0.25 deg) x 3.0 / 1.8, same aperture (beam width ~ lambda / L)",
+        "resolution": "estimate: 14 us (1.05 cm), the SDK's ARIS 1800 default at 1.8 MHz, within the SDK's "
+                      "6-24 us ARIS 3000 1.8 MHz pulse limits",
+        "max_range": f"{_ARIS_RECALLED}: 15 m detection range (SDK window end up to 20 m)",
+        "range_bins": f"{_ARIS_SDK}: 9 mm per sample at its longest 12 us sample period over 0.7-15 m"}),
+    "oculus_m750d_750khz": _fls(750e3, 130.0, 20.0, 512, 1.0, 0.004, 0.1, 30.0, 1024, 2, 96, {
+        "frequency": f"{_OCULUS}: M750d low-frequency mode 750 kHz", "horizontal_fov": _OCULUS_MANUAL,
+        "vertical_fov": f"{_OCULUS_MANUAL}; OceanSim (oceansim-2025.txt §III) 130 x 20 deg for the M750d",
+        "n_beams": f"{_OCULUS}: 512 beams (VideoRay Oculus training: '512 focused beams')",
+        "beam_width": f"{_OCULUS}: angular resolution 1 deg", "resolution": f"{_OCULUS}: 4 mm",
+        "min_range": f"{_OCULUS}: 0.1 m",
+        **_fls_window(30.0, 1024, 0.004, "estimate: a 30 m working window inside the recalled 120 m maximum")}),
+    "oculus_m750d_1200khz": _fls(1.2e6, 70.0, 12.0, 512, 0.6, 0.0025, 0.1, 20.0, 1024, 2, 96, {
+        "frequency": f"{_OCULUS}: M750d high-frequency mode 1.2 MHz", "horizontal_fov": f"{_OCULUS}: 70 deg",
+        "vertical_fov": f"{_OCULUS}: 12 deg", "n_beams": f"{_OCULUS}: 512 beams",
+        "beam_width": f"{_OCULUS}: angular resolution 0.6 deg", "resolution": f"{_OCULUS}: 2.5 mm",
+        "min_range": f"{_OCULUS}: 0.1 m",
+        **_fls_window(20.0, 1024, 0.0025, "estimate: a 20 m working window inside the recalled 40 m")}),
+    "oculus_m1200d_1200khz": _fls(1.2e6, 130.0, 20.0, 512, 0.6, 0.0025, 0.1, 20.0, 1024, 2, 96, {
+        "frequency": f"{_OCULUS}: M1200d low-frequency mode 1.2 MHz", "horizontal_fov": _OCULUS_MANUAL,
+        "vertical_fov": _OCULUS_MANUAL, "n_beams": f"{_OCULUS}: 512 beams",
+        "beam_width": f"{_OCULUS}: angular resolution 0.6 deg", "resolution": f"{_OCULUS}: 2.5 mm",
+        "min_range": f"{_OCULUS}: 0.1 m",
+        **_fls_window(20.0, 1024, 0.0025, "estimate: a 20 m working window inside the recalled 30 m")}),
+    # The -3 dB bandwidth of the 2.5 mm resolution (300 kHz), as the multibeam preset of the same mode: DAVE's
+    # 265.5 kHz is its Gaussian b, not a -3 dB bandwidth (docs/PHYSICS_ACOUSTIC_CHAIN.md §8).
+    "oculus_m1200d_2100khz": _fls(2.1e6, 60.0, 12.0, 256, 0.4, 0.0025, 0.1, 10.0, 1024, 4, 96, {
+        "frequency": f"{_OCULUS}: M1200d high-frequency mode 2.1 MHz (also the DAVE model file's)",
+        "horizontal_fov": f"{_DAVE}: oculus_m1200d 60 deg", "vertical_fov": f"{_OCULUS}: 12 deg",
+        "n_beams": f"{_DAVE}: oculus_m1200d 256 beams", "beam_width": f"{_OCULUS}: angular resolution 0.4 deg",
+        "resolution": f"{_OCULUS}: 2.5 mm (DAVE's 265.5 kHz is a Gaussian b, not used)",
+        "min_range": f"{_OCULUS}: 0.1 m",
+        **_fls_window(10.0, 1024, 0.0025, f"{_OCULUS}: 10 m maximum range")}),
+    # Gemini: the stored Tritech manual is the 720is's (0703-SOM-00002): 720 kHz, 120 deg sector (the 130 deg of
+    # the earlier preset is the Gemini Narrow Beam Imager's), 20 deg vertical, 1.0 deg acoustic / 0.25 deg
+    # effective resolution (512 beams over 120 deg = 0.23 deg).
+    "gemini_720i": _fls(720e3, 120.0, 20.0, 512, 1.0, 0.008, 0.2, 50.0, 1024, 2, 96, {
+        "frequency": "manual: Tritech Gemini 720is Product Manual 0703-SOM-00002 §2.1, 720 kHz",
+        "horizontal_fov": "manual: Tritech 0703-SOM-00002 §2.1 scanning sector 120 deg (130 deg: the Gemini "
+                          "Narrow Beam Imager, §7.2)",
+        "vertical_fov": "manual: Tritech 0703-SOM-00002 §2.1 vertical beam width 20 deg",
+        "beam_width": "manual: Tritech 0703-SOM-00002 §2.1 angular resolution 1.0 deg acoustic",
+        "n_beams": "derived: 0.25 deg effective resolution (0703-SOM-00002 §2.1) over 120 deg ~ 480; 512 as the "
+                   "recalled Gemini datasheet",
+        "resolution": "estimate: Tritech Gemini 720i datasheet as recalled, 8 mm",
+        "min_range": "estimate: Tritech Gemini 720i datasheet as recalled, 0.2 m",
+        **_fls_window(50.0, 1024, 0.008, "estimate: a 50 m window inside the recalled 120 m maximum range")}),
+    "blueview_p900": _fls(900e3, 90.0, 20.0, 512, 1.0, 0.025, 0.2, 10.0, 400, 2, 96, {
+        "frequency": f"{_DAVE}: blueview_p900 900 kHz", "horizontal_fov": f"{_DAVE}: blueview_p900 90 deg",
+        "vertical_fov": "estimate: Teledyne BlueView P900-90 datasheet as recalled, 20 deg",
+        "n_beams": f"{_DAVE}: blueview_p900 512 beams",
+        "beam_width": "estimate: Teledyne BlueView P900-90 datasheet as recalled, 1 deg",
+        "resolution": "estimate: Teledyne BlueView P900-90 datasheet as recalled, 2.5 cm (DAVE's 29.9 kHz is its "
+                      "Gaussian b)",
+        "min_range": "estimate: 0.2 m, the peer preset's", "max_range": f"{_DAVE}: blueview_p900 10 m",
+        "range_bins": "derived: 9.8 m window / 2.5 cm resolution = 392, rounded to 400"},
+        source_level=_P900_LEVEL),
 }
+
+#: Imaging-sonar device presets: name -> (config values, summary of its sources).
+IMAGING_SONAR_DEVICE_PRESETS: PresetTable = _register("imaging_sonar", {
+    "aris1800_1800khz": (*_IMAGING["aris1800_1800khz"],
+                         "Sound Metrics ARIS Explorer 1800, 1.8 MHz identification mode: frequency, 96 beams, 0.7 m "
+                         "start, 14 us pulse (1.05 cm) and 1250 samples from Sound Metrics' SDK; fan and beam widths "
+                         "from its beam-width files; 14 deg, 15 m as the datasheet (recalled); source level chosen "
+                         "here (estimate). Field sources: FIELD_SOURCES['imaging_sonar']."),
+    "aris1800_1100khz": (*_IMAGING["aris1800_1100khz"],
+                         "Sound Metrics ARIS Explorer 1800, 1.1 MHz detection mode: frequency, 48 beams and a 24 us "
+                         "pulse (1.8 cm) from the SDK; 35 m as the datasheet (recalled); bins at the SDK's longest "
+                         "sample period; source level chosen here."),
+    "aris3000_3000khz": (*_IMAGING["aris3000_3000khz"],
+                         "Sound Metrics ARIS Explorer 3000, 3.0 MHz identification mode: frequency, 128 beams, 5 us "
+                         "pulse (3.75 mm) and 1250 samples from the SDK; 30 deg fan from its beam-width file; "
+                         "0.25 deg beams and 5 m as the datasheet (recalled); source level chosen here."),
+    "aris3000_1800khz": (*_IMAGING["aris3000_1800khz"],
+                         "Sound Metrics ARIS Explorer 3000, 1.8 MHz detection mode: frequency and 128 beams from the "
+                         "SDK; beam width scaled from the 3 MHz beam by the wavelength; 15 m as the datasheet "
+                         "(recalled); pulse, bins and source level chosen here."),
+    "oculus_m750d_750khz": (*_IMAGING["oculus_m750d_750khz"],
+                            "Blueprint Subsea Oculus M750d, 750 kHz mode: 130 x 20 deg (Oculus user manual), 512 "
+                            "beams, 1 deg, 4 mm, 120 m as the datasheet (recalled, no stored copy); 30 m window, "
+                            "bins and source level chosen here."),
+    "oculus_m750d_1200khz": (*_IMAGING["oculus_m750d_1200khz"],
+                             "Blueprint Subsea Oculus M750d, 1.2 MHz mode: 70 x 12 deg, 512 beams, 0.6 deg, 2.5 mm, "
+                             "40 m as the datasheet (recalled, no stored copy); 20 m window chosen here."),
+    "oculus_m1200d_1200khz": (*_IMAGING["oculus_m1200d_1200khz"],
+                              "Blueprint Subsea Oculus M1200d, 1.2 MHz mode: 130 x 20 deg (Oculus user manual), 512 "
+                              "beams, 0.6 deg, 2.5 mm, 30 m as the datasheet (recalled); 20 m window chosen here."),
+    "oculus_m1200d_2100khz": (*_IMAGING["oculus_m1200d_2100khz"],
+                              "Blueprint Subsea Oculus M1200d, 2.1 MHz mode: 60 deg and 256 beams from the DAVE "
+                              "model file; 12 deg, 0.4 deg, 2.5 mm (B = 300 kHz) and 10 m as the datasheet "
+                              "(recalled); source level chosen here."),
+    "gemini_720i": (*_IMAGING["gemini_720i"],
+                    "Tritech Gemini 720i: 720 kHz, 120 x 20 deg, 1 deg acoustic / 0.25 deg effective from the Gemini "
+                    "720is product manual 0703-SOM-00002 (no 720i datasheet stored); 512 beams, 8 mm, 0.2 m as the "
+                    "datasheet (recalled); 50 m window and source level chosen here."),
+    "blueview_p900": (*_IMAGING["blueview_p900"],
+                      "Teledyne BlueView P900-90: 900 kHz, 90 deg, 512 beams, 10 m and 220 dB from the DAVE model "
+                      "file; 20 deg, 1 deg and 2.5 cm (B = 30 kHz) as the P900-90 datasheet (recalled)."),
+})
 
 #: "oculus_m750d" is the M750d in its default (750 kHz) mode; the peer model of that fan is "oculus_m750d_peer".
 IMAGING_SONAR_DEVICE_PRESETS["oculus_m750d"] = (
     IMAGING_SONAR_DEVICE_PRESETS["oculus_m750d_750khz"][0],
     "The Oculus M750d in its 750 kHz mode: the same values and sources as oculus_m750d_750khz (Blueprint Subsea "
-    "Oculus M750d datasheet).")
+    "Oculus M750d datasheet, recalled).")
+FIELD_SOURCES["imaging_sonar"]["oculus_m750d"] = FIELD_SOURCES["imaging_sonar"]["oculus_m750d_750khz"]
 
 
 def _sidescan(frequency: float, along_track_beamwidth: float, vertical_beamwidth: float, depression: float,
               resolution: float, max_range: float, range_bins: int, across_track_rays: int,
-              source_level: float = 210.0) -> dict[str, Any]:
+              src: Sources) -> tuple[dict[str, Any], Sources]:
     bandwidth = SOUND_SPEED / (2.0 * resolution)
-    return dict(
+    level, level_source = _source_level_estimate(along_track_beamwidth, vertical_beamwidth)
+    values = dict(
         model="device", along_track_beamwidth=along_track_beamwidth, vertical_beamwidth=vertical_beamwidth,
         depression=depression, min_range=0.5, max_range=max_range, range_bins=range_bins, along_track_rays=8,
         across_track_rays=across_track_rays, beam_pattern="gaussian", frequency=frequency,
-        bandwidth=round(bandwidth, 1), source_level=source_level, sound_speed=SOUND_SPEED,
+        bandwidth=round(bandwidth, 1), source_level=level, sound_speed=SOUND_SPEED,
         absorption_model="francois_garrison", temperature=10.0, salinity=35.0, depth=10.0, ph=8.0, psf_extent=PSF_EXTENT,
         noise_level=round(receiver_noise_level(frequency, bandwidth, along_track_beamwidth, vertical_beamwidth), 1),
         volume_scattering=-80.0, tvg="30log", normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0,
         display="db", db_range=50.0,
     )
+    sources = {**_COMMON, **_resolution_sources(src.pop("resolution")), "source_level": level_source,
+               "min_range": "estimate: 0.5 m, inside the towfish's blanking",
+               "along_track_rays": "simulation: rays across the horizontal beam",
+               "across_track_rays": "simulation: rays over the vertical fan",
+               "beam_pattern": "estimate: gaussian vertical pattern (the fan's shape is unpublished)",
+               "db_range": "estimate: 50 dB display window", **src}
+    return values, sources
 
 
-#: Side-scan device presets: name -> (config values, source). Common choices as for the imaging sonars (module
+_EDGETECH = "estimate: EdgeTech 4125 datasheet as recalled (no stored copy; the stored 4125 manual has no specs)"
+
+#: Side-scan device presets: name -> (config values, summary). Common choices as for the imaging sonars (module
 #: docstring); the fan keeps the peer preset's widening to nadir so the first return gives the altitude.
-SIDESCAN_DEVICE_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
-    "edgetech_4125_900khz": (
-        _sidescan(900e3, 0.28, 80.0, 50.0, 0.015, 75.0, 4096, 4096, source_level=220.0),
-        "EdgeTech 4125 datasheet as recalled here (900 kHz channel: 0.28 deg horizontal beam, 75 m range per "
-        "side, across-track resolution 1.5 cm -> B = 50 kHz); check before relying on it. Fan widened to "
-        "depressions 10-90 deg with a gaussian pattern, 4096 range bins (1.8 cm), 8 x 4096 rays per side and a 220 dB source "
-        "level chosen here."),
-}
+SIDESCAN_DEVICE_PRESETS: PresetTable = _register("sidescan", {
+    "edgetech_4125_900khz": (*_sidescan(900e3, 0.28, 80.0, 50.0, 0.015, 75.0, 4096, 4096, {
+        "frequency": f"{_EDGETECH}: 900 kHz channel (400/900 kHz towfish)",
+        "along_track_beamwidth": f"{_EDGETECH}: 0.28 deg horizontal beam at 900 kHz",
+        "vertical_beamwidth": "simulation: the recalled 50 deg vertical beam widened to depressions 10-90 deg so "
+                              "the first return gives the altitude (a real fish sees nadir through its side lobes)",
+        "depression": "simulation: centre of the widened 10-90 deg fan",
+        "resolution": f"{_EDGETECH}: 1.5 cm across-track resolution at 900 kHz",
+        "max_range": f"{_EDGETECH}: 75 m per side at 900 kHz",
+        "range_bins": "derived: 74.5 m / 4096 = 1.8 cm, about the 1.5 cm resolution"}),
+        "EdgeTech 4125, 900 kHz channel: 0.28 deg beam, 75 m per side, 1.5 cm resolution (B = 50 kHz) as the "
+        "datasheet (recalled; no stored copy holds it): check before relying on it. Fan widened to nadir, bins, "
+        "rays and source level (30 W into the 0.28 x 80 deg fan) chosen here."),
+})
 
 
-#: Single-beam device presets: name -> (config values, source).
-SINGLEBEAM_DEVICE_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
+_PA500 = "estimate: Tritech PA500 altimeter datasheet as recalled (no stored copy)"
+_PA500_LEVEL = _source_level_estimate(6.0, 6.0)
+
+#: Single-beam device presets: name -> (config values, summary).
+SINGLEBEAM_DEVICE_PRESETS: PresetTable = _register("singlebeam", {
     "tritech_pa500": (
         dict(model="device", opening_angle=6.0, cone_rings=16, rays_per_ring=64, min_range=0.1, max_range=50.0,
-             range_bins=2495, frequency=500e3, bandwidth=37500.0, source_level=210.0, sound_speed=SOUND_SPEED,
-             absorption_model="francois_garrison", temperature=10.0, salinity=35.0, depth=10.0, ph=8.0,
-             psf_extent=PSF_EXTENT, noise_level=round(receiver_noise_level(500e3, 37500.0, 6.0, 6.0), 1),
-             volume_scattering=-80.0,
+             range_bins=2495, frequency=500e3, bandwidth=37500.0, source_level=_PA500_LEVEL[0],
+             sound_speed=SOUND_SPEED, absorption_model="francois_garrison", temperature=10.0, salinity=35.0,
+             depth=10.0, ph=8.0, psf_extent=PSF_EXTENT,
+             noise_level=round(receiver_noise_level(500e3, 37500.0, 6.0, 6.0), 1), volume_scattering=-80.0,
              tvg="30log", normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0, range_noise=0.0),
-        "Tritech PA500 altimeter datasheet as recalled here (500 kHz, 6 deg conical beam, 0.1-50 m); check before "
-        "relying on it. Range resolution 2 cm (B = 37.5 kHz), 2 cm bins, rays, a 210 dB source level and the "
-        "receiver noise (thermal floor, module docstring) chosen here."),
-}
+        {**_COMMON, **_resolution_sources("estimate: 2 cm, a 27 us CW pulse (c tau / 2) for a 50 m altimeter"),
+         "source_level": _PA500_LEVEL[1], "frequency": f"{_PA500}: 500 kHz",
+         "opening_angle": f"{_PA500}: 6 deg conical beam", "min_range": f"{_PA500}: 0.1 m",
+         "max_range": f"{_PA500}: 50 m", "range_bins": "derived: 49.9 m / 2 cm resolution = 2495",
+         "cone_rings": "simulation: rings of rays over the cone", "rays_per_ring": "simulation: rays per ring"},
+        "Tritech PA500 altimeter: 500 kHz, 6 deg cone, 0.1-50 m as the datasheet (recalled; no stored copy): check "
+        "before relying on it. Range resolution 2 cm (B = 37.5 kHz), 2 cm bins, rays, source level (30 W into the "
+        "6 deg cone) and the receiver noise (thermal floor, module docstring) chosen here."),
+})
 
 
 def _swath(frequency: float, swath_width: float, along_track_beamwidth: float, n_beams: int, beam_width: float,
            resolution: float, max_range: float, range_bins: int, across_rays_per_beam: int,
-           source_level: float) -> dict[str, Any]:
+           src: Sources) -> tuple[dict[str, Any], Sources]:
     bandwidth = SOUND_SPEED / (2.0 * resolution)
-    return dict(
+    level, level_source = _source_level_estimate(along_track_beamwidth, swath_width)
+    values = dict(
         model="device", swath_width=swath_width, along_track_beamwidth=along_track_beamwidth, n_beams=n_beams,
         beam_width=beam_width, across_rays_per_beam=across_rays_per_beam, along_track_rays=4, min_range=0.5,
         max_range=max_range, range_bins=range_bins, frequency=frequency, bandwidth=round(bandwidth, 1),
-        source_level=source_level, sound_speed=SOUND_SPEED, absorption_model="francois_garrison", temperature=10.0,
+        source_level=level, sound_speed=SOUND_SPEED, absorption_model="francois_garrison", temperature=10.0,
         salinity=35.0, depth=10.0, ph=8.0, psf_extent=PSF_EXTENT,
         noise_level=round(receiver_noise_level(frequency, bandwidth, beam_width, along_track_beamwidth), 1),
         volume_scattering=-80.0, tvg="30log", normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0,
         range_noise=0.0, angle_noise=0.0, image=True,
     )
+    sources = {**_COMMON, **_resolution_sources(src.pop("resolution")), "source_level": level_source,
+               "min_range": "estimate: 0.5 m, inside the transducer's near-field blanking",
+               "across_rays_per_beam": "simulation: rays across each receive beam",
+               "along_track_rays": "simulation: rays across the transmit beam",
+               "image": "simulation: the water-column image is kept", **src}
+    return values, sources
 
 
-#: Swath (multibeam bathymetry) device presets of the profiling sonar: name -> (config values, source).
-PROFILING_DEVICE_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
-    "em2040_600khz": (
-        _swath(600e3, 68.8, 0.4, 172, 0.4, 0.02, 115.0, 5725, 6, 210.0),
-        "Kongsberg EM 2040-04 at 600 kHz as the peer preset em2040_600khz_peer (unity-ros-underwater-simulator-2021.txt "
-        "§V coverage table: 68.8 deg swath, 115 m slant range; 0.4 deg beams); range resolution 2 cm, 2 cm bins, "
-        "rays and a 210 dB source level chosen here (the datasheet is not in shared/seeds)."),
-    "em2040_700khz": (
-        _swath(700e3, 27.6, 0.4, 69, 0.4, 0.02, 56.6, 2830, 6, 210.0),
-        "Kongsberg EM 2040-04 at 700 kHz as the peer preset em2040_700khz_peer (unity-ros-underwater-simulator-2021.txt "
-        "§V coverage table: 27.6 deg swath, 56.6 m slant range; 0.4 deg beams); range resolution 2 cm, 2 cm bins, "
-        "rays and a 210 dB source level chosen here (the datasheet is not in shared/seeds)."),
-    "norbit_wbms_400khz": (
-        _swath(400e3, 140.0, 1.9, 256, 0.9, 0.01, 60.0, 2048, 4, 210.0),
-        "Norbit WBMS datasheet as recalled here (400 kHz, 0.9 x 1.9 deg beams, 256 beams, up to 210 deg swath, "
-        "80 kHz chirp bandwidth: ~1 cm resolution); check before relying on it. 140 deg swath, 0.5-60 m window, "
-        "2048 bins, rays and a 210 dB source level chosen here."),
-}
+_UNITY = "paper: unity-ros-underwater-simulator-2021.txt §V, EM 2040-04 coverage table"
+_EM2040 = "estimate: Kongsberg EM 2040 MKII datasheet as recalled (cited by the paper, no stored copy)"
+_NORBIT_MANUAL = "manual: NORBIT WBMS / iWBMS User Manual 10.4.3 (firmware 5.2.1, April 2020)"
+_NORBIT = "estimate: NORBIT WBMS datasheet as recalled (no stored copy)"
+
+#: Swath (multibeam bathymetry) device presets of the profiling sonar: name -> (config values, summary).
+PROFILING_DEVICE_PRESETS: PresetTable = _register("profiling", {
+    "em2040_600khz": (*_swath(600e3, 68.8, 0.4, 172, 0.4, 0.02, 115.0, 5725, 6, {
+        "frequency": f"{_UNITY}: 600 kHz", "swath_width": f"{_UNITY}: 68.8 deg as the peer preset (130 m coverage "
+                                                          f"at 95 m depth)",
+        "max_range": f"{_UNITY}: 115 m slant range as the peer preset", "n_beams": "derived: 68.8 deg / 0.4 deg",
+        "along_track_beamwidth": f"{_EM2040}: EM 2040-04, 0.4 deg transmit", "beam_width": f"{_EM2040}: 0.4 deg",
+        "resolution": "estimate: 2 cm, an EM 2040 short CW pulse (~27 us); unpublished in the stored copies",
+        "range_bins": "derived: 114.5 m / 2 cm resolution = 5725"}),
+        "Kongsberg EM 2040-04 at 600 kHz as the peer preset em2040_600khz_peer (unity-ros-underwater-simulator-2021 "
+        "§V coverage table: 68.8 deg swath, 115 m slant range); 0.4 deg beams as the EM 2040 MKII datasheet "
+        "(recalled); range resolution 2 cm, 2 cm bins, rays and source level chosen here."),
+    "em2040_700khz": (*_swath(700e3, 27.6, 0.4, 69, 0.4, 0.02, 56.6, 2830, 6, {
+        "frequency": f"{_UNITY}: 700 kHz", "swath_width": f"{_UNITY}: 27.6 deg as the peer preset (27 m coverage "
+                                                          f"at 55 m depth)",
+        "max_range": f"{_UNITY}: 56.6 m slant range as the peer preset", "n_beams": "derived: 27.6 deg / 0.4 deg",
+        "along_track_beamwidth": f"{_EM2040}: EM 2040-04, 0.4 deg transmit", "beam_width": f"{_EM2040}: 0.4 deg",
+        "resolution": "estimate: 2 cm, an EM 2040 short CW pulse (~27 us); unpublished in the stored copies",
+        "range_bins": "derived: 56.1 m / 2 cm resolution = 2805, rounded up to 2830"}),
+        "Kongsberg EM 2040-04 at 700 kHz as the peer preset em2040_700khz_peer (unity-ros-underwater-simulator-2021 "
+        "§V coverage table: 27.6 deg swath, 56.6 m slant range); 0.4 deg beams as the EM 2040 MKII datasheet "
+        "(recalled); range resolution 2 cm, 2 cm bins, rays and source level chosen here."),
+    # Bandwidth: the WBMS manual's 80 kHz FM sweep at every range (delta_r = c / 2B = 9.4 mm); bins at that
+    # resolution over 0.5-60 m.
+    "norbit_wbms_400khz": (*_swath(400e3, 140.0, 1.9, 256, 0.9, SOUND_SPEED / (2.0 * 80e3), 60.0, 6347, 4, {
+        "frequency": f"{_NORBIT_MANUAL} §4 Tx pulse settings: optimized for 400 kHz (200-700 kHz)",
+        "resolution": f"{_NORBIT_MANUAL} §5.1: 80 kHz bandwidth throughout the operational range",
+        "swath_width": "estimate: 140 deg, a survey setting inside the WBMS's selectable swath (the manual's roll "
+                       "stabilisation limits it to 160 deg)",
+        "along_track_beamwidth": f"{_NORBIT}: 1.9 deg transmit at 400 kHz",
+        "n_beams": f"{_NORBIT}: 256 beams", "beam_width": f"{_NORBIT}: 0.9 deg receive at 400 kHz",
+        "max_range": "estimate: a 60 m window (the manual: tested to 175 m with 80 kHz)",
+        "range_bins": "derived: 59.5 m / 9.375 mm resolution = 6347"}),
+        "Norbit WBMS at 400 kHz: frequency and the 80 kHz FM bandwidth (9.4 mm) from the NORBIT WBMS user manual "
+        "10.4.3 (2020); 0.9 x 1.9 deg and 256 beams as the datasheet (recalled); 140 deg swath, 0.5-60 m window, "
+        "bins, rays and source level chosen here."),
+})
 
 
 def _multibeam(frequency: float, fov: float, n_beams: int, beam_width: float, elevation_fov: float,
                resolution: float, min_range: float, max_range: float, rays_per_beam: int,
-               azimuth_rays_per_beam: int, source_level: float = 220.0) -> dict[str, Any]:
+               azimuth_rays_per_beam: int, src: Sources,
+               source_level: tuple[float, str] | None = None) -> tuple[dict[str, Any], Sources]:
     bandwidth = SOUND_SPEED / (2.0 * resolution)
     noise = round(receiver_noise_level(frequency, bandwidth, beam_width, elevation_fov), 1)
-    return dict(
+    level, level_source = source_level or _source_level_estimate(fov, elevation_fov)
+    values = dict(
         model="device", fov=fov, n_beams=n_beams, beam_width=beam_width, elevation_fov=elevation_fov,
         rays_per_beam=rays_per_beam, azimuth_rays_per_beam=azimuth_rays_per_beam, frequency=frequency,
         bandwidth=round(bandwidth, 1), sound_speed=SOUND_SPEED, min_range=min_range, max_range=max_range,
-        source_level=source_level, absorption_model="francois_garrison", temperature=10.0, salinity=35.0,
+        source_level=level, absorption_model="francois_garrison", temperature=10.0, salinity=35.0,
         depth=10.0, ph=8.0, beam_pattern=True, elevation_directivity=True,
         elevation_span=min(3.0 * elevation_fov, 179.0), psf_extent=PSF_EXTENT, noise_level=noise, volume_scattering=-80.0,
         tvg="30log",
@@ -211,26 +486,117 @@ def _multibeam(frequency: float, fov: float, n_beams: int, beam_width: float, el
         # 60 dB window from the noise floor + 40 dB saturates hard targets at 10 m (measured on the wreck)
         tvg_gain=0.0, display="db", display_floor=noise + 40.0, dynamic_range=80.0, colormap="amber",
     )
+    sources = {**_COMMON, **_resolution_sources(src.pop("resolution")), "source_level": level_source,
+               "rays_per_beam": "simulation: rays in elevation per beam",
+               "azimuth_rays_per_beam": "simulation: rays across each beam",
+               "beam_pattern": "estimate: uniform line-array receive pattern (taper unpublished)",
+               "elevation_directivity": "estimate: uniform vertical aperture of the vertical beam width",
+               "dynamic_range": "estimate: 80 dB display window (a ping sums many scatterers per sample)", **src}
+    return values, sources
 
 
-#: Multibeam device presets (model "device"): name -> (config values, source). Common choices as for the imaging
+_P900 = "estimate: Teledyne BlueView P900-90 datasheet as recalled (no stored copy)"
+_F50 = "estimate: Teledyne Reson SeaBat F50 datasheet not in reach"
+
+#: Multibeam device presets (model "device"): name -> (config values, summary). Common choices as for the imaging
 #: sonars (module docstring); bandwidth is the -3 dB bandwidth B = c / (2 delta_r) of the datasheet range
 #: resolution delta_r (the peers' DAVE files give the Gaussian's b instead: ``<name>_peer`` presets), sampled at
 #: 2 B; rays over 3x the vertical beam so its side lobes see geometry.
-MULTIBEAM_DEVICE_PRESETS: dict[str, tuple[dict[str, Any], str]] = {
-    "blueview_p900": (
-        _multibeam(900e3, 90.0, 512, 1.0, 20.0, 0.025, 0.2, 10.0, 96, 2),
-        "Teledyne BlueView P900-90 datasheet: 900 kHz, 90 x 20 deg, 512 beams, 1 deg beam width, range resolution "
-        "2.5 cm (B = 30 kHz); 10 m window and 220 dB source level from the DAVE model file (docs/PHYSICS.md §2); "
+MULTIBEAM_DEVICE_PRESETS: PresetTable = _register("multibeam", {
+    "blueview_p900": (*_multibeam(900e3, 90.0, 512, 1.0, 20.0, 0.025, 0.2, 10.0, 96, 2, {
+        "frequency": f"{_DAVE}: blueview_p900 900 kHz", "fov": f"{_DAVE}: blueview_p900 90 deg",
+        "n_beams": f"{_DAVE}: blueview_p900 512 beams", "beam_width": f"{_P900}: 1 deg",
+        "elevation_fov": f"{_P900}: 20 deg", "resolution": f"{_P900}: 2.5 cm",
+        "min_range": "estimate: 0.2 m, the peer preset's", "max_range": f"{_DAVE}: blueview_p900 10 m"},
+        source_level=_P900_LEVEL),
+        "Teledyne BlueView P900-90: 900 kHz, 90 deg, 512 beams, 10 m window and 220 dB from the DAVE model file "
+        "(docs/PHYSICS.md §2); 20 deg, 1 deg beams and 2.5 cm (B = 30 kHz) as the P900-90 datasheet (recalled); "
         "rays chosen here."),
-    "oculus_m1200d": (
-        _multibeam(2.1e6, 60.0, 256, 0.4, 12.0, 0.0025, 0.1, 10.0, 64, 2),
-        "Blueprint Subsea Oculus M1200d datasheet, 2.1 MHz mode: 60 x 12 deg, 0.4 deg angular resolution, range "
-        "resolution 2.5 mm (B = 300 kHz), 10 m maximum range; 256 beams from the DAVE model file; source level "
-        "220 dB (DAVE's one value) and rays chosen here."),
-    "seabat_f50": (
-        _multibeam(400e3, 140.0, 256, 1.0, 20.0, 0.0125, 0.5, 50.0, 64, 2),
+    "oculus_m1200d": (*_multibeam(2.1e6, 60.0, 256, 0.4, 12.0, 0.0025, 0.1, 10.0, 64, 2, {
+        "frequency": f"{_OCULUS}: M1200d 2.1 MHz mode", "fov": f"{_DAVE}: oculus_m1200d 60 deg",
+        "n_beams": f"{_DAVE}: oculus_m1200d 256 beams", "beam_width": f"{_OCULUS}: 0.4 deg angular resolution",
+        "elevation_fov": f"{_OCULUS}: 12 deg", "resolution": f"{_OCULUS}: 2.5 mm",
+        "min_range": f"{_OCULUS}: 0.1 m", "max_range": f"{_OCULUS}: 10 m maximum range at 2.1 MHz"}),
+        "Blueprint Subsea Oculus M1200d, 2.1 MHz mode: 60 deg and 256 beams from the DAVE model file; 12 deg, "
+        "0.4 deg, 2.5 mm (B = 300 kHz) and 10 m as the datasheet (recalled); source level (30 W into the "
+        "60 x 12 deg fan, as the imaging preset of this mode) and rays chosen here."),
+    "seabat_f50": (*_multibeam(400e3, 140.0, 256, 1.0, 20.0, 0.0125, 0.5, 50.0, 64, 2, {
+        "frequency": f"{_DAVE}: seabat_f50 400 kHz",
+        "fov": "model file: nps_uw_sensors_gazebo models/seabat_f50/model.sdf, horizontal_fov 2.44346 rad = 140 deg",
+        "n_beams": "model file: nps_uw_sensors_gazebo models/seabat_f50/model.sdf, 256 beams",
+        "beam_width": f"{_F50}; 1 deg as the SeaBat 7125's 256 receive beams at 200 kHz (CSUMB Seafloor Mapping "
+                      f"Lab description)",
+        "elevation_fov": f"{_F50}; 20 deg, the forward-looking class (P900, Oculus)",
+        "resolution": f"{_F50}; 1.25 cm, a 17 us CW pulse",
+        "min_range": f"{_F50}; 0.5 m blanking",
+        "max_range": f"{_F50}; a 50 m window (the model file clips at 600 m)"}),
         "Teledyne SeaBat F50 at 400 kHz: 140 deg swath and 256 beams from the DAVE model file (docs/PHYSICS.md "
-        "§2); 1 x 20 deg beams and 50 m range our reading of the F50 datasheet; range resolution 1.25 cm "
-        "(B = 60 kHz), source level 220 dB and rays chosen here (estimates: check before relying on them)."),
-}
+        "§2); no datasheet in reach: 1 x 20 deg beams, 50 m, 1.25 cm (B = 60 kHz), source level and rays are "
+        "estimates (check before relying on them)."),
+})
+
+
+def _msis(frequency: float, hbw: float, vbw: float, step: float, resolution: float, max_range: float,
+          range_bins: int, min_range: float, src: Sources) -> tuple[dict[str, Any], Sources]:
+    bandwidth = SOUND_SPEED / (2.0 * resolution)
+    noise = round(receiver_noise_level(frequency, bandwidth, hbw, vbw), 1)
+    level, level_source = _source_level_estimate(hbw, vbw)
+    values = dict(
+        model="device", frequency=frequency, horizontal_beamwidth=hbw, vertical_beamwidth=vbw, step_angle=step,
+        min_range=min_range, max_range=max_range, range_bins=range_bins, bandwidth=round(bandwidth, 1),
+        source_level=level, sound_speed=SOUND_SPEED, absorption_model="francois_garrison", temperature=10.0,
+        salinity=35.0, depth=10.0, ph=8.0, noise_level=noise, psf_extent=PSF_EXTENT, volume_scattering=-80.0,
+        tvg="30log", tvg_gain=0.0, display_floor=noise + 40.0, dynamic_range=60.0,
+    )
+    sources = {**_COMMON, **_resolution_sources(src.pop("resolution")), "source_level": level_source, **src}
+    return values, sources
+
+
+_PING360_SW = "manufacturer software: Blue Robotics ping-python / ping-viewer Ping360 code"
+_PING360_FORUM = "manual: Blue Robotics staff on discuss.bluerobotics.com, 'Understanding the Ping 360 specifications'"
+_PING360 = "estimate: Blue Robotics Ping360 technical details as recalled (no stored copy)"
+_TRITECH_DST = "estimate: Tritech product information as recalled (no stored datasheet)"
+#: Ping360 transmit duration at a 20 m range (s): 8000 R / c microseconds (Blue Robotics' firmware rule).
+_PING360_PULSE = 8000.0 * 20.0 / SOUND_SPEED * 1e-6
+
+#: Mechanically scanned imaging sonar presets (MsisConfig): name -> (config values, summary).
+MSIS_DEVICE_PRESETS: PresetTable = _register("msis", {
+    # Ping360 pulse: the firmware rule in Blue Robotics' code, tau = 8000 R / c us = 107 us at 20 m
+    # (c tau / 2 = 8 cm, B = 1 / tau = 9.4 kHz); 1200 samples, the firmware maximum.
+    "ping360": (*_msis(750e3, 2.0, 25.0, 0.9, SOUND_SPEED * _PING360_PULSE / 2.0, 20.0, 1200, 0.75, {
+        "frequency": f"{_PING360}: 750 kHz ({_PING360_SW}: 500-1000 kHz, practical 650-850 kHz)",
+        "horizontal_beamwidth": f"{_PING360_FORUM}: 2 deg horizontal beam",
+        "vertical_beamwidth": f"{_PING360}: 25 deg vertical beam",
+        "step_angle": f"{_PING360_FORUM}: 0.9 deg mechanical resolution (1 gradian)",
+        "resolution": f"{_PING360_SW}: transmit duration 8000 R / c us 'per firmware engineer' = 107 us at 20 m",
+        "max_range": "estimate: a 20 m window inside the 50 m maximum (Blue Robotics forum, as above)",
+        "range_bins": f"{_PING360_SW}: _firmwareMaxNumberOfPoints = 1200 samples per ping",
+        "min_range": f"{_PING360}: 0.75 m"}),
+        "Blue Robotics Ping360: 2 deg beam, 0.9 deg steps, 50 m maximum (Blue Robotics forum); pulse (107 us at "
+        "20 m: 8 cm) and 1200 samples from Blue Robotics' Ping360 code; 750 kHz, 25 deg, 0.75 m as the technical "
+        "details (recalled, no stored datasheet); 20 m window and source level chosen here."),
+    # Tritech Micron DST: CHIRP 650-750 kHz -> 100 kHz, 7.5 mm.
+    "tritech_micron": (*_msis(700e3, 3.0, 35.0, 1.8, 0.0075, 30.0, 4000, 0.3, {
+        "frequency": f"{_TRITECH_DST}: Micron CHIRP about 700 kHz (650-750 kHz sweep)",
+        "horizontal_beamwidth": f"{_TRITECH_DST}: 3 deg", "vertical_beamwidth": f"{_TRITECH_DST}: 35 deg",
+        "step_angle": f"{_TRITECH_DST}: steps 0.45 / 0.9 / 1.8 / 3.6 deg (1.8 chosen)",
+        "resolution": "estimate: the recalled 650-750 kHz CHIRP (100 kHz) gives c / 2B = 7.5 mm (Tritech Micron "
+                      "Echosounder manual 0650-SOM-00001 issue 02 App. A: CHIRP resolution follows the bandwidth)",
+        "max_range": "estimate: a 30 m window inside the recalled 75 m",
+        "range_bins": "derived: 29.7 m / 7.5 mm resolution = 3960, rounded to 4000",
+        "min_range": f"{_TRITECH_DST}: 0.3 m"}),
+        "Tritech Micron (DST): CHIRP about 700 kHz, 3 x 35 deg, 0.3-75 m, 0.45-3.6 deg steps as the product "
+        "information (recalled; check before relying on it; the stored Micron echosounder manual states only that "
+        "CHIRP resolution follows the bandwidth). 1.8 deg steps, a 30 m window, bins at the 7.5 mm resolution and "
+        "source level chosen here."),
+    "seaking": (*_msis(675e3, 1.0, 20.0, 0.9, 0.05, 50.0, 1000, 0.5, {
+        "frequency": f"{_TRITECH_DST}: SeaKing DST high-frequency channel 675 kHz (325 / 675 kHz head)",
+        "horizontal_beamwidth": f"{_TRITECH_DST}: 1 deg", "vertical_beamwidth": f"{_TRITECH_DST}: 20 deg",
+        "step_angle": f"{_TRITECH_DST}: 0.9 deg step", "resolution": "estimate: 5 cm, a 67 us CW pulse",
+        "max_range": "estimate: a 50 m window inside the recalled 100 m",
+        "range_bins": "derived: 49.5 m / 5 cm resolution = 990, rounded to 1000",
+        "min_range": "estimate: 0.5 m blanking"}),
+        "Tritech SeaKing (DST, dual frequency), 675 kHz channel: 1 x 20 deg, up to 100 m as the product information "
+        "(recalled; check before relying on it). 0.9 deg steps, a 50 m window in 1000 bins, 5 cm range resolution "
+        "(B = 15 kHz) and source level chosen here."),
+})
