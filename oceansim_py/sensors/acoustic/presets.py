@@ -21,7 +21,8 @@ Common choices of all device presets:
   in the pulse bandwidth, less the receive array's directivity index DI = 10 log10(4 pi / (theta_h theta_v)),
   plus 6 dB for electronics: :func:`receiver_noise_level`;
 - bandwidth B = c / (2 delta_r) from the range resolution delta_r (for a CW pulse of length tau, delta_r = c tau / 2,
-  B = 1 / tau); range bins of about the range resolution over the window (the device's sample spacing where known);
+  B = 1 / tau); range bins of about the range resolution over the window (the device's sample spacing where known;
+  the Oculus and Gemini presets keep 1024 bins, coarser than their millimetre resolution, for memory);
 - source levels are published for none of these sonars: :func:`estimated_source_level` gives SL = 10 log10(rho c P /
   (4 pi (1 m)^2 (1 uPa)^2)) + DI_tx for a peak acoustic power P = 30 W (:data:`ASSUMED_ACOUSTIC_POWER`) radiated
   into the transmit fan (Urick, Principles of Underwater Sound, 3rd ed. 1983, ch. 4), so a device's level follows
