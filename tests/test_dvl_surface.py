@@ -102,3 +102,26 @@ def test_bad_tracking_mode_is_refused_naming_the_field() -> None:
         DVLConfig(tracking="ice")
     with pytest.raises(ConfigError, match="tracking"):
         DVLConfig.from_dict({"tracking": "up"}, source="rig.yaml")
+
+
+def test_surface_velocity_is_the_rate_of_change_of_the_surface() -> None:
+    from oceansim_py.scene.sea_surface import SeaSurface
+
+    xy = np.array([[3.0, -1.0], [17.5, 4.0]])
+    t, dt = 1.3, 1e-4
+    for steepness in (0.0, 1.0):
+        sea = SeaStateConfig(spectrum="bretschneider", significant_wave_height=1.0, peak_period=8.0,
+                             spreading="none", n_frequencies=1, steepness=steepness)
+        s = SeaSurface(sea, size=40.0, resolution=1.0)
+        u = s.surface_velocity(xy, t)
+        if steepness == 0.0:   # linear waves: the vertical part is d eta / dt at the point (central difference)
+            rise = (s.elevation(xy, t + dt) - s.elevation(xy, t - dt)) / (2 * dt)
+            np.testing.assert_allclose(u[:, 2], rise, atol=1e-6)
+        # one component: |u| = A omega (deep water), along the wave (+x) and up
+        comp = s.components
+        np.testing.assert_allclose(np.linalg.norm(u, axis=1), comp.amplitude[0] * comp.omega[0], rtol=1e-9)
+        assert np.all(u[:, 1] == 0.0)
+        if steepness == 1.0:   # trochoidal waves: exactly the velocity of the surface point that moves there
+            rest = s.rest_points(xy, t)
+            moved = (s.displace(rest, t + dt) - s.displace(rest, t - dt)) / (2 * dt)
+            np.testing.assert_allclose(u, moved, atol=1e-6)

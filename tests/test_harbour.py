@@ -120,3 +120,32 @@ def test_flat_and_explicit_sea_states_override_the_default(tmp_path):
                                                                        'string sea_surface_size = "big"'))
     with pytest.raises(SceneError, match="sea_surface_size"):
         load_scene(bad, device="cpu")
+
+
+def test_gallery_passes_multipath_bounces_only_to_configs_that_have_the_field():
+    import dataclasses
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root / "tools"))
+    spec = importlib.util.spec_from_file_location("harbour_gallery", root / "tools" / "harbour_gallery.py")
+    gallery = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gallery)
+
+    @dataclasses.dataclass(frozen=True)
+    class WithField:
+        multipath_bounces: int = 0
+
+    @dataclasses.dataclass(frozen=True)
+    class WithoutField:
+        max_range: float = 10.0
+
+    assert gallery.multipath_args(WithField, 2) == ["--set", "multipath_bounces=2"]
+    assert gallery.multipath_args(WithoutField, 2) == []
+    assert gallery.multipath_args(WithField, None) == [] and gallery.multipath_args(None, 1) == []
+    # every view renders in the harbour from under the water
+    for kind, _config, args, _png in gallery.VIEWS.values():
+        pose = [float(v) for v in args[args.index("--pose") + 1].split(",")]
+        assert pose[2] < 0.0, kind
