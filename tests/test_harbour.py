@@ -149,3 +149,24 @@ def test_gallery_passes_multipath_bounces_only_to_configs_that_have_the_field():
     for kind, _config, args, _png in gallery.VIEWS.values():
         pose = [float(v) for v in args[args.index("--pose") + 1].split(",")]
         assert pose[2] < 0.0, kind
+
+
+def test_a_rig_may_ask_for_the_flat_surface(tmp_path):
+    import yaml
+
+    from oceansim_py.dataset.rig import load_rig
+    from oceansim_py.errors import ConfigError
+
+    base = {"name": "h", "scene": "harbour", "frames": 2, "tick_rate_hz": 1.0,
+            "trajectory": {"type": "transect", "start": [20.0, -12.0, -3.0], "end": [20.0, 0.0, -3.0], "speed": 1.0},
+            "sensors": [{"name": "dvl", "type": "dvl", "rate_hz": 1.0}]}
+    path = tmp_path / "rig.yaml"
+    path.write_text(yaml.safe_dump(base))
+    assert load_rig(path).scene_options() == {}                    # the scene's own sea: the harbour's wind sea
+    path.write_text(yaml.safe_dump({**base, "sea_state": "flat"}))
+    options = load_rig(path).scene_options()
+    assert options == {"sea_state": "flat"}
+    assert load_scene("harbour", device="cpu", **options).sea_surface is None
+    path.write_text(yaml.safe_dump({**base, "sea_state": "flat", "sea_surface_size": 50.0}))
+    with pytest.raises(ConfigError, match="sea_surface_size"):
+        load_rig(path)

@@ -9,7 +9,7 @@ from oceansim_py.errors import ConfigError, SceneError
 from oceansim_py.scene.graph import Node, RaycastResult, Scene, TriangleMesh
 from oceansim_py.scene.materials import Material, MaterialTable
 from oceansim_py.scene.meshes import MESH_SUFFIXES, read_mesh_file
-from oceansim_py.scene.sea_surface import SeaStateConfig, check_patch, sea_state_config
+from oceansim_py.scene.sea_surface import FLAT_SEA, SeaStateConfig, check_patch, sea_state_config
 
 SDF_SUFFIXES = {".sdf", ".world"}
 COLLADA_SUFFIXES = {".dae"}
@@ -94,10 +94,6 @@ def load_scene(path: str | Path, device: Any = None, materials: MaterialTable | 
         scene.add_sea_surface(sea, size=size, resolution=resolution,
                               material=table["sea_surface"] if "sea_surface" in table else None)
     return scene
-
-
-#: ``load_scene(..., sea_state=FLAT_SEA)``: no moving sea surface, even where the scene declares one.
-FLAT_SEA = "flat"
 
 
 def _patch_value(scene: Scene, key: str, given: float | None, default: float) -> float:

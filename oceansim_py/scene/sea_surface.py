@@ -71,6 +71,9 @@ _GRID_SPAN = (0.3, 8.0)
 SPECTRA = ("pierson_moskowitz", "bretschneider", "jonswap")
 SPREADINGS = ("mitsuyasu", "cos2s", "none")
 
+#: ``sea_state`` value meaning no moving surface, even where the scene declares one (``load_scene``, rigs).
+FLAT_SEA = "flat"
+
 
 @dataclasses.dataclass(frozen=True)
 class SeaStateConfig(ConfigBase):
@@ -486,6 +489,6 @@ def sea_state_config(value: Any, where: str = "sea_state") -> SeaStateConfig:
                       f"({sorted(SeaStateConfig.PRESETS)}), got {type(value).__name__}")
 
 
-__all__ = ["GRAVITY", "SeaStateConfig", "SeaSurface", "WaveComponents", "check_patch", "sample_components",
+__all__ = ["FLAT_SEA", "GRAVITY", "SeaStateConfig", "SeaSurface", "WaveComponents", "check_patch", "sample_components",
            "sea_state_config",
            "spreading_normalisation", "wavenumber"]

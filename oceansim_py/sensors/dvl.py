@@ -214,7 +214,8 @@ class DVLResult:
     beam_range: (B * 4,) float32 slant ranges (m), NaN for invalid beams. beam_velocity: (B * 4,) float32 beam
     velocities ``d_k · v`` (m/s; ``d_k · (v - u_k)`` on a moving sea surface when surface tracking), NaN for
     invalid beams. beam_valid: (B * 4,) int32. altitude: (B,) float32 (m; the distance up to the surface when
-    surface tracking), NaN when no beam is valid. times: (B,) seconds when the poses came from a Trajectory, else ``None``.
+    surface tracking), NaN when no beam is valid. times: (B,) seconds when the poses came from a Trajectory, else
+    ``None``.
     With water-track (else ``None``): water_velocity: (B,) vec3 water-track velocity (relative to the water layer), sensor frame, m/s; NaN with
     fewer than 3 water-track beams. water_valid: (B,) int32. water_beam_velocity: (B * 4,) float32 (NaN invalid).
     """
