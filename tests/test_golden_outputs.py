@@ -145,7 +145,7 @@ GENERATE_HASHES: dict[str, str] = {
 #: b99b2a45542a4ca629e220124db33b3500f21c9bad4101a68d78040f62bbad94, and no data file changed. Then (issue 11):
 #: the device-named multibeam preset became the device model, so the run names its peer `blueview_p900_peer`
 #: (same values, same bytes), and the acoustic products' unit texts state the device model's units.
-MANIFEST_HASH = "3a2bd5d2caeac8eee313acf483807f858635596ef71d80135a726f8f6af740db"
+MANIFEST_HASH = "b0b239bc867f3ea5d67dc8a632f431a122a02c90af740163a8860108384fe74c"
 
 #: ``oceansim-py render TARGET`` arguments (tank scene, fixed pose, tiny sizes) -> file -> SHA-256
 RENDERS: dict[str, list[str]] = {

@@ -26,7 +26,7 @@ from oceansim_py.cli import main as cli_main  # noqa: E402 - after the path set-
 MAX_SIDE = 480
 
 
-def _fit(image: Image.Image, size: tuple[int, int] | None = None) -> Image.Image:
+def fit_image(image: Image.Image, size: tuple[int, int] | None = None) -> Image.Image:
     """``image`` resized to ``size`` (nearest for tall/flat waterfalls) or to fit MAX_SIDE."""
     if size is not None:
         return image.resize(size, Image.Resampling.BILINEAR)
@@ -53,13 +53,13 @@ def render_all(work: Path) -> dict[str, Image.Image]:
     side = Image.open(work / "sidescan" / "sidescan_waterfall.png")
     echogram = Image.open(work / "singlebeam" / "singlebeam_echogram.png").transpose(Image.Transpose.TRANSPOSE)
     return {
-        "sonar": _fit(Image.open(work / "sonar" / "sonar_fan.png")),
-        "multibeam": _fit(Image.open(work / "multibeam" / "multibeam_fan.png")),
-        "camera": _fit(Image.open(work / "camera" / "camera_rgb.png")),
-        "sidescan": _fit(side, (MAX_SIDE, min(MAX_SIDE, 2 * side.height))),
-        "profiling": _fit(_range_image(np.load(work / "profiling" / "profiling_range.npy")),
+        "sonar": fit_image(Image.open(work / "sonar" / "sonar_fan.png")),
+        "multibeam": fit_image(Image.open(work / "multibeam" / "multibeam_fan.png")),
+        "camera": fit_image(Image.open(work / "camera" / "camera_rgb.png")),
+        "sidescan": fit_image(side, (MAX_SIDE, min(MAX_SIDE, 2 * side.height))),
+        "profiling": fit_image(_range_image(np.load(work / "profiling" / "profiling_range.npy")),
                           (MAX_SIDE // 2, MAX_SIDE // 2)),
-        "singlebeam": _fit(echogram, (MAX_SIDE, MAX_SIDE // 2)),
+        "singlebeam": fit_image(echogram, (MAX_SIDE, MAX_SIDE // 2)),
     }
 
 

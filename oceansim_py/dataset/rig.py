@@ -11,7 +11,8 @@ A rig is YAML (see ``scenes/rigs/*.yaml``)::
     shard_size: 8                     # ticks per shard
     batch_size: 8                     # poses per render call
     trajectory: {type: lawnmower, altitude: 4.0, spacing: 6.0, speed: 1.0}
-    sea_state: {preset: moderate}     # optional moving sea surface (SeaStateConfig fields or a preset name)
+    sea_state: {preset: moderate}     # optional moving sea surface (SeaStateConfig fields or a preset name;
+                                      # flat: none, even where the scene declares one, as the harbour does)
     sea_surface_size: 200.0           # its square patch, m on a side (default 200)
     sea_surface_resolution: 1.0       # its grid spacing, m (default 1)
     sensors:
@@ -105,8 +106,12 @@ class Rig:
 
     def scene_options(self) -> dict[str, Any]:
         """Keyword arguments of ``load_scene`` for this rig's sea surface (none for a flat surface)."""
+        from oceansim_py.scene.sea_surface import FLAT_SEA
+
         if self.sea_surface is None:
             return {}
+        if self.sea_surface["sea_state"] == FLAT_SEA:
+            return {"sea_state": FLAT_SEA}
         return {"sea_state": dict(self.sea_surface["sea_state"]), "sea_surface_size": self.sea_surface["size"],
                 "sea_surface_resolution": self.sea_surface["resolution"]}
 
@@ -305,8 +310,9 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
 
 
 def _sea_surface(data: Mapping[str, Any], source: str) -> dict[str, Any] | None:
-    """The rig's ``sea_state`` / ``sea_surface_size`` / ``sea_surface_resolution``, validated (``None``: flat)."""
-    from oceansim_py.scene.sea_surface import check_patch, sea_state_config
+    """The rig's ``sea_state`` / ``sea_surface_size`` / ``sea_surface_resolution``, validated (``None``: the scene's
+    own, flat unless its stage declares a sea state; ``{"sea_state": "flat"}``: flat even then)."""
+    from oceansim_py.scene.sea_surface import FLAT_SEA, check_patch, sea_state_config
 
     if "sea_state" not in data:
         extra = sorted(k for k in ("sea_surface_size", "sea_surface_resolution") if k in data)
@@ -315,6 +321,11 @@ def _sea_surface(data: Mapping[str, Any], source: str) -> dict[str, Any] | None:
                               f"(e.g. {{preset: moderate}}) or remove it")
         return None
     raw = data["sea_state"]
+    if raw == FLAT_SEA:
+        if extra := sorted(k for k in ("sea_surface_size", "sea_surface_resolution") if k in data):
+            raise ConfigError(f"{_where(source, extra[0])}: applies to a moving sea surface, not sea_state: flat; "
+                              f"remove it")
+        return {"sea_state": FLAT_SEA}
     spec = {"preset": raw} if isinstance(raw, str) else raw
     sea_state_config(spec, _where(source, "sea_state"))
     size = _number(data.get("sea_surface_size", 200.0), _where(source, "sea_surface_size"))

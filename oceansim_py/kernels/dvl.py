@@ -1,5 +1,6 @@
 """DVL kernels: the Janus beams of a batch of poses (rays for the scene's ray-cast backend, then the beam
-ranges and velocities from the hits), then each sample's velocity.
+ranges and velocities from the hits, relative to the bottom or, surface tracking, to the sea surface), then each
+sample's velocity.
 
 Frames: poses are sensor-to-world ``wp.transform``; beam directions and velocities are in the sensor frame
 (FLU). Beam ``k`` of sample ``b`` is element ``b * 4 + k``. Noise: stream 0 = range, stream 1 = beam
@@ -33,23 +34,42 @@ def dvl_beam_rays_kernel(poses: wp.array(dtype=wp.transform), beam_dirs: wp.arra
 
 
 @wp.kernel
-def dvl_beams_kernel(directions: wp.array(dtype=wp.vec3), hit_distance: wp.array(dtype=wp.float32),
-                     hit_normal: wp.array(dtype=wp.vec3), hit_face: wp.array(dtype=wp.int32),
-                     hit_obj: wp.array(dtype=wp.int32), velocities: wp.array(dtype=wp.vec3),
-                     beam_dirs: wp.array(dtype=wp.vec3), min_range: float, range_sigma: float, velocity_sigma: float,
-                     noise: int, seed: int, frame0: int, sensor: int, beam_range: wp.array(dtype=wp.float32),
+def dvl_beams_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                     hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                     hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                     velocities: wp.array(dtype=wp.vec3), beam_dirs: wp.array(dtype=wp.vec3), min_range: float,
+                     max_range: float, surface_plane: int, surface_z: float, target_velocity: wp.array(dtype=wp.vec3),
+                     target_moving: int, range_sigma: float, velocity_sigma: float, noise: int, seed: int,
+                     frame0: int, sensor: int, beam_range: wp.array(dtype=wp.float32),
                      beam_velocity: wp.array(dtype=wp.float32), beam_valid: wp.array(dtype=wp.int32), start: int):
     """Element (sample b, beam k), from the beam's hit (cast up to max_range by the backend): a hit at or beyond
-    ``min_range`` is valid and gets the range (+ N(0, range_sigma)) and the beam velocity ``d_k . v``
-    (+ N(0, velocity_sigma)); else NaN and invalid."""
+    ``min_range`` is valid and gets the range (+ N(0, range_sigma)) and the beam velocity ``d_k . (v - u_i)``
+    (+ N(0, velocity_sigma)); else NaN and invalid.
+
+    ``surface_plane`` 1 (surface tracking without a sea-surface mesh): the flat surface z = ``surface_z`` (world,
+    m) is a target too, met by a rising beam from below at ``(surface_z - o_z) / dir_z`` when that is nearer than
+    the mesh hit and within ``max_range``. ``target_moving`` 1: ``u_i = target_velocity[i]``, the velocity of what
+    beam i hit (sensor frame, m/s: the sea surface's orbital velocity, zero for other geometry); else u_i = 0."""
     i = wp.tid() + start
     b = i // 4
     k = i - b * 4
     d = beam_dirs[k]
     h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, directions[i])
-    if h.hit == 1 and h.distance >= min_range:
-        r = h.distance
-        v = wp.dot(d, velocities[b])
+    hit = h.hit
+    r = h.distance
+    if surface_plane != 0:
+        rise = directions[i][2]
+        below = surface_z - origins[i][2]
+        if rise > 0.0 and below >= 0.0:
+            t = below / rise
+            if t <= max_range and (hit == 0 or t < r):
+                hit = 1
+                r = t
+    if hit == 1 and r >= min_range:
+        u = wp.vec3(0.0, 0.0, 0.0)
+        if target_moving != 0:
+            u = target_velocity[i]
+        v = wp.dot(d, velocities[b] - u)
         if noise != 0:
             sr = stream_state(seed, frame0 + b, sensor, RANGE_STREAM, k)
             sv = stream_state(seed, frame0 + b, sensor, VELOCITY_STREAM, k)
@@ -70,8 +90,8 @@ def dvl_solve_kernel(beam_dirs: wp.array(dtype=wp.vec3), beam_range: wp.array(dt
                      velocity: wp.array(dtype=wp.vec3), valid: wp.array(dtype=wp.int32),
                      altitude: wp.array(dtype=wp.float32), start: int):
     """Element b: least-squares velocity over the valid beams, ``(sum d d^T)^-1 sum d v_k`` (needs >= 3 beams,
-    else NaN and invalid), and the altitude: mean of ``r_k * (-d_k.z)`` (sensor-frame vertical) over the valid
-    beams (NaN when none is valid)."""
+    else NaN and invalid), and the altitude: mean of ``r_k * |d_k.z|`` (sensor-frame vertical distance to the
+    tracked bottom or surface) over the valid beams (NaN when none is valid)."""
     b = wp.tid() + start
     a = wp.mat33(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     rhs = wp.vec3(0.0, 0.0, 0.0)
@@ -83,7 +103,7 @@ def dvl_solve_kernel(beam_dirs: wp.array(dtype=wp.vec3), beam_range: wp.array(dt
             d = beam_dirs[k]
             a = a + wp.outer(d, d)
             rhs = rhs + d * beam_velocity[i]
-            alt = alt - beam_range[i] * d[2]
+            alt = alt + beam_range[i] * wp.abs(d[2])
             count = count + 1
     if count >= 3:
         velocity[b] = wp.inverse(a) * rhs

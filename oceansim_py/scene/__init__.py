@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from oceansim_py.errors import SceneError
+from oceansim_py.errors import ConfigError, SceneError
 from oceansim_py.scene.graph import Node, RaycastResult, Scene, TriangleMesh
 from oceansim_py.scene.materials import Material, MaterialTable
 from oceansim_py.scene.meshes import MESH_SUFFIXES, read_mesh_file
-from oceansim_py.scene.sea_surface import SeaStateConfig, check_patch, sea_state_config
+from oceansim_py.scene.sea_surface import FLAT_SEA, SeaStateConfig, check_patch, sea_state_config
 
 SDF_SUFFIXES = {".sdf", ".world"}
 COLLADA_SUFFIXES = {".dae"}
@@ -44,7 +44,8 @@ def resolve_scene_path(path: str | Path) -> Path:
 
 def load_scene(path: str | Path, device: Any = None, materials: MaterialTable | str | Path | None = None,
                missing_references: str = "error", raycast_backend: str | None = None, sea_state: Any = None,
-               sea_surface_size: float = 200.0, sea_surface_resolution: float = 1.0, **mesh_options: Any) -> Scene:
+               sea_surface_size: float | None = None, sea_surface_resolution: float | None = None,
+               **mesh_options: Any) -> Scene:
     """Load a scene from USD (.usd/.usda/.usdc/.usdz), a mesh file (.obj/.stl/.ply/.off/.glb/.gltf) or a built-in
     scene name, and build its BVH on ``device`` (``None``: cuda:0 if present, else cpu).
 
@@ -59,22 +60,50 @@ def load_scene(path: str | Path, device: Any = None, materials: MaterialTable | 
     ``sea_state``: a moving sea surface (a :class:`SeaStateConfig`, a mapping of its fields, optionally with
     ``preset``, or a preset name such as ``"moderate"``): a square patch ``sea_surface_size`` m on a side at
     ``sea_surface_resolution`` m spacing, centred on the scene, at the mean surface ``surface_z``, added with
-    :meth:`Scene.add_sea_surface` (material ``sea_surface`` of the table). ``None`` (default): the flat surface.
+    :meth:`Scene.add_sea_surface` (material ``sea_surface`` of the table). ``None`` (default): the scene's own sea
+    state when its stage declares one (``customLayerData`` ``oceansim.sea_state``, as the built-in ``harbour``
+    does), else the flat surface; ``"flat"``: the flat surface always. ``sea_surface_size`` /
+    ``sea_surface_resolution`` ``None``: the stage's ``oceansim.sea_surface_size`` / ``sea_surface_resolution``
+    when it declares them, else 200 m / 1 m.
     """
-    sea = None
-    if sea_state is not None:
-        sea = sea_state_config(sea_state, "load_scene: sea_state")
-        check_patch(sea_surface_size, sea_surface_resolution, "load_scene: sea_surface_size",
-                    "load_scene: sea_surface_resolution")
     if isinstance(materials, (str, Path)):
         table = MaterialTable.from_yaml(materials)
     else:
         table = materials if materials is not None else MaterialTable()
+    flat = isinstance(sea_state, str) and sea_state == FLAT_SEA
+    sea = None
+    if sea_state is not None and not flat:
+        sea = sea_state_config(sea_state, "load_scene: sea_state")
+        check_patch(200.0 if sea_surface_size is None else sea_surface_size,
+                    1.0 if sea_surface_resolution is None else sea_surface_resolution,
+                    "load_scene: sea_surface_size", "load_scene: sea_surface_resolution")
     scene = _load(path, device, table, missing_references, raycast_backend, mesh_options)
+    declared = scene.metadata.get("sea_state")
+    if sea is None and not flat and declared is not None:
+        where = f"{scene.source}: customLayerData oceansim.sea_state"
+        if not isinstance(declared, dict):
+            raise SceneError(f"{where}: must be a dictionary of SeaStateConfig fields, got {type(declared).__name__}")
+        try:
+            sea = sea_state_config(dict(declared), where)
+        except ConfigError as exc:
+            raise SceneError(f"{where}: {exc}") from None
     if sea is not None:
-        scene.add_sea_surface(sea, size=sea_surface_size, resolution=sea_surface_resolution,
+        size = _patch_value(scene, "sea_surface_size", sea_surface_size, 200.0)
+        resolution = _patch_value(scene, "sea_surface_resolution", sea_surface_resolution, 1.0)
+        check_patch(size, resolution, f"{scene.source}: sea_surface_size", f"{scene.source}: sea_surface_resolution")
+        scene.add_sea_surface(sea, size=size, resolution=resolution,
                               material=table["sea_surface"] if "sea_surface" in table else None)
     return scene
+
+
+def _patch_value(scene: Scene, key: str, given: float | None, default: float) -> float:
+    """A sea-patch dimension (m): the one given, else the stage's declared ``oceansim.<key>``, else ``default``."""
+    if given is not None:
+        return given
+    value = scene.metadata.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SceneError(f"{scene.source}: customLayerData oceansim.{key} must be a number of metres, got {value!r}")
+    return float(value)
 
 
 def _load(path: str | Path, device: Any, table: MaterialTable, missing_references: str,
@@ -118,5 +147,5 @@ def _load_gazebo(p: Path, suffix: str, device: Any, table: MaterialTable, option
                  raycast_backend=raycast_backend)
 
 
-__all__ = ["Material", "MaterialTable", "Node", "RaycastResult", "Scene", "SeaStateConfig", "TriangleMesh",
+__all__ = ["FLAT_SEA", "Material", "MaterialTable", "Node", "RaycastResult", "Scene", "SeaStateConfig", "TriangleMesh",
            "builtin_scene_names", "load_scene", "resolve_scene_path", "scenes_dir"]

@@ -1,4 +1,4 @@
-"""Builders for the built-in scenes in ``scenes/``: ``tank``, ``pier`` and ``wreck``.
+"""Builders for the built-in scenes in ``scenes/``: ``tank``, ``pier``, ``wreck`` and ``harbour``.
 
 Each builder returns the text of a ``.usda`` stage (Z up, metres). Geometry is made with numpy and written as
 USDA text directly (``scene/usd.py`` is the only module that imports pxr). The output is deterministic: noise
@@ -6,8 +6,10 @@ comes from an integer hash (no random-number generator whose stream could change
 every number is written with a fixed number of decimals, so ``--regenerate`` rewrites byte-identical files.
 
 Every stage carries, in its root layer's ``customLayerData``, a dictionary ``oceansim`` with a one-line
-``description``, a ``suggested_pose`` ``[px, py, pz, qx, qy, qz, qw]`` (FLU sensor frame, x = boresight) and
-the sea surface height ``surface_z`` (m). Prims carry ``oceansim:material`` (a built-in table name, inherited
+``description``, a ``suggested_pose`` ``[px, py, pz, qx, qy, qz, qw]`` (FLU sensor frame, x = boresight),
+the sea surface height ``surface_z`` (m) and, for a scene with waves by default (``harbour``), the
+``sea_state`` (SeaStateConfig fields) with its patch ``sea_surface_size`` / ``sea_surface_resolution`` (m) that
+``load_scene`` adds unless told otherwise. Prims carry ``oceansim:material`` (a built-in table name, inherited
 by their children), UsdSemantics class labels, some ``primvars:displayColor`` albedos and, for rocks, a bound
 UsdShade material ``/World/Looks/Rock`` whose name resolves to the table's ``rock``.
 
@@ -329,9 +331,25 @@ def mesh_prim(name: str, mesh: PolyMesh) -> Prim:
     return Prim("Mesh", name, props)
 
 
-def stage_text(root: Prim, description: str, suggested_pose: Sequence[float], surface_z: float = 0.0) -> str:
-    """The ``.usda`` text of a stage whose default prim is ``root``, with the ``oceansim`` layer metadata."""
+def _metadata_value(name: str, value: str | int | float | dict) -> list[str]:
+    """USDA lines (unindented) declaring one ``customLayerData`` entry: a string, int, double or a dictionary of
+    them."""
+    if isinstance(value, dict):
+        inner = [line for key, v in value.items() for line in _metadata_value(key, v)]
+        return [f"dictionary {name} = {{", *("    " + line for line in inner), "}"]
+    if isinstance(value, str):
+        return [f"string {name} = {_quote(value)}"]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [f"int {name} = {value}"]
+    return [f"double {name} = {fmt(float(value))}"]
+
+
+def stage_text(root: Prim, description: str, suggested_pose: Sequence[float], surface_z: float = 0.0,
+               extra: dict[str, str | int | float | dict] | None = None) -> str:
+    """The ``.usda`` text of a stage whose default prim is ``root``, with the ``oceansim`` layer metadata
+    (``extra``: further entries of that dictionary, e.g. the default ``sea_state``)."""
     pose = ", ".join(fmt(v) for v in suggested_pose)
+    extra_lines = [line for key, v in (extra or {}).items() for line in _metadata_value(key, v)]
     out = [
         "#usda 1.0",
         "(",
@@ -340,6 +358,7 @@ def stage_text(root: Prim, description: str, suggested_pose: Sequence[float], su
         f"            string description = {_quote(description)}",
         f"            double[] suggested_pose = [{pose}]",
         f"            double surface_z = {fmt(surface_z)}",
+        *("            " + line for line in extra_lines),
         "        }",
         "    }",
         f'    defaultPrim = "{root.name}"',
@@ -557,8 +576,100 @@ def build_wreck() -> str:
     return stage_text(world, description, look_at_pose(eye, target))
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Harbour geometry (metres). A quay runs along y with its face at x = 0, the harbour basin lies at x > 0.
+HARBOUR_QUAY_TOP_Z = 2.0               # quay deck 2 m above the mean surface
+HARBOUR_QUAY_BACK_X = -4.0             # the quay wall is a 4 m thick concrete block behind the face x = 0
+HARBOUR_QUAY_FOOT_Z = -5.0             # founded 1 m below the seafloor at the face
+HARBOUR_HALF_WIDTH = 30.0              # the basin (and quay) span y in [-30, 30]
+HARBOUR_OFFSHORE_X = 48.0              # the seafloor ends 48 m off the quay
+HARBOUR_DEPTH_AT_QUAY = 4.0            # seafloor 4 m deep at the quay face ...
+HARBOUR_DEPTH_OFFSHORE = 12.0          # ... sloping linearly to 12 m deep ...
+HARBOUR_SLOPE_END_X = 40.0             # ... 40 m off the quay (1:5), flat beyond
+HARBOUR_SAND_END_X = 16.0              # sand up to 16 m off the quay, mud beyond
+HARBOUR_RIPPLE = 0.05                  # seafloor roughness: value noise within +-0.05 m
+HARBOUR_GRID = 0.5                     # seafloor mesh spacing
+HARBOUR_PILE_Y = -22.0                 # a row of concrete piles out from the quay along x at y = -22 ...
+HARBOUR_PILE_X = tuple(6.0 + 4.0 * k for k in range(8))   # ... at x = 6, 10, ..., 34
+HARBOUR_PILE_RADIUS = 0.3
+HARBOUR_PILE_TOP_Z = HARBOUR_QUAY_TOP_Z   # carrying a timber walkway level with the quay
+HARBOUR_HULL = (26.0, 6.4, 3.6)        # moored hull: length, beam, depth (keel to gunwale amidships)
+HARBOUR_HULL_FREEBOARD = 1.1           # gunwale 1.1 m above the mean surface: draft 3.6 - 1.1 = 2.5 m
+HARBOUR_HULL_GAP = 1.2                 # fender gap between the quay face and the hull's side
+HARBOUR_HULL_Y = 6.0                   # amidships, bow towards +y
+#: The harbour's default sea: a small wind sea (U10 = 5 m/s over a 2 km fetch: Hs about 0.13 m, Tp 1.3 s) coming
+#: in towards the quay (travelling to -x), on a 64 m patch at 0.25 m spacing (resolves its shortest components,
+#: 0.57 m long).
+HARBOUR_SEA_STATE = {"spectrum": "jonswap", "wind_speed": 5.0, "fetch": 2000.0, "direction": 180.0,
+                     "n_frequencies": 10, "n_directions": 8, "steepness": 0.5, "seed": 16}
+HARBOUR_SEA_PATCH = (64.0, 0.25)
+
+
+def harbour_seafloor_z(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Harbour seafloor height (m): 4 m deep at the quay face (x = 0), 12 m at x >= 40 m (linear between), with
+    sand ripples within +-``HARBOUR_RIPPLE``."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    slope = np.clip(x / HARBOUR_SLOPE_END_X, 0.0, 1.0)
+    ripple = 0.7 * value_noise(x / 1.5, y / 6.0, seed=31, octaves=2) + 0.3 * value_noise(x / 4.0, y / 4.0, seed=32)
+    return -HARBOUR_DEPTH_AT_QUAY - (HARBOUR_DEPTH_OFFSHORE - HARBOUR_DEPTH_AT_QUAY) * slope + HARBOUR_RIPPLE * ripple
+
+
+def _moored_hull() -> Prim:
+    """The moored vessel: the wreck's hull shape with a deck and a wheelhouse, floating alongside the quay."""
+    length, beam, depth = HARBOUR_HULL
+    x = HARBOUR_HULL_GAP + beam / 2
+    vessel = Prim("Xform", "Vessel").material("steel").xform(translate=(x, HARBOUR_HULL_Y, HARBOUR_HULL_FREEBOARD),
+                                                             rotate_xyz=(0.0, 0.0, 90.0))
+    vessel.children.append(mesh_prim("Hull", hull(length, beam, depth)).label("hull").color((0.10, 0.16, 0.30)))
+    vessel.children.append(mesh_prim("Deck", box((0.6 * length, 0.8 * beam, 0.1), (-0.1 * length, 0.0, -0.2)))
+                           .label("deck").color((0.40, 0.40, 0.38)))
+    vessel.children.append(mesh_prim("Wheelhouse", box((4.0, 0.7 * beam, 2.4), (-0.3 * length, 0.0, 1.0)))
+                           .label("wheelhouse").color((0.85, 0.85, 0.82)))
+    return vessel
+
+
+def build_harbour() -> str:
+    """A harbour basin: a concrete quay wall, a row of piles carrying a walkway, a moored hull and a seafloor
+    sloping from 4 m at the quay to 12 m offshore, with a small wind sea by default (``HARBOUR_*`` constants)."""
+    n_y = int(round(2 * HARBOUR_HALF_WIDTH / HARBOUR_GRID)) + 1
+    x0 = -1.0   # the seafloor runs 1 m under the quay wall: no gap at its foot
+    sand = heightfield(x0, HARBOUR_SAND_END_X, int(round((HARBOUR_SAND_END_X - x0) / HARBOUR_GRID)) + 1,
+                       -HARBOUR_HALF_WIDTH, HARBOUR_HALF_WIDTH, n_y, harbour_seafloor_z)
+    mud = heightfield(HARBOUR_SAND_END_X, HARBOUR_OFFSHORE_X,
+                      int(round((HARBOUR_OFFSHORE_X - HARBOUR_SAND_END_X) / HARBOUR_GRID)) + 1,
+                      -HARBOUR_HALF_WIDTH, HARBOUR_HALF_WIDTH, n_y, harbour_seafloor_z)
+    seafloor = Prim("Xform", "Seafloor", children=[
+        mesh_prim("Sand", sand).material("sand").label("seafloor").color((0.45, 0.40, 0.30)),
+        mesh_prim("Mud", mud).material("mud").label("seafloor").color((0.22, 0.20, 0.16)),
+    ])
+    wall_h = HARBOUR_QUAY_TOP_Z - HARBOUR_QUAY_FOOT_Z
+    quay = mesh_prim("QuayWall", box((-HARBOUR_QUAY_BACK_X, 2 * HARBOUR_HALF_WIDTH, wall_h),
+                                     (HARBOUR_QUAY_BACK_X / 2, 0.0, (HARBOUR_QUAY_TOP_Z + HARBOUR_QUAY_FOOT_Z) / 2)))
+    quay = quay.material("concrete").label("quay_wall").color((0.50, 0.49, 0.46))
+
+    piles = Prim("Xform", "Piles").material("concrete")
+    for k, x in enumerate(HARBOUR_PILE_X):
+        base = float(harbour_seafloor_z(x, HARBOUR_PILE_Y)) - 1.0   # driven 1 m into the seafloor
+        piles.children.append(mesh_prim(f"Pile_{k:02d}", cylinder(HARBOUR_PILE_RADIUS, base, HARBOUR_PILE_TOP_Z, 24))
+                              .label("pile").color((0.42, 0.41, 0.38)).xform(translate=(x, HARBOUR_PILE_Y, 0.0)))
+    walk_len = HARBOUR_PILE_X[-1] + 1.0
+    piles.children.append(mesh_prim("Walkway", box((walk_len, 2.0, 0.25), (walk_len / 2, HARBOUR_PILE_Y,
+                                                                         HARBOUR_PILE_TOP_Z + 0.125)))
+                          .material("wood").label("walkway").color((0.35, 0.25, 0.15)))
+
+    world = Prim("Xform", "World", children=[seafloor, quay, piles, _moored_hull()])
+    description = ("Harbour basin: concrete quay wall (face x = 0), 8 concrete piles under a walkway, a 26 m hull "
+                   "moored alongside (draft 2.5 m), seafloor sloping from 4 m at the quay to 12 m offshore, small "
+                   "wind sea (JONSWAP U10 5 m/s, 2 km fetch); pose 20 m off the quay, 2 m deep, facing it")
+    pose = look_at_pose((20.0, -10.0, -2.0), (0.0, -10.0, -3.5))
+    size, resolution = HARBOUR_SEA_PATCH
+    return stage_text(world, description, pose, extra={"sea_state": HARBOUR_SEA_STATE, "sea_surface_size": size,
+                                                       "sea_surface_resolution": resolution})
+
+
 #: Built-in scene name -> builder returning the ``.usda`` text.
-BUILTIN_SCENES: dict[str, Callable[[], str]] = {"tank": build_tank, "pier": build_pier, "wreck": build_wreck}
+BUILTIN_SCENES: dict[str, Callable[[], str]] = {"tank": build_tank, "pier": build_pier, "wreck": build_wreck,
+                                                "harbour": build_harbour}
 
 
 def write_text_atomic(path: Path, text: str) -> None:

@@ -71,6 +71,9 @@ _GRID_SPAN = (0.3, 8.0)
 SPECTRA = ("pierson_moskowitz", "bretschneider", "jonswap")
 SPREADINGS = ("mitsuyasu", "cos2s", "none")
 
+#: ``sea_state`` value meaning no moving surface, even where the scene declares one (``load_scene``, rigs).
+FLAT_SEA = "flat"
+
 
 @dataclasses.dataclass(frozen=True)
 class SeaStateConfig(ConfigBase):
@@ -399,12 +402,45 @@ class SeaSurface:
         """Instantaneous surface height z (m) above the horizontal positions ``xy`` (N, 2) at time ``t`` (s; one
         time or (N,) times): the rest point that moves to each position is found by fixed-point iteration (a
         contraction, since sum k h <= 1 times the steepness), then displaced."""
+        return self.displace(self.rest_points(xy, t, iterations), t)[:, 2]
+
+    def rest_points(self, xy: np.ndarray, t: float | np.ndarray, iterations: int = 8) -> np.ndarray:
+        """(N, 2) rest points (m) of the undisturbed surface that move to the horizontal positions ``xy`` (N, 2) at
+        time ``t`` (s; one time or (N,) times), by fixed-point iteration (a contraction, since sum k h <= 1 times
+        the steepness); ``xy`` itself for linear waves (steepness 0)."""
         target = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
         rest = target.copy()
         for _ in range(iterations):
             moved = self.displace(rest, t)[:, :2]
             rest = rest + (target - moved)
-        return self.displace(rest, t)[:, 2]
+        return rest
+
+    def surface_velocity(self, xy: np.ndarray, t: float | np.ndarray) -> np.ndarray:
+        """(N, 3) velocity (world frame, m/s) of the water at the instantaneous surface above the horizontal
+        positions ``xy`` (N, 2) at time ``t`` (s; one time or (N,) times): the linear-wave orbital velocity at the
+        surface (Dean & Dalrymple 1991, eq. 4.14),
+
+            u = sum_i A_i omega_i / tanh(k_i d) khat_i cos(theta_i),   w = sum_i A_i omega_i sin(theta_i),
+
+        theta_i = k_i . x0 + p_i the phase of the rest point x0 that moves to ``xy`` (:meth:`rest_points`), so w is
+        the rate of rise of the elevation there (1 / tanh = 1 in deep water). What a surface-tracking DVL's beams
+        see move, besides the vehicle."""
+        xy = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
+        comp = self.components
+        kx, ky = comp.wave_vector[:, 0], comp.wave_vector[:, 1]
+        rest = self.rest_points(xy, t)
+        theta = rest[:, :1] * kx[None, :] + rest[:, 1:] * ky[None, :] + self._phases(t, xy.shape[0])
+        k = np.hypot(kx, ky)
+        safe = np.where(k > 0, k, 1.0)
+        depth = self.config.depth
+        deep = np.ones_like(k) if math.isinf(depth) else np.tanh(k * depth)
+        orbit = comp.amplitude * comp.omega                     # A omega, m/s
+        horizontal = np.cos(theta) * (orbit / deep)[None, :]
+        out = np.empty((xy.shape[0], 3))
+        out[:, 0] = np.sum(horizontal * (kx / safe)[None, :], axis=1)
+        out[:, 1] = np.sum(horizontal * (ky / safe)[None, :], axis=1)
+        out[:, 2] = np.sum(np.sin(theta) * orbit[None, :], axis=1)
+        return out
 
     def pressure_head(self, xyz: np.ndarray, t: float | np.ndarray) -> np.ndarray:
         """Water pressure above atmospheric at points ``xyz`` (N, 3) (world, m) at time ``t`` (s; one time or
@@ -453,6 +489,6 @@ def sea_state_config(value: Any, where: str = "sea_state") -> SeaStateConfig:
                       f"({sorted(SeaStateConfig.PRESETS)}), got {type(value).__name__}")
 
 
-__all__ = ["GRAVITY", "SeaStateConfig", "SeaSurface", "WaveComponents", "check_patch", "sample_components",
+__all__ = ["FLAT_SEA", "GRAVITY", "SeaStateConfig", "SeaSurface", "WaveComponents", "check_patch", "sample_components",
            "sea_state_config",
            "spreading_normalisation", "wavenumber"]

@@ -3,7 +3,21 @@
 Geometry (sensor frame, FLU): beam ``k`` points at ``beam_angle`` alpha from the sensor's -z axis, at azimuth
 ``phi_k = 45° + k·90°`` (layout "X") or ``k·90°`` (layout "+"), azimuth measured from +x towards +y:
 ``d_k = (sin a cos phi_k, sin a sin phi_k, -cos a)``. Mount the sensor looking down (identity rotation on a
-level vehicle).
+level vehicle). With ``tracking: surface`` the beams point about the sensor's +z axis instead,
+``d_k = (sin a cos phi_k, sin a sin phi_k, +cos a)``: an upward-looking DVL (identity rotation on a level vehicle
+looks up).
+
+Surface tracking (``tracking: surface``; the ice/surface-track mode of upward-looking DVLs and ADCPs): each beam
+measures its first echo above, the sea surface or whatever floats on it (ice, a hull). The flat surface
+z = ``scene.surface_z`` is a target even though it is not geometry; a moving sea surface (``Scene.add_sea_surface``)
+is met as its instantaneous mesh, and a beam that hits it measures ``d_k · (v - u_k)``, ``u_k`` the water's orbital
+velocity at the hit point (:meth:`~oceansim_py.scene.sea_surface.SeaSurface.surface_velocity`, sensor frame):
+the velocity relative to the moving surface. Its range is to the instantaneous surface, and ``altitude`` is the mean
+``r_k cos(alpha)``: the distance up to the surface along the sensor's z axis (the depth below the surface for a
+level sensor). Other geometry (a hull, a pier) is still; bottom tracking ignores the surface's motion. The solve
+assumes one velocity for all beams: under waves not much longer than the footprint the orbital velocity differs
+from beam to beam, and the fore/aft difference of its vertical part enters the horizontal estimate times
+cot(alpha), as in real surface-track data (the beam velocities are exact).
 
 Model, per sample: beam ``k`` is valid when its ray hits within ``[min_range, max_range]``; its range gets
 N(0, range_sigma) and its velocity is ``v_k = d_k · v + N(0, velocity_sigma)``, ``v`` the sensor's velocity
@@ -57,6 +71,9 @@ from oceansim_py.sensors.scratch import ScratchCache
 
 _OWNER = "DVLConfig"
 
+#: What the beams track: the bottom (looking down) or the sea surface (looking up).
+TRACKING_MODES = ("bottom", "surface")
+
 
 @dataclasses.dataclass(frozen=True)
 class DVLConfig(ConfigBase):
@@ -75,6 +92,9 @@ class DVLConfig(ConfigBase):
     a relative path is taken from the working directory), for "grid". blanking_distance: m along each beam
     before the water-track layer. water_layer: m, the layer's length along the beam. water_velocity_sigma: m/s,
     per-beam water-track velocity noise.
+
+    tracking: "bottom" (beams about -z, ranges and velocities relative to the bottom) or "surface" (beams about +z,
+    relative to the sea surface; module docstring).
     """
 
     beam_angle: float = 22.5
@@ -98,6 +118,7 @@ class DVLConfig(ConfigBase):
     blanking_distance: float = 0.5
     water_layer: float = 2.0
     water_velocity_sigma: float = 0.02
+    tracking: str = "bottom"
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         # Generic 4-beam Janus DVLs at the two common beam angles (docs/PHYSICS.md §5); noise of a 1 cm/s-class
@@ -146,6 +167,9 @@ class DVLConfig(ConfigBase):
         require_non_negative(self.blanking_distance, _OWNER, "blanking_distance", "m")
         require_positive(self.water_layer, _OWNER, "water_layer", "m")
         require_non_negative(self.water_velocity_sigma, _OWNER, "water_velocity_sigma", "m/s")
+        require(self.tracking in TRACKING_MODES, _OWNER, "tracking",
+                f"must be one of {list(TRACKING_MODES)} (bottom: beams look down; surface: beams look up at the sea "
+                f"surface), got {self.tracking!r}")
         self.current_field()
 
     def current_field(self) -> CurrentField:
@@ -154,15 +178,18 @@ class DVLConfig(ConfigBase):
 
     def memory_bytes(self, batch: int = 1) -> int:
         """Device bytes of ``batch`` samples: ``DVL.BYTES_PER_SAMPLE`` each, plus ``DVL.WATER_BYTES_PER_SAMPLE``
-        with water-track."""
-        return batch * (DVL.BYTES_PER_SAMPLE + (DVL.WATER_BYTES_PER_SAMPLE if self.water_track else 0))
+        with water-track and the beams' target velocities (4 vec3) when surface tracking."""
+        return batch * (DVL.BYTES_PER_SAMPLE + (DVL.WATER_BYTES_PER_SAMPLE if self.water_track else 0)
+                        + (NUM_BEAMS * 12 if self.tracking == "surface" else 0))
 
     def beam_directions(self) -> np.ndarray:
-        """(4, 3) unit beam directions in the sensor frame (see the module docstring)."""
+        """(4, 3) unit beam directions in the sensor frame (see the module docstring): about -z, or +z when
+        surface tracking."""
         a = math.radians(self.beam_angle)
         phi = np.radians((45.0 if self.layout == "X" else 0.0) + 90.0 * np.arange(NUM_BEAMS))
+        up = 1.0 if self.tracking == "surface" else -1.0
         return np.column_stack([math.sin(a) * np.cos(phi), math.sin(a) * np.sin(phi),
-                                np.full(NUM_BEAMS, -math.cos(a))])
+                                np.full(NUM_BEAMS, up * math.cos(a))])
 
 
 def adaptive_rate_hz(altitude: Any, config: DVLConfig | None = None) -> np.ndarray:
@@ -185,8 +212,10 @@ class DVLResult:
 
     velocity: (B,) vec3, sensor frame (FLU), m/s; NaN on dropout. valid: (B,) int32, 1 when >= 3 beams.
     beam_range: (B * 4,) float32 slant ranges (m), NaN for invalid beams. beam_velocity: (B * 4,) float32 beam
-    velocities ``d_k · v`` (m/s), NaN for invalid beams. beam_valid: (B * 4,) int32. altitude: (B,) float32 (m),
-    NaN when no beam is valid. times: (B,) seconds when the poses came from a Trajectory, else ``None``.
+    velocities ``d_k · v`` (m/s; ``d_k · (v - u_k)`` on a moving sea surface when surface tracking), NaN for
+    invalid beams. beam_valid: (B * 4,) int32. altitude: (B,) float32 (m; the distance up to the surface when
+    surface tracking), NaN when no beam is valid. times: (B,) seconds when the poses came from a Trajectory, else
+    ``None``.
     With water-track (else ``None``): water_velocity: (B,) vec3 water-track velocity (relative to the water layer), sensor frame, m/s; NaN with
     fewer than 3 water-track beams. water_valid: (B,) int32. water_beam_velocity: (B * 4,) float32 (NaN invalid).
     """
@@ -261,6 +290,7 @@ class DVL:
         self._poses = PoseUploads(self.device)
         self._rays: ScratchCache[RayBuffers] = ScratchCache(2)
         self._current = self.config.current_field()
+        self._still = wp.zeros(1, dtype=wp.vec3, device=self.device)   # stands in for target velocities
 
     def _sensor_velocities(self, poses: np.ndarray, source: Any, velocities: Any, velocity_frame: str) \
             -> np.ndarray:
@@ -311,15 +341,35 @@ class DVL:
         launch_1d(dvl_beam_rays_kernel, nb, [wposes, self._dirs, rays.origins, rays.directions], dev,
                   align=NUM_BEAMS)
         rays.cast(scene)
+        surface = c.tracking == "surface"
+        moving = surface and scene.sea_surface is not None
+        target = self._surface_velocities(scene, p, rays) if moving else self._still
         launch_1d(dvl_beams_kernel, nb,
-                  [rays.directions, *rays.hit_args(), wvel, self._dirs, float(c.min_range), float(c.range_sigma),
-                   float(c.velocity_sigma), int(c.noise), int(c.seed), int(frame_index), self.sensor_id,
-                   out.beam_range, out.beam_velocity, out.beam_valid], dev, align=NUM_BEAMS)
+                  [rays.origins, rays.directions, *rays.hit_args(), wvel, self._dirs, float(c.min_range),
+                   float(c.max_range), int(surface and not moving), float(scene.surface_z), target, int(moving),
+                   float(c.range_sigma), float(c.velocity_sigma), int(c.noise), int(c.seed), int(frame_index),
+                   self.sensor_id, out.beam_range, out.beam_velocity, out.beam_valid], dev, align=NUM_BEAMS)
         launch_1d(dvl_solve_kernel, b, [self._dirs, out.beam_range, out.beam_velocity, out.beam_valid,
                                         out.velocity, out.valid, out.altitude], dev)
         if c.water_track:
             self._water_track(scene, p, wvel, out)
         return out
+
+    def _surface_velocities(self, scene: Any, poses: np.ndarray, rays: RayBuffers) -> wp.array:
+        """(B * 4,) velocity (sensor frame, m/s) of what each beam hit: the sea surface's orbital velocity at the
+        hit point at the scene's time for beams that hit the moving surface, zero for the rest (host, one copy of
+        the hits)."""
+        sea_id = next(n.id for n in scene.nodes if n.sea_surface is not None)
+        obj = rays.hits.obj.numpy()
+        velocity = np.zeros((obj.shape[0], 3))
+        on_sea = obj == sea_id
+        if np.any(on_sea):
+            points = (rays.origins.numpy()[on_sea].astype(np.float64)
+                      + rays.hits.distance.numpy()[on_sea, None] * rays.directions.numpy()[on_sea])
+            world = scene.sea_surface.surface_velocity(points[:, :2], scene.time)
+            rot = quat_to_matrix(np.repeat(poses[:, 3:].astype(np.float64), NUM_BEAMS, axis=0)[on_sea])
+            velocity[on_sea] = rotate_fixed(rot, world, transpose=True)
+        return wp.array(velocity.astype(np.float32), dtype=wp.vec3, device=self.device)
 
     def _water_track(self, scene: Any, poses: np.ndarray, wvel: wp.array, out: DVLResult) -> None:
         """Water-track of the batch (module docstring): the current at each beam's layer centre (host, sensor
@@ -418,6 +468,6 @@ SENSOR_KIND = _reg.SensorKind(
                      "layer (NaN invalid)", (NUM_BEAMS,)),
     ),
     default_products=("velocity", "valid", "altitude", "beam_range", "beam_velocity"), check=_check,
-    metadata=lambda c: {"beam_directions_sensor_frame": c.beam_directions().tolist(),
+    metadata=lambda c: {"beam_directions_sensor_frame": c.beam_directions().tolist(), "tracking": c.tracking,
                         "velocity_frame": "sensor FLU, m/s; NaN on dropout (fewer than 3 valid beams)"},
 )
