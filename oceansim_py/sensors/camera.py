@@ -1,4 +1,4 @@
-"""Underwater RGB camera: pinhole rays on the scene BVH, Lambertian in-air shading, the image formation model of
+"""Underwater RGB camera: pinhole rays cast through the scene's ray-cast backend, Lambertian in-air shading, the image formation model of
 docs/PHYSICS.md §4 in linear space, sRGB encoding at the end.
 
 Frames: the pose is the camera's sensor frame (FLU: x = optical axis, y left, z up) in the world (Z up, m).
@@ -59,6 +59,8 @@ from oceansim_py.kernels import camera as k
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors import lens
 from oceansim_py.sensors.batching import PoseUploads, check_render_call
+from oceansim_py.sensors.rays import RayBuffers
+from oceansim_py.sensors.scratch import ScratchCache
 from oceansim_py.sensors.water import WaterType
 
 RGB = tuple[float, float, float]
@@ -387,6 +389,12 @@ class UnderwaterCameraConfig(ConfigBase):
         return batch * (28 * self.motion_blur_samples + pixels * per_pixel) + tables
 
     @property
+    def shadow_sources(self) -> int:
+        """Shadow rays cast per shaded ray: one slot for the sun and one per vehicle light with ``shadows`` on (and a
+        sun or a light to shadow), else 0."""
+        return 1 + len(self.lights) if self.shadows and (self.sun or self.lights) else 0
+
+    @property
     def vignettes(self) -> bool:
         """Whether any vignetting is on."""
         return self.vignetting_cos4 or any(a != 0.0 for a in self.vignetting_polynomial)
@@ -482,6 +490,31 @@ def label_colours(label: np.ndarray) -> np.ndarray:
     return out
 
 
+class SegmentRays(RayBuffers):
+    """:class:`~oceansim_py.sensors.rays.RayBuffers` whose rays each have their own maximum range: ``max_range``
+    (n_rays,) float32 m, written by the generation kernel (shadow rays end at their light or at the surface)."""
+
+    BYTES_PER_RAY = RayBuffers.BYTES_PER_RAY + 4
+
+    def __init__(self, n_rays: int, device: Any) -> None:
+        super().__init__(n_rays, device, 1.0)
+        self.max_range = wp.empty(n_rays, dtype=wp.float32, device=device)
+
+
+class _Scratch:
+    """Ray scratch of one tile of ``n_pixels`` pixels: the primary rays, and ``shadow_sources`` shadow rays per
+    pixel (``None`` without)."""
+
+    def __init__(self, n_pixels: int, shadow_sources: int, device: Any, max_range: float) -> None:
+        self.primary = RayBuffers(n_pixels, device, max_range)
+        self.shadow = SegmentRays(n_pixels * shadow_sources, device) if shadow_sources else None
+
+    @staticmethod
+    def nbytes(n_pixels: int, shadow_sources: int) -> int:
+        """Device bytes of the scratch of a tile of ``n_pixels`` pixels."""
+        return n_pixels * (RayBuffers.BYTES_PER_RAY + shadow_sources * SegmentRays.BYTES_PER_RAY)
+
+
 class UnderwaterCamera:
     """An underwater RGB camera on ``device`` (``None``: cuda:0 if present, else cpu).
 
@@ -492,6 +525,8 @@ class UnderwaterCamera:
     """
 
     MAX_CACHED_BATCH_SIZES = 2
+    #: Pixels rendered per pass (the ray scratch holds one tile's primary and shadow rays).
+    TILE_PIXELS = 1 << 19
 
     def __init__(self, config: UnderwaterCameraConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
         self.config = config if config is not None else UnderwaterCameraConfig()
@@ -513,6 +548,7 @@ class UnderwaterCamera:
         self._light_intensity = wp.array(np.array([l.intensity for l in lights], np.float32).reshape(-1, 3),
                                          dtype=wp.vec3, device=dev)
         self._poses = PoseUploads(self.device, self.MAX_CACHED_BATCH_SIZES)
+        self._scratch: ScratchCache[_Scratch] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
         self.sensor_id = int(sensor_id)
         intr = c.intrinsics()
         rays = lens.pixel_rays(c.width, c.height, intr, c.distortion) if lens.has_distortion(c.distortion) else None
@@ -537,8 +573,11 @@ class UnderwaterCamera:
         return np.asarray(trajectory.at(t.reshape(-1)), dtype=np.float64).reshape(t.shape[0], t.shape[1], 7)
 
     def memory_bytes(self, batch: int) -> int:
-        """Device bytes the result images of ``batch`` poses need."""
-        return self.config.memory_bytes(batch)
+        """Device bytes a render of ``batch`` poses needs: the result images and tables
+        (:meth:`UnderwaterCameraConfig.memory_bytes`) and the ray scratch of one tile (:meth:`_Scratch.nbytes`)."""
+        c = self.config
+        tile = min(self.TILE_PIXELS, batch * c.width * c.height)
+        return c.memory_bytes(batch) + _Scratch.nbytes(tile, c.shadow_sources)
 
     def allocate(self, batch: int, label_names: list[str] | None = None, frame_index: int = 0) -> CameraResult:
         """New result arrays for ``batch`` images (refused with the estimate if the device lacks memory)."""
@@ -556,6 +595,74 @@ class UnderwaterCamera:
             instance=wp.empty(shape, dtype=wp.int32, device=dev), normal=wp.empty(shape, dtype=wp.vec3, device=dev),
             label_names=list(label_names or []), camera_matrix=c.camera_matrix(), config=c,
             frame_index=int(frame_index))
+
+    def _scratch_for(self, n_pixels: int) -> _Scratch:
+        """The calling thread's ray scratch for a tile of ``n_pixels`` pixels (made on first use)."""
+        c = self.config
+        scratch = self._scratch.get(n_pixels)
+        if scratch is None:
+            check_memory(_Scratch.nbytes(n_pixels, c.shadow_sources), self.device,
+                         f"camera ray scratch of {n_pixels} pixels", "lower width/height")
+            scratch = self._scratch.put(n_pixels, _Scratch(n_pixels, c.shadow_sources, self.device,
+                                                            float(c.max_range)))
+        return scratch
+
+    def _lighting(self, scene: Any) -> tuple[k.Lights, k.Water, k.SceneTextures]:
+        """The kernels' structs: the camera's lights, its water and the scene's geometry and textures."""
+        c = self.config
+        w = self.water
+        lights = k.Lights()
+        lights.ambient = wp.vec3(*c.ambient)
+        lights.sun_irradiance = wp.vec3(*(c.sun_irradiance if c.sun else (0.0, 0.0, 0.0)))
+        lights.sun_direction = wp.vec3(*c.sun_direction())
+        lights.surface_z = float(scene.surface_z)
+        lights.diffuse_attenuation = wp.vec3(*w.diffuse_attenuation)
+        lights.shadows = int(c.shadows)
+        lights.light_position, lights.light_direction = self._light_position, self._light_direction
+        lights.light_cos_outer, lights.light_cos_inner = self._light_cos_outer, self._light_cos_inner
+        lights.light_intensity = self._light_intensity
+        water = k.Water()
+        water.beta_d, water.beta_b = wp.vec3(*w.attenuation), wp.vec3(*w.backscatter)
+        water.veiling_light = wp.vec3(*w.veiling_light)
+        water.veiling_scales_with_light = int(c.veiling_scales_with_light)
+        g = scene.geometry
+        tex = k.SceneTextures()
+        tex.points, tex.indices, tex.face_uv = g.points, g.indices, g.face_uv
+        tex.object_texture, tex.texels, tex.info = g.object_texture, g.texture_texels, g.texture_info
+        return lights, water, tex
+
+    def _shade(self, scene: Any, pose_buf: wp.array, batch: int, sub: int, out: CameraResult, use_vignette: int,
+               threads: int | None) -> None:
+        """Render the batch into ``out`` tile by tile (``TILE_PIXELS`` pixels at most) and sub-sample by sub-sample:
+        primary rays, cast through the scene's backend; their shadow rays, cast; shading into ``out``."""
+        c = self.config
+        fx, fy, cx, cy = c.intrinsics()
+        use_rays = int(lens.has_distortion(c.distortion))
+        lights, water, tex = self._lighting(scene)
+        g = scene.geometry
+        dev = self.device
+        total = batch * c.width * c.height
+        view = [c.width, c.height, fx, fy, cx, cy, use_rays, self._rays]
+        for first in range(0, total, self.TILE_PIXELS):
+            n = min(self.TILE_PIXELS, total - first)
+            scratch = self._scratch_for(n)
+            rays = scratch.primary
+            shadow_face = scratch.shadow.hits.face if scratch.shadow is not None else rays.hits.face
+            for s in range(sub):
+                launch_1d(k.camera_ray_kernel, n, [pose_buf, sub, s, first, *view, rays.origins, rays.directions],
+                          dev, threads=threads, min_chunk=1024)
+                rays.cast(scene)
+                if scratch.shadow is not None:
+                    sh = scratch.shadow
+                    launch_1d(k.camera_shadow_ray_kernel, n,
+                              [pose_buf, sub, s, first, c.width, c.height, rays.directions, *rays.hit_args(), lights,
+                               sh.origins, sh.directions, sh.max_range], dev, threads=threads, min_chunk=1024)
+                    sh.cast(scene)
+                launch_1d(k.camera_shade_kernel, n,
+                          [pose_buf, sub, s, sub // 2, first, *view, rays.directions, *rays.hit_args(), shadow_face,
+                           g.object_albedo, g.object_label, tex, lights, water, use_vignette, self._vignette,
+                           float(c.exposure), out.rgb, out.in_air, out.linear, out.range, out.depth, out.label,
+                           out.instance, out.normal], dev, threads=threads, min_chunk=1024)
 
     def render(self, scene: Any, poses: Any, frame_index: int = 0, out: CameraResult | None = None,
                threads: int | None = None, exposure_poses: Any = None) -> CameraResult:
@@ -591,24 +698,8 @@ class UnderwaterCamera:
             out.label_names = list(scene.labels)
             out.frame_index = int(frame_index)
         pose_buf = self._poses.upload(p)
-        fx, fy, cx, cy = c.intrinsics()
-        w = self.water
-        sun = np.asarray(c.sun_irradiance if c.sun else (0.0, 0.0, 0.0), dtype=np.float32)
-        g = scene.geometry
-        tex = k.SceneTextures()
-        tex.points, tex.indices, tex.face_uv = g.points, g.indices, g.face_uv
-        tex.object_texture, tex.texels, tex.info = g.object_texture, g.texture_texels, g.texture_info
         use_vignette = int(self._vignette_map is not None)
-        launch_1d(k.camera_render_kernel, batch * c.width * c.height,
-                  [g.mesh.id, g.face_object, g.object_albedo, g.object_label, tex, pose_buf, sub, sub // 2,
-                   c.width, c.height, fx, fy, cx, cy, int(lens.has_distortion(c.distortion)), self._rays,
-                   use_vignette, self._vignette, float(c.max_range), wp.vec3(*c.ambient), wp.vec3(*sun),
-                   wp.vec3(*c.sun_direction()), float(scene.surface_z), wp.vec3(*w.diffuse_attenuation),
-                   int(c.shadows), self._light_position, self._light_direction, self._light_cos_outer,
-                   self._light_cos_inner, self._light_intensity, wp.vec3(*w.attenuation), wp.vec3(*w.backscatter),
-                   wp.vec3(*w.veiling_light), int(c.veiling_scales_with_light), float(c.exposure),
-                   out.rgb, out.in_air, out.linear, out.range, out.depth, out.label, out.instance, out.normal],
-                  self.device, threads=threads, min_chunk=1024)
+        self._shade(scene, pose_buf, batch, sub, out, use_vignette, threads)
         if c.noise:
             launch_1d(k.camera_sensor_kernel, batch * c.width * c.height * 3,
                       [out.linear, use_vignette, self._vignette, c.electrons_per_unit() * float(c.exposure),
