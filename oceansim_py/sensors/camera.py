@@ -66,6 +66,9 @@ from oceansim_py.sensors.water import WaterType
 RGB = tuple[float, float, float]
 Vec3 = tuple[float, float, float]
 
+#: ``surface_optics`` values: see :class:`UnderwaterCameraConfig`.
+SURFACE_OPTICS = ("auto", "on", "off")
+
 #: Device bytes per pixel of a result: rgb 3 + in_air 12 + linear 12 + range 4 + depth 4 + label 4 +
 #: instance 4 + normal 12.
 BYTES_PER_PIXEL = 55
@@ -140,6 +143,11 @@ class UnderwaterCameraConfig(ConfigBase):
     ``noise`` with ``quantum_efficiency`` (0, 1], ``photons_per_unit`` (photons, None = full_well / QE),
     ``full_well`` (e-), ``read_noise`` (e- rms), ``dark_current`` (e-/s), ``gain`` (e-/DN, None = full_well /
     (2^bit_depth - 1)), ``bit_depth`` (1..16) and ``seed`` (the run seed of the noise).
+    Sea surface (module docstring): ``surface_optics`` ``"auto"`` (the scene's moving sea surface when it has one,
+    else none: the flat surface is only the depth reference of the light), ``"on"`` (also the flat plane
+    ``z = surface_z``), ``"off"`` (none: a sea-surface mesh is shaded like any object); ``sky_zenith`` / ``sky_horizon`` RGB sky radiance straight up and at the
+    horizon (linear in between in the direction's z; relative units: a uniform sky of radiance L gives irradiance
+    L on a horizontal plane, like ``sun_irradiance``); ``water_refractive_index`` (n, [1, 2]).
     """
 
     width: int = 640
@@ -178,13 +186,17 @@ class UnderwaterCameraConfig(ConfigBase):
     gain: float | None = None
     bit_depth: int = 12
     seed: int = 0
+    sky_zenith: RGB = (0.25, 0.40, 0.65)
+    sky_horizon: RGB = (0.55, 0.65, 0.80)
+    water_refractive_index: float = 1.333
+    surface_optics: str = "auto"
 
-    #: the realism fields: left out of ``to_dict()`` at their defaults (``seed`` also while ``noise`` is off), so
-    #: configs and manifests without them keep their bytes
+    #: the realism and sea-surface fields: left out of ``to_dict()`` at their defaults (``seed`` also while ``noise``
+    #: is off), so configs and manifests without them keep their bytes
     REALISM_FIELDS: ClassVar[tuple[str, ...]] = (
         "distortion", "vignetting_cos4", "vignetting_polynomial", "exposure_time", "motion_blur_samples", "noise",
         "quantum_efficiency", "photons_per_unit", "full_well", "read_noise", "dark_current", "gain", "bit_depth",
-        "seed")
+        "seed", "sky_zenith", "sky_horizon", "water_refractive_index", "surface_optics")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "clear_ocean_sunlit": {"water": "jerlov_IB", "sun": True, "lights": []},
@@ -198,7 +210,7 @@ class UnderwaterCameraConfig(ConfigBase):
             ]},
         "night_with_lights": {
             "water": "jerlov_II", "sun": False, "ambient": [0.0, 0.0, 0.0], "veiling_scales_with_light": False,
-            "water_veiling_light": [0.0, 0.01, 0.015],
+            "water_veiling_light": [0.0, 0.01, 0.015], "sky_zenith": [0.0, 0.0, 0.0], "sky_horizon": [0.0, 0.0, 0.0],
             "lights": [{"position": [0.0, 0.0, 0.2], "direction": [1.0, 0.0, -0.2], "half_angle": 50.0,
                         "edge": 20.0, "intensity": [6.0, 6.0, 6.0]}]},
         # GoPro-class action camera (HERO8/9 "linear" mode, 1/2.3" sensor, 1.55 um pixels) in a flat-port dive
@@ -270,6 +282,13 @@ class UnderwaterCameraConfig(ConfigBase):
             if v is not None:
                 _require_rgb(v, owner, name)
         require_positive(self.exposure, owner, "exposure")
+        _require_rgb(self.sky_zenith, owner, "sky_zenith")
+        _require_rgb(self.sky_horizon, owner, "sky_horizon")
+        require_finite(self.water_refractive_index, owner, "water_refractive_index")
+        require(1.0 <= self.water_refractive_index <= 2.0, owner, "water_refractive_index",
+                f"must be in [1, 2] (sea water: about 1.333-1.345), got {self.water_refractive_index!r}")
+        require(self.surface_optics in SURFACE_OPTICS, owner, "surface_optics",
+                f"must be one of {', '.join(SURFACE_OPTICS)}, got {self.surface_optics!r}")
         self._validate_realism(owner)
 
     def _validate_realism(self, owner: str) -> None:
@@ -502,17 +521,20 @@ class SegmentRays(RayBuffers):
 
 
 class _Scratch:
-    """Ray scratch of one tile of ``n_pixels`` pixels: the primary rays, and ``shadow_sources`` shadow rays per
-    pixel (``None`` without)."""
+    """Ray scratch of one tile of ``n_pixels`` pixels: the primary rays, the in-water rays past the sea surface
+    (``bounce``, with ``crossings``, the count of primary rays that reach the surface), and ``shadow_sources``
+    shadow rays per pixel (``None`` without)."""
 
     def __init__(self, n_pixels: int, shadow_sources: int, device: Any, max_range: float) -> None:
         self.primary = RayBuffers(n_pixels, device, max_range)
+        self.bounce = RayBuffers(n_pixels, device, max_range)
+        self.crossings = wp.zeros(1, dtype=wp.int32, device=device)
         self.shadow = SegmentRays(n_pixels * shadow_sources, device) if shadow_sources else None
 
     @staticmethod
     def nbytes(n_pixels: int, shadow_sources: int) -> int:
         """Device bytes of the scratch of a tile of ``n_pixels`` pixels."""
-        return n_pixels * (RayBuffers.BYTES_PER_RAY + shadow_sources * SegmentRays.BYTES_PER_RAY)
+        return n_pixels * (2 * RayBuffers.BYTES_PER_RAY + shadow_sources * SegmentRays.BYTES_PER_RAY) + 4
 
 
 class UnderwaterCamera:
@@ -607,8 +629,9 @@ class UnderwaterCamera:
                                                             float(c.max_range)))
         return scratch
 
-    def _lighting(self, scene: Any) -> tuple[k.Lights, k.Water, k.SceneTextures]:
-        """The kernels' structs: the camera's lights, its water and the scene's geometry and textures."""
+    def _lighting(self, scene: Any) -> tuple[k.Lights, k.Water, k.SeaSurface, k.SceneTextures]:
+        """The kernels' structs: the camera's lights, its water, the sea surface and sky, the scene's geometry and
+        textures."""
         c = self.config
         w = self.water
         lights = k.Lights()
@@ -625,20 +648,46 @@ class UnderwaterCamera:
         water.beta_d, water.beta_b = wp.vec3(*w.attenuation), wp.vec3(*w.backscatter)
         water.veiling_light = wp.vec3(*w.veiling_light)
         water.veiling_scales_with_light = int(c.veiling_scales_with_light)
+        sea = k.SeaSurface()
+        sea.sea_obj = -1
+        if c.surface_optics != "off":
+            sea.sea_obj = next((n.id for n in scene.nodes if n.sea_surface is not None), -1)
+        sea.flat = int(c.surface_optics == "on")
+        sea.surface_z = float(scene.surface_z)
+        sea.n_water = float(c.water_refractive_index)
+        sea.sky_zenith, sea.sky_horizon = wp.vec3(*c.sky_zenith), wp.vec3(*c.sky_horizon)
+        sea.max_range = float(c.max_range)
         g = scene.geometry
         tex = k.SceneTextures()
         tex.points, tex.indices, tex.face_uv = g.points, g.indices, g.face_uv
         tex.object_texture, tex.texels, tex.info = g.object_texture, g.texture_texels, g.texture_info
-        return lights, water, tex
+        return lights, water, sea, tex
 
-    def _shade(self, scene: Any, pose_buf: wp.array, batch: int, sub: int, out: CameraResult, use_vignette: int,
-               threads: int | None) -> None:
+    def sees_surface(self, scene: Any) -> bool:
+        """Whether this camera renders the sea surface of ``scene`` (``surface_optics``: ``on``, or ``auto`` and the
+        scene has a moving sea surface)."""
+        mode = self.config.surface_optics
+        return mode == "on" or (mode == "auto" and scene.sea_surface is not None)
+
+    def _in_water(self, scene: Any, poses: np.ndarray) -> wp.array:
+        """(N,) int32 per pose: 1 where the camera is below the sea surface (the moving surface's instantaneous
+        height above it at the scene's time, else ``surface_z``), 0 in the air; all 1 when the camera does not see
+        the surface (the water then fills the world, as the image formation model has it)."""
+        p = np.asarray(poses, dtype=np.float64).reshape(-1, 7)
+        under = p[:, 2] < scene.surface_height(p[:, :2]) if self.sees_surface(scene) else np.ones(len(p), bool)
+        return wp.array(under.astype(np.int32), dtype=wp.int32, device=self.device)
+
+    def _shade(self, scene: Any, poses: np.ndarray, pose_buf: wp.array, batch: int, sub: int, out: CameraResult,
+               use_vignette: int, threads: int | None) -> None:
         """Render the batch into ``out`` tile by tile (``TILE_PIXELS`` pixels at most) and sub-sample by sub-sample:
-        primary rays, cast through the scene's backend; their shadow rays, cast; shading into ``out``."""
+        primary rays, cast through the scene's backend; the in-water rays past the sea surface of those that reach
+        it, cast (only when some do); the shadow rays of the shaded points, cast; shading into ``out``."""
         c = self.config
         fx, fy, cx, cy = c.intrinsics()
         use_rays = int(lens.has_distortion(c.distortion))
-        lights, water, tex = self._lighting(scene)
+        lights, water, sea, tex = self._lighting(scene)
+        in_water = self._in_water(scene, poses)
+        surface = self.sees_surface(scene)
         g = scene.geometry
         dev = self.device
         total = batch * c.width * c.height
@@ -646,23 +695,33 @@ class UnderwaterCamera:
         for first in range(0, total, self.TILE_PIXELS):
             n = min(self.TILE_PIXELS, total - first)
             scratch = self._scratch_for(n)
-            rays = scratch.primary
-            shadow_face = scratch.shadow.hits.face if scratch.shadow is not None else rays.hits.face
+            rays, bounce = scratch.primary, scratch.bounce
+            shadow = scratch.shadow.hits if scratch.shadow is not None else rays.hits
             for s in range(sub):
-                launch_1d(k.camera_ray_kernel, n, [pose_buf, sub, s, first, *view, rays.origins, rays.directions],
+                tile = [sub, s, first, c.width, c.height]
+                launch_1d(k.camera_ray_kernel, n, [pose_buf, *tile, *view[2:], rays.origins, rays.directions],
                           dev, threads=threads, min_chunk=1024)
                 rays.cast(scene)
+                if surface:
+                    scratch.crossings.zero_()
+                    launch_1d(k.camera_bounce_ray_kernel, n,
+                              [pose_buf, in_water, *tile, rays.directions, *rays.hit_args(), sea, bounce.origins,
+                               bounce.directions, scratch.crossings], dev, threads=threads, min_chunk=1024)
+                    if int(scratch.crossings.numpy()[0]) > 0:
+                        bounce.cast(scene)
+                primary_and_bounce = [rays.directions, *rays.hit_args(), sea, bounce.origins, bounce.directions,
+                                      *bounce.hit_args()]
                 if scratch.shadow is not None:
                     sh = scratch.shadow
                     launch_1d(k.camera_shadow_ray_kernel, n,
-                              [pose_buf, sub, s, first, c.width, c.height, rays.directions, *rays.hit_args(), lights,
-                               sh.origins, sh.directions, sh.max_range], dev, threads=threads, min_chunk=1024)
+                              [pose_buf, in_water, *tile, *primary_and_bounce, lights, sh.origins, sh.directions,
+                               sh.max_range], dev, threads=threads, min_chunk=1024)
                     sh.cast(scene)
                 launch_1d(k.camera_shade_kernel, n,
-                          [pose_buf, sub, s, sub // 2, first, *view, rays.directions, *rays.hit_args(), shadow_face,
-                           g.object_albedo, g.object_label, tex, lights, water, use_vignette, self._vignette,
-                           float(c.exposure), out.rgb, out.in_air, out.linear, out.range, out.depth, out.label,
-                           out.instance, out.normal], dev, threads=threads, min_chunk=1024)
+                          [pose_buf, in_water, sub, s, sub // 2, first, *view, *primary_and_bounce, shadow.face,
+                           shadow.obj, g.object_albedo, g.object_label, tex, lights, water, use_vignette,
+                           self._vignette, float(c.exposure), out.rgb, out.in_air, out.linear, out.range, out.depth,
+                           out.label, out.instance, out.normal], dev, threads=threads, min_chunk=1024)
 
     def render(self, scene: Any, poses: Any, frame_index: int = 0, out: CameraResult | None = None,
                threads: int | None = None, exposure_poses: Any = None) -> CameraResult:
@@ -699,7 +758,7 @@ class UnderwaterCamera:
             out.frame_index = int(frame_index)
         pose_buf = self._poses.upload(p)
         use_vignette = int(self._vignette_map is not None)
-        self._shade(scene, pose_buf, batch, sub, out, use_vignette, threads)
+        self._shade(scene, p, pose_buf, batch, sub, out, use_vignette, threads)
         if c.noise:
             launch_1d(k.camera_sensor_kernel, batch * c.width * c.height * 3,
                       [out.linear, use_vignette, self._vignette, c.electrons_per_unit() * float(c.exposure),
