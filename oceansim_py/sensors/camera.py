@@ -15,6 +15,16 @@ given for unit illumination; with ``veiling_scales_with_light`` it is multiplied
 camera (ambient + sun irradiance dimmed by K_d over the camera's depth), per pose (Akkaynak & Treibitz
 2018: B_inf = b E / c).
 
+Sea surface (docs/PHYSICS.md §4.2): with ``surface_optics`` ``auto`` (default) the camera sees the scene's moving
+sea surface when it has one (``load_scene(..., sea_state=...)``), with ``on`` also the flat plane ``z =
+surface_z``; ``off`` (and ``auto`` on a scene with the flat surface: the bytes rendered before) fills the world with
+water. From below, a ray reaching the surface is split by Fresnel: the sky (``sky_zenith``, ``sky_horizon``)
+refracted by Snell's law inside the 48.6 deg window, and the mirror ray, cast again through the backend (one
+bounce), beyond it (total internal reflection) and, Fresnel-weighted, inside it; from above, the reflected sky
+and the refracted ray into the water (cast, attenuated, with the backscatter). A camera above the surface sees
+objects in the air without attenuation and the sky where it hits nothing. ``range``/``depth``/``normal`` of a pixel
+that sees the surface are the surface's; ``label``/``instance`` the sea-surface node's, or -1 for the flat plane.
+
 Camera realism (each off by default, so an existing config renders the same bytes; the fields appear in
 ``to_dict()``, and so in a dataset manifest, only when set):
 
