@@ -530,6 +530,11 @@ class SegmentRays(RayBuffers):
         self.max_range = wp.empty(n_rays, dtype=wp.float32, device=device)
 
 
+def _cast(scene: Any, rays: RayBuffers, threads: int | None) -> None:
+    """``rays.cast(scene)`` on ``threads`` CPU launch threads (``None``: all)."""
+    scene.raycast_into(rays.origins, rays.directions, rays.max_range, rays.hits, threads=threads)
+
+
 class _Scratch:
     """Ray scratch of one tile of ``n_pixels`` pixels: the primary rays, the in-water rays past the sea surface
     (``bounce``, with ``crossings``, the count of primary rays that reach the surface), and ``shadow_sources``
@@ -537,14 +542,23 @@ class _Scratch:
 
     def __init__(self, n_pixels: int, shadow_sources: int, device: Any, max_range: float) -> None:
         self.primary = RayBuffers(n_pixels, device, max_range)
-        self.bounce = RayBuffers(n_pixels, device, max_range)
-        self.crossings = wp.zeros(1, dtype=wp.int32, device=device)
         self.shadow = SegmentRays(n_pixels * shadow_sources, device) if shadow_sources else None
+        self.crossings = wp.zeros(1, dtype=wp.int32, device=device)
+        self._bounce: RayBuffers | None = None
+        self._n_pixels, self._device, self._max_range = n_pixels, device, max_range
+
+    @property
+    def bounce(self) -> RayBuffers:
+        """The in-water rays past the surface, allocated on the first render that sees a surface."""
+        if self._bounce is None:
+            self._bounce = RayBuffers(self._n_pixels, self._device, self._max_range)
+        return self._bounce
 
     @staticmethod
-    def nbytes(n_pixels: int, shadow_sources: int) -> int:
-        """Device bytes of the scratch of a tile of ``n_pixels`` pixels."""
-        return n_pixels * (2 * RayBuffers.BYTES_PER_RAY + shadow_sources * SegmentRays.BYTES_PER_RAY) + 4
+    def nbytes(n_pixels: int, shadow_sources: int, surface: bool = True) -> int:
+        """Device bytes of the scratch of a tile of ``n_pixels`` pixels (``surface``: with the in-water rays)."""
+        rays = (2 if surface else 1) * RayBuffers.BYTES_PER_RAY + shadow_sources * SegmentRays.BYTES_PER_RAY
+        return n_pixels * rays + 4
 
 
 class UnderwaterCamera:
@@ -581,6 +595,7 @@ class UnderwaterCamera:
                                          dtype=wp.vec3, device=dev)
         self._poses = PoseUploads(self.device, self.MAX_CACHED_BATCH_SIZES)
         self._scratch: ScratchCache[_Scratch] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
+        self._in_water: ScratchCache[wp.array] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
         self.sensor_id = int(sensor_id)
         intr = c.intrinsics()
         rays = lens.pixel_rays(c.width, c.height, intr, c.distortion) if lens.has_distortion(c.distortion) else None
@@ -609,7 +624,7 @@ class UnderwaterCamera:
         (:meth:`UnderwaterCameraConfig.memory_bytes`) and the ray scratch of one tile (:meth:`_Scratch.nbytes`)."""
         c = self.config
         tile = min(self.TILE_PIXELS, batch * c.width * c.height)
-        return c.memory_bytes(batch) + _Scratch.nbytes(tile, c.shadow_sources)
+        return c.memory_bytes(batch) + _Scratch.nbytes(tile, c.shadow_sources, c.surface_optics != "off")
 
     def allocate(self, batch: int, label_names: list[str] | None = None, frame_index: int = 0) -> CameraResult:
         """New result arrays for ``batch`` images (refused with the estimate if the device lacks memory)."""
@@ -633,7 +648,7 @@ class UnderwaterCamera:
         c = self.config
         scratch = self._scratch.get(n_pixels)
         if scratch is None:
-            check_memory(_Scratch.nbytes(n_pixels, c.shadow_sources), self.device,
+            check_memory(_Scratch.nbytes(n_pixels, c.shadow_sources, c.surface_optics != "off"), self.device,
                          f"camera ray scratch of {n_pixels} pixels", "lower width/height")
             scratch = self._scratch.put(n_pixels, _Scratch(n_pixels, c.shadow_sources, self.device,
                                                             float(c.max_range)))
@@ -679,13 +694,15 @@ class UnderwaterCamera:
         mode = self.config.surface_optics
         return mode == "on" or (mode == "auto" and scene.sea_surface is not None)
 
-    def _in_water(self, scene: Any, poses: np.ndarray) -> wp.array:
+    def _in_water_flags(self, scene: Any, poses: np.ndarray) -> wp.array:
         """(N,) int32 per pose: 1 where the camera is below the sea surface (the moving surface's instantaneous
         height above it at the scene's time, else ``surface_z``), 0 in the air; all 1 when the camera does not see
         the surface (the water then fills the world, as the image formation model has it)."""
         p = np.asarray(poses, dtype=np.float64).reshape(-1, 7)
         under = p[:, 2] < scene.surface_height(p[:, :2]) if self.sees_surface(scene) else np.ones(len(p), bool)
-        return wp.array(under.astype(np.int32), dtype=wp.int32, device=self.device)
+        buf = self._in_water.get_or_make(len(p), lambda: wp.empty(len(p), dtype=wp.int32, device=self.device))
+        buf.assign(wp.array(under.astype(np.int32), dtype=wp.int32, device="cpu"))
+        return buf
 
     def _shade(self, scene: Any, poses: np.ndarray, pose_buf: wp.array, batch: int, sub: int, out: CameraResult,
                use_vignette: int, threads: int | None) -> None:
@@ -696,7 +713,7 @@ class UnderwaterCamera:
         fx, fy, cx, cy = c.intrinsics()
         use_rays = int(lens.has_distortion(c.distortion))
         lights, water, sea, tex = self._lighting(scene)
-        in_water = self._in_water(scene, poses)
+        in_water = self._in_water_flags(scene, poses)
         surface = self.sees_surface(scene)
         g = scene.geometry
         dev = self.device
@@ -705,20 +722,21 @@ class UnderwaterCamera:
         for first in range(0, total, self.TILE_PIXELS):
             n = min(self.TILE_PIXELS, total - first)
             scratch = self._scratch_for(n)
-            rays, bounce = scratch.primary, scratch.bounce
+            rays = scratch.primary
+            bounce = scratch.bounce if surface else rays   # never read without a surface to reach
             shadow = scratch.shadow.hits if scratch.shadow is not None else rays.hits
             for s in range(sub):
                 tile = [sub, s, first, c.width, c.height]
                 launch_1d(k.camera_ray_kernel, n, [pose_buf, *tile, *view[2:], rays.origins, rays.directions],
                           dev, threads=threads, min_chunk=1024)
-                rays.cast(scene)
+                _cast(scene, rays, threads)
                 if surface:
                     scratch.crossings.zero_()
                     launch_1d(k.camera_bounce_ray_kernel, n,
                               [pose_buf, in_water, *tile, rays.directions, *rays.hit_args(), sea, bounce.origins,
                                bounce.directions, scratch.crossings], dev, threads=threads, min_chunk=1024)
                     if int(scratch.crossings.numpy()[0]) > 0:
-                        bounce.cast(scene)
+                        _cast(scene, bounce, threads)
                 primary_and_bounce = [rays.directions, *rays.hit_args(), sea, bounce.origins, bounce.directions,
                                       *bounce.hit_args()]
                 if scratch.shadow is not None:
@@ -726,7 +744,7 @@ class UnderwaterCamera:
                     launch_1d(k.camera_shadow_ray_kernel, n,
                               [pose_buf, in_water, *tile, *primary_and_bounce, lights, sh.origins, sh.directions,
                                sh.max_range], dev, threads=threads, min_chunk=1024)
-                    sh.cast(scene)
+                    _cast(scene, sh, threads)
                 launch_1d(k.camera_shade_kernel, n,
                           [pose_buf, in_water, sub, s, sub // 2, first, *view, *primary_and_bounce, shadow.face,
                            shadow.obj, g.object_albedo, g.object_label, tex, lights, water, use_vignette,
