@@ -87,7 +87,8 @@ def bench(scene_name: str, device: Any, thread_counts: list[int], min_seconds: f
 
 #: the printed table: (title, row key, format)
 COLUMNS = [("scene", "scene", "8s"), ("triangles", "triangles", "9d"), ("config", "config", "10s"),
-           ("device", "device", "7s"), ("backend", "backend", "7s"), ("threads", "threads", ">7"), ("batch", "batch", "5d"),
+           ("device", "device", "7s"), ("backend", "backend", "7s"), ("threads", "threads", ">7"),
+           ("batch", "batch", "5d"),
            ("s/batch", "seconds_per_batch", "9.4f"), ("frames/s", "frames_per_s", "9.2f"),
            ("Mpix/s", "megapixels_per_s", "7.2f"), ("hit", "hit_fraction", "5.2f"),
            ("emb/warp", "embree_over_warp", "8.2f")]

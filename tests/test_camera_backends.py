@@ -89,8 +89,8 @@ def test_warp_images_are_the_bytes_of_the_inline_kernel(scene_name: str) -> None
             if cfg.blurs:
                 exposure = np.stack([compose_poses(pose, pose_from_euler(0.02 * s, 0, 0, 0, 0, 0.3 * s))
                                      for s in range(cfg.motion_blur_samples)])[None]
-            assert digest(cam.render(scene, pose[None], exposure_poses=exposure)) == BEFORE[f"{scene_name}/{preset}/{i}"], \
-                f"{scene_name} {preset} pose {i}"
+            got = digest(cam.render(scene, pose[None], exposure_poses=exposure))
+            assert got == BEFORE[f"{scene_name}/{preset}/{i}"], f"{scene_name} {preset} pose {i}"
 
 
 def tie_free_scene():

@@ -23,7 +23,7 @@ UP = (0.0, -90.0, 0.0)      # roll, pitch, yaw (deg): optical axis straight up
 DOWN = (0.0, 90.0, 0.0)
 
 #: clear water without backscatter or veiling light, lit by a unit ambient irradiance only
-OPTICS = dict(surface_optics="on", sun=False, ambient=(1.0, 1.0, 1.0), water="jerlov_IB",
+OPTICS = dict(surface_optics="always", sun=False, ambient=(1.0, 1.0, 1.0), water="jerlov_IB",
               water_attenuation=(0.05, 0.05, 0.05), water_backscatter=(0.0, 0.0, 0.0),
               water_veiling_light=(0.0, 0.0, 0.0), veiling_scales_with_light=False)
 
@@ -141,14 +141,15 @@ def test_default_and_cameras_that_never_see_the_surface_keep_their_bytes() -> No
     base = dict(width=64, height=48, water="jerlov_II", shadows=True)
     down = pose_from_euler(0, 0, -4, 0, 60, 0)       # 73.7 deg tall image, 60 deg down: never above the horizon
     up = pose_from_euler(0, 0, -4, 0, -30, 0)
-    off = {p: UnderwaterCamera(UnderwaterCameraConfig(**base, surface_optics="off"), device="cpu").render(scene, q)
+    off = {p: UnderwaterCamera(UnderwaterCameraConfig(**base, surface_optics="never"), device="cpu").render(scene, q)
            .numpy() for p, q in (("down", down), ("up", up))}
-    on_down = UnderwaterCamera(UnderwaterCameraConfig(**base, surface_optics="on"), device="cpu").render(scene, down)
+    always = UnderwaterCamera(UnderwaterCameraConfig(**base, surface_optics="always"), device="cpu")
+    on_down = always.render(scene, down)
     auto_up = UnderwaterCamera(UnderwaterCameraConfig(**base), device="cpu").render(scene, up)  # flat scene: no optics
     for key in ("rgb", "linear", "in_air", "range", "depth", "label", "instance", "normal"):
         assert on_down.numpy()[key].tobytes() == off["down"][key].tobytes(), key
         assert auto_up.numpy()[key].tobytes() == off["up"][key].tobytes(), key
-    on_up = UnderwaterCamera(UnderwaterCameraConfig(**base, surface_optics="on"), device="cpu").render(scene, up)
+    on_up = UnderwaterCamera(UnderwaterCameraConfig(**base, surface_optics="always"), device="cpu").render(scene, up)
     assert on_up.numpy()["rgb"].tobytes() != off["up"]["rgb"].tobytes()
 
 
@@ -158,14 +159,14 @@ def test_moving_sea_surface_is_seen_from_below() -> None:
     sky = 0.4
     fields = dict(width=41, height=41, horizontal_fov=60.0, sky_zenith=(sky,) * 3, sky_horizon=(sky,) * 3)
     auto = render(scene, -4.0, UP, **{**fields, "surface_optics": "auto"})
-    flat = render(floor_scene(-10.0, 0.5), -4.0, UP, **{**fields, "surface_optics": "on"})
+    flat = render(floor_scene(-10.0, 0.5), -4.0, UP, **{**fields, "surface_optics": "always"})
     sea_label = scene.labels.index("sea_surface")
     assert np.all(auto["label"][0] == sea_label)
     # gentle waves: near the zenith the window's radiance is that of the flat surface within a few per cent
     c = auto["linear"][0, 18:23, 18:23, 0]
     assert np.allclose(c, flat["linear"][0, 18:23, 18:23, 0], rtol=0.05)
-    # and not the mesh shaded as a Lambertian object of albedo 0.02 (surface_optics off)
-    off = render(scene, -4.0, UP, **{**fields, "surface_optics": "off"})
+    # and not the mesh shaded as a Lambertian object of albedo 0.02 (surface_optics never)
+    off = render(scene, -4.0, UP, **{**fields, "surface_optics": "never"})
     assert off["linear"][0, 20, 20, 0] < 0.05 < auto["linear"][0, 20, 20, 0]
 
 

@@ -294,9 +294,10 @@ class Water:
 @wp.struct
 class SeaSurface:
     """The sea surface as the camera sees it: the scene's moving surface mesh, node ``sea_obj`` (-1: none), and,
-    with ``flat`` 1, beyond it (or without one) the flat plane ``z = surface_z``; water of refractive index ``n_water`` below, air
-    (n = 1) and a sky of radiance ``sky_zenith`` straight up and ``sky_horizon`` at the horizon above (linear in
-    the direction's z, :func:`sky_radiance`). ``max_range`` (m): a surface farther along a ray is not seen."""
+    with ``flat`` 1, beyond it (or without one) the flat plane ``z = surface_z``; water of refractive index
+    ``n_water`` below, air (n = 1) and a sky of radiance ``sky_zenith`` straight up and ``sky_horizon`` at the
+    horizon above (linear in the direction's z, :func:`sky_radiance`). ``max_range`` (m): a surface farther along a
+    ray is not seen."""
 
     sea_obj: int
     flat: int

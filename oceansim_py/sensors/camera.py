@@ -1,5 +1,5 @@
-"""Underwater RGB camera: pinhole rays cast through the scene's ray-cast backend, Lambertian in-air shading, the image formation model of
-docs/PHYSICS.md §4 in linear space, sRGB encoding at the end.
+"""Underwater RGB camera: pinhole rays cast through the scene's ray-cast backend, Lambertian in-air shading, the
+image formation model of docs/PHYSICS.md §4 in linear space, the sea surface (§4.2), sRGB encoding at the end.
 
 Frames: the pose is the camera's sensor frame (FLU: x = optical axis, y left, z up) in the world (Z up, m).
 Image row 0 is the top, column 0 the left; image right is -y, image down is -z. Vehicle lights are given in the
@@ -16,8 +16,8 @@ camera (ambient + sun irradiance dimmed by K_d over the camera's depth), per pos
 2018: B_inf = b E / c).
 
 Sea surface (docs/PHYSICS.md §4.2): with ``surface_optics`` ``auto`` (default) the camera sees the scene's moving
-sea surface when it has one (``load_scene(..., sea_state=...)``), with ``on`` also the flat plane ``z =
-surface_z``; ``off`` (and ``auto`` on a scene with the flat surface: the bytes rendered before) fills the world with
+sea surface when it has one (``load_scene(..., sea_state=...)``), with ``always`` also the flat plane ``z =
+surface_z``; ``never`` (and ``auto`` on a scene with the flat surface: the bytes rendered before) fills the world with
 water. From below, a ray reaching the surface is split by Fresnel: the sky (``sky_zenith``, ``sky_horizon``)
 refracted by Snell's law inside the 48.6 deg window, and the mirror ray, cast again through the backend (one
 bounce), beyond it (total internal reflection) and, Fresnel-weighted, inside it; from above, the reflected sky
@@ -77,7 +77,7 @@ RGB = tuple[float, float, float]
 Vec3 = tuple[float, float, float]
 
 #: ``surface_optics`` values: see :class:`UnderwaterCameraConfig`.
-SURFACE_OPTICS = ("auto", "on", "off")
+SURFACE_OPTICS = ("auto", "always", "never")
 
 #: Device bytes per pixel of a result: rgb 3 + in_air 12 + linear 12 + range 4 + depth 4 + label 4 +
 #: instance 4 + normal 12.
@@ -154,10 +154,11 @@ class UnderwaterCameraConfig(ConfigBase):
     ``full_well`` (e-), ``read_noise`` (e- rms), ``dark_current`` (e-/s), ``gain`` (e-/DN, None = full_well /
     (2^bit_depth - 1)), ``bit_depth`` (1..16) and ``seed`` (the run seed of the noise).
     Sea surface (module docstring): ``surface_optics`` ``"auto"`` (the scene's moving sea surface when it has one,
-    else none: the flat surface is only the depth reference of the light), ``"on"`` (also the flat plane
-    ``z = surface_z``), ``"off"`` (none: a sea-surface mesh is shaded like any object); ``sky_zenith`` / ``sky_horizon`` RGB sky radiance straight up and at the
-    horizon (linear in between in the direction's z; relative units: a uniform sky of radiance L gives irradiance
-    L on a horizontal plane, like ``sun_irradiance``); ``water_refractive_index`` (n, [1, 2]).
+    else none: the flat surface is only the depth reference of the light), ``"always"`` (also the flat plane
+    ``z = surface_z``), ``"never"`` (none: a sea-surface mesh is shaded like any object); ``sky_zenith`` /
+    ``sky_horizon`` RGB sky radiance straight up and at the horizon (linear in between in the direction's z;
+    relative units: a uniform sky of radiance L gives irradiance L on a horizontal plane, like
+    ``sun_irradiance``); ``water_refractive_index`` (n, [1, 2]).
     """
 
     width: int = 640
@@ -624,7 +625,7 @@ class UnderwaterCamera:
         (:meth:`UnderwaterCameraConfig.memory_bytes`) and the ray scratch of one tile (:meth:`_Scratch.nbytes`)."""
         c = self.config
         tile = min(self.TILE_PIXELS, batch * c.width * c.height)
-        return c.memory_bytes(batch) + _Scratch.nbytes(tile, c.shadow_sources, c.surface_optics != "off")
+        return c.memory_bytes(batch) + _Scratch.nbytes(tile, c.shadow_sources, c.surface_optics != "never")
 
     def allocate(self, batch: int, label_names: list[str] | None = None, frame_index: int = 0) -> CameraResult:
         """New result arrays for ``batch`` images (refused with the estimate if the device lacks memory)."""
@@ -648,7 +649,7 @@ class UnderwaterCamera:
         c = self.config
         scratch = self._scratch.get(n_pixels)
         if scratch is None:
-            check_memory(_Scratch.nbytes(n_pixels, c.shadow_sources, c.surface_optics != "off"), self.device,
+            check_memory(_Scratch.nbytes(n_pixels, c.shadow_sources, c.surface_optics != "never"), self.device,
                          f"camera ray scratch of {n_pixels} pixels", "lower width/height")
             scratch = self._scratch.put(n_pixels, _Scratch(n_pixels, c.shadow_sources, self.device,
                                                             float(c.max_range)))
@@ -675,9 +676,9 @@ class UnderwaterCamera:
         water.veiling_scales_with_light = int(c.veiling_scales_with_light)
         sea = k.SeaSurface()
         sea.sea_obj = -1
-        if c.surface_optics != "off":
+        if c.surface_optics != "never":
             sea.sea_obj = next((n.id for n in scene.nodes if n.sea_surface is not None), -1)
-        sea.flat = int(c.surface_optics == "on")
+        sea.flat = int(c.surface_optics == "always")
         sea.surface_z = float(scene.surface_z)
         sea.n_water = float(c.water_refractive_index)
         sea.sky_zenith, sea.sky_horizon = wp.vec3(*c.sky_zenith), wp.vec3(*c.sky_horizon)
@@ -689,10 +690,10 @@ class UnderwaterCamera:
         return lights, water, sea, tex
 
     def sees_surface(self, scene: Any) -> bool:
-        """Whether this camera renders the sea surface of ``scene`` (``surface_optics``: ``on``, or ``auto`` and the
+        """Whether this camera renders the sea surface of ``scene`` (``surface_optics``: ``always``, or ``auto`` and the
         scene has a moving sea surface)."""
         mode = self.config.surface_optics
-        return mode == "on" or (mode == "auto" and scene.sea_surface is not None)
+        return mode == "always" or (mode == "auto" and scene.sea_surface is not None)
 
     def _in_water_flags(self, scene: Any, poses: np.ndarray) -> wp.array:
         """(N,) int32 per pose: 1 where the camera is below the sea surface (the moving surface's instantaneous
