@@ -1,9 +1,11 @@
 """Underwater camera kernels: pinhole rays, Lambertian in-air shading, water image formation, sRGB encoding.
 
 The camera casts through the scene's ray-cast backend (sensors/rays.py) in passes over tiles of pixels, per
-sub-sample of the exposure: :func:`camera_ray_kernel` writes each pixel's primary ray, the backend casts them,
-:func:`camera_shadow_ray_kernel` writes the shadow rays of their hits (to the sun and each vehicle light), the
-backend casts those, and :func:`camera_shade_kernel` shades each pixel from its hits (``load_hit``). Pixel
+sub-sample of the exposure: :func:`camera_ray_kernel` writes each pixel's primary ray, the backend casts them;
+with the sea-surface optics, :func:`camera_bounce_ray_kernel` writes the in-water ray of each primary ray that
+reaches the surface (mirror ray from below, refracted ray from above), the backend casts those;
+:func:`camera_shadow_ray_kernel` writes the shadow rays of the shaded points (to the sun and each vehicle light),
+the backend casts those, and :func:`camera_shade_kernel` shades each pixel from its hits (``load_hit``). Pixel
 ``p = b * H * W + row * W + col`` of the batch (B, H, W) is ray ``p - first_pixel`` of its tile. Each pixel
 depends only on its own index, so the result is bit-identical whatever the CPU chunking, tiling or batch size.
 
@@ -21,6 +23,9 @@ Radiometry (linear RGB, relative units: a white Lambertian surface under unit ir
     I = J * exp(-beta^D * z) + B_inf * (1 - exp(-beta^B * z));   a miss sees I = B_inf, J = 0
     B_inf = veiling_light * (ambient + sun_irradiance * exp(-K_d * camera depth))  if veiling_scales_with_light
     rgb = round(255 * srgb_oetf(clamp(exposure * I * V, 0, 1)))
+
+The sea surface (Snell's window, Fresnel, total internal reflection, the view from above) is
+:func:`surface_radiance`'s (docs/PHYSICS.md §4.2).
 
 albedo is the node's flat albedo, or its texture sampled bilinearly at the hit's uv (:func:`sample_texture`,
 :func:`hit_uv`). A distorting lens replaces the pinhole ray by a precomputed per-pixel ray (sensors/lens.py); V is
@@ -457,8 +462,7 @@ def camera_bounce_ray_kernel(
 class ShadedHit:
     """The scene point a pixel shows: ``hit`` 0 when its ray (primary, or the in-water ray past the surface) hits
     nothing (or the sea surface again); ``point`` (world, m), facing ``normal``, node ``obj``, triangle ``face``,
-    ``distance`` (m along that ray, the in-water path past the surface for an in-water ray) and the ray's
-    ``origin``."""
+    ``distance`` (m along that ray: the in-water path past the surface for an in-water ray)."""
 
     hit: int
     point: wp.vec3
@@ -466,7 +470,6 @@ class ShadedHit:
     obj: int
     face: int
     distance: float
-    origin: wp.vec3
 
 
 @wp.func
@@ -483,7 +486,6 @@ def shaded_hit(origin: wp.vec3, d: wp.vec3, h: RayHit, cr: Crossing, bounce_orig
     out.obj = h.obj
     out.face = h.face
     out.distance = h.distance
-    out.origin = origin
     if cr.kind != CROSS_NONE:
         bo = bounce_origins[i]
         bd = bounce_directions[i]
@@ -496,7 +498,6 @@ def shaded_hit(origin: wp.vec3, d: wp.vec3, h: RayHit, cr: Crossing, bounce_orig
         out.obj = hb.obj
         out.face = hb.face
         out.distance = hb.distance
-        out.origin = bo
     return out
 
 
