@@ -178,3 +178,19 @@ def test_bad_surface_fields_are_config_errors() -> None:
     with pytest.raises(ConfigError, match="sky_zenith"):
         UnderwaterCameraConfig(sky_zenith=(-1.0, 0.0, 0.0))
     assert "sky_zenith" not in UnderwaterCameraConfig().to_dict()
+
+
+def test_camera_in_the_air_or_water_follows_the_instantaneous_wave_surface() -> None:
+    scene = floor_scene(-10.0, 0.5)
+    scene.add_sea_surface("calm", size=40.0, resolution=0.25, center=(0.0, 0.0))
+    scene.set_time(3.0)
+    x, y = 1.3, -0.7
+    h = float(scene.surface_height([x, y])[0])
+    fields = dict(surface_optics="auto", width=3, height=3, horizontal_fov=10.0, sky_zenith=(0.7,) * 3,
+                  sky_horizon=(0.1,) * 3)
+    cam = UnderwaterCamera(UnderwaterCameraConfig(**{**OPTICS, **fields}), device="cpu")
+    above = cam.render(scene, pose_from_euler(x, y, h + 0.2, *UP)).numpy()
+    assert above["linear"][0, 1, 1, 0] == pytest.approx(0.7, rel=1e-6)      # the sky's zenith, in the air
+    below = cam.render(scene, pose_from_euler(x, y, h - 0.2, *UP)).numpy()
+    assert below["label"][0, 1, 1] == scene.labels.index("sea_surface")
+    assert below["range"][0, 1, 1] == pytest.approx(0.2, abs=0.02)
