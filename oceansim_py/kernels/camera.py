@@ -1,7 +1,13 @@
 """Underwater camera kernels: pinhole rays, Lambertian in-air shading, water image formation, sRGB encoding.
 
-One thread per pixel of a batch (B, H, W); element ``i = b * H * W + row * W + col``. Each pixel depends only on
-its own index, so the result is bit-identical whatever the CPU chunking or batch size.
+The camera casts through the scene's ray-cast backend (sensors/rays.py) in passes over tiles of pixels, per
+sub-sample of the exposure: :func:`camera_ray_kernel` writes each pixel's primary ray, the backend casts them;
+with the sea-surface optics, :func:`camera_bounce_ray_kernel` writes the in-water ray of each primary ray that
+reaches the surface (mirror ray from below, refracted ray from above), the backend casts those;
+:func:`camera_shadow_ray_kernel` writes the shadow rays of the shaded points (to the sun and each vehicle light),
+the backend casts those, and :func:`camera_shade_kernel` shades each pixel from its hits (``load_hit``). Pixel
+``p = b * H * W + row * W + col`` of the batch (B, H, W) is ray ``p - first_pixel`` of its tile. Each pixel
+depends only on its own index, so the result is bit-identical whatever the CPU chunking, tiling or batch size.
 
 Frames: the pose maps the sensor FLU frame (x forward = optical axis, y left, z up) to the world (Z up, metres).
 Image coordinates follow OpenCV: pixel (row, col) has its centre at ``u = col``, ``v = row`` (the image spans
@@ -18,6 +24,9 @@ Radiometry (linear RGB, relative units: a white Lambertian surface under unit ir
     B_inf = veiling_light * (ambient + sun_irradiance * exp(-K_d * camera depth))  if veiling_scales_with_light
     rgb = round(255 * srgb_oetf(clamp(exposure * I * V, 0, 1)))
 
+The sea surface (Snell's window, Fresnel, total internal reflection, the view from above) is
+:func:`surface_radiance`'s (docs/PHYSICS.md §4.2).
+
 albedo is the node's flat albedo, or its texture sampled bilinearly at the hit's uv (:func:`sample_texture`,
 :func:`hit_uv`). A distorting lens replaces the pinhole ray by a precomputed per-pixel ray (sensors/lens.py); V is
 the vignetting map (1 without). Motion blur averages I and J over the frame's sub-frame poses. With the noise
@@ -30,7 +39,7 @@ from __future__ import annotations
 import warp as wp
 
 from oceansim_py.kernels.random import stream_state
-from oceansim_py.kernels.raycast import cast_ray
+from oceansim_py.kernels.raycast import RayHit, load_hit
 
 #: Shadow rays start this far (m) off the surface, along the normal, to avoid hitting their own triangle.
 SHADOW_OFFSET = 1.0e-3
@@ -63,15 +72,6 @@ def pinhole_direction(col: int, row: int, fx: float, fy: float, cx: float, cy: f
     x = (float(col) - cx) / fx
     y = (float(row) - cy) / fy
     return wp.normalize(wp.vec3(1.0, -x, -y))
-
-
-@wp.func
-def occluded(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32), origin: wp.vec3, direction: wp.vec3,
-             distance: float) -> int:
-    """1 if the segment ``origin + t direction``, 0 < t < distance, hits any triangle."""
-    h = cast_ray(mesh, face_object, origin, direction, distance)
-    return h.hit
-
 
 
 @wp.func
@@ -162,118 +162,33 @@ class SceneTextures:
     info: wp.array2d(dtype=wp.int32)
 
 
-@wp.struct
-class Shaded:
-    """One ray's shading: underwater ``img`` and in-air ``j`` radiance, and its first hit (``hit``, ``distance``
-    m, world ``normal``, node ``obj``)."""
-
-    img: wp.vec3
-    j: wp.vec3
-    hit: int
-    distance: float
-    normal: wp.vec3
-    obj: int
+@wp.func
+def pixel_index(i: int, first_pixel: int, width: int, height: int) -> wp.vec3i:
+    """(image b, row, col) of ray ``i`` of a tile that starts at pixel ``first_pixel`` of the batch."""
+    p = first_pixel + i
+    per_image = width * height
+    b = p / per_image
+    rem = p - b * per_image
+    row = rem / width
+    return wp.vec3i(b, row, rem - row * width)
 
 
 @wp.func
-def shade_ray(
-    mesh: wp.uint64,
-    face_object: wp.array(dtype=wp.int32),
-    object_albedo: wp.array(dtype=wp.vec3),
-    tex: SceneTextures,
-    pose: wp.transform,
-    d: wp.vec3,
-    max_range: float,
-    ambient: wp.vec3,
-    sun_irradiance: wp.vec3,
-    sun_direction: wp.vec3,
-    surface_z: float,
-    diffuse_attenuation: wp.vec3,
-    shadows: int,
-    light_position: wp.array(dtype=wp.vec3),
-    light_direction: wp.array(dtype=wp.vec3),
-    light_cos_outer: wp.array(dtype=wp.float32),
-    light_cos_inner: wp.array(dtype=wp.float32),
-    light_intensity: wp.array(dtype=wp.vec3),
-    beta_d: wp.vec3,
-    beta_b: wp.vec3,
-    veiling_light: wp.vec3,
-    veiling_scales_with_light: int,
-) -> Shaded:
-    """Shade the world ray ``d`` (unit) from the camera at ``pose`` (module docstring)."""
-    origin = wp.transform_get_translation(pose)
-    veil = veiling_light
-    if veiling_scales_with_light != 0:
-        cam_depth = wp.max(surface_z - origin[2], 0.0)
-        e_cam = ambient + wp.cw_mul(sun_irradiance, vec_exp(-cam_depth * diffuse_attenuation))
-        veil = wp.cw_mul(veiling_light, e_cam)
-
-    out = Shaded()
-    h = cast_ray(mesh, face_object, origin, d, max_range)
-    out.hit = h.hit
-    out.distance = h.distance
-    out.normal = h.normal
-    out.obj = h.obj
-    out.j = wp.vec3(0.0, 0.0, 0.0)
-    out.img = veil
-    if h.hit != 0:
-        p = origin + h.distance * d
-        n = h.normal
-        lift = p + SHADOW_OFFSET * n
-        e = ambient
-        # sun from above, dimmed by K_d over the hit point's depth
-        if wp.length_sq(sun_irradiance) > 0.0:
-            cos_sun = wp.dot(n, sun_direction)
-            if cos_sun > 0.0:
-                depth = wp.max(surface_z - p[2], 0.0)
-                lit = 1
-                if shadows != 0 and sun_direction[2] > 0.0 and depth > 0.0:
-                    lit = 1 - occluded(mesh, face_object, lift, sun_direction, depth / sun_direction[2])
-                if lit != 0:
-                    e = e + cos_sun * wp.cw_mul(sun_irradiance, vec_exp(-depth * diffuse_attenuation))
-        # vehicle lights, attenuated along their own path
-        for k in range(light_position.shape[0]):
-            lp = wp.transform_point(pose, light_position[k])
-            to_light = lp - p
-            dist = wp.length(to_light)
-            if dist > 0.0:
-                l_dir = to_light / dist
-                cos_n = wp.dot(n, l_dir)
-                axis = wp.quat_rotate(wp.transform_get_rotation(pose), light_direction[k])
-                cos_axis = -wp.dot(l_dir, axis)
-                cone = 0.0
-                if cos_axis >= light_cos_inner[k]:
-                    cone = 1.0
-                elif cos_axis > light_cos_outer[k]:
-                    cone = wp.smoothstep(light_cos_outer[k], light_cos_inner[k], cos_axis)
-                if cos_n > 0.0 and cone > 0.0:
-                    lit = 1
-                    if shadows != 0:
-                        lit = 1 - occluded(mesh, face_object, lift, l_dir, dist - SHADOW_OFFSET)
-                    if lit != 0:
-                        e = e + (cone * cos_n / (dist * dist)) * wp.cw_mul(light_intensity[k],
-                                                                           vec_exp(-dist * beta_d))
-        albedo = object_albedo[h.obj]
-        t = tex.object_texture[h.obj]
-        if t >= 0:
-            albedo = sample_texture(tex.texels, tex.info, t, hit_uv(tex.points, tex.indices, tex.face_uv, h.face, p))
-        out.j = wp.cw_mul(albedo, e)
-        z = h.distance
-        out.img = wp.cw_mul(out.j, vec_exp(-z * beta_d)) + wp.cw_mul(veil, wp.vec3(1.0, 1.0, 1.0)
-                                                                    - vec_exp(-z * beta_b))
-    return out
+def sensor_ray(col: int, row: int, fx: float, fy: float, cx: float, cy: float, use_rays: int,
+               rays: wp.array2d(dtype=wp.vec3)) -> wp.vec3:
+    """Unit FLU ray of pixel (row, col): the pinhole ray, or the lens table's ray with ``use_rays`` 1."""
+    d = pinhole_direction(col, row, fx, fy, cx, cy)
+    if use_rays != 0:
+        d = rays[row, col]
+    return d
 
 
 @wp.kernel
-def camera_render_kernel(
-    mesh: wp.uint64,
-    face_object: wp.array(dtype=wp.int32),
-    object_albedo: wp.array(dtype=wp.vec3),
-    object_label: wp.array(dtype=wp.int32),
-    tex: SceneTextures,
+def camera_ray_kernel(
     poses: wp.array(dtype=wp.transform),
     sub_samples: int,
-    geometry_sample: int,
+    sample: int,
+    first_pixel: int,
     width: int,
     height: int,
     fx: float,
@@ -282,24 +197,521 @@ def camera_render_kernel(
     cy: float,
     use_rays: int,
     rays: wp.array2d(dtype=wp.vec3),
+    origins: wp.array(dtype=wp.vec3),
+    directions: wp.array(dtype=wp.vec3),
+    start: int,
+):
+    """Primary ray ``i`` of a tile: pixel ``first_pixel + i`` of the batch seen from sub-sample ``sample`` of its
+    image's exposure poses (``poses[b * sub_samples + sample]``): world origin = the camera position, world unit
+    direction = the pose's rotation of the pixel's sensor ray (:func:`sensor_ray`)."""
+    i = wp.tid() + start
+    px = pixel_index(i, first_pixel, width, height)
+    pose = poses[px[0] * sub_samples + sample]
+    origins[i] = wp.transform_get_translation(pose)
+    directions[i] = wp.quat_rotate(wp.transform_get_rotation(pose),
+                                   sensor_ray(px[2], px[1], fx, fy, cx, cy, use_rays, rays))
+
+
+@wp.struct
+class Lights:
+    """The camera's illumination: ``ambient`` irradiance, the sun (``sun_irradiance`` just below the surface, world
+    unit ``sun_direction`` towards it, dimmed by ``diffuse_attenuation`` K_d over the depth below ``surface_z``),
+    the vehicle spot lights (sensor frame; ``light_cos_outer`` / ``light_cos_inner`` their cone edges) and
+    ``shadows`` (1: shadow rays to the sun and each light)."""
+
+    ambient: wp.vec3
+    sun_irradiance: wp.vec3
+    sun_direction: wp.vec3
+    surface_z: float
+    diffuse_attenuation: wp.vec3
+    shadows: int
+    light_position: wp.array(dtype=wp.vec3)
+    light_direction: wp.array(dtype=wp.vec3)
+    light_cos_outer: wp.array(dtype=wp.float32)
+    light_cos_inner: wp.array(dtype=wp.float32)
+    light_intensity: wp.array(dtype=wp.vec3)
+
+
+@wp.func
+def sun_shadow_range(lights: Lights, p: wp.vec3, n: wp.vec3) -> float:
+    """Length (m) of the shadow ray from the hit point ``p`` (normal ``n``) up to the surface along the sun, or 0
+    when no ray is cast (sun off, the surface faces away, shadows off, the point at or above the surface)."""
+    r = 0.0
+    if lights.shadows != 0 and wp.length_sq(lights.sun_irradiance) > 0.0:
+        if wp.dot(n, lights.sun_direction) > 0.0:
+            depth = wp.max(lights.surface_z - p[2], 0.0)
+            if lights.sun_direction[2] > 0.0 and depth > 0.0:
+                r = depth / lights.sun_direction[2]
+    return r
+
+
+@wp.struct
+class LightPath:
+    """The path from a hit point towards vehicle light k: unit ``direction``, ``distance`` (m), ``cos_n`` (cosine
+    with the surface normal) and ``cone`` (the spot's angular weight in [0, 1])."""
+
+    direction: wp.vec3
+    distance: float
+    cos_n: float
+    cone: float
+
+
+@wp.func
+def light_path(lights: Lights, pose: wp.transform, k: int, p: wp.vec3, n: wp.vec3) -> LightPath:
+    """The path from ``p`` (normal ``n``) to light ``k`` of the camera at ``pose`` (zero distance: the light sits
+    on the point and does not light it)."""
+    out = LightPath()
+    out.direction = wp.vec3(0.0, 0.0, 0.0)
+    out.distance = 0.0
+    out.cos_n = 0.0
+    out.cone = 0.0
+    lp = wp.transform_point(pose, lights.light_position[k])
+    to_light = lp - p
+    dist = wp.length(to_light)
+    if dist > 0.0:
+        l_dir = to_light / dist
+        axis = wp.quat_rotate(wp.transform_get_rotation(pose), lights.light_direction[k])
+        cos_axis = -wp.dot(l_dir, axis)
+        cone = 0.0
+        if cos_axis >= lights.light_cos_inner[k]:
+            cone = 1.0
+        elif cos_axis > lights.light_cos_outer[k]:
+            cone = wp.smoothstep(lights.light_cos_outer[k], lights.light_cos_inner[k], cos_axis)
+        out.direction = l_dir
+        out.distance = dist
+        out.cos_n = wp.dot(n, l_dir)
+        out.cone = cone
+    return out
+
+
+@wp.struct
+class Water:
+    """The water's image formation coefficients (sensors/water.py): attenuation ``beta_d`` and backscatter
+    ``beta_b`` (1/m), veiling light ``veiling_light`` B_inf for unit illumination, scaled by the light at the
+    camera with ``veiling_scales_with_light`` 1."""
+
+    beta_d: wp.vec3
+    beta_b: wp.vec3
+    veiling_light: wp.vec3
+    veiling_scales_with_light: int
+
+
+@wp.struct
+class SeaSurface:
+    """The sea surface as the camera sees it: the scene's moving surface mesh, node ``sea_obj`` (-1: none), and,
+    with ``flat`` 1, beyond it (or without one) the flat plane ``z = surface_z``; water of refractive index
+    ``n_water`` below, air (n = 1) and a sky of radiance ``sky_zenith`` straight up and ``sky_horizon`` at the
+    horizon above (linear in the direction's z, :func:`sky_radiance`). ``max_range`` (m): a surface farther along a
+    ray is not seen."""
+
+    sea_obj: int
+    flat: int
+    surface_z: float
+    n_water: float
+    sky_zenith: wp.vec3
+    sky_horizon: wp.vec3
+    max_range: float
+
+
+#: Crossing kinds: the ray does not reach the sea surface, reaches it from the water (below), from the air (above).
+CROSS_NONE = wp.constant(0)
+CROSS_FROM_WATER = wp.constant(1)
+CROSS_FROM_AIR = wp.constant(2)
+
+
+@wp.struct
+class Crossing:
+    """Where a camera ray meets the sea surface: ``kind`` (CROSS_*), ``distance`` (m along the ray) and the unit
+    surface ``normal`` turned towards the camera."""
+
+    kind: int
+    distance: float
+    normal: wp.vec3
+
+
+@wp.func
+def surface_crossing(origin: wp.vec3, d: wp.vec3, h: RayHit, in_water: int, sea: SeaSurface) -> Crossing:
+    """The ray ``origin + t d`` (first hit ``h``) from a camera in the water (``in_water`` 1) or in the air: it meets
+    the surface where it hits the sea-surface mesh (from the water when the mesh's facing normal points down),
+    else, with ``sea.flat``, where it crosses the plane ``z = surface_z`` (up from the water, down from the air)
+    nearer than its first hit and ``max_range``."""
+    out = Crossing()
+    out.kind = CROSS_NONE
+    out.distance = float(wp.inf)
+    out.normal = wp.vec3(0.0, 0.0, 0.0)
+    if h.hit != 0 and h.obj == sea.sea_obj:
+        out.distance = h.distance
+        out.normal = h.normal
+        out.kind = CROSS_FROM_AIR
+        if h.normal[2] < 0.0:
+            out.kind = CROSS_FROM_WATER
+    elif sea.flat != 0:
+        reach = wp.min(h.distance, sea.max_range)
+        if in_water != 0 and d[2] > 0.0:
+            t = (sea.surface_z - origin[2]) / d[2]
+            if t >= 0.0 and t < reach:
+                out.kind = CROSS_FROM_WATER
+                out.distance = t
+                out.normal = wp.vec3(0.0, 0.0, -1.0)
+        if in_water == 0 and d[2] < 0.0:
+            t = (sea.surface_z - origin[2]) / d[2]
+            if t >= 0.0 and t < reach:
+                out.kind = CROSS_FROM_AIR
+                out.distance = t
+                out.normal = wp.vec3(0.0, 0.0, 1.0)
+    return out
+
+
+@wp.func
+def fresnel_reflectance(cos_i: float, n1: float, n2: float) -> float:
+    """Unpolarised Fresnel reflectance 0.5 (r_s^2 + r_p^2) of light going from index ``n1`` into ``n2`` at
+    incidence cosine ``cos_i``; 1 beyond the critical angle (total internal reflection)."""
+    eta = n1 / n2
+    sin2_t = eta * eta * (1.0 - cos_i * cos_i)
+    if sin2_t >= 1.0:
+        return 1.0
+    cos_t = wp.sqrt(1.0 - sin2_t)
+    rs = (n1 * cos_i - n2 * cos_t) / (n1 * cos_i + n2 * cos_t)
+    rp = (n1 * cos_t - n2 * cos_i) / (n1 * cos_t + n2 * cos_i)
+    return 0.5 * (rs * rs + rp * rp)
+
+
+@wp.func
+def refract(d: wp.vec3, n: wp.vec3, eta: float) -> wp.vec3:
+    """Snell's law: the unit direction of ``d`` (unit) refracted through a surface of unit normal ``n`` (facing
+    against ``d``) with ``eta = n1 / n2``; zero past the critical angle."""
+    cos_i = -wp.dot(d, n)
+    sin2_t = eta * eta * (1.0 - cos_i * cos_i)
+    if sin2_t >= 1.0:
+        return wp.vec3(0.0, 0.0, 0.0)
+    return wp.normalize(eta * d + (eta * cos_i - wp.sqrt(1.0 - sin2_t)) * n)
+
+
+@wp.func
+def reflect(d: wp.vec3, n: wp.vec3) -> wp.vec3:
+    """Mirror direction of ``d`` about the unit normal ``n``."""
+    return d - (2.0 * wp.dot(d, n)) * n
+
+
+@wp.func
+def sky_radiance(sea: SeaSurface, d: wp.vec3) -> wp.vec3:
+    """Sky radiance towards the unit direction ``d``: ``sky_horizon + (sky_zenith - sky_horizon) * d_z`` (d_z
+    clamped to [0, 1]: below the horizon the horizon's)."""
+    return sea.sky_horizon + wp.clamp(d[2], 0.0, 1.0) * (sea.sky_zenith - sea.sky_horizon)
+
+
+@wp.func
+def bounce_ray_origin(origin: wp.vec3, d: wp.vec3, cr: Crossing) -> wp.vec3:
+    """Start of the in-water ray leaving the surface crossing ``cr``: the surface point moved ``SHADOW_OFFSET``
+    into the water (towards the camera from below, away from it from above)."""
+    q = origin + cr.distance * d
+    side = 1.0
+    if cr.kind == CROSS_FROM_AIR:
+        side = -1.0
+    return q + (side * SHADOW_OFFSET) * cr.normal
+
+
+@wp.func
+def bounce_ray_direction(d: wp.vec3, cr: Crossing, sea: SeaSurface) -> wp.vec3:
+    """Direction of the in-water ray leaving the crossing ``cr``: the mirror ray from below (it stays in the
+    water, at any angle), the refracted ray from above."""
+    if cr.kind == CROSS_FROM_WATER:
+        return reflect(d, cr.normal)
+    return refract(d, cr.normal, 1.0 / sea.n_water)
+
+
+@wp.kernel
+def camera_bounce_ray_kernel(
+    poses: wp.array(dtype=wp.transform),
+    in_water: wp.array(dtype=wp.int32),
+    sub_samples: int,
+    sample: int,
+    first_pixel: int,
+    width: int,
+    height: int,
+    directions: wp.array(dtype=wp.vec3),
+    hit_distance: wp.array(dtype=wp.float32),
+    hit_normal: wp.array(dtype=wp.vec3),
+    hit_face: wp.array(dtype=wp.int32),
+    hit_obj: wp.array(dtype=wp.int32),
+    sea: SeaSurface,
+    bounce_origins: wp.array(dtype=wp.vec3),
+    bounce_directions: wp.array(dtype=wp.vec3),
+    crossings: wp.array(dtype=wp.int32),
+    start: int,
+):
+    """The in-water ray of primary ray ``i`` past the sea surface (:func:`surface_crossing`): the mirror ray of a
+    ray reaching the surface from below, the refracted ray of one reaching it from above; a zero direction (a miss)
+    for a ray that does not reach the surface. ``crossings[0]`` counts the rays that do (zero it first)."""
+    i = wp.tid() + start
+    px = pixel_index(i, first_pixel, width, height)
+    k = px[0] * sub_samples + sample
+    origin = wp.transform_get_translation(poses[k])
+    d = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
+    cr = surface_crossing(origin, d, h, in_water[k], sea)
+    bounce_origins[i] = origin
+    bounce_directions[i] = wp.vec3(0.0, 0.0, 0.0)
+    if cr.kind != CROSS_NONE:
+        bounce_origins[i] = bounce_ray_origin(origin, d, cr)
+        bounce_directions[i] = bounce_ray_direction(d, cr, sea)
+        wp.atomic_add(crossings, 0, 1)
+
+
+@wp.struct
+class ShadedHit:
+    """The scene point a pixel shows: ``hit`` 0 when its ray (primary, or the in-water ray past the surface) hits
+    nothing (or the sea surface again); ``point`` (world, m), facing ``normal``, node ``obj``, triangle ``face``,
+    ``distance`` (m along that ray: the in-water path past the surface for an in-water ray)."""
+
+    hit: int
+    point: wp.vec3
+    normal: wp.vec3
+    obj: int
+    face: int
+    distance: float
+
+
+@wp.func
+def shaded_hit(origin: wp.vec3, d: wp.vec3, h: RayHit, cr: Crossing, bounce_origins: wp.array(dtype=wp.vec3),
+               bounce_directions: wp.array(dtype=wp.vec3), bounce_distance: wp.array(dtype=wp.float32),
+               bounce_normal: wp.array(dtype=wp.vec3), bounce_face: wp.array(dtype=wp.int32),
+               bounce_obj: wp.array(dtype=wp.int32), i: int, sea_obj: int) -> ShadedHit:
+    """The point pixel ray ``i`` shades: its primary hit ``h`` when it does not reach the sea surface, else the hit
+    of its in-water ray (the bounce arrays, read only then)."""
+    out = ShadedHit()
+    out.hit = h.hit
+    out.point = origin + h.distance * d
+    out.normal = h.normal
+    out.obj = h.obj
+    out.face = h.face
+    out.distance = h.distance
+    if cr.kind != CROSS_NONE:
+        bo = bounce_origins[i]
+        bd = bounce_directions[i]
+        hb = load_hit(bounce_distance, bounce_normal, bounce_face, bounce_obj, i, bd)
+        out.hit = hb.hit
+        if hb.obj == sea_obj:
+            out.hit = 0
+        out.point = bo + hb.distance * bd
+        out.normal = hb.normal
+        out.obj = hb.obj
+        out.face = hb.face
+        out.distance = hb.distance
+    return out
+
+
+@wp.kernel
+def camera_shadow_ray_kernel(
+    poses: wp.array(dtype=wp.transform),
+    in_water: wp.array(dtype=wp.int32),
+    sub_samples: int,
+    sample: int,
+    first_pixel: int,
+    width: int,
+    height: int,
+    directions: wp.array(dtype=wp.vec3),
+    hit_distance: wp.array(dtype=wp.float32),
+    hit_normal: wp.array(dtype=wp.vec3),
+    hit_face: wp.array(dtype=wp.int32),
+    hit_obj: wp.array(dtype=wp.int32),
+    sea: SeaSurface,
+    bounce_origins: wp.array(dtype=wp.vec3),
+    bounce_directions: wp.array(dtype=wp.vec3),
+    bounce_distance: wp.array(dtype=wp.float32),
+    bounce_normal: wp.array(dtype=wp.vec3),
+    bounce_face: wp.array(dtype=wp.int32),
+    bounce_obj: wp.array(dtype=wp.int32),
+    lights: Lights,
+    shadow_origins: wp.array(dtype=wp.vec3),
+    shadow_directions: wp.array(dtype=wp.vec3),
+    shadow_range: wp.array(dtype=wp.float32),
+    start: int,
+):
+    """The shadow rays of the point pixel ray ``i`` shades (:func:`shaded_hit`): ray ``i * (1 + L)`` towards the
+    sun (up to the mean surface), ray ``i * (1 + L) + 1 + k`` towards light k (up to ``SHADOW_OFFSET`` short of
+    it), all from the point lifted ``SHADOW_OFFSET`` along its normal. A ray that need not be cast (no point, a
+    surface facing away from the source, a light whose cone misses the point, the sun off or the point above the
+    surface) gets a zero direction: the backend returns a miss for it (lit), as for an unblocked ray."""
+    i = wp.tid() + start
+    px = pixel_index(i, first_pixel, width, height)
+    k = px[0] * sub_samples + sample
+    pose = poses[k]
+    origin = wp.transform_get_translation(pose)
+    d = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
+    cr = surface_crossing(origin, d, h, in_water[k], sea)
+    s = shaded_hit(origin, d, h, cr, bounce_origins, bounce_directions, bounce_distance, bounce_normal, bounce_face,
+                   bounce_obj, i, sea.sea_obj)
+    n_lights = lights.light_position.shape[0]
+    base = i * (1 + n_lights)
+    zero = wp.vec3(0.0, 0.0, 0.0)
+    p = s.point
+    n = s.normal
+    lift = p + SHADOW_OFFSET * n
+    sun_range = 0.0
+    if s.hit != 0:
+        sun_range = sun_shadow_range(lights, p, n)
+    shadow_origins[base] = lift
+    shadow_directions[base] = zero
+    shadow_range[base] = 1.0
+    if sun_range > 0.0:
+        shadow_directions[base] = lights.sun_direction
+        shadow_range[base] = sun_range
+    for j in range(n_lights):
+        jj = base + 1 + j
+        shadow_origins[jj] = lift
+        shadow_directions[jj] = zero
+        shadow_range[jj] = 1.0
+        if s.hit != 0:
+            lp = light_path(lights, pose, j, p, n)
+            reach = lp.distance - SHADOW_OFFSET
+            if lp.cos_n > 0.0 and lp.cone > 0.0 and reach > 0.0:
+                shadow_directions[jj] = lp.direction
+                shadow_range[jj] = reach
+
+
+@wp.func
+def lit(lights: Lights, shadow_face: wp.array(dtype=wp.int32), shadow_obj: wp.array(dtype=wp.int32), sea_obj: int,
+        j: int) -> int:
+    """1 if shadow ray ``j`` reached its source blocked by nothing but the sea surface (which lets the light
+    through; always 1 with shadows off)."""
+    out = 1
+    if lights.shadows != 0:
+        if shadow_face[j] >= 0 and shadow_obj[j] != sea_obj:
+            out = 0
+    return out
+
+
+@wp.func
+def irradiance(lights: Lights, pose: wp.transform, p: wp.vec3, n: wp.vec3, beta_d: wp.vec3,
+               shadow_face: wp.array(dtype=wp.int32), shadow_obj: wp.array(dtype=wp.int32), sea_obj: int,
+               base: int) -> wp.vec3:
+    """Irradiance at the point ``p`` (normal ``n``): ambient, the sun dimmed by K_d over the point's depth, each
+    light with its cone, cosine, inverse square and exp(-beta^D d) along its own path (module docstring); sources
+    blocked by their shadow rays ``base``, ``base + 1 + k`` are left out."""
+    e = lights.ambient
+    if wp.length_sq(lights.sun_irradiance) > 0.0:
+        cos_sun = wp.dot(n, lights.sun_direction)
+        if cos_sun > 0.0:
+            depth = wp.max(lights.surface_z - p[2], 0.0)
+            if lit(lights, shadow_face, shadow_obj, sea_obj, base) != 0:
+                e = e + cos_sun * wp.cw_mul(lights.sun_irradiance, vec_exp(-depth * lights.diffuse_attenuation))
+    for k in range(lights.light_position.shape[0]):
+        lp = light_path(lights, pose, k, p, n)
+        if lp.distance > 0.0:
+            if lp.cos_n > 0.0 and lp.cone > 0.0:
+                if lit(lights, shadow_face, shadow_obj, sea_obj, base + 1 + k) != 0:
+                    dist = lp.distance
+                    e = e + (lp.cone * lp.cos_n / (dist * dist)) * wp.cw_mul(lights.light_intensity[k],
+                                                                             vec_exp(-dist * beta_d))
+    return e
+
+
+@wp.func
+def veiling(water: Water, lights: Lights, origin: wp.vec3) -> wp.vec3:
+    """B_inf seen by a camera at ``origin``: the water's veiling light, times ambient + the sun dimmed over the
+    camera's depth when it scales with the light."""
+    veil = water.veiling_light
+    if water.veiling_scales_with_light != 0:
+        cam_depth = wp.max(lights.surface_z - origin[2], 0.0)
+        e_cam = lights.ambient + wp.cw_mul(lights.sun_irradiance, vec_exp(-cam_depth * lights.diffuse_attenuation))
+        veil = wp.cw_mul(water.veiling_light, e_cam)
+    return veil
+
+
+@wp.func
+def surface_albedo(object_albedo: wp.array(dtype=wp.vec3), tex: SceneTextures, obj: int, face: int,
+                   p: wp.vec3) -> wp.vec3:
+    """Albedo of node ``obj`` at the point ``p`` of its triangle ``face``: its texture when it has one."""
+    albedo = object_albedo[obj]
+    t = tex.object_texture[obj]
+    if t >= 0:
+        albedo = sample_texture(tex.texels, tex.info, t, hit_uv(tex.points, tex.indices, tex.face_uv, face, p))
+    return albedo
+
+
+@wp.func
+def through_water(j: wp.vec3, z: float, water: Water, veil: wp.vec3) -> wp.vec3:
+    """Radiance ``j`` seen through ``z`` m of water: J exp(-beta^D z) + B_inf (1 - exp(-beta^B z))."""
+    return wp.cw_mul(j, vec_exp(-z * water.beta_d)) + wp.cw_mul(veil, wp.vec3(1.0, 1.0, 1.0)
+                                                                - vec_exp(-z * water.beta_b))
+
+
+@wp.struct
+class Radiance:
+    """A pixel ray's linear radiance at the camera ``img`` and its in-air (water-free) radiance ``j``."""
+
+    img: wp.vec3
+    j: wp.vec3
+
+
+@wp.func
+def surface_radiance(d: wp.vec3, cr: Crossing, j_water: wp.vec3, l_water: wp.vec3, sea: SeaSurface) -> Radiance:
+    """Radiance leaving the sea surface towards the camera along ``-d`` at the crossing ``cr`` (``img``), and the same
+    without water (``j``), given the in-water ray's radiance arriving at the surface ``l_water`` (``j_water`` its
+    scene radiance without water):
+
+        from the water:  R l_water + (1 - R) n^2 L_sky(t)     (R = 1 past the critical angle: no sky)
+        from the air:    R L_sky(r) + (1 - R) / n^2 l_water
+
+    R the Fresnel reflectance at the incidence angle, t the refracted and r the mirror direction into the air, n the
+    water's refractive index (the n^2 of radiance crossing the interface: L / n^2 is conserved)."""
+    out = Radiance()
+    cos_i = -wp.dot(d, cr.normal)
+    n2 = sea.n_water * sea.n_water
+    if cr.kind == CROSS_FROM_WATER:
+        r = fresnel_reflectance(cos_i, sea.n_water, 1.0)
+        sky = wp.vec3(0.0, 0.0, 0.0)
+        if r < 1.0:
+            sky = ((1.0 - r) * n2) * sky_radiance(sea, refract(d, cr.normal, sea.n_water))
+        out.img = r * l_water + sky
+        out.j = r * j_water + sky
+    else:
+        r = fresnel_reflectance(cos_i, 1.0, sea.n_water)
+        sky = r * sky_radiance(sea, reflect(d, cr.normal))
+        out.img = sky + ((1.0 - r) / n2) * l_water
+        out.j = sky + ((1.0 - r) / n2) * j_water
+    return out
+
+
+@wp.kernel
+def camera_shade_kernel(
+    poses: wp.array(dtype=wp.transform),
+    in_water: wp.array(dtype=wp.int32),
+    sub_samples: int,
+    sample: int,
+    geometry_sample: int,
+    first_pixel: int,
+    width: int,
+    height: int,
+    fx: float,
+    fy: float,
+    cx: float,
+    cy: float,
+    use_rays: int,
+    rays: wp.array2d(dtype=wp.vec3),
+    directions: wp.array(dtype=wp.vec3),
+    hit_distance: wp.array(dtype=wp.float32),
+    hit_normal: wp.array(dtype=wp.vec3),
+    hit_face: wp.array(dtype=wp.int32),
+    hit_obj: wp.array(dtype=wp.int32),
+    sea: SeaSurface,
+    bounce_origins: wp.array(dtype=wp.vec3),
+    bounce_directions: wp.array(dtype=wp.vec3),
+    bounce_distance: wp.array(dtype=wp.float32),
+    bounce_normal: wp.array(dtype=wp.vec3),
+    bounce_face: wp.array(dtype=wp.int32),
+    bounce_obj: wp.array(dtype=wp.int32),
+    shadow_face: wp.array(dtype=wp.int32),
+    shadow_obj: wp.array(dtype=wp.int32),
+    object_albedo: wp.array(dtype=wp.vec3),
+    object_label: wp.array(dtype=wp.int32),
+    tex: SceneTextures,
+    lights: Lights,
+    water: Water,
     use_vignette: int,
     vignette: wp.array2d(dtype=wp.float32),
-    max_range: float,
-    ambient: wp.vec3,
-    sun_irradiance: wp.vec3,
-    sun_direction: wp.vec3,
-    surface_z: float,
-    diffuse_attenuation: wp.vec3,
-    shadows: int,
-    light_position: wp.array(dtype=wp.vec3),
-    light_direction: wp.array(dtype=wp.vec3),
-    light_cos_outer: wp.array(dtype=wp.float32),
-    light_cos_inner: wp.array(dtype=wp.float32),
-    light_intensity: wp.array(dtype=wp.vec3),
-    beta_d: wp.vec3,
-    beta_b: wp.vec3,
-    veiling_light: wp.vec3,
-    veiling_scales_with_light: int,
     exposure: float,
     out_rgb: wp.array4d(dtype=wp.uint8),
     out_in_air: wp.array3d(dtype=wp.vec3),
@@ -311,61 +723,93 @@ def camera_render_kernel(
     out_normal: wp.array3d(dtype=wp.vec3),
     start: int,
 ):
-    """Render pixel ``i`` of the batch (see the module docstring); ``sun_direction`` is the world unit vector
-    towards the sun (zero irradiance switches the sun off); light arrays are in the sensor frame.
+    """Shade primary ray ``i`` of a tile (pixel ``first_pixel + i``, sub-sample ``sample``) and add it to the
+    pixel's ``linear`` / ``in_air`` sums (sub-sample 0 starts them); the last sub-sample divides the sums by
+    ``sub_samples`` and encodes ``rgb = encode_u8(exposure * I * vignette[row, col])`` (vignette 1 with
+    ``use_vignette`` 0). The geometry products (range, depth, label, instance, normal) are those of sub-sample
+    ``geometry_sample``: the first hit, or the sea surface where the ray reaches it (label and instance -1 for the
+    flat surface, which is no scene node).
 
-    Exposure: ``poses`` holds ``sub_samples`` poses per image (image b: ``poses[b * sub_samples + s]``, spread
-    over the exposure); ``linear`` and ``in_air`` are their mean, the geometry products (range, depth, label,
-    instance, normal) come from sub-sample ``geometry_sample`` (mid-exposure). Rays: ``use_rays`` 0 is the
-    pinhole ray of the pixel, 1 the sensor-frame unit ray ``rays[row, col]`` (a distorting lens, sensors/lens.py).
-    ``rgb`` is ``encode_u8(exposure * I * vignette[row, col])`` (vignette 1 with ``use_vignette`` 0)."""
+    The shaded point (:func:`shaded_hit`) has J = albedo * irradiance (its shadow rays' hits ``shadow_face`` /
+    ``shadow_obj``, read only with ``lights.shadows`` 1). A ray that does not reach the surface: from a camera in
+    the water (``in_water``) I = J exp(-beta^D z) + B_inf (1 - exp(-beta^B z)), B_inf for a miss; from a camera in
+    the air I = J, the sky for a miss. A ray that reaches the surface sees :func:`surface_radiance` of its in-water
+    ray's radiance (that ray's J through its water path, B_inf if it hits nothing), through the water between
+    the camera and the surface when the camera is in the water."""
     i = wp.tid() + start
-    per_image = width * height
-    b = i / per_image
-    rem = i - b * per_image
-    row = rem / width
-    col = rem - row * width
-
-    d_sensor = pinhole_direction(col, row, fx, fy, cx, cy)
-    if use_rays != 0:
-        d_sensor = rays[row, col]
-
-    img = wp.vec3(0.0, 0.0, 0.0)
+    px = pixel_index(i, first_pixel, width, height)
+    b = px[0]
+    row = px[1]
+    col = px[2]
+    k = b * sub_samples + sample
+    pose = poses[k]
+    origin = wp.transform_get_translation(pose)
+    d = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
+    cr = surface_crossing(origin, d, h, in_water[k], sea)
+    s = shaded_hit(origin, d, h, cr, bounce_origins, bounce_directions, bounce_distance, bounce_normal, bounce_face,
+                   bounce_obj, i, sea.sea_obj)
+    veil = veiling(water, lights, origin)
     j = wp.vec3(0.0, 0.0, 0.0)
-    for s in range(sub_samples):
-        pose = poses[b * sub_samples + s]
-        d = wp.quat_rotate(wp.transform_get_rotation(pose), d_sensor)
-        sh = shade_ray(mesh, face_object, object_albedo, tex, pose, d, max_range, ambient, sun_irradiance,
-                       sun_direction, surface_z, diffuse_attenuation, shadows, light_position, light_direction,
-                       light_cos_outer, light_cos_inner, light_intensity, beta_d, beta_b, veiling_light,
-                       veiling_scales_with_light)
-        img = img + sh.img
-        j = j + sh.j
-        if s == geometry_sample:
-            if sh.hit != 0:
-                out_range[b, row, col] = sh.distance
-                out_depth[b, row, col] = sh.distance * d_sensor[0]
-                out_label[b, row, col] = object_label[sh.obj]
-                out_instance[b, row, col] = sh.obj
-                out_normal[b, row, col] = sh.normal
-            else:
-                out_range[b, row, col] = float(wp.inf)
-                out_depth[b, row, col] = float(wp.inf)
-                out_label[b, row, col] = -1
-                out_instance[b, row, col] = -1
-                out_normal[b, row, col] = wp.vec3(0.0, 0.0, 0.0)
-    if sub_samples > 1:
-        img = img / float(sub_samples)
-        j = j / float(sub_samples)
+    img = veil
+    if s.hit != 0:
+        e = irradiance(lights, pose, s.point, s.normal, water.beta_d, shadow_face, shadow_obj, sea.sea_obj,
+                       i * (1 + lights.light_position.shape[0]))
+        j = wp.cw_mul(surface_albedo(object_albedo, tex, s.obj, s.face, s.point), e)
+        img = through_water(j, s.distance, water, veil)
+    if cr.kind != CROSS_NONE:
+        rad = surface_radiance(d, cr, j, img, sea)
+        j = rad.j
+        img = rad.img
+        if cr.kind == CROSS_FROM_WATER:
+            img = through_water(img, cr.distance, water, veil)
+    elif in_water[k] == 0:
+        img = j
+        if h.hit == 0:
+            img = sky_radiance(sea, d)
 
-    out_in_air[b, row, col] = j
-    out_linear[b, row, col] = img
-    g = exposure
-    if use_vignette != 0:
-        g = exposure * vignette[row, col]
-    out_rgb[b, row, col, 0] = encode_u8(g * img[0])
-    out_rgb[b, row, col, 1] = encode_u8(g * img[1])
-    out_rgb[b, row, col, 2] = encode_u8(g * img[2])
+    if sample == geometry_sample:
+        if cr.kind != CROSS_NONE:
+            out_range[b, row, col] = cr.distance
+            out_depth[b, row, col] = cr.distance * sensor_ray(col, row, fx, fy, cx, cy, use_rays, rays)[0]
+            out_label[b, row, col] = -1
+            out_instance[b, row, col] = -1
+            if h.hit != 0 and h.obj == sea.sea_obj:
+                out_label[b, row, col] = object_label[h.obj]
+                out_instance[b, row, col] = h.obj
+            out_normal[b, row, col] = cr.normal
+        elif h.hit != 0:
+            out_range[b, row, col] = h.distance
+            out_depth[b, row, col] = h.distance * sensor_ray(col, row, fx, fy, cx, cy, use_rays, rays)[0]
+            out_label[b, row, col] = object_label[h.obj]
+            out_instance[b, row, col] = h.obj
+            out_normal[b, row, col] = h.normal
+        else:
+            out_range[b, row, col] = float(wp.inf)
+            out_depth[b, row, col] = float(wp.inf)
+            out_label[b, row, col] = -1
+            out_instance[b, row, col] = -1
+            out_normal[b, row, col] = wp.vec3(0.0, 0.0, 0.0)
+
+    img_sum = wp.vec3(0.0, 0.0, 0.0)
+    j_sum = wp.vec3(0.0, 0.0, 0.0)
+    if sample > 0:
+        img_sum = out_linear[b, row, col]
+        j_sum = out_in_air[b, row, col]
+    img_sum = img_sum + img
+    j_sum = j_sum + j
+    if sample == sub_samples - 1:
+        if sub_samples > 1:
+            img_sum = img_sum / float(sub_samples)
+            j_sum = j_sum / float(sub_samples)
+        g = exposure
+        if use_vignette != 0:
+            g = exposure * vignette[row, col]
+        out_rgb[b, row, col, 0] = encode_u8(g * img_sum[0])
+        out_rgb[b, row, col, 1] = encode_u8(g * img_sum[1])
+        out_rgb[b, row, col, 2] = encode_u8(g * img_sum[2])
+    out_linear[b, row, col] = img_sum
+    out_in_air[b, row, col] = j_sum
 
 
 @wp.func

@@ -1,5 +1,5 @@
-"""Underwater RGB camera: pinhole rays on the scene BVH, Lambertian in-air shading, the image formation model of
-docs/PHYSICS.md §4 in linear space, sRGB encoding at the end.
+"""Underwater RGB camera: pinhole rays cast through the scene's ray-cast backend, Lambertian in-air shading, the
+image formation model of docs/PHYSICS.md §4 in linear space, the sea surface (§4.2), sRGB encoding at the end.
 
 Frames: the pose is the camera's sensor frame (FLU: x = optical axis, y left, z up) in the world (Z up, m).
 Image row 0 is the top, column 0 the left; image right is -y, image down is -z. Vehicle lights are given in the
@@ -14,6 +14,16 @@ the sea surface along the sun direction) and towards each light. The veiling lig
 given for unit illumination; with ``veiling_scales_with_light`` it is multiplied by the illumination at the
 camera (ambient + sun irradiance dimmed by K_d over the camera's depth), per pose (Akkaynak & Treibitz
 2018: B_inf = b E / c).
+
+Sea surface (docs/PHYSICS.md §4.2): with ``surface_optics`` ``auto`` (default) the camera sees the scene's moving
+sea surface when it has one (``load_scene(..., sea_state=...)``), with ``always`` also the flat plane ``z =
+surface_z``; ``never`` (and ``auto`` on a scene with the flat surface: the bytes rendered before) fills the world with
+water. From below, a ray reaching the surface is split by Fresnel: the sky (``sky_zenith``, ``sky_horizon``)
+refracted by Snell's law inside the 48.6 deg window, and the mirror ray, cast again through the backend (one
+bounce), beyond it (total internal reflection) and, Fresnel-weighted, inside it; from above, the reflected sky
+and the refracted ray into the water (cast, attenuated, with the backscatter). A camera above the surface sees
+objects in the air without attenuation and the sky where it hits nothing. ``range``/``depth``/``normal`` of a pixel
+that sees the surface are the surface's; ``label``/``instance`` the sea-surface node's, or -1 for the flat plane.
 
 Camera realism (each off by default, so an existing config renders the same bytes; the fields appear in
 ``to_dict()``, and so in a dataset manifest, only when set):
@@ -59,10 +69,15 @@ from oceansim_py.kernels import camera as k
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors import lens
 from oceansim_py.sensors.batching import PoseUploads, check_render_call
+from oceansim_py.sensors.rays import RayBuffers
+from oceansim_py.sensors.scratch import ScratchCache
 from oceansim_py.sensors.water import WaterType
 
 RGB = tuple[float, float, float]
 Vec3 = tuple[float, float, float]
+
+#: ``surface_optics`` values: see :class:`UnderwaterCameraConfig`.
+SURFACE_OPTICS = ("auto", "always", "never")
 
 #: Device bytes per pixel of a result: rgb 3 + in_air 12 + linear 12 + range 4 + depth 4 + label 4 +
 #: instance 4 + normal 12.
@@ -138,6 +153,12 @@ class UnderwaterCameraConfig(ConfigBase):
     ``noise`` with ``quantum_efficiency`` (0, 1], ``photons_per_unit`` (photons, None = full_well / QE),
     ``full_well`` (e-), ``read_noise`` (e- rms), ``dark_current`` (e-/s), ``gain`` (e-/DN, None = full_well /
     (2^bit_depth - 1)), ``bit_depth`` (1..16) and ``seed`` (the run seed of the noise).
+    Sea surface (module docstring): ``surface_optics`` ``"auto"`` (the scene's moving sea surface when it has one,
+    else none: the flat surface is only the depth reference of the light), ``"always"`` (also the flat plane
+    ``z = surface_z``), ``"never"`` (none: a sea-surface mesh is shaded like any object); ``sky_zenith`` /
+    ``sky_horizon`` RGB sky radiance straight up and at the horizon (linear in between in the direction's z;
+    relative units: a uniform sky of radiance L gives irradiance L on a horizontal plane, like
+    ``sun_irradiance``); ``water_refractive_index`` (n, [1, 2]).
     """
 
     width: int = 640
@@ -176,13 +197,17 @@ class UnderwaterCameraConfig(ConfigBase):
     gain: float | None = None
     bit_depth: int = 12
     seed: int = 0
+    sky_zenith: RGB = (0.25, 0.40, 0.65)
+    sky_horizon: RGB = (0.55, 0.65, 0.80)
+    water_refractive_index: float = 1.333
+    surface_optics: str = "auto"
 
-    #: the realism fields: left out of ``to_dict()`` at their defaults (``seed`` also while ``noise`` is off), so
-    #: configs and manifests without them keep their bytes
+    #: the realism and sea-surface fields: left out of ``to_dict()`` at their defaults (``seed`` also while ``noise``
+    #: is off), so configs and manifests without them keep their bytes
     REALISM_FIELDS: ClassVar[tuple[str, ...]] = (
         "distortion", "vignetting_cos4", "vignetting_polynomial", "exposure_time", "motion_blur_samples", "noise",
         "quantum_efficiency", "photons_per_unit", "full_well", "read_noise", "dark_current", "gain", "bit_depth",
-        "seed")
+        "seed", "sky_zenith", "sky_horizon", "water_refractive_index", "surface_optics")
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         "clear_ocean_sunlit": {"water": "jerlov_IB", "sun": True, "lights": []},
@@ -196,7 +221,7 @@ class UnderwaterCameraConfig(ConfigBase):
             ]},
         "night_with_lights": {
             "water": "jerlov_II", "sun": False, "ambient": [0.0, 0.0, 0.0], "veiling_scales_with_light": False,
-            "water_veiling_light": [0.0, 0.01, 0.015],
+            "water_veiling_light": [0.0, 0.01, 0.015], "sky_zenith": [0.0, 0.0, 0.0], "sky_horizon": [0.0, 0.0, 0.0],
             "lights": [{"position": [0.0, 0.0, 0.2], "direction": [1.0, 0.0, -0.2], "half_angle": 50.0,
                         "edge": 20.0, "intensity": [6.0, 6.0, 6.0]}]},
         # GoPro-class action camera (HERO8/9 "linear" mode, 1/2.3" sensor, 1.55 um pixels) in a flat-port dive
@@ -268,6 +293,13 @@ class UnderwaterCameraConfig(ConfigBase):
             if v is not None:
                 _require_rgb(v, owner, name)
         require_positive(self.exposure, owner, "exposure")
+        _require_rgb(self.sky_zenith, owner, "sky_zenith")
+        _require_rgb(self.sky_horizon, owner, "sky_horizon")
+        require_finite(self.water_refractive_index, owner, "water_refractive_index")
+        require(1.0 <= self.water_refractive_index <= 2.0, owner, "water_refractive_index",
+                f"must be in [1, 2] (sea water: about 1.333-1.345), got {self.water_refractive_index!r}")
+        require(self.surface_optics in SURFACE_OPTICS, owner, "surface_optics",
+                f"must be one of {', '.join(SURFACE_OPTICS)}, got {self.surface_optics!r}")
         self._validate_realism(owner)
 
     def _validate_realism(self, owner: str) -> None:
@@ -387,6 +419,12 @@ class UnderwaterCameraConfig(ConfigBase):
         return batch * (28 * self.motion_blur_samples + pixels * per_pixel) + tables
 
     @property
+    def shadow_sources(self) -> int:
+        """Shadow rays cast per shaded ray: one slot for the sun and one per vehicle light with ``shadows`` on (and a
+        sun or a light to shadow), else 0."""
+        return 1 + len(self.lights) if self.shadows and (self.sun or self.lights) else 0
+
+    @property
     def vignettes(self) -> bool:
         """Whether any vignetting is on."""
         return self.vignetting_cos4 or any(a != 0.0 for a in self.vignetting_polynomial)
@@ -482,6 +520,48 @@ def label_colours(label: np.ndarray) -> np.ndarray:
     return out
 
 
+class SegmentRays(RayBuffers):
+    """:class:`~oceansim_py.sensors.rays.RayBuffers` whose rays each have their own maximum range: ``max_range``
+    (n_rays,) float32 m, written by the generation kernel (shadow rays end at their light or at the surface)."""
+
+    BYTES_PER_RAY = RayBuffers.BYTES_PER_RAY + 4
+
+    def __init__(self, n_rays: int, device: Any) -> None:
+        super().__init__(n_rays, device, 1.0)
+        self.max_range = wp.empty(n_rays, dtype=wp.float32, device=device)
+
+
+def _cast(scene: Any, rays: RayBuffers, threads: int | None) -> None:
+    """``rays.cast(scene)`` on ``threads`` CPU launch threads (``None``: all)."""
+    scene.raycast_into(rays.origins, rays.directions, rays.max_range, rays.hits, threads=threads)
+
+
+class _Scratch:
+    """Ray scratch of one tile of ``n_pixels`` pixels: the primary rays, the in-water rays past the sea surface
+    (``bounce``, with ``crossings``, the count of primary rays that reach the surface), and ``shadow_sources``
+    shadow rays per pixel (``None`` without)."""
+
+    def __init__(self, n_pixels: int, shadow_sources: int, device: Any, max_range: float) -> None:
+        self.primary = RayBuffers(n_pixels, device, max_range)
+        self.shadow = SegmentRays(n_pixels * shadow_sources, device) if shadow_sources else None
+        self.crossings = wp.zeros(1, dtype=wp.int32, device=device)
+        self._bounce: RayBuffers | None = None
+        self._n_pixels, self._device, self._max_range = n_pixels, device, max_range
+
+    @property
+    def bounce(self) -> RayBuffers:
+        """The in-water rays past the surface, allocated on the first render that sees a surface."""
+        if self._bounce is None:
+            self._bounce = RayBuffers(self._n_pixels, self._device, self._max_range)
+        return self._bounce
+
+    @staticmethod
+    def nbytes(n_pixels: int, shadow_sources: int, surface: bool = True) -> int:
+        """Device bytes of the scratch of a tile of ``n_pixels`` pixels (``surface``: with the in-water rays)."""
+        rays = (2 if surface else 1) * RayBuffers.BYTES_PER_RAY + shadow_sources * SegmentRays.BYTES_PER_RAY
+        return n_pixels * rays + 4
+
+
 class UnderwaterCamera:
     """An underwater RGB camera on ``device`` (``None``: cuda:0 if present, else cpu).
 
@@ -492,6 +572,8 @@ class UnderwaterCamera:
     """
 
     MAX_CACHED_BATCH_SIZES = 2
+    #: Pixels rendered per pass (the ray scratch holds one tile's primary and shadow rays).
+    TILE_PIXELS = 1 << 19
 
     def __init__(self, config: UnderwaterCameraConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
         self.config = config if config is not None else UnderwaterCameraConfig()
@@ -513,6 +595,8 @@ class UnderwaterCamera:
         self._light_intensity = wp.array(np.array([l.intensity for l in lights], np.float32).reshape(-1, 3),
                                          dtype=wp.vec3, device=dev)
         self._poses = PoseUploads(self.device, self.MAX_CACHED_BATCH_SIZES)
+        self._scratch: ScratchCache[_Scratch] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
+        self._in_water: ScratchCache[wp.array] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
         self.sensor_id = int(sensor_id)
         intr = c.intrinsics()
         rays = lens.pixel_rays(c.width, c.height, intr, c.distortion) if lens.has_distortion(c.distortion) else None
@@ -537,8 +621,11 @@ class UnderwaterCamera:
         return np.asarray(trajectory.at(t.reshape(-1)), dtype=np.float64).reshape(t.shape[0], t.shape[1], 7)
 
     def memory_bytes(self, batch: int) -> int:
-        """Device bytes the result images of ``batch`` poses need."""
-        return self.config.memory_bytes(batch)
+        """Device bytes a render of ``batch`` poses needs: the result images and tables
+        (:meth:`UnderwaterCameraConfig.memory_bytes`) and the ray scratch of one tile (:meth:`_Scratch.nbytes`)."""
+        c = self.config
+        tile = min(self.TILE_PIXELS, batch * c.width * c.height)
+        return c.memory_bytes(batch) + _Scratch.nbytes(tile, c.shadow_sources, c.surface_optics != "never")
 
     def allocate(self, batch: int, label_names: list[str] | None = None, frame_index: int = 0) -> CameraResult:
         """New result arrays for ``batch`` images (refused with the estimate if the device lacks memory)."""
@@ -556,6 +643,114 @@ class UnderwaterCamera:
             instance=wp.empty(shape, dtype=wp.int32, device=dev), normal=wp.empty(shape, dtype=wp.vec3, device=dev),
             label_names=list(label_names or []), camera_matrix=c.camera_matrix(), config=c,
             frame_index=int(frame_index))
+
+    def _scratch_for(self, n_pixels: int) -> _Scratch:
+        """The calling thread's ray scratch for a tile of ``n_pixels`` pixels (made on first use)."""
+        c = self.config
+        scratch = self._scratch.get(n_pixels)
+        if scratch is None:
+            check_memory(_Scratch.nbytes(n_pixels, c.shadow_sources, c.surface_optics != "never"), self.device,
+                         f"camera ray scratch of {n_pixels} pixels", "lower width/height")
+            scratch = self._scratch.put(n_pixels, _Scratch(n_pixels, c.shadow_sources, self.device,
+                                                            float(c.max_range)))
+        return scratch
+
+    def _lighting(self, scene: Any) -> tuple[k.Lights, k.Water, k.SeaSurface, k.SceneTextures]:
+        """The kernels' structs: the camera's lights, its water, the sea surface and sky, the scene's geometry and
+        textures."""
+        c = self.config
+        w = self.water
+        lights = k.Lights()
+        lights.ambient = wp.vec3(*c.ambient)
+        lights.sun_irradiance = wp.vec3(*(c.sun_irradiance if c.sun else (0.0, 0.0, 0.0)))
+        lights.sun_direction = wp.vec3(*c.sun_direction())
+        lights.surface_z = float(scene.surface_z)
+        lights.diffuse_attenuation = wp.vec3(*w.diffuse_attenuation)
+        lights.shadows = int(c.shadows)
+        lights.light_position, lights.light_direction = self._light_position, self._light_direction
+        lights.light_cos_outer, lights.light_cos_inner = self._light_cos_outer, self._light_cos_inner
+        lights.light_intensity = self._light_intensity
+        water = k.Water()
+        water.beta_d, water.beta_b = wp.vec3(*w.attenuation), wp.vec3(*w.backscatter)
+        water.veiling_light = wp.vec3(*w.veiling_light)
+        water.veiling_scales_with_light = int(c.veiling_scales_with_light)
+        sea = k.SeaSurface()
+        sea.sea_obj = -1
+        if c.surface_optics != "never":
+            sea.sea_obj = next((n.id for n in scene.nodes if n.sea_surface is not None), -1)
+        sea.flat = int(c.surface_optics == "always")
+        sea.surface_z = float(scene.surface_z)
+        sea.n_water = float(c.water_refractive_index)
+        sea.sky_zenith, sea.sky_horizon = wp.vec3(*c.sky_zenith), wp.vec3(*c.sky_horizon)
+        sea.max_range = float(c.max_range)
+        g = scene.geometry
+        tex = k.SceneTextures()
+        tex.points, tex.indices, tex.face_uv = g.points, g.indices, g.face_uv
+        tex.object_texture, tex.texels, tex.info = g.object_texture, g.texture_texels, g.texture_info
+        return lights, water, sea, tex
+
+    def sees_surface(self, scene: Any) -> bool:
+        """Whether this camera renders the sea surface of ``scene`` (``surface_optics``: ``always``, or ``auto`` and the
+        scene has a moving sea surface)."""
+        mode = self.config.surface_optics
+        return mode == "always" or (mode == "auto" and scene.sea_surface is not None)
+
+    def _in_water_flags(self, scene: Any, poses: np.ndarray) -> wp.array:
+        """(N,) int32 per pose: 1 where the camera is below the sea surface (the moving surface's instantaneous
+        height above it at the scene's time, else ``surface_z``), 0 in the air; all 1 when the camera does not see
+        the surface (the water then fills the world, as the image formation model has it)."""
+        p = np.asarray(poses, dtype=np.float64).reshape(-1, 7)
+        under = p[:, 2] < scene.surface_height(p[:, :2]) if self.sees_surface(scene) else np.ones(len(p), bool)
+        buf = self._in_water.get_or_make(len(p), lambda: wp.empty(len(p), dtype=wp.int32, device=self.device))
+        buf.assign(wp.array(under.astype(np.int32), dtype=wp.int32, device="cpu"))
+        return buf
+
+    def _shade(self, scene: Any, poses: np.ndarray, pose_buf: wp.array, batch: int, sub: int, out: CameraResult,
+               use_vignette: int, threads: int | None) -> None:
+        """Render the batch into ``out`` tile by tile (``TILE_PIXELS`` pixels at most) and sub-sample by sub-sample:
+        primary rays, cast through the scene's backend; the in-water rays past the sea surface of those that reach
+        it, cast (only when some do); the shadow rays of the shaded points, cast; shading into ``out``."""
+        c = self.config
+        fx, fy, cx, cy = c.intrinsics()
+        use_rays = int(lens.has_distortion(c.distortion))
+        lights, water, sea, tex = self._lighting(scene)
+        in_water = self._in_water_flags(scene, poses)
+        surface = self.sees_surface(scene)
+        g = scene.geometry
+        dev = self.device
+        total = batch * c.width * c.height
+        view = [c.width, c.height, fx, fy, cx, cy, use_rays, self._rays]
+        for first in range(0, total, self.TILE_PIXELS):
+            n = min(self.TILE_PIXELS, total - first)
+            scratch = self._scratch_for(n)
+            rays = scratch.primary
+            bounce = scratch.bounce if surface else rays   # never read without a surface to reach
+            shadow = scratch.shadow.hits if scratch.shadow is not None else rays.hits
+            for s in range(sub):
+                tile = [sub, s, first, c.width, c.height]
+                launch_1d(k.camera_ray_kernel, n, [pose_buf, *tile, *view[2:], rays.origins, rays.directions],
+                          dev, threads=threads, min_chunk=1024)
+                _cast(scene, rays, threads)
+                if surface:
+                    scratch.crossings.zero_()
+                    launch_1d(k.camera_bounce_ray_kernel, n,
+                              [pose_buf, in_water, *tile, rays.directions, *rays.hit_args(), sea, bounce.origins,
+                               bounce.directions, scratch.crossings], dev, threads=threads, min_chunk=1024)
+                    if int(scratch.crossings.numpy()[0]) > 0:
+                        _cast(scene, bounce, threads)
+                primary_and_bounce = [rays.directions, *rays.hit_args(), sea, bounce.origins, bounce.directions,
+                                      *bounce.hit_args()]
+                if scratch.shadow is not None:
+                    sh = scratch.shadow
+                    launch_1d(k.camera_shadow_ray_kernel, n,
+                              [pose_buf, in_water, *tile, *primary_and_bounce, lights, sh.origins, sh.directions,
+                               sh.max_range], dev, threads=threads, min_chunk=1024)
+                    _cast(scene, sh, threads)
+                launch_1d(k.camera_shade_kernel, n,
+                          [pose_buf, in_water, sub, s, sub // 2, first, *view, *primary_and_bounce, shadow.face,
+                           shadow.obj, g.object_albedo, g.object_label, tex, lights, water, use_vignette,
+                           self._vignette, float(c.exposure), out.rgb, out.in_air, out.linear, out.range, out.depth,
+                           out.label, out.instance, out.normal], dev, threads=threads, min_chunk=1024)
 
     def render(self, scene: Any, poses: Any, frame_index: int = 0, out: CameraResult | None = None,
                threads: int | None = None, exposure_poses: Any = None) -> CameraResult:
@@ -591,24 +786,8 @@ class UnderwaterCamera:
             out.label_names = list(scene.labels)
             out.frame_index = int(frame_index)
         pose_buf = self._poses.upload(p)
-        fx, fy, cx, cy = c.intrinsics()
-        w = self.water
-        sun = np.asarray(c.sun_irradiance if c.sun else (0.0, 0.0, 0.0), dtype=np.float32)
-        g = scene.geometry
-        tex = k.SceneTextures()
-        tex.points, tex.indices, tex.face_uv = g.points, g.indices, g.face_uv
-        tex.object_texture, tex.texels, tex.info = g.object_texture, g.texture_texels, g.texture_info
         use_vignette = int(self._vignette_map is not None)
-        launch_1d(k.camera_render_kernel, batch * c.width * c.height,
-                  [g.mesh.id, g.face_object, g.object_albedo, g.object_label, tex, pose_buf, sub, sub // 2,
-                   c.width, c.height, fx, fy, cx, cy, int(lens.has_distortion(c.distortion)), self._rays,
-                   use_vignette, self._vignette, float(c.max_range), wp.vec3(*c.ambient), wp.vec3(*sun),
-                   wp.vec3(*c.sun_direction()), float(scene.surface_z), wp.vec3(*w.diffuse_attenuation),
-                   int(c.shadows), self._light_position, self._light_direction, self._light_cos_outer,
-                   self._light_cos_inner, self._light_intensity, wp.vec3(*w.attenuation), wp.vec3(*w.backscatter),
-                   wp.vec3(*w.veiling_light), int(c.veiling_scales_with_light), float(c.exposure),
-                   out.rgb, out.in_air, out.linear, out.range, out.depth, out.label, out.instance, out.normal],
-                  self.device, threads=threads, min_chunk=1024)
+        self._shade(scene, p, pose_buf, batch, sub, out, use_vignette, threads)
         if c.noise:
             launch_1d(k.camera_sensor_kernel, batch * c.width * c.height * 3,
                       [out.linear, use_vignette, self._vignette, c.electrons_per_unit() * float(c.exposure),
