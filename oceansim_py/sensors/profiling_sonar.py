@@ -26,6 +26,7 @@ import warp as wp
 
 from oceansim_py.errors import ConfigError
 from oceansim_py.io import images
+from oceansim_py.io.atomic import atomic_path
 from oceansim_py.io.config import require, require_non_negative
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.runtime import launch_1d
@@ -251,9 +252,8 @@ class ProfilingResult:
         colours = np.stack([grey, grey, grey, np.full_like(grey, 255)], axis=1)
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(f".{p.name}.tmp")
-        trimesh.PointCloud(pts.astype(np.float64), colors=colours).export(str(tmp), file_type="ply")
-        tmp.replace(p)
+        with atomic_path(p) as tmp:
+            trimesh.PointCloud(pts.astype(np.float64), colors=colours).export(str(tmp), file_type="ply")
         return p
 
     def to_uint8(self) -> np.ndarray:
