@@ -45,7 +45,7 @@ import numpy as np
 from oceansim_py.errors import SceneError
 from oceansim_py.io.atomic import atomic_open
 from oceansim_py.scene.graph import Node, Scene, TriangleMesh
-from oceansim_py.scene.materials import MaterialTable
+from oceansim_py.scene.materials import MaterialTable, material_named
 
 GEOTIFF_SUFFIXES = {".tif", ".tiff", ".asc"}
 NETCDF_SUFFIXES = {".nc", ".grd", ".nc4"}
@@ -407,8 +407,7 @@ def _parse_bands(depth_bands: Sequence[Sequence[Any]] | None, table: MaterialTab
                              f"got {band!r}") from None
         if not d0 < d1:
             raise SceneError(f"{source}: depth band {band!r}: min depth must be below max depth")
-        if name not in table:
-            raise SceneError(f"{source}: depth band {band!r}: unknown material {name!r}; known: {table.names()}")
+        material_named(table, name, f"{source}: depth band {band!r}")
         bands.append((d0, d1, name.lower()))
     return bands
 
@@ -417,8 +416,7 @@ def iter_tiles(grid: BathymetryGrid, material: str = "sand", depth_bands: Sequen
                tile_size: int = TILE_SIZE, materials: MaterialTable | None = None) -> Iterator[Tile]:
     """The grid's triangles, one :class:`Tile` at a time (memory: one tile), rows of tiles from the south."""
     table = materials or MaterialTable()
-    if material not in table:
-        raise SceneError(f"{grid.source}: unknown material {material!r}; known: {table.names()}")
+    material_named(table, material, grid.source)
     bands = _parse_bands(depth_bands, table, grid.source)
     if tile_size < 1:
         raise SceneError(f"{grid.source}: tile_size must be >= 1 cells, got {tile_size}")
