@@ -339,3 +339,9 @@ def require_positive(value: float, owner: str, field: str, unit: str = "") -> No
 def require_non_negative(value: float, owner: str, field: str, unit: str = "") -> None:
     require_finite(value, owner, field)
     require(value >= 0, owner, field, f"must be >= 0{(' ' + unit) if unit else ''}, got {value!r}")
+
+
+def require_seed(value: Any, owner: str, field: str = "seed") -> None:
+    """A noise seed: an integer in [0, 2^31) (``limits.MAX_SEED``; the counter-based noise keys are 31-bit)."""
+    require(isinstance(value, int) and 0 <= value < 2**31, owner, field,
+            f"must be an integer in [0, 2^31), got {value!r}")

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from oceansim_py.io.config import require, require_non_negative, require_positive
+from oceansim_py.io.config import require, require_non_negative, require_positive, require_seed
 from oceansim_py.sensors import host_noise
 
 #: a ray cast towards a beacon that stops within this distance (m) of it counts as reaching it (a beacon
@@ -63,8 +63,7 @@ def validate_ranging(config: Any, owner: str) -> None:
     require_non_negative(config.outlier_range, owner, "outlier_range", "m")
     require(isinstance(config.surface_multipath, bool), owner, "surface_multipath",
             f"must be true or false, got {config.surface_multipath!r}")
-    require(isinstance(config.seed, int) and 0 <= config.seed < 2**31, owner, "seed",
-            f"must be an integer in [0, 2^31), got {config.seed!r}")
+    require_seed(config.seed, owner)
 
 
 def poses_along(source: Any) -> Callable[[np.ndarray], np.ndarray] | None:

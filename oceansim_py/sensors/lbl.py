@@ -15,12 +15,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase
 from oceansim_py.sensors.acoustic_positioning import (
     exchange, measure_batch, measured_ranges, poses_along, validate_ranging,
 )
-from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source, timed_run_target
+from oceansim_py.sensors.nav_common import HostResult, NavSensor, timed_run_target
 
 _OWNER = "LBLConfig"
 
@@ -82,20 +81,15 @@ class LBLResult(HostResult):
     frame_index: int
 
 
-class LBL:
+class LBL(NavSensor):
     """An LBL transceiver (module docstring). ``sensor_id`` separates the noise of several transceivers."""
 
-    def __init__(self, config: LBLConfig | None = None, sensor_id: int = 0) -> None:
-        self.config = config if config is not None else LBLConfig()
-        if not isinstance(self.config, LBLConfig):
-            raise ConfigError(f"LBL: config must be an LBLConfig, got {type(config).__name__}")
-        self.sensor_id = int(sensor_id)
+    config_class = LBLConfig
 
     def measure(self, source: Any, times: Any = None, scene: Any = None, frame_index: int = 0) -> LBLResult:
         """Interrogate at a Trajectory's samples (at ``times`` or every 1 / rate) or at poses (7,) / (B, 7) of a
         stationary transceiver. ``scene`` (optional) blocks the paths it intersects."""
-        fi = check_frame_index(frame_index, "LBL.measure")
-        s = sample_source(source, times, self.config.rate, "LBL.measure")
+        fi, s = self.samples(source, times, frame_index)
         c = self.config
         beacons = np.asarray(c.beacon_positions, dtype=np.float64)
         ex = exchange(c, s.times, s.poses, poses_along(source), beacons, scene)

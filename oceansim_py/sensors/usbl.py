@@ -32,14 +32,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
 from oceansim_py.poses import quat_to_matrix, rotate_fixed
 from oceansim_py.sensors import host_noise
 from oceansim_py.sensors.acoustic_positioning import (
     exchange, measure_batch, measured_ranges, poses_along, validate_ranging,
 )
-from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source, timed_run_target
+from oceansim_py.sensors.nav_common import HostResult, NavSensor, timed_run_target
 
 _OWNER = "USBLConfig"
 _PHASE_Y, _PHASE_Z = 10, 11
@@ -147,20 +146,15 @@ def _angles(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.arctan2(-s[..., 1], s[..., 0]), np.arcsin(np.clip(s[..., 2], -1.0, 1.0))
 
 
-class USBL:
+class USBL(NavSensor):
     """A USBL head (module docstring). ``sensor_id`` separates the noise of several heads sharing a seed."""
 
-    def __init__(self, config: USBLConfig | None = None, sensor_id: int = 0) -> None:
-        self.config = config if config is not None else USBLConfig()
-        if not isinstance(self.config, USBLConfig):
-            raise ConfigError(f"USBL: config must be a USBLConfig, got {type(config).__name__}")
-        self.sensor_id = int(sensor_id)
+    config_class = USBLConfig
 
     def measure(self, source: Any, times: Any = None, scene: Any = None, frame_index: int = 0) -> USBLResult:
         """Ping at a Trajectory's samples (at ``times`` or every 1 / rate; the head moves during each exchange)
         or at poses (7,) / (B, 7) of a stationary head. ``scene`` (optional) blocks paths it intersects."""
-        fi = check_frame_index(frame_index, "USBL.measure")
-        s = sample_source(source, times, self.config.rate, "USBL.measure")
+        fi, s = self.samples(source, times, frame_index)
         c = self.config
         beacons = np.asarray(c.beacon_positions, dtype=np.float64)
         ex = exchange(c, s.times, s.poses, poses_along(source), beacons, scene)
