@@ -167,6 +167,7 @@ def write_timed_run(o: Any) -> list[str]:
     """Writer of :func:`timed_run_target` (see there)."""
     import json
 
+    from oceansim_py.io.atomic import atomic_write_text, cannot_write
     from oceansim_py.io.images import save_npy
 
     written = []
@@ -177,7 +178,10 @@ def write_timed_run(o: Any) -> list[str]:
         if isinstance(value, list):
             path = o.out / f"{o.target}_{p.name}.json"
             o.out.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps([np.asarray(v).tolist() for v in value]))
+            try:
+                atomic_write_text(path, json.dumps([np.asarray(v).tolist() for v in value]))
+            except OSError as exc:
+                raise cannot_write(path, f"the {p.name} lists", exc) from exc
             written.append(path)
         else:
             written.append(save_npy(o.out / f"{o.target}_{p.name}.npy", np.asarray(value)))
