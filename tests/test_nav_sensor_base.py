@@ -58,3 +58,17 @@ def test_measure_checks_the_frame_index_and_samples_at_the_rate(sensor):
     fi, samples = s.samples(run, None, 5)
     n = int(np.floor(2.0 * s.config.rate + 1e-9)) + 1  # every 1 / rate s over the 2 s span
     assert fi == 5 and samples.poses.shape == (n, 7) and samples.times[1] == pytest.approx(1.0 / s.config.rate)
+
+
+def test_positioning_configs_share_their_beacon_layout():
+    from oceansim_py.sensors.registry import get
+
+    positions = ((1.0, 2.0, -3.0), (4.0, 5.0, -6.0))
+    for kind, config_class in (("lbl", LBLConfig), ("usbl", USBLConfig)):
+        c = config_class(beacon_ids=(7, 9), beacon_positions=positions)
+        assert c.n_beacons == 2
+        meta = get(kind).metadata(c)
+        assert meta["beacon_ids"] == [7, 9]
+        assert meta["beacon_positions_world"] == [[1.0, 2.0, -3.0], [4.0, 5.0, -6.0]]
+    usbl = get("usbl").metadata(USBLConfig(beacon_ids=(7, 9), beacon_positions=positions))
+    assert sorted(usbl) == ["beacon_ids", "beacon_positions_world", "direction_cosine_sigma", "frame"]

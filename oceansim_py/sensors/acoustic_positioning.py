@@ -39,6 +39,20 @@ REPLY_ITERATIONS = 4
 RANGE_STREAM, OUTLIER_STREAM, OUTLIER_SIZE_STREAM = 0, 1, 2
 
 
+class BeaconLayout:
+    """Mixin of the positioning configs (their ``beacon_ids`` and ``beacon_positions`` fields): the number of
+    beacons, which shapes the per-beacon products, and the beacons as dataset metadata."""
+
+    @property
+    def n_beacons(self) -> int:
+        return len(self.beacon_ids)  # type: ignore[attr-defined]
+
+    def beacon_metadata(self) -> dict[str, Any]:
+        """``beacon_ids`` and ``beacon_positions_world`` (m, world) for the manifest."""
+        return {"beacon_ids": list(self.beacon_ids),  # type: ignore[attr-defined]
+                "beacon_positions_world": [list(p) for p in self.beacon_positions]}  # type: ignore[attr-defined]
+
+
 def validate_beacons(ids: Any, positions: Any, owner: str) -> None:
     """``beacon_ids``: distinct integers, one per ``beacon_positions`` row (x, y, z world metres, finite)."""
     require(len(ids) >= 1, owner, "beacon_ids", "give at least one beacon (its id and a beacon_positions row)")

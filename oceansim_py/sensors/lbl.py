@@ -17,7 +17,7 @@ import numpy as np
 
 from oceansim_py.io.config import ConfigBase
 from oceansim_py.sensors.acoustic_positioning import (
-    exchange, measure_batch, measured_ranges, poses_along, validate_ranging,
+    BeaconLayout, exchange, measure_batch, measured_ranges, poses_along, validate_ranging,
 )
 from oceansim_py.sensors.nav_common import HostResult, NavSensor, timed_run_target
 
@@ -25,7 +25,7 @@ _OWNER = "LBLConfig"
 
 
 @dataclasses.dataclass(frozen=True)
-class LBLConfig(ConfigBase):
+class LBLConfig(BeaconLayout, ConfigBase):
     """LBL parameters. beacon_ids: distinct integer ids. beacon_positions: one [x, y, z] per id, m, world frame.
     rate: Hz (interrogations when measuring a Trajectory without times). sound_speed: m/s. turnaround_delay: s.
     max_range: m. range_sigma: m. outlier_probability: per reply. outlier_range: m (outliers U(0, outlier_range)
@@ -58,10 +58,6 @@ class LBLConfig(ConfigBase):
 
     def validate(self) -> None:
         validate_ranging(self, _OWNER)
-
-    @property
-    def n_beacons(self) -> int:
-        return len(self.beacon_ids)
 
 
 @dataclasses.dataclass
@@ -120,7 +116,6 @@ SENSOR_KIND = _reg.SensorKind(
                      _N),
     ),
     default_products=("range", "reply_time", "fix"),
-    metadata=lambda c: {"beacon_ids": list(c.beacon_ids),
-                        "beacon_positions_world": [list(p) for p in c.beacon_positions]},
+    metadata=LBLConfig.beacon_metadata,
     cli=timed_run_target("LBL transceiver: ranges to the configured baseline along a straight run (.npy)"),
 )

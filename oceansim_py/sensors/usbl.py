@@ -36,7 +36,7 @@ from oceansim_py.io.config import ConfigBase, require, require_non_negative, req
 from oceansim_py.poses import quat_to_matrix, rotate_fixed
 from oceansim_py.sensors import host_noise
 from oceansim_py.sensors.acoustic_positioning import (
-    exchange, measure_batch, measured_ranges, poses_along, validate_ranging,
+    BeaconLayout, exchange, measure_batch, measured_ranges, poses_along, validate_ranging,
 )
 from oceansim_py.sensors.nav_common import HostResult, NavSensor, timed_run_target
 
@@ -45,7 +45,7 @@ _PHASE_Y, _PHASE_Z = 10, 11
 
 
 @dataclasses.dataclass(frozen=True)
-class USBLConfig(ConfigBase):
+class USBLConfig(BeaconLayout, ConfigBase):
     """USBL parameters (module docstring for the model).
 
     beacon_ids: distinct integer ids. beacon_positions: one [x, y, z] per id, m, world frame. rate: Hz (pings
@@ -106,10 +106,6 @@ class USBLConfig(ConfigBase):
         require_non_negative(self.phase_sigma, _OWNER, "phase_sigma", "deg")
         require(0.0 < self.coverage <= 90.0, _OWNER, "coverage",
                 f"must be in (0, 90] deg (the head hears its front hemisphere), got {self.coverage!r}")
-
-    @property
-    def n_beacons(self) -> int:
-        return len(self.beacon_ids)
 
     def direction_cosine_sigma(self) -> float:
         """Noise of a measured direction cosine: lambda phase_sigma / (2 pi d) (dimensionless)."""
@@ -212,9 +208,7 @@ SENSOR_KIND = _reg.SensorKind(
         _reg.Product("true_elevation", _reg.TABLE, "float64", "rad (ground truth)", _N, frame="sensor FLU"),
     ),
     default_products=("slant_range", "bearing", "elevation", "fix", "reply_time"),
-    metadata=lambda c: {"beacon_ids": list(c.beacon_ids), "beacon_positions_world": [list(p) for p in
-                                                                                    c.beacon_positions],
-                        "direction_cosine_sigma": c.direction_cosine_sigma(),
+    metadata=lambda c: {**c.beacon_metadata(), "direction_cosine_sigma": c.direction_cosine_sigma(),
                         "frame": "sensor FLU (boresight +x); bearing + starboard, elevation + up"},
     cli=timed_run_target("USBL head: range, bearing and elevation to the configured beacons along a straight run (.npy)"),
 )
