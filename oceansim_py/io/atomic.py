@@ -1,10 +1,12 @@
 """Atomic file writes: a file appears complete under its name, or not at all.
 
-Every writer in the package goes through :func:`atomic_path`: the data goes to a temporary file in the target's
-folder (the same file system, so the rename is atomic), is flushed to disk (``fsync``), given mode ``0o644`` and
-renamed over the target with :func:`os.replace`. On any error — an ``OSError``, an exception raised by the
-caller's block, a ``KeyboardInterrupt`` — the temporary is removed and the old file, if there was one, is left
-as it was.
+The package's file writers (scenes, bathymetry stages, images and arrays, dataset products, the manifest, point
+clouds) go through :func:`atomic_path`; files inside a dataset shard that is still being written (its table,
+``shard.json``) need not, since the shard folder's own rename publishes them. The data goes to a temporary file
+in the target's folder (the same file system, so the rename is atomic), is flushed to disk (``fsync``), given
+mode ``0o644`` and renamed over the target with :func:`os.replace`. On any error — an ``OSError``, an exception
+raised by the caller's block, a ``KeyboardInterrupt`` — the temporary is removed and the old file, if there was
+one, is left as it was.
 
 Temporary names: unique by default (``.<name>.<random>.tmp`` from :func:`tempfile.mkstemp`), so concurrent
 writers of the same file never share a temporary and the last rename wins with a complete file.
