@@ -19,6 +19,7 @@ from oceansim_py.io import atomic
 from oceansim_py.io.atomic import atomic_open, atomic_path, atomic_write_bytes, atomic_write_text
 from oceansim_py.io.images import save_npy, save_png
 from oceansim_py.scene.procedural import write_builtin_scenes
+from conftest import run_in_threads
 
 
 def _names(folder):
@@ -81,24 +82,17 @@ def test_concurrent_writers_do_not_collide(tmp_path):
     target = tmp_path / "shared.txt"
     n = 6
     inside = threading.Barrier(n)
-    temporaries, errors = [], []
+    temporaries = []
 
     def writer(k):
-        try:
-            with atomic_open(target, "w", encoding="utf-8") as fh:
-                temporaries.append(fh.name)
-                fh.write(f"writer {k}\n" * 1000)
-                fh.flush()
-                inside.wait(timeout=30)  # every writer has its temporary open at once
-        except BaseException as exc:  # noqa: BLE001 - surfaced by the assertion below
-            errors.append(exc)
+        with atomic_open(target, "w", encoding="utf-8") as fh:
+            temporaries.append(fh.name)
+            fh.write(f"writer {k}\n" * 1000)
+            fh.flush()
+            inside.wait(timeout=30)  # every writer has its temporary open at once
 
-    threads = [threading.Thread(target=writer, args=(k,)) for k in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == [] and len(set(temporaries)) == n
+    run_in_threads(writer, n)
+    assert len(set(temporaries)) == n
     text = target.read_text()
     assert text in {f"writer {k}\n" * 1000 for k in range(n)}  # one writer's file, whole
     assert _names(tmp_path) == ["shared.txt"]

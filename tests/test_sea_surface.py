@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import warp as wp
 
+from conftest import run_in_threads
 from oceansim_py.errors import ConfigError
 from oceansim_py.scene.sea_surface import (GRAVITY, SeaStateConfig, SeaSurface, sample_components,
                                            spreading_normalisation, wavenumber)
@@ -210,23 +211,14 @@ def test_threads_evaluating_one_patch_use_their_own_scratch():
     sea = SeaSurface(c, size=40.0, resolution=2.0, device="cpu")
     times = [1.0, 2.0, 3.0, 4.0]
     expected = [sea.vertices_at(t).numpy() for t in times]
-    scratch, got, errors = {}, {}, []
+    scratch = {}
     start = threading.Barrier(len(times))
 
     def run(k):
-        try:
-            start.wait(timeout=30)
-            for _ in range(20):
-                got[k] = sea.vertices_at(times[k]).numpy()
-                np.testing.assert_array_equal(got[k], expected[k])
-            scratch[k] = sea._frame_scratch.get(None)
-        except BaseException as exc:  # noqa: BLE001 - surfaced by the assertion below
-            errors.append(exc)
+        start.wait(timeout=30)
+        for _ in range(20):
+            np.testing.assert_array_equal(sea.vertices_at(times[k]).numpy(), expected[k])
+        scratch[k] = sea._frame_scratch.get(None)
 
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(times))]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    assert errors == []
+    run_in_threads(run, len(times))
     assert len({id(s.args) for s in scratch.values()}) == len(times)
