@@ -21,3 +21,7 @@ class ConfigError(OceanSimError, ValueError):
 
 class DatasetError(OceanSimError):
     """A dataset on disk is inconsistent, incomplete or cannot be written."""
+
+
+class DatasetIndexError(DatasetError, IndexError):
+    """A frame or sample index outside a dataset; also an ``IndexError``, as sequences raise."""

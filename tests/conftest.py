@@ -53,3 +53,24 @@ def make_scene(*parts: tuple[str, TriangleMesh, float], device: str = "cpu") -> 
 def wall_scene() -> Scene:
     """A 40 m square wall facing -x at x = 5 m."""
     return make_scene(("wall", quad([5.0, 0.0, 0.0], [-1.0, 0.0, 0.0], 40.0), 0.5))
+
+
+def run_in_threads(worker, n: int) -> None:  # noqa: ANN001 - any callable of the thread index
+    """Run ``worker(k)`` for k = 0..n-1, each in its own thread, wait for all, and re-raise the first error."""
+    import threading
+
+    errors: list[BaseException] = []
+
+    def guarded(k: int) -> None:
+        try:
+            worker(k)
+        except BaseException as exc:  # noqa: BLE001 - re-raised below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=guarded, args=(k,)) for k in range(n)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    if errors:
+        raise errors[0]

@@ -4,6 +4,7 @@ that must give a ``DatasetError`` (never a numpy/json exception or a sample with
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 from oceansim_py import DatasetError
+from oceansim_py.errors import DatasetIndexError
 from oceansim_py.cli import main
 from oceansim_py.dataset import load
 from oceansim_py.dataset.generate import generate
@@ -50,6 +52,19 @@ def test_len_index_negative_and_slices(dataset):
         with pytest.raises(IndexError):
             ds[bad]
     np.testing.assert_array_equal(ds[-1]["fls"]["intensity"], ds.frame(3)["fls"]["intensity"])
+
+
+def test_a_frame_out_of_range_is_a_dataset_error_naming_the_dataset_frame_and_range(dataset):
+    ds = load(dataset)
+    path = re.escape(str(dataset))
+    for asked in (4, -1, 100):
+        with pytest.raises(DatasetIndexError, match=rf"^{path}: no frame {asked}; the dataset has frames 0\.\.3$"):
+            ds.frame(asked)
+    with pytest.raises(DatasetError, match=rf"^{path}: no frame -5; the dataset has frames 0\.\.3 \(or -4\.\.-1 "
+                                           rf"from the end\)$") as info:
+        ds[-5]
+    assert isinstance(info.value, IndexError)
+    assert [f["frame"] for f in ds] == [0, 1, 2, 3]  # iteration still ends at the last frame
 
 
 def test_verify_reports_every_missing_and_corrupted_file(copy, capsys):

@@ -8,7 +8,8 @@ import pytest
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdShade, Vt
 
 from oceansim_py import ConfigError, SceneError, load_scene
-from oceansim_py.scene.materials import BUILTIN_MATERIALS, Material, MaterialTable, impedance_reflectivity
+from oceansim_py.scene.materials import (BUILTIN_MATERIALS, Material, MaterialTable, impedance_reflectivity,
+                                         material_named)
 
 
 # -- the table -----------------------------------------------------------------------------------------------
@@ -223,3 +224,39 @@ def test_bad_material_attributes_name_file_and_prim(tmp_path, name, type_name, v
     stage.GetRootLayer().Save()
     with pytest.raises(SceneError, match=r"badmat\.usda: prim /World/Thing.*" + message):
         load_scene(path, device="cpu")
+
+
+def test_material_named_is_case_insensitive_and_names_the_holder_of_an_unknown_name():
+    table = MaterialTable()
+    assert material_named(table, "Steel", "hull.obj") is BUILTIN_MATERIALS["steel"]
+    with pytest.raises(SceneError, match=r"^hull\.obj: unknown material 'unobtainium'; known materials are "
+                                         r"\['air', .*\] \(add it in a materials YAML file\)$"):
+        material_named(table, "unobtainium", "hull.obj")
+    with pytest.raises(SceneError, match=r"^m\.usda: prim /World/Hull: oceansim:material names unknown material "
+                                         r"'paint'"):
+        material_named(table, "paint", "m.usda: prim /World/Hull", "oceansim:material")
+
+
+def test_mesh_collada_and_bathymetry_readers_share_the_unknown_material_error(tmp_path):
+    import numpy as np
+    import trimesh
+
+    from oceansim_py.scene.bathymetry import BathymetryGrid, iter_tiles
+    from oceansim_py.scene.collada import read_collada
+    from oceansim_py.scene.meshes import read_mesh_file
+
+    obj = tmp_path / "box.obj"
+    trimesh.creation.box().export(obj)
+    with pytest.raises(SceneError, match=r"box\.obj: unknown material 'unobtainium'; known materials are"):
+        read_mesh_file(obj, MaterialTable(), material="unobtainium")
+    dae = tmp_path / "box.dae"
+    with pytest.raises(SceneError, match=r"box\.dae: unknown material 'unobtainium'; known materials are"):
+        read_collada(dae, MaterialTable(), material="unobtainium")
+    grid = BathymetryGrid(z=-np.ones((3, 3)), x=np.arange(3.0), y=np.arange(3.0), geographic=False, crs=None,
+                          source="g.tif")
+    with pytest.raises(SceneError, match=r"g\.tif: unknown material 'unobtainium'; known materials are"):
+        next(iter_tiles(grid, "unobtainium"))
+    with pytest.raises(SceneError, match=r"g\.tif: depth band \(0, 5, 'mud2'\): unknown material 'mud2'; known"):
+        next(iter_tiles(grid, "sand", depth_bands=[(0, 5, "mud2")]))
+    assert {name for tile in iter_tiles(grid, "sand", depth_bands=[(0, 5, "Rock")]) for name, _ in tile.materials} \
+        == {"rock"}

@@ -54,6 +54,32 @@ def test_modem_run_writes_its_events_as_json(tmp_path: Path) -> None:
     assert len(events) == 3  # one (possibly empty) list of events per ping
 
 
+def test_modem_events_json_is_written_atomically(tmp_path: Path, monkeypatch, capsys) -> None:
+    import errno
+    import os
+
+    from oceansim_py.io import atomic
+
+    out = tmp_path / "modem"
+    args = ["render", "acoustic_modem", "--scene", "tank", "--pose", "0,0,-1,0,0,0", "--pings", "2", "--out", str(out)]
+    assert main(args) == 0
+    before = (out / "acoustic_modem_events.json").read_bytes()
+    real = os.replace
+
+    def no_space_for_json(src, dst):
+        if str(dst).endswith(".json"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", no_space_for_json)
+    capsys.readouterr()
+    assert main(args) == 2
+    assert "acoustic_modem_events.json: could not write the events lists (No space left on device)" \
+        in capsys.readouterr().err
+    assert (out / "acoustic_modem_events.json").read_bytes() == before
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
+
+
 def test_interval_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         main(["render", "lbl", "--interval", "0", "--out", str(tmp_path / "x")])

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 import pytest
+import warp as wp
 
+from conftest import run_in_threads
 from oceansim_py.errors import ConfigError
 from oceansim_py.scene.sea_surface import (GRAVITY, SeaStateConfig, SeaSurface, sample_components,
                                            spreading_normalisation, wavenumber)
@@ -180,3 +183,42 @@ def test_separated_grid_sum_equals_the_direct_sum(monkeypatch):
         exact = grid.displace(grid.rest, t)
         np.testing.assert_allclose(grid.vertices_at(t).numpy(), exact, atol=2e-4)
         np.testing.assert_allclose(direct.vertices_at(t).numpy(), exact, atol=2e-4)
+
+
+@pytest.mark.parametrize("grid", [True, False], ids=["separated", "direct"])
+def test_vertices_at_allocates_nothing_after_the_first_frame(monkeypatch, grid):
+    c = SeaStateConfig(wind_speed=9.0, steepness=0.6, n_frequencies=8, n_directions=4, seed=2)
+    if not grid:
+        monkeypatch.setattr(SeaSurface, "MAX_GRID_TERMS", 0)
+    sea = SeaSurface(c, size=40.0, resolution=2.0, device="cpu")
+    fresh = SeaSurface(c, size=40.0, resolution=2.0, device="cpu")
+    times = (3.5, 11.0)
+    expected = [fresh.vertices_at(t).numpy() for t in times]
+    out = wp.empty(sea.num_vertices, dtype=wp.vec3, device="cpu")
+    sea.vertices_at(0.0, out=out)
+    made = []
+    for name in ("array", "empty", "zeros"):
+        real = getattr(wp, name)
+        monkeypatch.setattr(wp, name, lambda *a, _real=real, _name=name, **k: made.append(_name) or _real(*a, **k))
+    for t, want in zip(times, expected):
+        sea.vertices_at(t, out=out)
+        np.testing.assert_array_equal(out.numpy(), want)  # rewritten scratch gives a fresh patch's bytes
+    assert made == []  # the phases / row tables are the thread's own, rewritten in place
+
+
+def test_threads_evaluating_one_patch_use_their_own_scratch():
+    c = SeaStateConfig(wind_speed=9.0, steepness=0.6, n_frequencies=8, n_directions=4, seed=2)
+    sea = SeaSurface(c, size=40.0, resolution=2.0, device="cpu")
+    times = [1.0, 2.0, 3.0, 4.0]
+    expected = [sea.vertices_at(t).numpy() for t in times]
+    scratch = {}
+    start = threading.Barrier(len(times))
+
+    def run(k):
+        start.wait(timeout=30)
+        for _ in range(20):
+            np.testing.assert_array_equal(sea.vertices_at(times[k]).numpy(), expected[k])
+        scratch[k] = sea._frame_scratch.get(None)
+
+    run_in_threads(run, len(times))
+    assert len({id(s.args) for s in scratch.values()}) == len(times)

@@ -18,7 +18,7 @@ import numpy as np
 
 from oceansim_py.dataset.manifest import read_manifest, validate_manifest
 from oceansim_py.dataset.shards import read_table, shard_name
-from oceansim_py.errors import ConfigError, DatasetError
+from oceansim_py.errors import ConfigError, DatasetError, DatasetIndexError
 
 TABLE_FILE = "samples.csv"
 
@@ -26,7 +26,7 @@ TABLE_FILE = "samples.csv"
 class DatasetReader:
     """A dataset folder opened for reading (see module docstring). ``len(reader)`` is the number of frames;
     ``reader[k]`` is frame ``k`` (negative counts from the end), ``reader[a:b:c]`` a list of frames; an index out
-    of range raises ``IndexError``.
+    of range raises :class:`~oceansim_py.errors.DatasetIndexError` (a ``DatasetError`` and an ``IndexError``).
 
     ``verify=True`` reads every file once at open and checks it against its shard's SHA-256 (a full read of the
     dataset, so it is off by default; ``oceansim-py verify DIR`` does the same from the shell). Without it the
@@ -80,8 +80,13 @@ class DatasetReader:
         except TypeError:
             raise TypeError(f"dataset indices must be integers or slices, not {type(key).__name__}") from None
         if not -len(self) <= k < len(self):
-            raise IndexError(f"frame {k} out of range for a dataset of {len(self)} frame(s)")
+            raise self._no_frame(k, f" (or -{len(self)}..-1 from the end)")
         return self.frame(k % len(self))
+
+    def _no_frame(self, k: int, negative: str = "") -> DatasetIndexError:
+        n = len(self)
+        valid = f"frames 0..{n - 1}{negative}" if n else "no frame (no shard is complete)"
+        return DatasetIndexError(f"{self.path}: no frame {k}; the dataset has {valid}")
 
     def _file(self, path: Path) -> Path:
         """``path`` if it is a regular file inside the dataset folder, else a ``DatasetError``."""
@@ -155,7 +160,7 @@ class DatasetReader:
     def frame(self, k: int) -> dict[str, Any]:
         """Frame ``k`` (a tick): ``{"frame", "time", <sensor>: sample dict or None}``."""
         if not 0 <= k < len(self):
-            raise IndexError(f"frame {k} out of range 0..{len(self) - 1}")
+            raise self._no_frame(k)
         t = self.start_time + k / self.tick_rate
         out: dict[str, Any] = {"frame": k, "time": t}
         for name, meta in self.sensors.items():

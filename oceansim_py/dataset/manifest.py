@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import platform
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from oceansim_py.errors import DatasetError
+from oceansim_py.io.atomic import atomic_open
 
 MANIFEST = "manifest.json"
 FORMAT = "oceansim_py-dataset"
@@ -48,18 +47,10 @@ def read_manifest(out: Path) -> dict[str, Any] | None:
 def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
     """Write ``manifest.json`` atomically: a temporary file of a unique name in the same folder, then rename."""
     p = out / MANIFEST
-    tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{MANIFEST}.", suffix=".tmp", dir=out)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with atomic_open(p, "w", encoding="utf-8") as fh:
             json.dump(manifest, fh, indent=1, sort_keys=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, p)
     except OSError as exc:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
         raise DatasetError(f"{p}: could not write the manifest ({exc.strerror}); check permissions and free "
                            f"space, then rerun with --resume") from exc
 

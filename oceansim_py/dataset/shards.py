@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from oceansim_py.errors import DatasetError
+from oceansim_py.io.atomic import atomic_path, cannot_write
 
 SHARD_META = "shard.json"
 
@@ -276,15 +277,11 @@ def save_npz(path: Path, name: str, array: np.ndarray) -> None:
     info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
     info.compress_type = zipfile.ZIP_DEFLATED
     info.external_attr = 0o644 << 16
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        with zipfile.ZipFile(tmp, "w") as zf:
+        with atomic_path(path, unique=False, fsync=False) as tmp, zipfile.ZipFile(tmp, "w") as zf:
             zf.writestr(info, buf.getvalue(), compresslevel=6)
-        os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise DatasetError(f"{path}: could not write the array ({exc.strerror or exc}); check the folder exists, "
-                           f"is writable and the disk has space") from exc
+        raise cannot_write(path, "the array", exc) from exc
 
 
 def write_table(path: Path, columns: dict[str, np.ndarray]) -> None:

@@ -339,3 +339,15 @@ def require_positive(value: float, owner: str, field: str, unit: str = "") -> No
 def require_non_negative(value: float, owner: str, field: str, unit: str = "") -> None:
     require_finite(value, owner, field)
     require(value >= 0, owner, field, f"must be >= 0{(' ' + unit) if unit else ''}, got {value!r}")
+
+
+def require_zero(value: float, owner: str, field: str, unused_by: str) -> None:
+    """A field the config has but does not use: it must stay 0. ``unused_by`` names the sensor and why, e.g.
+    ``"a side-scan (the fan is vertical_beamwidth wide)"``."""
+    require(value == 0.0, owner, field, f"must be 0 for {unused_by}, got {value}")
+
+
+def require_seed(value: Any, owner: str, field: str = "seed") -> None:
+    """A noise seed: an integer in [0, 2^31) (``limits.MAX_SEED``; the counter-based noise keys are 31-bit)."""
+    require(isinstance(value, int) and 0 <= value < 2**31, owner, field,
+            f"must be an integer in [0, 2^31), got {value!r}")

@@ -6,14 +6,14 @@ beam (docs/DESIGN.md, Conventions). Fan images put the sonar at the bottom centr
 
 from __future__ import annotations
 
-import contextlib
 
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
-from oceansim_py.errors import ConfigError, DatasetError
+from oceansim_py.errors import ConfigError
+from oceansim_py.io.atomic import atomic_open, atomic_path, cannot_write
 
 
 def to_uint8(values: np.ndarray, gain: float = 1.0, gamma: float = 1.0, mode: Literal["linear", "db"] = "linear",
@@ -98,31 +98,22 @@ def save_png(path: str | Path, image: np.ndarray) -> Path:
     img = np.asarray(image)
     if img.dtype != np.uint8:
         raise ConfigError(f"save_png {p}: expected a uint8 image, got {img.dtype}; map it with to_uint8 first")
-    tmp = p.with_name(p.name + ".tmp")
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        iio.imwrite(tmp, img, extension=".png", compress_level=3)
-        tmp.replace(p)
+        with atomic_path(p, unique=False, fsync=False) as tmp:
+            iio.imwrite(tmp, img, extension=".png", compress_level=3)
     except OSError as exc:
-        with contextlib.suppress(OSError):  # e.g. the parent is a file: there is no temporary to remove
-            tmp.unlink(missing_ok=True)
-        raise DatasetError(f"{p}: could not write the PNG ({exc.strerror or exc}); check the folder exists, is "
-                           f"writable and the disk has space") from exc
+        raise cannot_write(p, "the PNG", exc) from exc
     return p
 
 
 def save_npy(path: str | Path, array: np.ndarray) -> Path:
     """Write an array as .npy atomically (temporary name, then rename)."""
     p = Path(path)
-    tmp = p.with_name(p.name + ".tmp")
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as fh:
+        with atomic_open(p, "wb", unique=False, fsync=False) as fh:
             np.save(fh, np.asarray(array))
-        tmp.replace(p)
     except OSError as exc:
-        with contextlib.suppress(OSError):  # e.g. the parent is a file: there is no temporary to remove
-            tmp.unlink(missing_ok=True)
-        raise DatasetError(f"{p}: could not write the array ({exc.strerror or exc}); check the folder exists, "
-                           f"is writable and the disk has space") from exc
+        raise cannot_write(p, "the array", exc) from exc
     return p

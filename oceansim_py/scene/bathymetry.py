@@ -36,8 +36,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import math
-import os
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -45,8 +43,9 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from oceansim_py.errors import SceneError
+from oceansim_py.io.atomic import atomic_open
 from oceansim_py.scene.graph import Node, Scene, TriangleMesh
-from oceansim_py.scene.materials import MaterialTable
+from oceansim_py.scene.materials import MaterialTable, material_named
 
 GEOTIFF_SUFFIXES = {".tif", ".tiff", ".asc"}
 NETCDF_SUFFIXES = {".nc", ".grd", ".nc4"}
@@ -408,8 +407,7 @@ def _parse_bands(depth_bands: Sequence[Sequence[Any]] | None, table: MaterialTab
                              f"got {band!r}") from None
         if not d0 < d1:
             raise SceneError(f"{source}: depth band {band!r}: min depth must be below max depth")
-        if name not in table:
-            raise SceneError(f"{source}: depth band {band!r}: unknown material {name!r}; known: {table.names()}")
+        material_named(table, name, f"{source}: depth band {band!r}")
         bands.append((d0, d1, name.lower()))
     return bands
 
@@ -418,8 +416,7 @@ def iter_tiles(grid: BathymetryGrid, material: str = "sand", depth_bands: Sequen
                tile_size: int = TILE_SIZE, materials: MaterialTable | None = None) -> Iterator[Tile]:
     """The grid's triangles, one :class:`Tile` at a time (memory: one tile), rows of tiles from the south."""
     table = materials or MaterialTable()
-    if material not in table:
-        raise SceneError(f"{grid.source}: unknown material {material!r}; known: {table.names()}")
+    material_named(table, material, grid.source)
     bands = _parse_bands(depth_bands, table, grid.source)
     if tile_size < 1:
         raise SceneError(f"{grid.source}: tile_size must be >= 1 cells, got {tile_size}")
@@ -573,39 +570,32 @@ def write_bathymetry_usda(grid: BathymetryGrid, out: str | Path, material: str =
         raise SceneError(f"{path}: the folder {path.parent} does not exist")
     meta = bathymetry_metadata(grid)
     bathy = meta["bathymetry"]
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write("#usda 1.0\n(\n    customLayerData = {\n        dictionary oceansim = {\n")
-            fh.write(f"            string description = {_quote(meta['description'])}\n")
-            fh.write(f"            double[] suggested_pose = [{', '.join(fmt(v) for v in meta['suggested_pose'])}]\n")
-            fh.write("            double surface_z = 0\n")
-            fh.write(f"            string bathymetry_source = {_quote(bathy['source'])}\n")
-            fh.write(f"            double[] bathymetry_origin = [{fmt(bathy['origin'][0], 9)}, "
-                     f"{fmt(bathy['origin'][1], 9)}]\n")
-            fh.write(f"            string bathymetry_crs = {_quote(bathy['crs'])}\n")
-            fh.write("        }\n    }\n    defaultPrim = \"World\"\n    metersPerUnit = 1\n    upAxis = \"Z\"\n)\n\n")
-            fh.write('def Xform "World"\n{\n    def Xform "Bathymetry" (\n'
-                     '        prepend apiSchemas = ["SemanticsLabelsAPI:class"]\n    )\n    {\n'
-                     f'        custom string oceansim:material = {_quote(material)}\n'
-                     '        token[] semantics:labels:class = ["seafloor"]\n')
-            count = 0
-            for tile in iter_tiles(grid, material, depth_bands, tile_size, materials):
-                for name, faces in tile.materials:
-                    suffix = "" if len(tile.materials) == 1 else f"_{name}"
-                    tris = tile.triangles[faces]
-                    used = np.unique(tris)
-                    remap = np.full(tile.vertices.shape[0], -1, dtype=np.int64)
-                    remap[used] = np.arange(used.size)
-                    fh.write("\n")
-                    _write_mesh(fh, f"{tile.name}{suffix}", tile.vertices[used], remap[tris], name)
-                    count += 1
-            if count == 0:
-                raise SceneError(f"{grid.source}: no grid cell has four valid corners; nothing to write")
-            fh.write("    }\n}\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_open(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write("#usda 1.0\n(\n    customLayerData = {\n        dictionary oceansim = {\n")
+        fh.write(f"            string description = {_quote(meta['description'])}\n")
+        fh.write(f"            double[] suggested_pose = [{', '.join(fmt(v) for v in meta['suggested_pose'])}]\n")
+        fh.write("            double surface_z = 0\n")
+        fh.write(f"            string bathymetry_source = {_quote(bathy['source'])}\n")
+        fh.write(f"            double[] bathymetry_origin = [{fmt(bathy['origin'][0], 9)}, "
+                 f"{fmt(bathy['origin'][1], 9)}]\n")
+        fh.write(f"            string bathymetry_crs = {_quote(bathy['crs'])}\n")
+        fh.write("        }\n    }\n    defaultPrim = \"World\"\n    metersPerUnit = 1\n    upAxis = \"Z\"\n)\n\n")
+        fh.write('def Xform "World"\n{\n    def Xform "Bathymetry" (\n'
+                 '        prepend apiSchemas = ["SemanticsLabelsAPI:class"]\n    )\n    {\n'
+                 f'        custom string oceansim:material = {_quote(material)}\n'
+                 '        token[] semantics:labels:class = ["seafloor"]\n')
+        count = 0
+        for tile in iter_tiles(grid, material, depth_bands, tile_size, materials):
+            for name, faces in tile.materials:
+                suffix = "" if len(tile.materials) == 1 else f"_{name}"
+                tris = tile.triangles[faces]
+                used = np.unique(tris)
+                remap = np.full(tile.vertices.shape[0], -1, dtype=np.int64)
+                remap[used] = np.arange(used.size)
+                fh.write("\n")
+                _write_mesh(fh, f"{tile.name}{suffix}", tile.vertices[used], remap[tris], name)
+                count += 1
+        if count == 0:
+            raise SceneError(f"{grid.source}: no grid cell has four valid corners; nothing to write")
+        fh.write("    }\n}\n")
     return path

@@ -19,7 +19,7 @@ import numpy as np
 from oceansim_py.errors import SceneError
 from oceansim_py.poses import matmul_fixed
 from oceansim_py.scene.graph import Node, TriangleMesh
-from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material, MaterialTable
+from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material, MaterialTable, material_named
 from oceansim_py.scene.meshes import sanitize_name
 
 
@@ -100,10 +100,7 @@ def read_collada(path: Path, materials: MaterialTable, material: str | None = No
     ``material`` names a table entry for every node (default: the table's ``default``)."""
     mat: Material = DEFAULT_MATERIAL
     if material is not None:
-        found = materials.get(material)
-        if found is None:
-            raise SceneError(f"{path}: unknown material {material!r}; known: {materials.names()}")
-        mat = found
+        mat = material_named(materials, material, str(path))
     root = Node(path="/" + sanitize_name(path.stem), material=mat, label=path.stem)
     nodes = [root]
     for name, verts, tris in read_collada_meshes(path):

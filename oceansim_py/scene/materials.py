@@ -18,7 +18,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from oceansim_py.errors import ConfigError
+from oceansim_py.errors import ConfigError, SceneError
 
 if TYPE_CHECKING:
     from oceansim_py.scene.textures import Texture
@@ -197,3 +197,15 @@ class MaterialTable:
 
 
 DEFAULT_MATERIAL = BUILTIN_MATERIALS["default"]
+
+
+def material_named(table: MaterialTable, name: str, where: str, attribute: str | None = None) -> Material:
+    """The material ``name`` of ``table`` (case-insensitive). An unknown name is a ``SceneError`` starting with
+    ``where`` (the file, prim or depth band that names it) and, given ``attribute``, the attribute that holds the
+    name (e.g. ``oceansim:material``), listing the known materials and how to add one."""
+    found = table.get(name)
+    if found is None:
+        holder = f"{attribute} names " if attribute else ""
+        raise SceneError(f"{where}: {holder}unknown material {name!r}; known materials are {table.names()} (add it "
+                         f"in a materials YAML file)")
+    return found

@@ -22,7 +22,7 @@ import numpy as np
 from oceansim_py.errors import SceneError
 from oceansim_py.poses import matmul_fixed
 from oceansim_py.scene.graph import Node, TriangleMesh
-from oceansim_py.scene.materials import DEFAULT_MATERIAL, MaterialTable
+from oceansim_py.scene.materials import DEFAULT_MATERIAL, MaterialTable, material_named
 from oceansim_py.scene.textures import Texture, obj_texture_files, texture_from_image
 
 MESH_SUFFIXES = {".obj", ".stl", ".ply", ".glb", ".gltf", ".off"}
@@ -70,10 +70,7 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
         conv = matmul_fixed(conv, Y_UP_TO_Z_UP)
     mat = DEFAULT_MATERIAL
     if material is not None:
-        found = materials.get(material)
-        if found is None:
-            raise SceneError(f"{path}: unknown material {material!r}; known: {materials.names()}")
-        mat = found
+        mat = material_named(materials, material, str(path))
     textures: dict[int, Texture] = {}
     root_path = "/" + sanitize_name(path.stem)
     root = Node(path=root_path, material=mat, label=path.stem)

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
+from oceansim_py.io.atomic import atomic_write_text
 from oceansim_py.poses import matmul_fixed, pose_from_euler
 
 #: Decimals written for point coordinates (0.1 mm) and for other values.
@@ -672,19 +671,6 @@ BUILTIN_SCENES: dict[str, Callable[[], str]] = {"tank": build_tank, "pier": buil
                                                 "harbour": build_harbour}
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_builtin_scenes(folder: str | Path, names: Sequence[str] | None = None) -> list[Path]:
     """Write the built-in scenes (all, or ``names``) as ``<folder>/<name>.usda``; returns the paths written."""
     out = Path(folder)
@@ -692,6 +678,6 @@ def write_builtin_scenes(folder: str | Path, names: Sequence[str] | None = None)
     written = []
     for name in names if names is not None else BUILTIN_SCENES:
         path = out / f"{name}.usda"
-        write_text_atomic(path, BUILTIN_SCENES[name]())
+        atomic_write_text(path, BUILTIN_SCENES[name]())
         written.append(path)
     return written

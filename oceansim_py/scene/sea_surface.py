@@ -52,6 +52,7 @@ from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase, require, require_positive
 from oceansim_py.kernels import sea_surface as sea_kernels
 from oceansim_py.runtime import launch_1d, resolve_device
+from oceansim_py.sensors.scratch import ScratchCache
 
 _OWNER = "SeaStateConfig"
 
@@ -286,6 +287,16 @@ def check_patch(size: Any, resolution: Any, size_name: str = "SeaSurface: size",
     return n
 
 
+@dataclasses.dataclass
+class _FrameScratch:
+    """The device arrays :meth:`SeaSurface.vertices_at` rewrites every frame, float32: the wave phases (C,) of the
+    direct sum, or the row arguments k_y y_j + p_i (rows x C) and their cos / sin tables of the separated sum."""
+
+    args: wp.array
+    row_cos: wp.array | None = None
+    row_sin: wp.array | None = None
+
+
 class SeaSurface:
     """A square patch of moving sea surface as a triangle mesh (world frame, m, z up).
 
@@ -340,10 +351,10 @@ class SeaSurface:
             a = self._axis_x[:, None] * comp.wave_vector[None, :, 0]
             self._col_cos = wp.array(np.cos(a).astype(np.float32).ravel(), dtype=wp.float32, device=dev)
             self._col_sin = wp.array(np.sin(a).astype(np.float32).ravel(), dtype=wp.float32, device=dev)
-            self._row_cos = wp.empty(m * comp.count, dtype=wp.float32, device=dev)
-            self._row_sin = wp.empty(m * comp.count, dtype=wp.float32, device=dev)
             self._ax = wp.array(self._axis_x.astype(np.float32), dtype=wp.float32, device=dev)
             self._ay = wp.array(self._axis_y.astype(np.float32), dtype=wp.float32, device=dev)
+        # per calling thread, so that threads evaluating the patch at different times do not share them
+        self._frame_scratch: ScratchCache[_FrameScratch] = ScratchCache(1)
 
     @property
     def num_vertices(self) -> int:
@@ -358,19 +369,28 @@ class SeaSurface:
         if out is None:
             out = wp.empty(self.num_vertices, dtype=wp.vec3, device=dev)
         comp = self.components
+        scratch = self._frame_scratch.get_or_make(None, self._make_frame_scratch)
         if not self._grid:
-            phase = wp.array(comp.phases_at(t).astype(np.float32), dtype=wp.float32, device=dev)
+            scratch.args.assign(comp.phases_at(t).astype(np.float32))
             launch_1d(sea_kernels.gerstner_vertices_kernel, self.num_vertices,
-                      [self._rest, self._k, self._amp, self._horiz, phase, comp.count, self.surface_z, out], dev)
+                      [self._rest, self._k, self._amp, self._horiz, scratch.args, comp.count, self.surface_z, out],
+                      dev)
             return out
         # row arguments k_y y_j + p_i reduced modulo 2 pi in float64 on the host, so float32 keeps their precision
         row = np.mod(self._axis_y[:, None] * comp.wave_vector[None, :, 1] + comp.phases_at(t)[None, :], 2.0 * math.pi)
-        row_arg = wp.array(row.astype(np.float32).ravel(), dtype=wp.float32, device=dev)
-        launch_1d(sea_kernels.sea_row_terms_kernel, row_arg.shape[0], [row_arg, self._row_cos, self._row_sin], dev)
+        scratch.args.assign(row.astype(np.float32).ravel())
+        launch_1d(sea_kernels.sea_row_terms_kernel, scratch.args.shape[0],
+                  [scratch.args, scratch.row_cos, scratch.row_sin], dev)
         launch_1d(sea_kernels.gerstner_grid_vertices_kernel, self.num_vertices,
-                  [self._col_cos, self._col_sin, self._row_cos, self._row_sin, self._ax, self._ay, self._amp,
+                  [self._col_cos, self._col_sin, scratch.row_cos, scratch.row_sin, self._ax, self._ay, self._amp,
                    self._horiz, comp.count, self._axis_x.shape[0], self.surface_z, out], dev)
         return out
+
+    def _make_frame_scratch(self) -> _FrameScratch:
+        """The calling thread's :class:`_FrameScratch` (allocated once, then rewritten frame after frame)."""
+        n = self.components.count * (self._axis_y.shape[0] if self._grid else 1)
+        arrays = [wp.empty(n, dtype=wp.float32, device=self.device) for _ in range(3 if self._grid else 1)]
+        return _FrameScratch(*arrays)
 
     def displace(self, rest_xy: np.ndarray, t: float | np.ndarray) -> np.ndarray:
         """(N, 3) surface points (float64, host) that rest points ``rest_xy`` (N, 2) move to at time ``t`` (s; one

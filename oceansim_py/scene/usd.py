@@ -65,7 +65,7 @@ from oceansim_py.errors import ConfigError, SceneError
 from oceansim_py.poses import matmul_fixed
 from oceansim_py.scene.animation import OP_KINDS, TransformTrack, XformOp
 from oceansim_py.scene.graph import Node, TriangleMesh
-from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material, MaterialTable
+from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material, MaterialTable, material_named
 from oceansim_py.scene.meshes import Y_UP_TO_Z_UP
 from oceansim_py.scene.textures import WRAP_MODES, Texture, read_texture
 
@@ -405,10 +405,7 @@ class _StageReader:
         bound = UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial()[0]
         new_bound = str(bound.GetPath()) if bound else None
         if name is not None:
-            named = self.table.get(str(name))
-            if named is None:
-                raise self.fail(prim, f"oceansim:material names unknown material {str(name)!r}; known materials "
-                                      f"are {self.table.names()} (add it in a materials YAML file)")
+            named = material_named(self.table, str(name), f"{self.path}: prim {prim.GetPath()}", "oceansim:material")
         elif new_bound is not None and new_bound != inh.bound_path:
             named = self.table.get(bound.GetPrim().GetName()) or named
         refl = self.value(prim, "oceansim:reflectivity")

@@ -44,7 +44,7 @@ from oceansim_py.sensors.modem_common import (
     COLLISION, DELIVERED, EVENT_COLUMNS, HALF_DUPLEX, LOST, OUT_OF_RANGE, REASONS, ModemResult, Traffic, event_table,
     measure_batch, modem_arrays, node_names, schedule_traffic, validate_network, window_events,
 )
-from oceansim_py.sensors.nav_common import check_frame_index, timed_run_target
+from oceansim_py.sensors.nav_common import NavSensor, check_frame_index, timed_run_target
 
 _OWNER = "AcousticModemConfig"
 _FADING, _LOSS = 0, 1
@@ -160,18 +160,14 @@ def acoustic_fates(config: AcousticModemConfig, traffic: Traffic, sensor_id: int
     return reason, margin
 
 
-class AcousticModem:
+class AcousticModem(NavSensor):
     """The vehicle's acoustic modem and the fixed modems it talks to (module docstring). ``sensor_id`` keys the
     noise. The whole schedule is simulated once per trajectory and split into samples."""
 
     speed_attr = "sound_speed"
-
-    def __init__(self, config: AcousticModemConfig | None = None, sensor_id: int = 0) -> None:
-        self.config = config if config is not None else AcousticModemConfig()
-        if not isinstance(self.config, AcousticModemConfig):
-            raise ConfigError(f"AcousticModem: config must be an AcousticModemConfig, got {type(config).__name__}")
-        self.sensor_id = int(sensor_id)
-        self._cache: tuple[Any, Any, np.ndarray, list[bytes]] | None = None
+    config_class = AcousticModemConfig
+    #: (source, scene, event table, payloads) of the last :meth:`events` call.
+    _cache: tuple[Any, Any, np.ndarray, list[bytes]] | None = None
 
     def fates(self, traffic: Traffic, scene: Any) -> tuple[np.ndarray, np.ndarray]:
         """(reason codes (M,), Eb/N0 dB (M,)) of the scheduled ``traffic`` (:func:`acoustic_fates`); the acoustic

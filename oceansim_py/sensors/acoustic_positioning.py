@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from oceansim_py.io.config import require, require_non_negative, require_positive
+from oceansim_py.io.config import require, require_non_negative, require_positive, require_seed
 from oceansim_py.sensors import host_noise
 
 #: a ray cast towards a beacon that stops within this distance (m) of it counts as reaching it (a beacon
@@ -37,6 +37,20 @@ OCCLUSION_TOLERANCE = 0.05
 #: fixed-point iterations of the reply time (error ~ (|v| / c)^n of the travel time)
 REPLY_ITERATIONS = 4
 RANGE_STREAM, OUTLIER_STREAM, OUTLIER_SIZE_STREAM = 0, 1, 2
+
+
+class BeaconLayout:
+    """Mixin of the positioning configs (their ``beacon_ids`` and ``beacon_positions`` fields): the number of
+    beacons, which shapes the per-beacon products, and the beacons as dataset metadata."""
+
+    @property
+    def n_beacons(self) -> int:
+        return len(self.beacon_ids)  # type: ignore[attr-defined]
+
+    def beacon_metadata(self) -> dict[str, Any]:
+        """``beacon_ids`` and ``beacon_positions_world`` (m, world) for the manifest."""
+        return {"beacon_ids": list(self.beacon_ids),  # type: ignore[attr-defined]
+                "beacon_positions_world": [list(p) for p in self.beacon_positions]}  # type: ignore[attr-defined]
 
 
 def validate_beacons(ids: Any, positions: Any, owner: str) -> None:
@@ -63,8 +77,7 @@ def validate_ranging(config: Any, owner: str) -> None:
     require_non_negative(config.outlier_range, owner, "outlier_range", "m")
     require(isinstance(config.surface_multipath, bool), owner, "surface_multipath",
             f"must be true or false, got {config.surface_multipath!r}")
-    require(isinstance(config.seed, int) and 0 <= config.seed < 2**31, owner, "seed",
-            f"must be an integer in [0, 2^31), got {config.seed!r}")
+    require_seed(config.seed, owner)
 
 
 def poses_along(source: Any) -> Callable[[np.ndarray], np.ndarray] | None:

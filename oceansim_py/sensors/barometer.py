@@ -24,12 +24,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from oceansim_py.errors import ConfigError
-from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
+from oceansim_py.io.config import ConfigBase, require_non_negative, require_positive, require_seed
 from oceansim_py.sensors import host_noise
 from oceansim_py.sensors.imu import STANDARD_GRAVITY
-from oceansim_py.sensors.nav_common import (HostResult, check_frame_index, instantaneous_surface, measure_poses,
-                                            pressure_head, sample_source)
+from oceansim_py.sensors.nav_common import HostResult, NavSensor, instantaneous_surface, measure_poses, pressure_head
 
 _OWNER = "BarometerConfig"
 
@@ -64,8 +62,7 @@ class BarometerConfig(ConfigBase):
         require_positive(self.water_density, _OWNER, "water_density", "kg/m^3")
         require_positive(self.gravity, _OWNER, "gravity", "m/s^2")
         require_non_negative(self.noise_sigma, _OWNER, "noise_sigma", "Pa")
-        require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
-                f"must be an integer in [0, 2^31), got {self.seed!r}")
+        require_seed(self.seed, _OWNER)
 
 
 @dataclasses.dataclass
@@ -81,21 +78,16 @@ class BarometerResult(HostResult):
     frame_index: int
 
 
-class Barometer:
+class Barometer(NavSensor):
     """A pressure / depth sensor. ``sensor_id`` separates the noise of several sensors sharing a seed."""
 
-    def __init__(self, config: BarometerConfig | None = None, sensor_id: int = 0) -> None:
-        self.config = config if config is not None else BarometerConfig()
-        if not isinstance(self.config, BarometerConfig):
-            raise ConfigError(f"Barometer: config must be a BarometerConfig, got {type(config).__name__}")
-        self.sensor_id = int(sensor_id)
+    config_class = BarometerConfig
 
     def measure(self, source: Any, times: Any = None, scene: Any = None, surface_z: float | None = None,
                 frame_index: int = 0) -> BarometerResult:
         """Pressure at a Trajectory's samples (at ``times`` or every 1 / rate) or at poses (7,) / (B, 7).
         The surface is ``surface_z`` if given, else ``scene.surface_z``, else 0."""
-        fi = check_frame_index(frame_index, "Barometer.measure")
-        s = sample_source(source, times, self.config.rate, "Barometer.measure")
+        fi, s = self.samples(source, times, frame_index)
         c = self.config
         xyz = s.poses[:, :3]
         depth = np.maximum(0.0, instantaneous_surface(surface_z, scene, xyz[:, :2], s.times) - xyz[:, 2])

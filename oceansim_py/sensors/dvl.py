@@ -58,7 +58,7 @@ import numpy as np
 import warp as wp
 
 from oceansim_py.errors import ConfigError, OceanSimError
-from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
+from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive, require_seed
 from oceansim_py.kernels.dvl import (NUM_BEAMS, dvl_beam_rays_kernel, dvl_beams_kernel, dvl_solve_kernel,
                                      dvl_water_beams_kernel)
 from oceansim_py.poses import quat_to_matrix, rotate_fixed
@@ -156,8 +156,7 @@ class DVLConfig(ConfigBase):
                 f"c / (2 rate_knee) = {self.sound_speed / (2.0 * self.rate_knee):g} Hz must be >= min_rate "
                 f"({self.min_rate} Hz); lower rate_knee or min_rate")
         require_positive(self.rate_ramp, _OWNER, "rate_ramp", "m")
-        require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
-                f"must be an integer in [0, 2^31), got {self.seed!r}")
+        require_seed(self.seed, _OWNER)
         require(self.current in CURRENT_KINDS, _OWNER, "current",
                 f"must be one of {list(CURRENT_KINDS)}, got {self.current!r}")
         require(all(np.isfinite(self.current_velocity)), _OWNER, "current_velocity",

@@ -16,11 +16,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from oceansim_py.errors import ConfigError
-from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
+from oceansim_py.io.config import ConfigBase, require_non_negative, require_positive, require_seed
 from oceansim_py.sensors import host_noise
-from oceansim_py.sensors.nav_common import (HostResult, check_frame_index, instantaneous_surface, measure_poses,
-                                            sample_source)
+from oceansim_py.sensors.nav_common import HostResult, NavSensor, instantaneous_surface, measure_poses
 
 _OWNER = "GPSConfig"
 _POSITION, _THRESHOLD = 0, 1
@@ -56,8 +54,7 @@ class GPSConfig(ConfigBase):
         require_positive(self.rate, _OWNER, "rate", "Hz")
         for name in ("horizontal_sigma", "vertical_sigma", "depth_threshold", "depth_threshold_sigma"):
             require_non_negative(getattr(self, name), _OWNER, name, "m")
-        require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
-                f"must be an integer in [0, 2^31), got {self.seed!r}")
+        require_seed(self.seed, _OWNER)
 
 
 @dataclasses.dataclass
@@ -74,21 +71,16 @@ class GPSResult(HostResult):
     frame_index: int
 
 
-class GPS:
+class GPS(NavSensor):
     """A GPS receiver that only has a fix near the surface. ``sensor_id`` separates the noise of several
     receivers sharing a seed."""
 
-    def __init__(self, config: GPSConfig | None = None, sensor_id: int = 0) -> None:
-        self.config = config if config is not None else GPSConfig()
-        if not isinstance(self.config, GPSConfig):
-            raise ConfigError(f"GPS: config must be a GPSConfig, got {type(config).__name__}")
-        self.sensor_id = int(sensor_id)
+    config_class = GPSConfig
 
     def measure(self, source: Any, times: Any = None, scene: Any = None, surface_z: float | None = None,
                 frame_index: int = 0) -> GPSResult:
         """Fixes at a Trajectory's samples (at ``times`` or every 1 / rate) or at poses (7,) / (B, 7)."""
-        fi = check_frame_index(frame_index, "GPS.measure")
-        s = sample_source(source, times, self.config.rate, "GPS.measure")
+        fi, s = self.samples(source, times, frame_index)
         c = self.config
         pos = s.poses[:, :3].copy()
         depth = instantaneous_surface(surface_z, scene, pos[:, :2], s.times) - pos[:, 2]

@@ -27,10 +27,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from oceansim_py.errors import ConfigError
-from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
+from oceansim_py.io.config import ConfigBase, require_non_negative, require_positive, require_seed
 from oceansim_py.poses import quat_to_matrix, rotate_fixed
 from oceansim_py.sensors import host_noise
-from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source
+from oceansim_py.sensors.nav_common import HostResult, NavSensor
 
 _OWNER = "IMUConfig"
 STANDARD_GRAVITY = 9.80665
@@ -91,8 +91,7 @@ class IMUConfig(ConfigBase):
                      "accel_bias_initial", "gyro_bias_initial"):
             require_non_negative(getattr(self, name), _OWNER, name)
         require_positive(self.gravity, _OWNER, "gravity", "m/s^2")
-        require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
-                f"must be an integer in [0, 2^31), got {self.seed!r}")
+        require_seed(self.seed, _OWNER)
 
 
 @dataclasses.dataclass
@@ -114,15 +113,11 @@ class IMUResult(HostResult):
     frame_index: int
 
 
-class IMU:
+class IMU(NavSensor):
     """An IMU sampling a Trajectory (see the module docstring). ``sensor_id`` separates the noise of several
     IMUs sharing a seed."""
 
-    def __init__(self, config: IMUConfig | None = None, sensor_id: int = 0) -> None:
-        self.config = config if config is not None else IMUConfig()
-        if not isinstance(self.config, IMUConfig):
-            raise ConfigError(f"IMU: config must be an IMUConfig, got {type(config).__name__}")
-        self.sensor_id = int(sensor_id)
+    config_class = IMUConfig
 
     def measure(self, trajectory: Any, times: Any = None, frame_index: int = 0,
                 initial_accel_bias: Any = None, initial_gyro_bias: Any = None) -> IMUResult:
@@ -130,10 +125,9 @@ class IMU:
 
         ``initial_*_bias``: (3,) bias at t = 0 (m/s^2, rad/s) instead of the turn-on draw.
         """
-        fi = check_frame_index(frame_index, "IMU.measure")
         if not hasattr(trajectory, "acceleration"):
             raise ConfigError("IMU.measure: needs a Trajectory (for accelerations and rates), not bare poses")
-        s = sample_source(trajectory, times, self.config.rate, "IMU.measure")
+        fi, s = self.samples(trajectory, times, frame_index)
         t = s.times
         c = self.config
         r = quat_to_matrix(s.poses[:, 3:])

@@ -15,18 +15,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase
 from oceansim_py.sensors.acoustic_positioning import (
-    exchange, measure_batch, measured_ranges, poses_along, validate_ranging,
+    BeaconLayout, exchange, measure_batch, measured_ranges, poses_along, validate_ranging,
 )
-from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source, timed_run_target
+from oceansim_py.sensors.nav_common import HostResult, NavSensor, timed_run_target
 
 _OWNER = "LBLConfig"
 
 
 @dataclasses.dataclass(frozen=True)
-class LBLConfig(ConfigBase):
+class LBLConfig(BeaconLayout, ConfigBase):
     """LBL parameters. beacon_ids: distinct integer ids. beacon_positions: one [x, y, z] per id, m, world frame.
     rate: Hz (interrogations when measuring a Trajectory without times). sound_speed: m/s. turnaround_delay: s.
     max_range: m. range_sigma: m. outlier_probability: per reply. outlier_range: m (outliers U(0, outlier_range)
@@ -60,10 +59,6 @@ class LBLConfig(ConfigBase):
     def validate(self) -> None:
         validate_ranging(self, _OWNER)
 
-    @property
-    def n_beacons(self) -> int:
-        return len(self.beacon_ids)
-
 
 @dataclasses.dataclass
 class LBLResult(HostResult):
@@ -82,20 +77,15 @@ class LBLResult(HostResult):
     frame_index: int
 
 
-class LBL:
+class LBL(NavSensor):
     """An LBL transceiver (module docstring). ``sensor_id`` separates the noise of several transceivers."""
 
-    def __init__(self, config: LBLConfig | None = None, sensor_id: int = 0) -> None:
-        self.config = config if config is not None else LBLConfig()
-        if not isinstance(self.config, LBLConfig):
-            raise ConfigError(f"LBL: config must be an LBLConfig, got {type(config).__name__}")
-        self.sensor_id = int(sensor_id)
+    config_class = LBLConfig
 
     def measure(self, source: Any, times: Any = None, scene: Any = None, frame_index: int = 0) -> LBLResult:
         """Interrogate at a Trajectory's samples (at ``times`` or every 1 / rate) or at poses (7,) / (B, 7) of a
         stationary transceiver. ``scene`` (optional) blocks the paths it intersects."""
-        fi = check_frame_index(frame_index, "LBL.measure")
-        s = sample_source(source, times, self.config.rate, "LBL.measure")
+        fi, s = self.samples(source, times, frame_index)
         c = self.config
         beacons = np.asarray(c.beacon_positions, dtype=np.float64)
         ex = exchange(c, s.times, s.poses, poses_along(source), beacons, scene)
@@ -126,7 +116,6 @@ SENSOR_KIND = _reg.SensorKind(
                      _N),
     ),
     default_products=("range", "reply_time", "fix"),
-    metadata=lambda c: {"beacon_ids": list(c.beacon_ids),
-                        "beacon_positions_world": [list(p) for p in c.beacon_positions]},
+    metadata=LBLConfig.beacon_metadata,
     cli=timed_run_target("LBL transceiver: ranges to the configured baseline along a straight run (.npy)"),
 )

@@ -31,11 +31,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from oceansim_py.errors import ConfigError
-from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
+from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive, require_seed
 from oceansim_py.poses import quat_to_matrix, rotate_fixed
 from oceansim_py.sensors import host_noise
-from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source, timed_run_target
+from oceansim_py.sensors.nav_common import HostResult, NavSensor, timed_run_target
 
 _OWNER = "MagnetometerConfig"
 #: equatorial field of the centred dipole (uT): sqrt(g10^2 + g11^2 + h11^2) of IGRF-13 at 2020.0
@@ -101,8 +100,7 @@ class MagnetometerConfig(ConfigBase):
         require(abs(float(np.linalg.det(self.soft_iron_matrix()))) > 1e-6, _OWNER, "soft_iron",
                 "must be invertible (a singular matrix would flatten the field)")
         require_non_negative(self.noise_sigma, _OWNER, "noise_sigma", "uT")
-        require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
-                f"must be an integer in [0, 2^31), got {self.seed!r}")
+        require_seed(self.seed, _OWNER)
 
     def soft_iron_matrix(self) -> np.ndarray:
         return np.asarray(self.soft_iron, dtype=np.float64).reshape(3, 3)
@@ -138,19 +136,14 @@ class MagnetometerResult(HostResult):
     frame_index: int
 
 
-class Magnetometer:
+class Magnetometer(NavSensor):
     """A three-axis magnetometer. ``sensor_id`` separates the noise of several sensors sharing a seed."""
 
-    def __init__(self, config: MagnetometerConfig | None = None, sensor_id: int = 0) -> None:
-        self.config = config if config is not None else MagnetometerConfig()
-        if not isinstance(self.config, MagnetometerConfig):
-            raise ConfigError(f"Magnetometer: config must be a MagnetometerConfig, got {type(config).__name__}")
-        self.sensor_id = int(sensor_id)
+    config_class = MagnetometerConfig
 
     def measure(self, source: Any, times: Any = None, frame_index: int = 0) -> MagnetometerResult:
         """The field at a Trajectory's samples (at ``times`` or every 1 / rate) or at poses (7,) / (B, 7)."""
-        fi = check_frame_index(frame_index, "Magnetometer.measure")
-        s = sample_source(source, times, self.config.rate, "Magnetometer.measure")
+        fi, s = self.samples(source, times, frame_index)
         c = self.config
         true = rotate_fixed(quat_to_matrix(s.poses[:, 3:]), np.broadcast_to(c.earth_field(), (len(s.poses), 3)),
                             transpose=True)

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from oceansim_py.errors import ConfigError
-from oceansim_py.io.config import require, require_non_negative, require_positive
+from oceansim_py.io.config import require, require_non_negative, require_positive, require_seed
 from oceansim_py.sensors.acoustic_positioning import poses_along
 
 #: reason codes of an event (column ``reason``): 0 delivered, else why it was not
@@ -78,8 +78,7 @@ def validate_network(config: Any, owner: str) -> None:
     require_positive(config.bit_rate, owner, "bit_rate", "bit/s")
     require_non_negative(config.header_bits, owner, "header_bits", "bits")
     require_positive(config.max_range, owner, "max_range", "m")
-    require(isinstance(config.seed, int) and 0 <= config.seed < 2**31, owner, "seed",
-            f"must be an integer in [0, 2^31), got {config.seed!r}")
+    require_seed(config.seed, owner)
 
 
 @dataclasses.dataclass

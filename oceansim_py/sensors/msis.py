@@ -41,7 +41,7 @@ import warp as wp
 from oceansim_py.diagnostics import OceanSimWarning
 from oceansim_py.errors import ConfigError
 from oceansim_py.io import images
-from oceansim_py.io.config import require, require_finite
+from oceansim_py.io.config import require, require_finite, require_seed, require_zero
 from oceansim_py.poses import as_poses, compose_poses
 from oceansim_py.runtime import resolve_device
 from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, DeviceChain, TableFan
@@ -149,16 +149,14 @@ class MsisConfig(DeviceChainFields, RangeBinnedConfig):
         require(self.absorption >= 0.0, _OWNER, "absorption", f"must be >= 0 dB/m, got {self.absorption}")
         require(self.normalisation in ("none", "global"), _OWNER, "normalisation",
                 f"must be one of ['none', 'global'], got {self.normalisation!r}")
-        require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
-                f"must be an integer in [0, 2^31), got {self.seed!r}")
+        require_seed(self.seed, _OWNER)
         require(self.dynamic_range > 0.0, _OWNER, "dynamic_range", f"must be > 0 dB, got {self.dynamic_range}")
         require(self.colormap in COLORMAPS, _OWNER, "colormap", f"must be one of {list(COLORMAPS)}, got "
                 f"{self.colormap!r}")
         self.validate_device_chain(_OWNER, 180.0, self.vertical_beamwidth)
-        require(self.beam_width == 0.0, _OWNER, "beam_width", f"must be 0 for an MSIS (one beam, no bearing point "
-                f"spread across channels; its width is horizontal_beamwidth), got {self.beam_width}")
-        require(self.elevation_span == 0.0, _OWNER, "elevation_span", f"must be 0 for an MSIS (the fan is "
-                f"vertical_beamwidth wide), got {self.elevation_span}")
+        require_zero(self.beam_width, _OWNER, "beam_width", "an MSIS (one beam, no bearing point spread across "
+                                                            "channels; its width is horizontal_beamwidth)")
+        require_zero(self.elevation_span, _OWNER, "elevation_span", "an MSIS (the fan is vertical_beamwidth wide)")
 
     # -- scan pattern --------------------------------------------------------------------------------------
     @property

@@ -1,5 +1,6 @@
-"""What the trajectory-based sensors (IMU, barometer, GPS, pose sensor) share: where their samples come
-from, the sea-surface height, and host-side results with ``numpy()`` / ``torch()``.
+"""What the navigation sensors (IMU, barometer, GPS, magnetometer, pose sensor, USBL, LBL, modems) share: their
+construction (:class:`NavSensor`), where their samples come from, the sea-surface height, and host-side results
+with ``numpy()`` / ``torch()``.
 
 A sensor's ``measure(source, times=None, ...)`` accepts a :class:`~oceansim_py.trajectory.Trajectory`
 (sampled at ``times``, or every ``1 / config.rate`` s over its span when ``times`` is ``None``) or plain poses
@@ -10,7 +11,7 @@ A sensor's ``measure(source, times=None, ...)`` accepts a :class:`~oceansim_py.t
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -42,6 +43,39 @@ def sample_source(source: Any, times: Any, rate: float, what: str) -> Samples:
         if t.size != poses.shape[0]:
             raise ConfigError(f"{what}: {t.size} times for {poses.shape[0]} poses; give one time per pose")
     return Samples(t, poses, None)
+
+
+def _article(name: str) -> str:
+    """``"an"`` before a name read with a vowel sound first: a vowel (IMU, Acoustic...) or an initialism whose first
+    letter is spoken "ef", "el", "em", "en", "es", ... (LBL); else ``"a"`` (GPS, USBL, Barometer)."""
+    if name[:1] in "AEIO" or (name[:1] in "FHLMNRSX" and name[1:2].isupper()):
+        return "an"
+    return "a"
+
+
+class NavSensor:
+    """Base of the host-side navigation sensors. ``config``: an instance of the subclass's ``config_class``
+    (``None``: its defaults; anything else is a ``ConfigError``). ``sensor_id`` separates the noise of several
+    sensors sharing a seed."""
+
+    config_class: ClassVar[type]
+
+    def __init__(self, config: Any = None, sensor_id: int = 0) -> None:
+        cls = self.config_class
+        if config is None:
+            config = cls()
+        elif not isinstance(config, cls):
+            raise ConfigError(f"{type(self).__name__}: config must be {_article(cls.__name__)} {cls.__name__}, "
+                              f"got {type(config).__name__}")
+        self.config = config
+        self.sensor_id = int(sensor_id)
+
+    def samples(self, source: Any, times: Any, frame_index: Any) -> tuple[int, Samples]:
+        """The checked ``frame_index`` and the :class:`Samples` of ``source`` (a Trajectory sampled at ``times``,
+        or every ``1 / config.rate`` s; or poses), errors naming ``<Sensor>.measure``."""
+        what = f"{type(self).__name__}.measure"
+        fi = check_frame_index(frame_index, what)
+        return fi, sample_source(source, times, self.config.rate, what)
 
 
 def surface_height(surface_z: float | None, scene: Any) -> float:
@@ -133,6 +167,7 @@ def write_timed_run(o: Any) -> list[str]:
     """Writer of :func:`timed_run_target` (see there)."""
     import json
 
+    from oceansim_py.io.atomic import atomic_write_text, cannot_write
     from oceansim_py.io.images import save_npy
 
     written = []
@@ -143,7 +178,10 @@ def write_timed_run(o: Any) -> list[str]:
         if isinstance(value, list):
             path = o.out / f"{o.target}_{p.name}.json"
             o.out.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps([np.asarray(v).tolist() for v in value]))
+            try:
+                atomic_write_text(path, json.dumps([np.asarray(v).tolist() for v in value]))
+            except OSError as exc:
+                raise cannot_write(path, f"the {p.name} lists", exc) from exc
             written.append(path)
         else:
             written.append(save_npy(o.out / f"{o.target}_{p.name}.npy", np.asarray(value)))

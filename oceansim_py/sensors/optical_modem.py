@@ -33,7 +33,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
 from oceansim_py.poses import quat_to_matrix
 from oceansim_py.sensors import host_noise
@@ -159,14 +158,7 @@ class OpticalModem(AcousticModem):
     and sampling are the acoustic modem's."""
 
     speed_attr = "light_speed"
-
-    def __init__(self, config: OpticalModemConfig | None = None, sensor_id: int = 0) -> None:
-        cfg = config if config is not None else OpticalModemConfig()
-        if not isinstance(cfg, OpticalModemConfig):
-            raise ConfigError(f"OpticalModem: config must be an OpticalModemConfig, got {type(config).__name__}")
-        self.config = cfg
-        self.sensor_id = int(sensor_id)
-        self._cache = None
+    config_class = OpticalModemConfig
 
     def fates(self, traffic: Traffic, scene: Any) -> tuple[np.ndarray, np.ndarray]:
         """(reason codes (M,), link margin dB (M,)) of the scheduled ``traffic`` (:func:`optical_fates`; ``scene``

@@ -12,11 +12,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from oceansim_py.errors import ConfigError
-from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
+from oceansim_py.io.config import ConfigBase, require_non_negative, require_positive, require_seed
 from oceansim_py.poses import matmul_fixed, pose_to_matrix, quat_to_matrix
 from oceansim_py.sensors import host_noise
-from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source
+from oceansim_py.sensors.nav_common import HostResult, NavSensor
 from oceansim_py.trajectory import rotvec_to_quat
 
 _OWNER = "PoseSensorConfig"
@@ -44,8 +43,7 @@ class PoseSensorConfig(ConfigBase):
         require_positive(self.rate, _OWNER, "rate", "Hz")
         require_non_negative(self.position_sigma, _OWNER, "position_sigma", "m")
         require_non_negative(self.rotation_sigma, _OWNER, "rotation_sigma", "deg")
-        require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
-                f"must be an integer in [0, 2^31), got {self.seed!r}")
+        require_seed(self.seed, _OWNER)
 
 
 @dataclasses.dataclass
@@ -58,19 +56,14 @@ class PoseSensorResult(HostResult):
     frame_index: int
 
 
-class PoseSensor:
+class PoseSensor(NavSensor):
     """Ground-truth pose as SE(3) matrices. ``sensor_id`` separates the noise of several sensors."""
 
-    def __init__(self, config: PoseSensorConfig | None = None, sensor_id: int = 0) -> None:
-        self.config = config if config is not None else PoseSensorConfig()
-        if not isinstance(self.config, PoseSensorConfig):
-            raise ConfigError(f"PoseSensor: config must be a PoseSensorConfig, got {type(config).__name__}")
-        self.sensor_id = int(sensor_id)
+    config_class = PoseSensorConfig
 
     def measure(self, source: Any, times: Any = None, frame_index: int = 0) -> PoseSensorResult:
         """Poses of a Trajectory's samples (at ``times`` or every 1 / rate) or of poses (7,) / (B, 7)."""
-        fi = check_frame_index(frame_index, "PoseSensor.measure")
-        s = sample_source(source, times, self.config.rate, "PoseSensor.measure")
+        fi, s = self.samples(source, times, frame_index)
         c = self.config
         true = pose_to_matrix(s.poses)
         m = true.copy()

@@ -26,7 +26,8 @@ import warp as wp
 
 from oceansim_py.errors import ConfigError
 from oceansim_py.io import images
-from oceansim_py.io.config import require, require_non_negative
+from oceansim_py.io.atomic import atomic_path
+from oceansim_py.io.config import require, require_non_negative, require_zero
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.runtime import launch_1d
 from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, TableFan
@@ -129,8 +130,8 @@ class ProfilingSonarConfig(DeviceChainFields, RangeBinnedConfig):
         require(isinstance(self.image, bool), _OWNER, "image", f"must be true or false, got {self.image!r}")
         require(self.db_range > 0.0, _OWNER, "db_range", f"must be > 0 dB, got {self.db_range}")
         self.validate_device_chain(_OWNER, self.swath_width, self.along_track_beamwidth)
-        require(self.elevation_span == 0.0, _OWNER, "elevation_span", f"must be 0 for a profiling sonar (the "
-                f"fan is along_track_beamwidth wide), got {self.elevation_span}")
+        require_zero(self.elevation_span, _OWNER, "elevation_span", "a profiling sonar (the fan is "
+                                                                    "along_track_beamwidth wide)")
 
     # -- derived geometry (range_resolution and ranges() of the image bins: RangeBinnedConfig) --------------
     @property
@@ -251,9 +252,8 @@ class ProfilingResult:
         colours = np.stack([grey, grey, grey, np.full_like(grey, 255)], axis=1)
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(f".{p.name}.tmp")
-        trimesh.PointCloud(pts.astype(np.float64), colors=colours).export(str(tmp), file_type="ply")
-        tmp.replace(p)
+        with atomic_path(p) as tmp:
+            trimesh.PointCloud(pts.astype(np.float64), colors=colours).export(str(tmp), file_type="ply")
         return p
 
     def to_uint8(self) -> np.ndarray:

@@ -23,7 +23,7 @@ import numpy as np
 import warp as wp
 
 from oceansim_py.io import images
-from oceansim_py.io.config import require
+from oceansim_py.io.config import require, require_zero
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.runtime import launch_1d
 from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, TableFan
@@ -128,10 +128,9 @@ class SidescanSonarConfig(DeviceChainFields, RangeBinnedConfig):
                 f"must be one of ['db', 'linear'], got {self.display!r}")
         require(self.db_range > 0.0, _OWNER, "db_range", f"must be > 0 dB, got {self.db_range}")
         self.validate_device_chain(_OWNER, 180.0, self.vertical_beamwidth)
-        require(self.beam_width == 0.0, _OWNER, "beam_width", f"must be 0 for a side-scan (its two channels are "
-                f"sides, not beams of a bearing fan), got {self.beam_width}")
-        require(self.elevation_span == 0.0, _OWNER, "elevation_span", f"must be 0 for a side-scan (the fan is "
-                f"vertical_beamwidth wide), got {self.elevation_span}")
+        require_zero(self.beam_width, _OWNER, "beam_width", "a side-scan (its two channels are sides, not beams of a "
+                                                            "bearing fan)")
+        require_zero(self.elevation_span, _OWNER, "elevation_span", "a side-scan (the fan is vertical_beamwidth wide)")
 
     # -- derived geometry (slant-range bins: range_resolution and ranges() of RangeBinnedConfig; ground-range
     # bins have the same size) ------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import numpy as np
 import warp as wp
 
 from oceansim_py.io import images
-from oceansim_py.io.config import require, require_non_negative
+from oceansim_py.io.config import require, require_non_negative, require_zero
 from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.presets import SINGLEBEAM_DEVICE_PRESETS
@@ -97,10 +97,9 @@ class SinglebeamSonarConfig(DeviceChainFields, RangeBinnedConfig):
         require_non_negative(self.range_noise, _OWNER, "range_noise", "m")
         require(self.db_range > 0.0, _OWNER, "db_range", f"must be > 0 dB, got {self.db_range}")
         self.validate_device_chain(_OWNER, 180.0, self.opening_angle)
-        require(self.beam_width == 0.0, _OWNER, "beam_width", f"must be 0 for a single-beam sonar (one channel, no "
-                f"bearing fan), got {self.beam_width}")
-        require(self.elevation_span == 0.0, _OWNER, "elevation_span", f"must be 0 for a single-beam sonar (the "
-                f"cone is opening_angle wide), got {self.elevation_span}")
+        require_zero(self.beam_width, _OWNER, "beam_width", "a single-beam sonar (one channel, no bearing fan)")
+        require_zero(self.elevation_span, _OWNER, "elevation_span", "a single-beam sonar (the cone is opening_angle "
+                                                                    "wide)")
 
     @property
     def fan_channels(self) -> int:

@@ -32,21 +32,20 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive
 from oceansim_py.poses import quat_to_matrix, rotate_fixed
 from oceansim_py.sensors import host_noise
 from oceansim_py.sensors.acoustic_positioning import (
-    exchange, measure_batch, measured_ranges, poses_along, validate_ranging,
+    BeaconLayout, exchange, measure_batch, measured_ranges, poses_along, validate_ranging,
 )
-from oceansim_py.sensors.nav_common import HostResult, check_frame_index, sample_source, timed_run_target
+from oceansim_py.sensors.nav_common import HostResult, NavSensor, timed_run_target
 
 _OWNER = "USBLConfig"
 _PHASE_Y, _PHASE_Z = 10, 11
 
 
 @dataclasses.dataclass(frozen=True)
-class USBLConfig(ConfigBase):
+class USBLConfig(BeaconLayout, ConfigBase):
     """USBL parameters (module docstring for the model).
 
     beacon_ids: distinct integer ids. beacon_positions: one [x, y, z] per id, m, world frame. rate: Hz (pings
@@ -108,10 +107,6 @@ class USBLConfig(ConfigBase):
         require(0.0 < self.coverage <= 90.0, _OWNER, "coverage",
                 f"must be in (0, 90] deg (the head hears its front hemisphere), got {self.coverage!r}")
 
-    @property
-    def n_beacons(self) -> int:
-        return len(self.beacon_ids)
-
     def direction_cosine_sigma(self) -> float:
         """Noise of a measured direction cosine: lambda phase_sigma / (2 pi d) (dimensionless)."""
         wavelength = self.sound_speed / self.frequency
@@ -147,20 +142,15 @@ def _angles(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.arctan2(-s[..., 1], s[..., 0]), np.arcsin(np.clip(s[..., 2], -1.0, 1.0))
 
 
-class USBL:
+class USBL(NavSensor):
     """A USBL head (module docstring). ``sensor_id`` separates the noise of several heads sharing a seed."""
 
-    def __init__(self, config: USBLConfig | None = None, sensor_id: int = 0) -> None:
-        self.config = config if config is not None else USBLConfig()
-        if not isinstance(self.config, USBLConfig):
-            raise ConfigError(f"USBL: config must be a USBLConfig, got {type(config).__name__}")
-        self.sensor_id = int(sensor_id)
+    config_class = USBLConfig
 
     def measure(self, source: Any, times: Any = None, scene: Any = None, frame_index: int = 0) -> USBLResult:
         """Ping at a Trajectory's samples (at ``times`` or every 1 / rate; the head moves during each exchange)
         or at poses (7,) / (B, 7) of a stationary head. ``scene`` (optional) blocks paths it intersects."""
-        fi = check_frame_index(frame_index, "USBL.measure")
-        s = sample_source(source, times, self.config.rate, "USBL.measure")
+        fi, s = self.samples(source, times, frame_index)
         c = self.config
         beacons = np.asarray(c.beacon_positions, dtype=np.float64)
         ex = exchange(c, s.times, s.poses, poses_along(source), beacons, scene)
@@ -218,9 +208,7 @@ SENSOR_KIND = _reg.SensorKind(
         _reg.Product("true_elevation", _reg.TABLE, "float64", "rad (ground truth)", _N, frame="sensor FLU"),
     ),
     default_products=("slant_range", "bearing", "elevation", "fix", "reply_time"),
-    metadata=lambda c: {"beacon_ids": list(c.beacon_ids), "beacon_positions_world": [list(p) for p in
-                                                                                    c.beacon_positions],
-                        "direction_cosine_sigma": c.direction_cosine_sigma(),
+    metadata=lambda c: {**c.beacon_metadata(), "direction_cosine_sigma": c.direction_cosine_sigma(),
                         "frame": "sensor FLU (boresight +x); bearing + starboard, elevation + up"},
     cli=timed_run_target("USBL head: range, bearing and elevation to the configured beacons along a straight run (.npy)"),
 )
