@@ -128,7 +128,8 @@ def fluid_reflection(density: float, sound_speed: float, cos_incidence: Any) -> 
     c1 = np.asarray(cos_incidence, dtype=np.float64)
     s2 = n * n * (1.0 - c1 * c1)
     c2 = np.sqrt(np.maximum(1.0 - s2, 0.0))
-    return np.where(s2 >= 1.0, 1.0, (z * c1 - c2) / (z * c1 + c2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(s2 >= 1.0, 1.0, (z * c1 - c2) / (z * c1 + c2))
 
 
 def surface_roughness_loss(wavenumber: float, rms_height: float, cos_incidence: Any) -> np.ndarray:
