@@ -262,3 +262,52 @@ def test_surface_reverberation_without_a_wind_speed_is_refused_at_render():
                              elevation_rays=8, min_range=0.5, max_range=10.0, range_bins=50), device="cpu")
     with pytest.raises(ConfigError, match="surface_wind_speed"):
         sonar.render(scene, np.array([0, 0, -2, 0, 0, 0, 1.0]))
+
+
+def _holoocean_scene(mu_plate: float) -> Scene:
+    root = Node("/World")
+    plate = Material.from_properties("plate", (0.5, 0.5, 0.5), reflectivity=mu_plate)
+    ball = Material.from_properties("ball", (0.5, 0.5, 0.5), reflectivity=0.5)
+    return Scene([root, Node("/World/plate", mesh=quad([0.0, 0.0, 0.0], [0.0, 0.0, -1.0], 60.0), material=plate,
+                             label="plate", parent=root),
+                  Node("/World/ball", mesh=sphere([8.0, 0.0, -1.5], 0.2), material=ball, label="ball", parent=root)],
+                 device="cpu")
+
+
+def test_holoocean_multipath_of_the_peer_imaging_sonar():
+    # HoloOcean's MultiPath (peer model): the first hit m reflects once; a second hit B in view adds
+    # mu_m mu_B cos(return) w at B's bearing and range (|S - m| + |m - B| + |B - S|) / 2. A plate (mu_m) at z = 0
+    # above the sensor (depth 1.5 m) mirrors a sphere (a = 0.2 m) 8 m ahead at the sensor's depth: the path via the
+    # plate to the sphere's centre is sqrt(8^2 + 3^2) = 8.5440 m, the way back 8 m: (8.5440 + 8) / 2 = 8.2720 m for
+    # the centre; the nearest B (on the bisector of the two directions, 10.28 deg apart at the sphere) is
+    # a cos(10.28 deg) = 0.1968 m closer: 8.0752 m, in the centre beams. (Rays reflected by the sphere onto the plate
+    # add weaker contributions from ~8.08 m on, at the bearings of their plate points.) Every contribution scales
+    # with mu_m (R1^2) exactly.
+    cfg = ImagingSonarConfig(model="peer", horizontal_fov=8.0, vertical_fov=50.0, n_beams=8, rays_per_beam=8,
+                             elevation_rays=500, min_range=2.0, max_range=14.0, range_bins=1200, absorption=0.0,
+                             aggregation="sum", normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0,
+                             additive_range_scaled=False)
+    pose = np.array([0.0, 0.0, -1.5, 0.0, 0.0, 0.0, 1.0])
+    ranges = 2.0 + (np.arange(1200) + 0.5) * 0.01
+    images = {}
+    for mu in (0.2, 0.4):
+        scene = _holoocean_scene(mu)
+        plain = ImagingSonar(cfg, device="cpu").render(scene, pose).numpy()
+        multi = ImagingSonar(cfg.replace(multipath=True), device="cpu").render(scene, pose).numpy()
+        images[mu] = multi["clean_intensity"][0].astype(np.float64) - plain["clean_intensity"][0]
+        added = multi["hit_count"][0] - plain["hit_count"][0]
+        assert added.sum() > 0 and (images[mu][added == 0] == 0).all()
+    diff = images[0.2]
+    rows, cols = np.nonzero(diff > 1e-6 * diff.max())
+    centre = (math.hypot(8.0, 3.0) + 8.0) / 2
+    assert centre == pytest.approx(8.2720, abs=1e-4)
+    nearest = centre - 0.2 * math.cos(math.atan2(3.0, 8.0) / 2)
+    assert nearest == pytest.approx(8.0752, abs=1e-4)
+    assert ranges[rows].min() - 0.005 == pytest.approx(nearest, abs=0.011)
+    assert diff[:, 3:5].sum() > 0.8 * diff.sum()  # mostly in the centre beams (bearings within +-1 deg)
+    np.testing.assert_allclose(images[0.4], 2.0 * images[0.2], rtol=1e-5, atol=1e-12 * diff.max())
+    # the device model refuses HoloOcean's switch, the peer refuses multipath_bounces, naming the alternative
+    with pytest.raises(ConfigError, match="multipath: is HoloOcean's one-bounce MultiPath"):
+        ImagingSonarConfig(model="device", multipath=True).validate()
+    with pytest.raises(ConfigError, match="multipath_bounces.*multipath: true"):
+        ImagingSonarConfig(model="peer", multipath_bounces=1).validate()

@@ -382,3 +382,126 @@ def multibeam_bounce_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: w
             out_power[o] = e.value
             out_delay[o] = delay
             out_extent[o] = wp.min(e.extent * 2.0 * sample_rate / sound_speed, MAX_FOOTPRINT_SAMPLES)
+
+
+# -- HoloOcean's MultiPath (the imaging sonar's peer model) ------------------------------------------------------
+# HoloOcean (ImagingSonar.cpp, MultiPath) reflects each first-hit leaf's impact direction specularly, finds the next
+# leaf along it (B), and adds at B's bearing, at range (r1 + |m - B| + |B - S|) / 2 (out to m, across to B, straight
+# back from B to the sensor S), the value R1^2 R2^2 cos(return) with R the normal-incidence impedance coefficients
+# and cos(return) the cosine between B's specular direction and the direction from B back to the sensor. Here the
+# same bounce stage runs on the peer model's rays: the reflected ray is cast through the scene's backend.
+
+
+@wp.kernel
+def holoocean_bounce_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                            hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                            hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                            object_reflectivity: wp.array(dtype=wp.float32), max_range: float,
+                            path: wp.array(dtype=wp.float32), amp: wp.array(dtype=wp.float32),
+                            remaining: wp.array(dtype=wp.float32), start: int):
+    """Ray i after the peer's primary cast: a hit m continues specularly from m (path = r1, amp = mu_m = R1^2,
+    remaining = max_range); a miss is done (remaining 0)."""
+    i = wp.tid() + start
+    d = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
+    rem = float(0.0)
+    if h.hit == 1:
+        n = h.normal
+        p = origins[i] + h.distance * d
+        scale = wp.max(wp.max(wp.abs(p[0]), wp.abs(p[1])), wp.abs(p[2]))
+        path[i] = h.distance
+        amp[i] = object_reflectivity[h.obj]
+        directions[i] = wp.normalize(mirror(d, n))
+        origins[i] = p + (1.0e-4 + 1.0e-5 * scale) * n
+        rem = max_range
+    remaining[i] = rem
+
+
+@wp.kernel
+def holoocean_multipath_return_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                                      hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                                      hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                                      object_reflectivity: wp.array(dtype=wp.float32),
+                                      object_label: wp.array(dtype=wp.int32), poses: wp.array(dtype=wp.transform),
+                                      elevation_table: wp.array(dtype=wp.vec3), n_elev: int, rays_per_pose: int,
+                                      path: wp.array(dtype=wp.float32), amp: wp.array(dtype=wp.float32),
+                                      horizontal_fov: float, vertical_fov: float, n_beams: int, min_range: float,
+                                      range_resolution: float, n_range: int, alpha_db_per_m: float, spreading: int,
+                                      range_sigma: float, range_keys: wp.array(dtype=wp.int32),
+                                      mp_value: wp.array(dtype=wp.float32), mp_cell: wp.array(dtype=wp.int32),
+                                      mp_label: wp.array(dtype=wp.int32), start: int):
+    """Ray i's HoloOcean multipath contribution after the bounce cast: with a second hit B inside the field of
+    view (bearing within horizontal_fov / 2, elevation within vertical_fov / 2, rad) and the range window, range
+    r = (r1 + |m - B| + |B - S|) / 2, beam of B's bearing, value mu_m mu_B cos_ret w_k 10^(-2 alpha r / 10)
+    [(1 m / r)^2 if spreading] (cos_ret = r_B . (S - B) / |S - B|, r_B the specular direction at B; none when
+    <= 0), with HoloOcean's range noise as the primary returns (stream index rays_per_pose + local). Stores the
+    value, the cell row n_beams + beam (-1 for none) and B's label."""
+    i = wp.tid() + start
+    b = i // rays_per_pose
+    local = i - b * rays_per_pose
+    k = local - (local // n_elev) * n_elev
+    d = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
+    value = float(0.0)
+    cell = int(-1)
+    label = int(-1)
+    if h.hit == 1:
+        pose = poses[b]
+        s = wp.transform_get_translation(pose)
+        p = origins[i] + h.distance * d
+        back = s - p
+        dist_back = wp.length(back)
+        local_b = wp.quat_rotate_inv(wp.transform_get_rotation(pose), p - s)
+        horizontal = wp.sqrt(local_b[0] * local_b[0] + local_b[1] * local_b[1])
+        bearing = -wp.atan2(local_b[1], local_b[0])
+        elevation = wp.atan2(local_b[2], horizontal)
+        r = 0.5 * (path[i] + h.distance + dist_back)
+        cos_ret = wp.dot(mirror(d, h.normal), back / wp.max(dist_back, 1.0e-9))
+        if (wp.abs(bearing) < 0.5 * horizontal_fov and wp.abs(elevation) < 0.5 * vertical_fov and cos_ret > 0.0
+                and dist_back > 0.0):
+            x = float(0.0)
+            pdf = float(1.0)
+            if range_sigma > 0.0:
+                state = wp.rand_init(range_keys[b], rays_per_pose + local)
+                x = -range_sigma * wp.log(1.0 - wp.randf(state))
+                pdf = wp.exp(-x / range_sigma)
+            row = range_cell(r, min_range, range_resolution, n_range)
+            if row >= 0:
+                if range_sigma > 0.0:
+                    row = wp.min(int(wp.floor((r + x - min_range) / range_resolution)), n_range - 1)
+                beam = wp.min(int(wp.floor((bearing + 0.5 * horizontal_fov) / horizontal_fov * float(n_beams))),
+                              n_beams - 1)
+                value = (amp[i] * object_reflectivity[h.obj] * cos_ret * elevation_table[k][2]
+                         * two_way_absorption(alpha_db_per_m, r) * pdf)
+                if spreading == 1:
+                    value = value / (r * r)
+                cell = row * n_beams + beam
+                label = object_label[h.obj]
+    mp_value[i] = value
+    mp_cell[i] = cell
+    mp_label[i] = label
+
+
+@wp.kernel
+def holoocean_multipath_bin_kernel(mp_value: wp.array(dtype=wp.float32), mp_cell: wp.array(dtype=wp.int32),
+                                   mp_label: wp.array(dtype=wp.int32), rays_per_pose: int, n_beams: int,
+                                   clean: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
+                                   labels: wp.array3d(dtype=wp.int32), peak: wp.array3d(dtype=wp.float32),
+                                   start: int):
+    """Element (pose b): add the pose's multipath contributions, in ray order, to its image (after the direct
+    returns' ``sonar_bin_kernel``: clean += value, hits += 1, label of the strongest return). One element per pose
+    reads its rays sequentially, as a contribution may land in any beam: deterministic without atomics."""
+    b = wp.tid() + start
+    first = b * rays_per_pose
+    for t in range(rays_per_pose):
+        c = mp_cell[first + t]
+        if c >= 0:
+            row = c // n_beams
+            j = c - row * n_beams
+            s = mp_value[first + t]
+            n = hits[b, row, j] + 1
+            hits[b, row, j] = n
+            clean[b, row, j] = clean[b, row, j] + s
+            if n == 1 or s > peak[b, row, j]:
+                peak[b, row, j] = s
+                labels[b, row, j] = mp_label[first + t]

@@ -89,6 +89,9 @@ class MultipathFields:
     surface_reverberation: bool = False
     surface_wind_speed: float | None = None
 
+    #: What a peer model offers instead of ``multipath_bounces`` (named in the error), if anything.
+    PEER_MULTIPATH = ""
+
     def validate_multipath(self, owner: str, model: str) -> None:
         """Check the multipath fields (ConfigError naming the field); ``model``: the config's model, whose render
         must support multipath (:data:`MULTIPATH_MODELS`) when it is asked for."""
@@ -104,7 +107,7 @@ class MultipathFields:
         if model not in MULTIPATH_MODELS:
             for name, on in (("multipath_bounces", b != 0), ("surface_reverberation", self.surface_reverberation)):
                 require(not on, owner, name, f"is only rendered by model 'device' (the peer model {model!r} keeps "
-                        f"its own kernels); set model: device or leave {name} at its default")
+                        f"its own kernels); set model: device or leave {name} at its default{self.PEER_MULTIPATH}")
 
     def multipath_settings(self) -> MultipathSettings:
         return MultipathSettings(int(self.multipath_bounces), bool(self.surface_reverberation),
