@@ -144,8 +144,11 @@ GENERATE_HASHES: dict[str, str] = {
 #: which the manifest records with their defaults; with those eight keys removed it hashes to the recorded
 #: b99b2a45542a4ca629e220124db33b3500f21c9bad4101a68d78040f62bbad94, and no data file changed. Then (issue 11):
 #: the device-named multibeam preset became the device model, so the run names its peer `blueview_p900_peer`
-#: (same values, same bytes), and the acoustic products' unit texts state the device model's units.
-MANIFEST_HASH = "3a2bd5d2caeac8eee313acf483807f858635596ef71d80135a726f8f6af740db"
+#: (same values, same bytes), and the acoustic products' unit texts state the device model's units. Then (issue 16):
+#: every acoustic config gained multipath_bounces, surface_reverberation and surface_wind_speed, which the manifest
+#: records with their defaults (0, false, null) for the five acoustic sensors; without those keys it hashes to the
+#: previous 3a2bd5d2caeac8eee313acf483807f858635596ef71d80135a726f8f6af740db, and no data file changed.
+MANIFEST_HASH = "9d3039f7929dde95da9321a9263e5a0590f498957bc2eaf127be63e4b447deb3"
 
 #: ``oceansim-py render TARGET`` arguments (tank scene, fixed pose, tiny sizes) -> file -> SHA-256
 RENDERS: dict[str, list[str]] = {

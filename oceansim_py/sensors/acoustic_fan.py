@@ -95,9 +95,10 @@ class RangeBinnedConfig(ConfigBase, abc.ABC):
     def memory_bytes(self, batch: int = 1) -> int:
         """Bytes a fan sonar with this config needs: its ray table (``TABLE_BYTES_PER_RAY`` per ray), and per
         ping 12 + ``RayBuffers.BYTES_PER_RAY`` (48) B per ray of scratch (return, bin, label; origin, direction and
-        hit for the ray-cast backend), 4 + 20 B per range bin and channel (series and their scratch) and its own
-        outputs (:meth:`result_bytes`)."""
-        per_ping = (40 + (12 + RayBuffers.BYTES_PER_RAY) * self.rays_per_pose
+        hit for the ray-cast backend) plus the bounce loop's (``multipath_bytes_per_ray`` of the configs'
+        ``DeviceChainFields``), 4 + 20 B per range bin and channel (series and their scratch) and its own outputs
+        (:meth:`result_bytes`)."""
+        per_ping = (40 + (12 + RayBuffers.BYTES_PER_RAY + self.multipath_bytes_per_ray()) * self.rays_per_pose
                     + self.range_bins * (4 + 20 * self.fan_channels))
         return self.TABLE_BYTES_PER_RAY * self.rays_per_pose + 4 * self.range_bins + batch * per_ping \
             + self.result_bytes(batch)

@@ -285,7 +285,7 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
             extra += 24 * self.rays_per_pose
         if self.azimuth_streaks != 0:
             extra += 4 * (self.rays_per_pose + self.range_bins * self.n_beams)
-        per_ray = 12 + RayBuffers.BYTES_PER_RAY
+        per_ray = 12 + RayBuffers.BYTES_PER_RAY + self.multipath_bytes_per_ray()
         return batch * (40 + per_ray * self.rays_per_pose + self.range_bins * (4 + 20 * self.n_beams) + extra)
 
     def ranges(self) -> np.ndarray:

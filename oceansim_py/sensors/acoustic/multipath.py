@@ -109,6 +109,14 @@ class MultipathFields:
                 require(not on, owner, name, f"is only rendered by model 'device' (the peer model {model!r} keeps "
                         f"its own kernels); set model: device or leave {name} at its default{self.PEER_MULTIPATH}")
 
+    def multipath_bytes_per_ray(self) -> int:
+        """Device bytes per ray the bounce loop adds to a device-chain render (the bounce state, the primary hit
+        distance, 24 B of echo per block); 0 without multipath or for a peer model."""
+        mp = self.multipath_settings()
+        if not mp.active or getattr(self, "model", "device") not in MULTIPATH_MODELS:
+            return 0
+        return BounceState.BYTES_PER_RAY + 4 + 24 * mp.blocks
+
     def multipath_settings(self) -> MultipathSettings:
         return MultipathSettings(int(self.multipath_bounces), bool(self.surface_reverberation),
                                  None if self.surface_wind_speed is None else float(self.surface_wind_speed))
