@@ -25,8 +25,8 @@ from oceansim_py.errors import ConfigError
 from oceansim_py.kernels import acoustic_chain as k
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.kernels import imaging_sonar as ks
-from oceansim_py.runtime import check_memory, launch_1d
 from oceansim_py.kernels import multipath as km
+from oceansim_py.runtime import check_memory, launch_1d
 from oceansim_py.sensors.acoustic.beam_pattern import LineArray, bearing_kernel, range_kernel
 from oceansim_py.sensors.acoustic.multipath import BounceState, BounceTracer, MultipathSettings
 from oceansim_py.sensors.batching import PoseUploads
