@@ -4,7 +4,7 @@ device preset with 1 and 2 bounces relative to 0, per ray-cast backend, on a sce
 meet the floor, the walls and the flat surface).
 
 Each row renders one ping of the preset as it is (full size) at each bounce count; the time is the median of
-repeated renders after a first (compiling) one. Bounces add, per bounce, one ray cast of every ray that is still
+7 renders (1 with ``--quick``) after a first (compiling) one, the three bounce counts rendered in turn. Bounces add, per bounce, one ray cast of every ray that is still
 alive (a hit within the range left) and one echo kernel; the binning gathers (1 + bounces) echoes per ray.
 
 Usage: python benchmarks/multipath.py [--quick] [--out PATH] [--device DEV] [--scenes NAME ...] [--kinds KIND ...]
@@ -48,15 +48,23 @@ def device_presets(kind: str) -> list[str]:
     return [p for p in preset_names(kind) if k.make_config({"preset": p}, "benchmark").model == "device"]
 
 
-def bench(kind: str, preset: str, scene: Any, pose: np.ndarray, device: Any, min_seconds: float,
-          repeats: int) -> dict[str, Any]:
+def bench(kind: str, preset: str, scene: Any, pose: np.ndarray, device: Any, repeats: int) -> dict[str, Any]:
+    """One row: the preset at 0, 1 and 2 bounces, each rendered once to compile and allocate, then ``repeats``
+    rounds rendering each in turn (interleaved, so that a shared machine's load drifts into all three alike);
+    the median per bounce count."""
     row: dict[str, Any] = {"kind": kind, "preset": preset, "backend": scene.raycast_backend}
+    sensors = {}
     for bounces in (0, 1, 2):
         config, sensor = sensor_for(kind, device, preset, multipath_bounces=bounces)
         row["rays"] = int(getattr(config, "rays_per_pose"))
         sensor.render(scene, pose, 0)  # compile and allocate
-        row[f"ms_{bounces}"] = 1e3 * time_call(lambda: sensor.render(scene, pose, 0), scene.device, min_seconds,
-                                               repeats)
+        sensors[bounces] = sensor
+    samples: dict[int, list[float]] = {b: [] for b in sensors}
+    for _ in range(repeats):
+        for bounces, sensor in sensors.items():
+            samples[bounces].append(time_call(lambda: sensor.render(scene, pose, 0), scene.device, 0.0, 1))
+    for bounces in sensors:
+        row[f"ms_{bounces}"] = 1e3 * float(np.median(samples[bounces]))
     row["ratio_1"] = row["ms_1"] / row["ms_0"]
     row["ratio_2"] = row["ms_2"] / row["ms_0"]
     return row
@@ -71,7 +79,7 @@ def main() -> None:
 
     wp.init()
     device = args.device or ("cuda:0" if wp.is_cuda_available() else "cpu")
-    min_s, reps = (0.0, 1) if args.quick else (0.5, 10)
+    reps = 1 if args.quick else 7
     backends = ["warp"] + (["embree"] if wp.get_device(device).is_cpu and rtcore.embree_available() else [])
     rows: list[dict[str, Any]] = []
     print(table_header(COLUMNS))
@@ -82,7 +90,7 @@ def main() -> None:
             for kind in args.kinds:
                 pose = np.concatenate([start[:3], ORIENTATION[kind]])
                 for preset in device_presets(kind):
-                    row = bench(kind, preset, scene, pose, device, min_s, reps)
+                    row = bench(kind, preset, scene, pose, device, reps)
                     row["scene"] = scene_name
                     add_row(rows, row, COLUMNS)
     write_report(args.out, {"machine": machine(), "rows": rows})
