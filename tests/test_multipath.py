@@ -166,6 +166,23 @@ def test_second_seafloor_echo_of_a_single_beam():
     assert ratio == pytest.approx(hand, abs=0.5)
 
 
+def test_second_seafloor_echo_of_the_fan_peer_model():
+    # The single-beam's peer model (spreading on: s = mu cos(psi) w 10^(-2 alpha r / 10) / r^2, the device law in
+    # its own units) with two bounces, as the device test above: the same hand ratio -31.226 dB at L = 13 m. Its
+    # first return stays the direct one (3 m).
+    A, s = 3.0, 2.0
+    scene = seafloor(SAND, s + A)
+    cfg = SinglebeamSonarConfig(model="peer", opening_angle=4.0, cone_rings=8, rays_per_ring=32, min_range=1.0,
+                                max_range=20.0, range_bins=1900, absorption=ALPHA, spreading=True, multipath_bounces=2)
+    out = SinglebeamSonar(cfg, device="cpu").render(scene, np.array([0, 0, -s, *PITCH_DOWN_90])).numpy()
+    profile = out["clean_intensity"].reshape(-1).astype(np.float64)
+    ranges = 1.0 + (np.arange(1900) + 0.5) * 0.01
+    assert onset(profile, ranges, 12.0, 14.0) == pytest.approx(13.0, abs=0.011)
+    ratio = 10 * math.log10(window(profile, ranges, 12.0, 14.0) / window(profile, ranges, 2.0, 4.0))
+    assert ratio == pytest.approx(-31.226, abs=0.5)
+    assert float(out["first_return_range"][0]) == pytest.approx(A, abs=1e-3)
+
+
 def test_second_seafloor_line_of_a_multibeam():
     # Multibeam (device model) pointing down at depth s = 2 m over sand at altitude A = 3 m: beam j at angle theta_j
     # from nadir sees the floor at A / cos(theta) and its second echo (floor, surface, floor, same way back) at
@@ -249,9 +266,14 @@ def test_config_errors_name_the_field(cls):
 
 
 @pytest.mark.parametrize("cls", [c for c in ALL_CONFIGS if c is not MsisConfig])
-def test_peer_models_refuse_multipath_naming_the_model_that_has_it(cls):
-    with pytest.raises(ConfigError, match="multipath_bounces.*model 'device'"):
-        cls(model="peer", multipath_bounces=1).validate()
+def test_peer_models_refuse_what_they_cannot_render_naming_the_model_that_has_it(cls):
+    # the fan sonars' peer (side-scan, profiling, single-beam) renders bounces; the imaging sonar's and the
+    # multibeam's peers (their own kernels: HoloOcean/OceanSim, DAVE) do not; no peer has surface reverberation
+    if cls in (ImagingSonarConfig, MultibeamSonarConfig):
+        with pytest.raises(ConfigError, match="multipath_bounces.*model 'device'"):
+            cls(model="peer", multipath_bounces=1).validate()
+    else:
+        cls(model="peer", multipath_bounces=2).validate()
     with pytest.raises(ConfigError, match="surface_reverberation.*model 'device'"):
         cls(model="peer", surface_reverberation=True, surface_wind_speed=5.0).validate()
 

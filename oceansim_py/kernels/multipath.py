@@ -34,7 +34,7 @@ import warp as wp
 from oceansim_py.kernels.acoustic_chain import (MAX_FOOTPRINT_BINS, RayEcho, carrier_phase, fan_cell,
                                                 scatterer_gaussian, scatterer_phase)
 from oceansim_py.kernels.embree_cast import ray_range
-from oceansim_py.kernels.imaging_sonar import range_cell
+from oceansim_py.kernels.imaging_sonar import range_cell, ray_return
 from oceansim_py.kernels.multibeam import MAX_FOOTPRINT_SAMPLES, NO_DELAY, device_ray_angles
 from oceansim_py.kernels.raycast import RayHit, load_hit, sensor_to_world, two_way_absorption
 
@@ -505,3 +505,57 @@ def holoocean_multipath_bin_kernel(mp_value: wp.array(dtype=wp.float32), mp_cell
             if n == 1 or s > peak[b, row, j]:
                 peak[b, row, j] = s
                 labels[b, row, j] = mp_label[first + t]
+
+
+# -- the fan sonars' peer model (side-scan, profiling, single-beam: kernels/acoustic_fans.py) ----------------------
+
+
+@wp.kernel
+def fan_peer_bounce_return_kernel(directions: wp.array(dtype=wp.vec3), hit_distance: wp.array(dtype=wp.float32),
+                                  hit_normal: wp.array(dtype=wp.vec3), hit_face: wp.array(dtype=wp.int32),
+                                  hit_obj: wp.array(dtype=wp.int32), object_reflectivity: wp.array(dtype=wp.float32),
+                                  object_label: wp.array(dtype=wp.int32), plane_obj: int,
+                                  weights: wp.array(dtype=wp.float32), rays_per_pose: int,
+                                  path: wp.array(dtype=wp.float32), amp: wp.array(dtype=wp.float32),
+                                  min_range: float, range_resolution: float, n_range: int, alpha_db_per_m: float,
+                                  spreading: int, block: int, n_blocks: int, rays_per_channel: int,
+                                  ray_value: wp.array(dtype=wp.float32), ray_bin: wp.array(dtype=wp.int32),
+                                  ray_label: wp.array(dtype=wp.int32), start: int):
+    """Ray i's return of bounce ``block`` (0: direct) in the fan peers' law at the total one-way path L:
+    s = amp^4 mu cos(psi) w_k 10^(-2 alpha L / 10) [(1 m / L)^2 if spreading] (kernels/imaging_sonar.py
+    ``ray_return``), binned at L, stored at ((channel of ray i) n_blocks + block) rays_per_channel + (ray in
+    channel). The analytic surface plane (``plane_obj``) returns nothing."""
+    i = wp.tid() + start
+    k = i - (i // rays_per_pose) * rays_per_pose
+    channel = i // rays_per_channel
+    o = (channel * n_blocks + block) * rays_per_channel + (i - channel * rays_per_channel)
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, directions[i])
+    value = float(0.0)
+    cell = int(-1)
+    label = int(-1)
+    if h.hit == 1 and h.obj != plane_obj:
+        L = path[i] + h.distance
+        cell = range_cell(L, min_range, range_resolution, n_range)
+        if cell >= 0:
+            a2 = amp[i] * amp[i]
+            value = a2 * a2 * ray_return(object_reflectivity[h.obj], h.cos_incidence, weights[k], alpha_db_per_m, L,
+                                         spreading)
+            label = object_label[h.obj]
+    ray_value[o] = value
+    ray_bin[o] = cell
+    ray_label[o] = label
+
+
+@wp.kernel
+def fan_peer_first_block_kernel(blocked_value: wp.array(dtype=wp.float32), blocked_bin: wp.array(dtype=wp.int32),
+                                blocked_label: wp.array(dtype=wp.int32), n_blocks: int, rays_per_channel: int,
+                                ray_value: wp.array(dtype=wp.float32), ray_bin: wp.array(dtype=wp.int32),
+                                ray_label: wp.array(dtype=wp.int32), start: int):
+    """Ray i's direct return (block 0 of :func:`fan_peer_bounce_return_kernel`'s layout) copied to index i, for the
+    sensors' own per-ray detection (profiling soundings)."""
+    i = wp.tid() + start
+    channel = i // rays_per_channel
+    o = channel * n_blocks * rays_per_channel + (i - channel * rays_per_channel)
+    ray_value[i] = blocked_value[o]
+    ray_bin[i] = blocked_bin[o]
+    ray_label[i] = blocked_label[o]

@@ -24,6 +24,9 @@ Choices, where the issue left them open:
   needs ``surface_wind_speed``.
 - ``multipath_bounces = 0`` and ``surface_reverberation = false`` render exactly as before (the same kernels, the
   same bytes).
+- **Peer models.** The fan sonars' peer (side-scan, profiling, single-beam) renders bounces in its own law
+  (``PEER_BOUNCES``); the imaging sonar's peer has HoloOcean's one-bounce ``multipath`` instead; the multibeam's DAVE
+  peer has neither. No peer has surface reverberation. What a peer cannot render is refused by name.
 """
 
 from __future__ import annotations
@@ -91,6 +94,8 @@ class MultipathFields:
 
     #: What a peer model offers instead of ``multipath_bounces`` (named in the error), if anything.
     PEER_MULTIPATH = ""
+    #: Whether the sensor's peer model renders ``multipath_bounces`` too (the fan sonars' peer does).
+    PEER_BOUNCES = False
 
     def validate_multipath(self, owner: str, model: str) -> None:
         """Check the multipath fields (ConfigError naming the field); ``model``: the config's model, whose render
@@ -105,7 +110,10 @@ class MultipathFields:
                               and 0.0 < w <= 60.0), owner, "surface_wind_speed",
                 f"must be null (the scene's sea state) or a wind speed U10 in (0, 60] m/s, got {w!r}")
         if model not in MULTIPATH_MODELS:
-            for name, on in (("multipath_bounces", b != 0), ("surface_reverberation", self.surface_reverberation)):
+            refused = [("surface_reverberation", self.surface_reverberation)]
+            if not self.PEER_BOUNCES:
+                refused.insert(0, ("multipath_bounces", b != 0))
+            for name, on in refused:
                 require(not on, owner, name, f"is only rendered by model 'device' (the peer model {model!r} keeps "
                         f"its own kernels); set model: device or leave {name} at its default{self.PEER_MULTIPATH}")
 
@@ -113,7 +121,7 @@ class MultipathFields:
         """Device bytes per ray the bounce loop adds to a device-chain render (the bounce state, the primary hit
         distance, 24 B of echo per block); 0 without multipath or for a peer model."""
         mp = self.multipath_settings()
-        if not mp.active or getattr(self, "model", "device") not in MULTIPATH_MODELS:
+        if not mp.active or (getattr(self, "model", "device") not in MULTIPATH_MODELS and not self.PEER_BOUNCES):
             return 0
         return BounceState.BYTES_PER_RAY + 4 + 24 * mp.blocks
 
