@@ -1,5 +1,6 @@
 """Cost of specular multipath (``multipath_bounces``, sensors/acoustic/multipath.py): the render time of every acoustic
-device preset with 1 and 2 bounces relative to 0, per ray-cast backend, on a scene where the sensor sees geometry
+preset that has it (every device preset, and the fan sonars' peer presets) with 1 and 2 bounces relative to 0, per
+ray-cast backend, on a scene where the sensor sees geometry
 (default: the tank; the sensors look at its floor and walls from its suggested pose, 1.5 m deep, so that bounces
 meet the floor, the walls and the flat surface).
 
@@ -41,11 +42,20 @@ COLUMNS = [("kind", "kind", "14s"), ("preset", "preset", "22s"), ("backend", "ba
            ("2 bounces ms", "ms_2", "13.2f"), ("x1", "ratio_1", "6.2f"), ("x2", "ratio_2", "6.2f")]
 
 
-def device_presets(kind: str) -> list[str]:
+def bounce_presets(kind: str) -> list[str]:
+    """The presets of ``kind`` that render ``multipath_bounces`` (every device preset; the fan sonars' peers)."""
+    from oceansim_py.errors import ConfigError
     from oceansim_py.sensors.registry import get
 
     k = get(kind)
-    return [p for p in preset_names(kind) if k.make_config({"preset": p}, "benchmark").model == "device"]
+    names = []
+    for p in preset_names(kind):
+        try:
+            k.make_config({"preset": p, "multipath_bounces": 1}, "benchmark")
+        except ConfigError:
+            continue
+        names.append(p)
+    return names
 
 
 def bench(kind: str, preset: str, scene: Any, pose: np.ndarray, device: Any, repeats: int) -> dict[str, Any]:
@@ -89,7 +99,7 @@ def main() -> None:
             start = scene.suggested_pose if scene.suggested_pose is not None else np.array([0, 0, -1.5, 0, 0, 0, 1])
             for kind in args.kinds:
                 pose = np.concatenate([start[:3], ORIENTATION[kind]])
-                for preset in device_presets(kind):
+                for preset in bounce_presets(kind):
                     row = bench(kind, preset, scene, pose, device, reps)
                     row["scene"] = scene_name
                     add_row(rows, row, COLUMNS)
