@@ -42,16 +42,19 @@ def test_holoocean_keys_map_to_their_meanings():
 
 
 @pytest.mark.parametrize("configuration, match", [
-    ({"MultiPath": True}, "multipath arrives with issue 16"), ({"AzimuthStreaks": 2}, "azimuth_streaks"),
+    ({"MultiPath": "yes"}, "multipath.*true or false"), ({"AzimuthStreaks": 2}, "azimuth_streaks"),
     ({"RangeSigma": -0.1}, "range_sigma"), ({"AddCov": -1.0}, "AddCov"), ({"Octree": 3}, "unknown HoloOcean")])
 def test_bad_holoocean_options_are_refused_by_name(configuration, match):
     with pytest.raises(ConfigError, match=match):
         ImagingSonarConfig.from_holoocean(configuration)
 
 
-def test_multipath_placeholder_and_peer_only_options():
-    with pytest.raises(ConfigError, match=r"ImagingSonarConfig.multipath: multipath arrives with issue 16"):
-        ImagingSonarConfig(multipath=True)
+def test_multipath_and_peer_only_options():
+    # HoloOcean's MultiPath is the peer model's (issue 16 made it real; tests/test_multipath.py); the device model
+    # has multipath_bounces instead
+    assert ImagingSonarConfig.from_holoocean({"MultiPath": True}).multipath is True
+    with pytest.raises(ConfigError, match=r"ImagingSonarConfig.multipath: is HoloOcean's one-bounce MultiPath"):
+        ImagingSonarConfig.preset("gemini_720i", multipath=True)
     with pytest.raises(ConfigError, match=r"ImagingSonarConfig.range_sigma: must be 0 with model 'device'"):
         ImagingSonarConfig.preset("gemini_720i", range_sigma=0.1)
     with pytest.raises(ConfigError, match=r"ImagingSonarConfig.azimuth_streaks"):

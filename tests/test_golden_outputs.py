@@ -144,8 +144,13 @@ GENERATE_HASHES: dict[str, str] = {
 #: which the manifest records with their defaults; with those eight keys removed it hashes to the recorded
 #: b99b2a45542a4ca629e220124db33b3500f21c9bad4101a68d78040f62bbad94, and no data file changed. Then (issue 11):
 #: the device-named multibeam preset became the device model, so the run names its peer `blueview_p900_peer`
-#: (same values, same bytes), and the acoustic products' unit texts state the device model's units.
-MANIFEST_HASH = "b0b239bc867f3ea5d67dc8a632f431a122a02c90af740163a8860108384fe74c"
+#: (same values, same bytes), and the acoustic products' unit texts state the device model's units. Then (issue 16):
+#: every acoustic config gained multipath_bounces, surface_reverberation and surface_wind_speed, which the manifest
+#: records with their defaults (0, false, null) for the five acoustic sensors; without those keys it hashes to the
+#: previous 3a2bd5d2caeac8eee313acf483807f858635596ef71d80135a726f8f6af740db, and no data file changed. The DVL config
+#: gained `tracking` (issue 16, surface tracking; default bottom): without it the manifest hashes to the recorded
+#: 9d3039f7929dde95da9321a9263e5a0590f498957bc2eaf127be63e4b447deb3.
+MANIFEST_HASH = "1adb28b3a7b3b9e25220e0467da73f4d99cd8277d79671f070c8c0db144fda67"
 
 #: ``oceansim-py render TARGET`` arguments (tank scene, fixed pose, tiny sizes) -> file -> SHA-256
 RENDERS: dict[str, list[str]] = {

@@ -21,9 +21,11 @@ from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.kernels import imaging_sonar as sk
+from oceansim_py.kernels import multipath as km
 from oceansim_py.limits import check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.acoustic.chain import DeviceChain
+from oceansim_py.sensors.acoustic.multipath import BounceState, BounceTracer
 from oceansim_py.sensors.batching import PoseUploads, check_render_call
 from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
@@ -95,9 +97,10 @@ class RangeBinnedConfig(ConfigBase, abc.ABC):
     def memory_bytes(self, batch: int = 1) -> int:
         """Bytes a fan sonar with this config needs: its ray table (``TABLE_BYTES_PER_RAY`` per ray), and per
         ping 12 + ``RayBuffers.BYTES_PER_RAY`` (48) B per ray of scratch (return, bin, label; origin, direction and
-        hit for the ray-cast backend), 4 + 20 B per range bin and channel (series and their scratch) and its own
-        outputs (:meth:`result_bytes`)."""
-        per_ping = (40 + (12 + RayBuffers.BYTES_PER_RAY) * self.rays_per_pose
+        hit for the ray-cast backend) plus the bounce loop's (``multipath_bytes_per_ray`` of the configs'
+        ``DeviceChainFields``), 4 + 20 B per range bin and channel (series and their scratch) and its own outputs
+        (:meth:`result_bytes`)."""
+        per_ping = (40 + (12 + RayBuffers.BYTES_PER_RAY + self.multipath_bytes_per_ray()) * self.rays_per_pose
                     + self.range_bins * (4 + 20 * self.fan_channels))
         return self.TABLE_BYTES_PER_RAY * self.rays_per_pose + 4 * self.range_bins + batch * per_ping \
             + self.result_bytes(batch)
@@ -129,7 +132,7 @@ class FanBuffers:
     a miss), per-ray returns, bins and labels; ``poses`` is the render's uploaded poses. The series' scratch
     (peaks, maxima, noise keys) is allocated by the first render that gathers series."""
 
-    def __init__(self, n_rays: int, batch: int, device: Any, max_range: float) -> None:
+    def __init__(self, n_rays: int, batch: int, device: Any, max_range: float, blocks: int = 0) -> None:
         self.batch = batch
         self.device = device
         self.poses: wp.array | None = None
@@ -139,6 +142,17 @@ class FanBuffers:
         self.ray_label = wp.empty(n_rays, dtype=wp.int32, device=device)
         self.ray_range = self.rays.hits.distance
         self.peak: wp.array | None = None
+        # multipath (``blocks`` > 0: the direct return and one block per bounce, channel-major with a channel's
+        # blocks contiguous; the primary hit distance kept, as the bounce casts reuse the hit arrays)
+        self.blocks = max(blocks, 1)
+        self.bounce = BounceState(n_rays, device) if blocks > 0 else None
+        if blocks > 0:
+            self.echo_value = wp.empty(n_rays * blocks, dtype=wp.float32, device=device)
+            self.echo_bin = wp.empty(n_rays * blocks, dtype=wp.int32, device=device)
+            self.echo_label = wp.empty(n_rays * blocks, dtype=wp.int32, device=device)
+            self.ray_range = wp.empty(n_rays, dtype=wp.float32, device=device)
+        else:
+            self.echo_value, self.echo_bin, self.echo_label = self.ray_value, self.ray_bin, self.ray_label
 
     def series_scratch(self, n_range: int, n_channels: int) -> None:
         if self.peak is None:
@@ -180,12 +194,16 @@ class AcousticFan:
         self.weights = wp.array(np.asarray(weights, dtype=np.float32), dtype=wp.float32, device=self.device)
         self._buffers: ScratchCache[FanBuffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
         self._poses = PoseUploads(self.device, self.MAX_CACHED_BATCH_SIZES)
+        # the peer's specular bounces (multipath_bounces; the device model's are the chain's)
+        mp = config.multipath_settings()
+        self._tracer = (BounceTracer(mp, config.frequency, config.sound_speed, self.device)
+                        if mp.bounces > 0 and config.model == "peer" else None)
 
     def memory_bytes(self, batch: int) -> int:
         """Device bytes a render of ``batch`` poses needs (scratch and the four series; an upper bound when the
         series are skipped): per ray 12 (return, bin, label) + ``RayBuffers.BYTES_PER_RAY`` (origin, direction and
-        hit for the ray-cast backend)."""
-        per_ray = 12 + RayBuffers.BYTES_PER_RAY
+        hit for the ray-cast backend), and with bounces the bounce loop's."""
+        per_ray = 12 + RayBuffers.BYTES_PER_RAY + (self.config.multipath_bytes_per_ray() if self._tracer else 0)
         return batch * (40 + per_ray * self.rays_per_pose + self.config.range_bins * (4 + 20 * self.n_channels))
 
     def buffers(self, batch: int) -> FanBuffers:
@@ -198,8 +216,9 @@ class AcousticFan:
             check_memory(self.memory_bytes(batch), self.device, f"{self.owner} render of {batch} pose(s) "
                          f"({self.rays_per_pose} rays each)", "use fewer rays or range bins, or render fewer poses "
                          "at once")
+            blocks = self._tracer.settings.blocks if self._tracer is not None else 0
             buf = self._buffers.put(batch, FanBuffers(batch * self.rays_per_pose, batch, self.device,
-                                                      float(self.config.max_range)))
+                                                      float(self.config.max_range), blocks))
         return buf
 
     def check(self, scene: Any, poses: Any, frame_index: Any) -> np.ndarray:
@@ -224,13 +243,45 @@ class AcousticFan:
         launch_1d(fk.fan_ray_gen_kernel, n_rays,
                   [buf.poses, self.directions, self.rays_per_pose, rays.origins, rays.directions], dev)
         rays.cast(scene)
-        launch_1d(fk.fan_ray_return_kernel, n_rays,
-                  [rays.directions, *rays.hit_args(), g.object_reflectivity, g.object_label, self.weights,
-                   self.rays_per_pose, float(c.min_range), dr, c.range_bins, float(c.absorption), int(c.spreading),
-                   buf.ray_value, buf.ray_bin, buf.ray_label], dev)
+        if self._tracer is not None:
+            self._trace(scene, buf, n_rays)
+        else:
+            launch_1d(fk.fan_ray_return_kernel, n_rays,
+                      [rays.directions, *rays.hit_args(), g.object_reflectivity, g.object_label, self.weights,
+                       self.rays_per_pose, float(c.min_range), dr, c.range_bins, float(c.absorption),
+                       int(c.spreading), buf.ray_value, buf.ray_bin, buf.ray_label], dev)
         if not series:
             return None, buf
         return self._series(buf, batch, frame_index), buf
+
+    def _trace(self, scene: Any, buf: FanBuffers, n_rays: int) -> None:
+        """The peer's multipath (sensors/acoustic/multipath.py): the direct return and one block per bounce in
+        the peer's law at the total path into ``buf.echo_*``; then the direct returns copied to the per-ray arrays
+        and the primary hit distance kept in ``buf.ray_range``."""
+        c = self.config
+        dev = self.device
+        rays, state = buf.rays, buf.bounce
+        dr = float(self.range_resolution)
+
+        def init() -> None:
+            state.path.zero_()
+            state.amp.fill_(1.0)
+            state.edge_a.zero_()
+            state.edge_b.zero_()
+
+        def echo(block: int, iface: Any, law: Any) -> None:
+            launch_1d(km.fan_peer_bounce_return_kernel, n_rays,
+                      [rays.directions, *rays.hit_args(), iface.mu, iface.label, law.plane_obj, self.weights,
+                       self.rays_per_pose, state.path, state.amp, float(c.min_range), dr, c.range_bins,
+                       float(c.absorption), int(c.spreading), block, buf.blocks, self.rays_per_channel,
+                       buf.echo_value, buf.echo_bin, buf.echo_label], dev)
+            if block == 0:
+                wp.copy(buf.ray_range, rays.hits.distance)
+
+        self._tracer.trace(scene, rays, state, float(c.max_range), init, echo)
+        launch_1d(km.fan_peer_first_block_kernel, n_rays,
+                  [buf.echo_value, buf.echo_bin, buf.echo_label, buf.blocks, self.rays_per_channel, buf.ray_value,
+                   buf.ray_bin, buf.ray_label], dev)
 
     def _series(self, buf: FanBuffers, batch: int, frame_index: int) -> FanSeries:
         c = self.config
@@ -242,8 +293,9 @@ class AcousticFan:
                            wp.zeros(shape, dtype=wp.float32, device=dev), wp.zeros(shape, dtype=wp.int32, device=dev),
                            wp.full(shape, -1, dtype=wp.int32, device=dev))
         launch_1d(sk.sonar_bin_kernel, batch * self.n_channels,
-                  [buf.ray_value, buf.ray_bin, buf.ray_label, self.rays_per_channel, self.rays_per_pose,
-                   self.n_channels, series.clean, series.hits, series.labels, buf.peak], dev, min_chunk=1)
+                  [buf.echo_value, buf.echo_bin, buf.echo_label, self.rays_per_channel * buf.blocks,
+                   self.rays_per_pose * buf.blocks, self.n_channels, series.clean, series.hits, series.labels,
+                   buf.peak], dev, min_chunk=1)
         mode = sk.NORMALISE_GLOBAL if c.normalisation == "global" else sk.NORMALISE_NONE
         if mode == sk.NORMALISE_GLOBAL:
             launch_1d(sk.sonar_row_max_kernel, batch * c.range_bins,

@@ -25,6 +25,7 @@ from oceansim_py.io import images
 from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
 from oceansim_py.kernels import acoustic_chain as kc
 from oceansim_py.kernels import imaging_sonar as k
+from oceansim_py.kernels import multipath as km
 from oceansim_py.limits import check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.batching import PoseUploads, check_render_call
@@ -73,7 +74,10 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
         azimuth_streaks: HoloOcean's AzimuthStreaks: 0 off; in a row where at least 8 % of the returns meet their
             surface within 8 degrees of the normal, -1 maps each bin z -> z^2 (removal artefact) and 1 maps
             z -> 1 - (1 - z)^2 (increased gain artefact), after the noise (z in the normalised image's units).
-        multipath: HoloOcean's MultiPath. A placeholder: multipath arrives with issue 16, and true is refused.
+        multipath: HoloOcean's MultiPath, for the peer model (``model: peer``): each ray's first hit reflects
+            specularly once (cast through the scene's backend); a second hit B in the field of view adds
+            mu_1 mu_B cos(return) w at B's bearing and range (r1 + |m - B| + |B - S|) / 2, as HoloOcean's
+            ImagingSonar.cpp does (kernels/multipath.py). The device model has ``multipath_bounces`` instead.
         HoloOcean's AddSigma and MultSigma are ``additive_sigma`` and ``multiplicative_sigma``, its ScaleNoise
         the range-scaled additive noise: :meth:`from_holoocean` reads a HoloOcean ImagingSonar configuration.
     """
@@ -102,6 +106,8 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
     range_sigma: float = 0.0
     azimuth_streaks: int = 0
     multipath: bool = False
+
+    PEER_MULTIPATH: ClassVar[str] = " (the peer model has HoloOcean's one-bounce MultiPath: multipath: true)"
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         # HoloOcean ImagingSonar sensor defaults (HoloOcean docs; holoocean-2022.txt §III): 120 x 20 deg,
@@ -190,9 +196,11 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
         require(self.azimuth_streaks in (-1, 0, 1) and not isinstance(self.azimuth_streaks, bool), _OWNER,
                 "azimuth_streaks", f"must be -1 (removal), 0 (off) or 1 (increased gain), as HoloOcean's "
                 f"AzimuthStreaks, got {self.azimuth_streaks!r}")
-        require(self.multipath is False, _OWNER, "multipath",
-                f"multipath arrives with issue 16 (HoloOcean's MultiPath is not modelled yet); set it to false, "
-                f"got {self.multipath!r}")
+        require(isinstance(self.multipath, bool), _OWNER, "multipath", f"must be true or false, got "
+                f"{self.multipath!r}")
+        require(not (self.multipath and self.model == "device"), _OWNER, "multipath",
+                "is HoloOcean's one-bounce MultiPath of the peer model; with model 'device' set multipath_bounces "
+                "(0..4) instead")
         self.validate_device_chain(_OWNER, self.horizontal_fov, self.vertical_fov)
         self.validate_device_display(_OWNER)
         if self.model == "device":
@@ -216,7 +224,7 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
         RangeBins -> range_bins, AzimuthBins -> n_beams, RangeMin / RangeMax -> min_range / max_range, Azimuth /
         Elevation -> horizontal_fov / vertical_fov (deg), AddSigma (or sqrt(AddCov)) -> additive_sigma, MultSigma
         (or sqrt(MultCov)) -> multiplicative_sigma, RangeSigma -> range_sigma, AzimuthStreaks -> azimuth_streaks,
-        MultiPath -> multipath (a placeholder until issue 16: true is refused), ScaleNoise -> HoloOcean's scaling
+        MultiPath -> multipath (HoloOcean's one-bounce multipath, the peer model's), ScaleNoise -> HoloOcean's scaling
         of the additive noise h = (r / r_max)^2 (1 + 0.5 exp(-a^2 / (Azimuth / 64))) with the azimuth a in degrees,
         i.e. additive_range_scaled with additive_beam_gain 0.5 and additive_beam_width sqrt(Azimuth / 64) deg.
         Keys in :attr:`HOLOOCEAN_IGNORED` steer HoloOcean's octree or viewer and are ignored; any other key is a
@@ -273,9 +281,11 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
         """Device bytes of one render of ``batch`` poses (scratch and result; range noise adds a key per pose,
         azimuth streaks a flag per ray and a count per bin)."""
         extra = 4 if self.range_sigma > 0.0 else 0
+        if self.multipath:  # HoloOcean multipath: per ray path, reflectivity, range left, value, cell, label
+            extra += 24 * self.rays_per_pose
         if self.azimuth_streaks != 0:
             extra += 4 * (self.rays_per_pose + self.range_bins * self.n_beams)
-        per_ray = 12 + RayBuffers.BYTES_PER_RAY
+        per_ray = 12 + RayBuffers.BYTES_PER_RAY + self.multipath_bytes_per_ray()
         return batch * (40 + per_ray * self.rays_per_pose + self.range_bins * (4 + 20 * self.n_beams) + extra)
 
     def ranges(self) -> np.ndarray:
@@ -424,6 +434,10 @@ class _Buffers:
         self.ray_perfect = wp.empty(n_rays if streaks else 0, dtype=wp.int32, device=device)
         self.perfect = wp.empty((batch, config.range_bins, config.n_beams) if streaks else (0, 0, 0), dtype=wp.int32,
                                 device=device)
+        n_mp = n_rays if config.multipath else 0
+        self.mp_path, self.mp_amp, self.mp_remaining, self.mp_value = (
+            wp.empty(n_mp, dtype=wp.float32, device=device) for _ in range(4))
+        self.mp_cell, self.mp_label = (wp.empty(n_mp, dtype=wp.int32, device=device) for _ in range(2))
 
     @staticmethod
     def nbytes(config: ImagingSonarConfig, batch: int) -> int:
@@ -537,6 +551,8 @@ class ImagingSonar:
         launch_1d(k.sonar_bin_kernel, batch * c.n_beams,
                   [buf.ray_value, buf.ray_bin, buf.ray_label, c.rays_per_beam * c.elevation_rays, c.rays_per_pose,
                    c.n_beams, out.clean_intensity, out.hit_count, out.label_id, buf.peak], dev, min_chunk=1)
+        if c.multipath:
+            self._holoocean_multipath(scene, pose_array, buf, batch, out)
         n_bins = batch * c.range_bins * c.n_beams
         if c.aggregation == "mean":
             launch_1d(k.sonar_mean_kernel, n_bins, [out.clean_intensity, out.hit_count, c.n_beams, c.range_bins],
@@ -564,6 +580,29 @@ class ImagingSonar:
                       [out.intensity, buf.perfect, out.hit_count, c.n_beams, c.range_bins, HOLOOCEAN_STREAK_FRACTION,
                        int(c.azimuth_streaks)], dev, min_chunk=16)
         return out
+
+    def _holoocean_multipath(self, scene: Any, poses: wp.array, buf: _Buffers, batch: int,
+                             out: ImagingSonarResult) -> None:
+        """HoloOcean's MultiPath (``multipath``; kernels/multipath.py): the primary hits reflected once, cast again,
+        and each second hit in view added at its bearing and HoloOcean's range."""
+        c = self.config
+        g = scene.geometry
+        dev = self.device
+        n_rays = batch * c.rays_per_pose
+        rays = buf.rays
+        launch_1d(km.holoocean_bounce_kernel, n_rays,
+                  [rays.origins, rays.directions, *rays.hit_args(), g.object_reflectivity, float(c.max_range),
+                   buf.mp_path, buf.mp_amp, buf.mp_remaining], dev)
+        scene.raycast_into(rays.origins, rays.directions, buf.mp_remaining, rays.hits)
+        launch_1d(km.holoocean_multipath_return_kernel, n_rays,
+                  [rays.origins, rays.directions, *rays.hit_args(), g.object_reflectivity, g.object_label, poses,
+                   self._elev_table, c.elevation_rays, c.rays_per_pose, buf.mp_path, buf.mp_amp,
+                   math.radians(c.horizontal_fov), math.radians(c.vertical_fov), c.n_beams, float(c.min_range),
+                   float(c.range_resolution), c.range_bins, float(c.absorption), int(c.spreading),
+                   float(c.range_sigma), buf.range_keys, buf.mp_value, buf.mp_cell, buf.mp_label], dev)
+        launch_1d(km.holoocean_multipath_bin_kernel, batch,
+                  [buf.mp_value, buf.mp_cell, buf.mp_label, c.rays_per_pose, c.n_beams, out.clean_intensity,
+                   out.hit_count, out.label_id, buf.peak], dev, min_chunk=1)
 
     def _render_device(self, scene: Any, poses: np.ndarray, frame_index: int,
                        out: ImagingSonarResult | None) -> ImagingSonarResult:

@@ -44,12 +44,14 @@ from oceansim_py.kernels import multibeam as k
 from oceansim_py.limits import check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.kernels import acoustic_chain as kc
+from oceansim_py.kernels import multipath as km
 from oceansim_py.sensors.acoustic.bandwidth import (minus_3db_from_gaussian_b, sinc_power_integral,
                                                     sinc_rate_per_bandwidth)
 from oceansim_py.sensors.acoustic.beam_pattern import LineArray, bearing_kernel
 from oceansim_py.sensors.acoustic.chain import _host_key, tvg_db
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields, DeviceDisplayFields
 from oceansim_py.sensors.acoustic.display import apply_colormap, db_window_to_uint8
+from oceansim_py.sensors.acoustic.multipath import BounceState, BounceTracer
 from oceansim_py.sensors.acoustic.presets import MULTIBEAM_DEVICE_PRESETS
 from oceansim_py.sensors.batching import PoseUploads, check_render_call
 from oceansim_py.sensors.rays import RayBuffers
@@ -177,6 +179,7 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
                 f"must be 'time' or 'spectral', got {self.method!r}")
         require(0 <= self.seed < 2**31, o, "seed", f"must be in [0, 2^31), got {self.seed}")
         require(self.model in ("peer", "device"), o, "model", f"must be 'peer' or 'device', got {self.model!r}")
+        self.validate_multipath(o, self.model)
         if self.model == "device":
             self.validate_device_chain(o, self.fov, self.elevation_fov)
             self.validate_device_display(o)
@@ -214,6 +217,9 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
         total = batch * (28 + per_ray * self.rays_per_pose + 4 * self.n_samples + 28 * self.n_samples * self.n_beams)
         if self.model == "device":  # per ray power and footprint; per sample and beam raw power and clean
             total += batch * (8 * self.rays_per_pose + 8 * self.n_samples * self.n_beams)
+            mp = self.multipath_settings()
+            if mp.active:  # bounce state, and amplitude, delay, power, footprint per echo block past the first
+                total += batch * self.rays_per_pose * (BounceState.BYTES_PER_RAY + 20 * (mp.blocks - 1))
         if method == "spectral":
             total += batch * self.n_beams * (8 * self.n_frequencies + 32 * self.fft_length)
         return total
@@ -481,16 +487,23 @@ class _Buffers:
         c = config
         n_rays = batch * c.rays_per_pose
         self.rays = RayBuffers(n_rays, device, float(c.max_range))
-        self.amp = wp.empty(n_rays, dtype=wp.vec2, device=device)
-        self.delay = wp.empty(n_rays, dtype=wp.float32, device=device)
+        # multipath (device model): the bounce state, and one echo block per ray and bounce (beam-major, the blocks
+        # of a beam contiguous, sensors/acoustic/multipath.py)
+        mp = c.multipath_settings()
+        traced = mp.active and c.model == "device"
+        self.blocks = mp.blocks if traced else 1
+        self.bounce = BounceState(n_rays, device) if traced else None
+        n_echo = n_rays * self.blocks
+        self.amp = wp.empty(n_echo, dtype=wp.vec2, device=device)
+        self.delay = wp.empty(n_echo, dtype=wp.float32, device=device)
         # sample-major series before mixing
         self.raw = wp.zeros((batch, c.n_samples, c.n_beams), dtype=wp.vec2, device=device)
         self.nonzero_count = wp.empty(batch * c.n_samples, dtype=wp.int32, device=device)
         self.nonzero_beams = wp.empty((batch * c.n_samples, c.n_beams), dtype=wp.int32, device=device)
         self.spectrum: wp.array | None = None
         device_model = c.model == "device"
-        self.power = wp.empty(n_rays if device_model else 0, dtype=wp.float32, device=device)
-        self.extent = wp.empty(n_rays if device_model else 0, dtype=wp.float32, device=device)
+        self.power = wp.empty(n_echo if device_model else 0, dtype=wp.float32, device=device)
+        self.extent = wp.empty(n_echo if device_model else 0, dtype=wp.float32, device=device)
         self.raw_power = wp.zeros((batch, c.n_samples, c.n_beams) if device_model else (0, 0, 0), dtype=wp.float32,
                                   device=device)
         self.keys = wp.empty(batch, dtype=wp.int32, device=device)
@@ -552,6 +565,9 @@ class MultibeamSonar:
             self._row_gain = wp.array(tables["gain"].astype(np.float32), dtype=wp.float32, device=dev)
             self._row_reverb = wp.array(tables["reverb"].astype(np.float32), dtype=wp.float32, device=dev)
             self._beam_reverb = wp.array(tables["beam_reverb"].astype(np.float32), dtype=wp.float32, device=dev)
+        mp = c.multipath_settings()
+        self._tracer = (BounceTracer(mp, c.frequency, c.sound_speed, self.device)
+                        if mp.active and c.model == "device" else None)
 
     def memory_bytes(self, batch: int, method: str | None = None) -> int:
         """Bytes a render of ``batch`` poses needs (scratch and result; spectral adds its spectra)."""
@@ -666,17 +682,21 @@ class MultibeamSonar:
                   [poses, c.n_beams, c.azimuth_rays_per_beam, c.rays_per_beam, fov, self._elev_table, cell,
                    int(c.jitter), jitter_key, rays.origins, rays.directions], dev)
         rays.cast(scene)
-        launch_1d(k.multibeam_device_scatter_kernel, n_rays,
-                  [rays.directions, *rays.hit_args(), g.object_reflectivity, poses, c.n_beams,
-                   c.azimuth_rays_per_beam, c.rays_per_beam, fov, self._elev_table, cell, int(c.jitter), jitter_key,
-                   phase_key, 0.25 * wavelength, float(c.sound_speed), float(c.frequency), c.fs, c.t0,
-                   float(c.n_samples - 1), hw, 10.0 ** (c.source_level / 10.0), alpha, buf.amp, buf.power, buf.delay,
-                   buf.extent], dev)
+        if self._tracer is not None:
+            self._trace(scene, poses, buf, n_rays, jitter_key, phase_key, wavelength, alpha)
+        else:
+            launch_1d(k.multibeam_device_scatter_kernel, n_rays,
+                      [rays.directions, *rays.hit_args(), g.object_reflectivity, poses, c.n_beams,
+                       c.azimuth_rays_per_beam, c.rays_per_beam, fov, self._elev_table, cell, int(c.jitter),
+                       jitter_key, phase_key, 0.25 * wavelength, float(c.sound_speed), float(c.frequency), c.fs, c.t0,
+                       float(c.n_samples - 1), hw, 10.0 ** (c.source_level / 10.0), alpha, buf.amp, buf.power,
+                       buf.delay, buf.extent], dev)
         buf.raw.zero_()
         buf.raw_power.zero_()
         launch_1d(k.multibeam_device_deposit_kernel, batch * c.n_beams,
-                  [buf.amp, buf.power, buf.delay, buf.extent, c.azimuth_rays_per_beam * c.rays_per_beam, c.n_beams,
-                   c.n_samples, hw, c.sinc_rate, buf.raw, buf.raw_power], dev, min_chunk=1)
+                  [buf.amp, buf.power, buf.delay, buf.extent,
+                   c.azimuth_rays_per_beam * c.rays_per_beam * buf.blocks, c.n_beams, c.n_samples, hw, c.sinc_rate,
+                   buf.raw, buf.raw_power], dev, min_chunk=1)
         launch_1d(kc.frame_keys_kernel, batch, [c.seed, frame_index, self.sensor_id, int(kc.STREAM_NOISE), buf.keys],
                   dev, min_chunk=batch)
         noise = 10.0 ** (c.noise_level / 10.0) if c.noise_level is not None else 0.0
@@ -692,6 +712,31 @@ class MultibeamSonar:
                                                       float(10.0 ** (c.agc_level / 10.0)), c.n_samples, c.n_beams],
                       dev)
             launch_1d(k.intensity_db_kernel, n_bins, [out.intensity, c.n_samples, c.n_beams, out.db], dev)
+
+    def _trace(self, scene: Any, poses: wp.array, buf: _Buffers, n_rays: int, jitter_key: int, phase_key: int,
+               wavelength: float, alpha: float) -> None:
+        """Multipath (sensors/acoustic/multipath.py): the direct echo and one block per bounce into the per-ray
+        amplitude, power, delay and footprint arrays, each beam's blocks contiguous for the deposit."""
+        c = self.config
+        dev = self.device
+        rays, state = buf.rays, buf.bounce
+        rays_per_beam = c.azimuth_rays_per_beam * c.rays_per_beam
+        fov, cell = math.radians(c.fov), math.radians(c.elevation_fan) / c.rays_per_beam
+
+        def init() -> None:
+            launch_1d(km.multibeam_bounce_init_kernel, n_rays,
+                      [poses, c.n_beams, c.azimuth_rays_per_beam, c.rays_per_beam, fov, self._elev_table, cell,
+                       int(c.jitter), jitter_key, *state.init_outputs()], dev)
+
+        def echo(block: int, iface: Any, law: Any) -> None:
+            launch_1d(km.multibeam_bounce_echo_kernel, n_rays,
+                      [rays.origins, rays.directions, *rays.hit_args(), iface.mu, iface.label, iface.interface, law,
+                       state.path, state.amp, state.edge_a, state.edge_b, state.weight, phase_key, 0.25 * wavelength,
+                       float(c.sound_speed), float(c.frequency), c.fs, c.t0, float(c.n_samples - 1),
+                       float(c.pulse_half_width), 10.0 ** (c.source_level / 10.0), alpha, block, buf.blocks,
+                       rays_per_beam, buf.amp, buf.power, buf.delay, buf.extent], dev)
+
+        self._tracer.trace(scene, rays, state, float(c.max_range), init, echo)
 
     def _spectral_series(self, buf: _Buffers, batch: int, rays_per_beam: int) -> None:
         """The reference: device per-frequency sums, host fold onto the FFT grid and inverse FFT (numpy)."""

@@ -86,6 +86,8 @@ class ProfilingSonarConfig(DeviceChainFields, RangeBinnedConfig):
     gain: float = 1.0
     gamma: float = 1.0
 
+    #: The peer model renders ``multipath_bounces`` too (same-path returns in its law; acoustic_fan.py).
+    PEER_BOUNCES: ClassVar[bool] = True
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         # HoloOcean ProfilingSonar (docs/PHYSICS.md §3: 120 deg x 1 deg, 0.5-75 m); 120 beams of 1 deg, 0.1 m bins
         # (745), 4 x 4 rays per beam and noise off chosen here.

@@ -84,6 +84,8 @@ class SidescanSonarConfig(DeviceChainFields, RangeBinnedConfig):
     gain: float = 1.0
     gamma: float = 1.0
 
+    #: The peer model renders ``multipath_bounces`` too (same-path returns in its law; acoustic_fan.py).
+    PEER_BOUNCES: ClassVar[bool] = True
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         # HoloOcean SidescanSonar (docs/PHYSICS.md §3: 170 deg x 0.25 deg, 0.5-35 m): its 170 deg "azimuth" fan is
         # centred on nadir, i.e. each side covers depressions 5-90 deg (85 deg wide about 47.5 deg). 2000

@@ -69,6 +69,8 @@ class SinglebeamSonarConfig(DeviceChainFields, RangeBinnedConfig):
     gain: float = 1.0
     gamma: float = 1.0
 
+    #: The peer model renders ``multipath_bounces`` too (same-path returns in its law; acoustic_fan.py).
+    PEER_BOUNCES: ClassVar[bool] = True
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {
         # HoloOcean SinglebeamSonar (docs/PHYSICS.md §3: 30 deg cone, 0.5-10 m); 200 range bins as in HoloOcean's
         # example sensor definition (HoloOcean docs), noise off as its AddSigma = MultSigma = 0 there; rays

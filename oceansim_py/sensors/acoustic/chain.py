@@ -25,8 +25,10 @@ from oceansim_py.errors import ConfigError
 from oceansim_py.kernels import acoustic_chain as k
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.kernels import imaging_sonar as ks
+from oceansim_py.kernels import multipath as km
 from oceansim_py.runtime import check_memory, launch_1d
 from oceansim_py.sensors.acoustic.beam_pattern import LineArray, bearing_kernel, range_kernel
+from oceansim_py.sensors.acoustic.multipath import BounceState, BounceTracer, MultipathSettings
 from oceansim_py.sensors.batching import PoseUploads
 from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
@@ -59,7 +61,8 @@ class DeviceSettings:
     (dB re 1 uPa^2), ``None`` for none. volume_scattering_db: S_v (dB re 1 m^-1), ``None`` for none.
     tvg_law: key of :data:`TVG_LAWS`; tvg_gain_db: fixed gain (dB). agc_level_db: automatic gain target (mean
     frame intensity after gain, dB), ``None`` for none. normalisation: "none" | "row" | "global".
-    jitter: stratified jitter of ray directions. seed: keys every random stream.
+    jitter: stratified jitter of ray directions. seed: keys every random stream. multipath: specular bounces and
+    surface reverberation (sensors/acoustic/multipath.py); the default renders without either.
     """
 
     frequency_hz: float
@@ -80,6 +83,7 @@ class DeviceSettings:
     normalisation: str
     jitter: bool
     seed: int
+    multipath: MultipathSettings = MultipathSettings()
 
     @property
     def wavelength(self) -> float:
@@ -182,7 +186,8 @@ class TableFan(_ChannelsAndRanges):
 class _ChainBuffers:
     """Device scratch of one batch size."""
 
-    def __init__(self, layout: FanLayout | TableFan, batch: int, device: Any) -> None:
+    def __init__(self, layout: FanLayout | TableFan, batch: int, device: Any,
+                 multipath: MultipathSettings = MultipathSettings()) -> None:
         n_rays = batch * layout.rays_per_pose
         shape = (batch, layout.n_range, layout.n_channels)
         self.poses: wp.array | None = None  # the render's uploaded poses
@@ -202,13 +207,30 @@ class _ChainBuffers:
         self.row_max = wp.empty((batch, layout.n_range), dtype=wp.float32, device=device)
         self.row_echo = wp.empty((batch, layout.n_range), dtype=wp.int32, device=device)
         self.frame_max = wp.empty(batch, dtype=wp.float32, device=device)
+        # multipath: the bounce state, every block's echoes (channel-major, blocks within a channel) and the
+        # primary hit distance (the bounce casts reuse the hit arrays)
+        self.blocks = multipath.blocks if multipath.active else 1
+        self.bounce = BounceState(n_rays, device) if multipath.active else None
+        if multipath.active:
+            n_echo = n_rays * self.blocks
+            self.echo_intensity = wp.empty(n_echo, dtype=wp.float32, device=device)
+            self.echo_range = wp.empty(n_echo, dtype=wp.vec3, device=device)
+            self.echo_bin = wp.empty(n_echo, dtype=wp.int32, device=device)
+            self.echo_label = wp.empty(n_echo, dtype=wp.int32, device=device)
+            self.ray_distance = wp.empty(n_rays, dtype=wp.float32, device=device)
+        else:
+            self.echo_intensity, self.echo_range, self.echo_bin, self.echo_label = (
+                self.ray_intensity, self.ray_range, self.ray_bin, self.ray_label)
 
     @staticmethod
-    def nbytes(layout: FanLayout | TableFan, batch: int) -> int:
+    def nbytes(layout: FanLayout | TableFan, batch: int, multipath: MultipathSettings = MultipathSettings()) -> int:
         """Scratch bytes: per ray 24 (intensity, range/footprint/phase, bin, label) + ``RayBuffers.BYTES_PER_RAY``
         (origin, direction and hit, distance included, for the ray-cast backend); per row 8 (maximum, echo flag);
-        per bin 28 (complex and intensity images before and after the range pass, peak scratch)."""
+        per bin 28 (complex and intensity images before and after the range pass, peak scratch). With multipath,
+        per ray also ``BounceState.BYTES_PER_RAY``, 4 (primary distance) and 24 per echo block."""
         per_ray = 24 + RayBuffers.BYTES_PER_RAY
+        if multipath.active:
+            per_ray += BounceState.BYTES_PER_RAY + 4 + 24 * multipath.blocks
         return batch * (64 + per_ray * layout.rays_per_pose + layout.n_range * (8 + 28 * layout.n_channels))
 
 
@@ -264,12 +286,14 @@ class DeviceChain:
                                       dtype=wp.vec2, device=device)
             table = np.stack([np.cos(layout.elevations), np.sin(layout.elevations), layout.elevation_weights], 1)
             self._elev_table = wp.array(table.astype(np.float32), dtype=wp.vec3, device=device)
+        mp = settings.multipath
+        self._tracer = BounceTracer(mp, s.frequency_hz, s.sound_speed, device) if mp.active else None
         self._buffers: ScratchCache[_ChainBuffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
         self._poses = PoseUploads(device, self.MAX_CACHED_BATCH_SIZES)
 
     def memory_bytes(self, batch: int) -> int:
         """Device scratch bytes a render of ``batch`` poses needs (not counting the sensor's result arrays)."""
-        return _ChainBuffers.nbytes(self.layout, batch)
+        return _ChainBuffers.nbytes(self.layout, batch, self.settings.multipath)
 
     def _buffers_for(self, batch: int) -> _ChainBuffers:
         buf = self._buffers.get(batch)
@@ -282,7 +306,7 @@ class DeviceChain:
             check_memory(self.memory_bytes(batch), self.device, f"device-chain render of {batch} pose(s) "
                          f"({lay.rays_per_pose} rays, {lay.n_range} x {lay.n_channels} bins each)",
                          "use fewer rays, range bins or beams, or render fewer poses at once")
-            buf = self._buffers.put(batch, _ChainBuffers(lay, batch, self.device))
+            buf = self._buffers.put(batch, _ChainBuffers(lay, batch, self.device, self.settings.multipath))
         return buf
 
     def render(self, scene: Any, poses: np.ndarray, frame_index: int, intensity: wp.array | None,
@@ -329,6 +353,10 @@ class DeviceChain:
                       [buf.poses, *self._table, lay.rays_per_pose, int(s.jitter), jitter_key, rays.origins,
                        rays.directions], dev)
             rays.cast(scene)
+            if self._tracer is not None:
+                self._trace(scene, buf, n_rays, km.table_bounce_init_kernel,
+                            [buf.poses, *self._table[1:], self._weights, lay.rays_per_pose], phase_key)
+                return buf
             launch_1d(k.device_table_ray_echo_kernel, n_rays,
                       [*hits, *self._table[1:], self._weights, lay.rays_per_pose, phase_key, *common], dev)
         else:
@@ -337,8 +365,38 @@ class DeviceChain:
             launch_1d(k.device_ray_gen_kernel, n_rays,
                       [buf.poses, *cells, int(s.jitter), jitter_key, rays.origins, rays.directions], dev)
             rays.cast(scene)
+            if self._tracer is not None:
+                self._trace(scene, buf, n_rays, km.fan_bounce_init_kernel, [buf.poses, *cells], phase_key)
+                return buf
             launch_1d(k.device_ray_echo_kernel, n_rays, [*hits, *cells, phase_key, *common], dev)
         return buf
+
+    def _trace(self, scene: Any, buf: _ChainBuffers, n_rays: int, init_kernel: Any, init_args: list[Any],
+               phase_key: int) -> None:
+        """Multipath: the direct echo and one echo block per bounce (sensors/acoustic/multipath.py) into
+        ``buf.echo_*``, then the direct echoes copied to the per-ray arrays and the primary hit distance kept."""
+        s, lay, dev = self.settings, self.layout, self.device
+        rays, state = buf.rays, buf.bounce
+        blocks = buf.blocks
+
+        def init() -> None:
+            launch_1d(init_kernel, n_rays, [*init_args, *state.init_outputs()], dev)
+
+        def echo(block: int, iface: Any, law: Any) -> None:
+            launch_1d(km.chain_bounce_echo_kernel, n_rays,
+                      [rays.origins, rays.directions, *rays.hit_args(), iface.mu, iface.label, iface.interface, law,
+                       state.path, state.amp, state.edge_a, state.edge_b, state.weight, phase_key,
+                       float(lay.min_range), float(lay.range_bin), lay.n_range, float(s.absorption_db_per_m),
+                       10.0 ** (s.source_level_db / 10.0), float(s.wavelength), 0.25 * float(s.wavelength), block,
+                       blocks, lay.rays_per_channel, buf.echo_intensity, buf.echo_range, buf.echo_bin,
+                       buf.echo_label], dev)
+            if block == 0:
+                wp.copy(buf.ray_distance, rays.hits.distance)
+
+        self._tracer.trace(scene, rays, state, float(lay.max_range), init, echo)
+        launch_1d(km.chain_first_block_kernel, n_rays,
+                  [buf.echo_intensity, buf.echo_range, buf.echo_bin, buf.echo_label, blocks, lay.rays_per_channel,
+                   buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label], dev)
 
     def _image(self, buf: _ChainBuffers, batch: int, frame_index: int, intensity: wp.array, clean: wp.array,
                hits: wp.array, labels: wp.array) -> None:
@@ -350,8 +408,8 @@ class DeviceChain:
         hits.zero_()
         labels.fill_(-1)
         launch_1d(k.footprint_bin_kernel, batch * lay.n_channels,
-                  [buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label, lay.rays_per_channel,
-                   lay.rays_per_pose, lay.n_channels, float(lay.min_range), dr, lay.n_range, self._range_taps,
+                  [buf.echo_intensity, buf.echo_range, buf.echo_bin, buf.echo_label, lay.rays_per_channel * buf.blocks,
+                   lay.rays_per_pose * buf.blocks, lay.n_channels, float(lay.min_range), dr, lay.n_range, self._range_taps,
                    buf.pre_field, buf.pre_power, buf.field, buf.power, hits, labels, buf.peak, buf.row_echo,
                    self._phasors], dev, min_chunk=1)
         n_bins = batch * lay.n_range * lay.n_channels

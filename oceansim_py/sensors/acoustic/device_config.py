@@ -18,6 +18,7 @@ from oceansim_py.sensors.acoustic.absorption import francois_garrison
 from oceansim_py.sensors.acoustic.beam_pattern import TAPERS
 from oceansim_py.sensors.acoustic.chain import CLEAR_WATER_SV_DB, TVG_LAWS, DeviceSettings
 from oceansim_py.sensors.acoustic.display import COLORMAPS
+from oceansim_py.sensors.acoustic.multipath import MultipathFields
 
 #: Largest margin (dB) by which the receiver noise level may exceed the source level before it is refused as
 #: impossible physics (a noise level that high would bury even a perfect reflector at 1 m).
@@ -25,8 +26,9 @@ MAX_NOISE_OVER_SOURCE_DB = 0.0
 
 
 @dataclasses.dataclass(frozen=True)
-class DeviceChainFields:
-    """Device-chain fields (docs/PHYSICS_ACOUSTIC_CHAIN.md).
+class DeviceChainFields(MultipathFields):
+    """Device-chain fields (docs/PHYSICS_ACOUSTIC_CHAIN.md), with the multipath fields of
+    :class:`~oceansim_py.sensors.acoustic.multipath.MultipathFields` (checked here too).
 
     Attributes:
         model: "peer" (the sensor's peer-faithful model) or "device" (the device chain).
@@ -124,6 +126,7 @@ class DeviceChainFields:
                 "volume_scattering", f"must lie in [-150, -10] dB re 1 m^-1 (clear water ~ -80), got "
                 f"{self.volume_scattering}")
         require(isinstance(self.jitter, bool), owner, "jitter", f"must be true or false, got {self.jitter!r}")
+        self.validate_multipath(owner, self.model)
         if self.model == "device":
             # The peers' noise does not apply to the device chain (it has speckle and receiver noise): left at
             # its default it is ignored; a value the user chose is refused rather than silently dropped.
@@ -151,7 +154,7 @@ class DeviceChainFields:
             volume_scattering_db=None if self.volume_scattering is None else float(self.volume_scattering),
             tvg_law=self.tvg, tvg_gain_db=float(self.tvg_gain),
             agc_level_db=None if self.agc_level is None else float(self.agc_level), normalisation=normalisation,
-            jitter=bool(self.jitter), seed=int(seed))
+            jitter=bool(self.jitter), seed=int(seed), multipath=self.multipath_settings())
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,0 +1,561 @@
+"""Kernels of specular multipath and sea-surface reverberation for the acoustic device models (docs/PHYSICS.md §1,
+"Multipath" and "Surface reverberation"; the policy is sensors/acoustic/multipath.py).
+
+A ray of a sensor's fan that hits continues along the specular direction r = d - 2 (d . n) n from its hit point
+(moved 1e-4 m + 1e-5 |p| along the normal so that it does not hit its own face again) and is cast again through the
+scene's backend, up to N bounces. Each ray carries, between casts:
+
+- ``path``: the one-way length (m) of the segments before its current one,
+- ``amp``: the product of the pressure reflection coefficients of the interfaces it bounced off (one way),
+- ``edge_a``, ``edge_b``: the world edge vectors of its cell (rad-scaled, as the sensors' fans define them),
+  reflected with the ray at each bounce, so that the footprint of a bounce hit is that of the unfolded
+  (image-space) ray tube,
+- ``weight``: its solid angle times the two-way pattern (sr),
+- ``remaining``: the range left to cast (m; 0: the ray is done, which every backend treats as a miss).
+
+The echo of bounce b is the backscatter at the b-th hit sent back along the same path: the sonar equation of the
+direct echo with r the total one-way path L = sum of the segments (spreading and absorption over L, footprint
+L^2 w / cos psi), times amp^4 (the pressure amplitude meets every reflection twice, out and back), at range L
+(delay 2 L / c) on the bearing / channel of the original ray, with the carrier phase of the total path.
+
+Interfaces (``object_interface[obj]``, a vec4 per scene object plus one for the analytic surface plane):
+(INTERFACE_FLUID, Z2 / Z1, c2 / c1, 0): the angle-dependent Rayleigh reflection coefficient of a fluid half-space,
+R = (Z2 cos t1 - Z1 cos t2) / (Z2 cos t1 + Z1 cos t2), sin t2 = (c2 / c1) sin t1, R = 1 beyond the critical angle;
+(INTERFACE_FIXED, 0, 0, R0): R0 at every angle; (INTERFACE_PRESSURE_RELEASE, ...): R = -1;
+(INTERFACE_SEA_SURFACE, 0, 0, h): R = -exp(-2 (k h cos t1)^2) (pressure release times the Kirchhoff/Eckart
+coherent roughness loss, h the rms wave height, k = 2 pi f / c; Rayleigh parameter g = 2 k h cos t1, loss
+exp(-g^2 / 2)); a sea-surface hit backscatters by Chapman-Harris when surface reverberation is on.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from oceansim_py.kernels.acoustic_chain import (MAX_FOOTPRINT_BINS, RayEcho, carrier_phase, fan_cell,
+                                                scatterer_gaussian, scatterer_phase)
+from oceansim_py.kernels.embree_cast import ray_range
+from oceansim_py.kernels.imaging_sonar import range_cell, ray_return
+from oceansim_py.kernels.multibeam import MAX_FOOTPRINT_SAMPLES, NO_DELAY, device_ray_angles
+from oceansim_py.kernels.raycast import RayHit, load_hit, sensor_to_world, two_way_absorption
+
+INTERFACE_FLUID = wp.constant(0)
+INTERFACE_FIXED = wp.constant(1)
+INTERFACE_PRESSURE_RELEASE = wp.constant(2)
+INTERFACE_SEA_SURFACE = wp.constant(3)
+
+#: Cosine of incidence below which footprints and the surface's area are capped (as the direct echo's).
+MIN_COS_INCIDENCE = wp.constant(1.0e-3)
+
+#: Knots per metre per second.
+KNOTS_PER_MPS = wp.constant(1.9438444924406046)
+
+
+@wp.func
+def reflection_coefficient(iface: wp.vec4, cos_incidence: float, wavenumber: float) -> float:
+    """Pressure reflection coefficient of interface ``iface`` (module docstring) for a ray at incidence
+    cos t1 = ``cos_incidence`` (from the normal), acoustic wavenumber k = ``wavenumber`` (rad/m)."""
+    kind = int(iface[0])
+    r = float(-1.0)
+    if kind == INTERFACE_FLUID:
+        z = iface[1]
+        n = iface[2]
+        c1 = cos_incidence
+        s2 = n * n * (1.0 - c1 * c1)
+        if s2 >= 1.0:
+            r = 1.0
+        else:
+            c2 = wp.sqrt(1.0 - s2)
+            r = (z * c1 - c2) / (z * c1 + c2)
+    elif kind == INTERFACE_FIXED:
+        r = iface[3]
+    elif kind == INTERFACE_SEA_SURFACE:
+        g = wavenumber * iface[3] * cos_incidence
+        r = -wp.exp(-2.0 * g * g)
+    return r
+
+
+@wp.func
+def chapman_harris_db(grazing_deg: float, wind_knots: float, frequency_hz: float) -> float:
+    """Sea-surface backscattering strength S_s (dB re 1 m^2 per m^2) of Chapman & Harris (1962):
+    3.3 beta log10(psi / 30) - 42.4 log10(beta) + 2.6, beta = 158 (v f^(1/3))^-0.58, psi the grazing angle
+    (deg), v the wind speed (knots, > 0), f (Hz); capped at 0 dB (the fit, made at 0.4-6.4 kHz, exceeds it at high
+    wind and frequency, and a surface cannot return more than it receives)."""
+    beta = 158.0 * wp.pow(wind_knots * wp.pow(frequency_hz, 1.0 / 3.0), -0.58)
+    s = 3.3 * beta * wp.log10(wp.max(grazing_deg, 1.0e-6) / 30.0) - 42.4 * wp.log10(beta) + 2.6
+    return wp.min(s, 0.0)
+
+
+@wp.struct
+class SurfaceLaw:
+    """How sea-surface hits backscatter: ``reverberation`` 1 (Chapman-Harris at ``wind_knots`` and ``frequency``
+    Hz) or 0 (the object's Lambert mu); ``plane_obj``: the object id of the analytic surface plane (-1 for none),
+    whose hits give no echo without reverberation."""
+
+    reverberation: int
+    wind_knots: float
+    frequency: float
+    plane_obj: int
+
+
+@wp.struct
+class BounceEcho:
+    """A bounce echo before the sensor's own storage: intensity (re 1 uPa^2), total one-way path L (m), range
+    extent of the footprint (m), hit point (world), label, and ``valid`` (0: no echo)."""
+
+    value: float
+    path: float
+    extent: float
+    point: wp.vec3
+    label: int
+    valid: int
+
+
+@wp.func
+def bounce_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, path: float, amp: float, edge_a: wp.vec3,
+                edge_b: wp.vec3, weight: float, object_mu: wp.array(dtype=wp.float32),
+                object_label: wp.array(dtype=wp.int32), object_interface: wp.array(dtype=wp.vec4), law: SurfaceLaw,
+                alpha_db_per_m: float, source_intensity: float) -> BounceEcho:
+    """The echo of hit ``h`` of a ray at one-way path ``path`` before this segment, with one-way reflection
+    product ``amp``: Lambert I = SL amp^4 mu cos(psi) w / L^2 10^(-2 alpha L / 10), or for a sea-surface hit with
+    reverberation I = SL amp^4 10^(S_s / 10) w / (L^2 cos psi) 10^(-2 alpha L / 10) (S_s per unit area times the
+    footprint L^2 w / cos psi, two-way spreading L^-4); footprint range extent
+    L sqrt((n . edge_a)^2 + (n . edge_b)^2) / cos psi (uncapped)."""
+    out = BounceEcho()
+    out.valid = 0
+    out.value = 0.0
+    out.path = 0.0
+    out.extent = 0.0
+    out.point = wp.vec3(0.0, 0.0, 0.0)
+    out.label = -1
+    if h.hit == 1:
+        L = path + h.distance
+        c = wp.max(h.cos_incidence, MIN_COS_INCIDENCE)
+        a2 = amp * amp
+        gain = source_intensity * a2 * a2 * weight / (L * L) * two_way_absorption(alpha_db_per_m, L)
+        surface = int(object_interface[h.obj][0]) == INTERFACE_SEA_SURFACE
+        if surface and law.reverberation == 1:
+            grazing = wp.degrees(wp.asin(wp.clamp(h.cos_incidence, 0.0, 1.0)))
+            out.value = gain * wp.pow(10.0, 0.1 * chapman_harris_db(grazing, law.wind_knots, law.frequency)) / c
+            out.valid = 1
+        elif h.obj != law.plane_obj:
+            out.value = gain * object_mu[h.obj] * h.cos_incidence
+            out.valid = 1
+        da = wp.dot(h.normal, edge_a)
+        db = wp.dot(h.normal, edge_b)
+        out.path = L
+        out.extent = L * wp.sqrt(da * da + db * db) / c
+        out.point = origin + h.distance * direction
+        out.label = object_label[h.obj]
+    return out
+
+
+@wp.kernel
+def surface_plane_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                         max_range: wp.array(dtype=wp.float32), surface_z: float, plane_obj: int,
+                         distance: wp.array(dtype=wp.float32), normal: wp.array(dtype=wp.vec3),
+                         face: wp.array(dtype=wp.int32), obj: wp.array(dtype=wp.int32), start: int):
+    """Ray i against the analytic flat sea surface z = ``surface_z`` (the default surface of a scene without
+    wave geometry): a ray from below going up that meets the plane before its geometry hit (and within its range,
+    ``max_range`` (1,) or per ray) gets the plane as its hit: distance t = (z_s - o_z) / d_z, normal (0, 0, -1),
+    obj ``plane_obj``, face 0 (a stand-in: the plane has no triangle)."""
+    i = wp.tid() + start
+    o = origins[i]
+    d = directions[i]
+    if d[2] > 0.0 and o[2] < surface_z:
+        t = (surface_z - o[2]) / d[2]
+        if t < ray_range(max_range, i) and (face[i] < 0 or t < distance[i]):
+            distance[i] = t
+            normal[i] = wp.vec3(0.0, 0.0, -1.0)
+            face[i] = 0
+            obj[i] = plane_obj
+
+
+@wp.kernel
+def fan_bounce_init_kernel(poses: wp.array(dtype=wp.transform), bearing_cos_sin: wp.array(dtype=wp.vec2),
+                           bearing_cell: float, elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float,
+                           n_elev: int, rays_per_pose: int, path: wp.array(dtype=wp.float32),
+                           amp: wp.array(dtype=wp.float32), edge_a: wp.array(dtype=wp.vec3),
+                           edge_b: wp.array(dtype=wp.vec3), weight: wp.array(dtype=wp.float32), start: int):
+    """Ray i of a bearing x elevation fan (kernels/acoustic_chain.py ``device_ray_gen_kernel``): path 0, amp 1,
+    its cell's world edge vectors (``fan_cell`` rotated by the pose) and weight w_k."""
+    i = wp.tid() + start
+    b = i // rays_per_pose
+    local = i - b * rays_per_pose
+    c = local // n_elev
+    k = local - c * n_elev
+    et = elevation_table[k]
+    cell = fan_cell(bearing_cos_sin[c], et, bearing_cell, elevation_cell)
+    q = wp.transform_get_rotation(poses[b])
+    path[i] = 0.0
+    amp[i] = 1.0
+    edge_a[i] = wp.quat_rotate(q, cell.edge_a)
+    edge_b[i] = wp.quat_rotate(q, cell.edge_b)
+    weight[i] = et[2]
+
+
+@wp.kernel
+def table_bounce_init_kernel(poses: wp.array(dtype=wp.transform), edges_a: wp.array(dtype=wp.vec3),
+                             edges_b: wp.array(dtype=wp.vec3), weights: wp.array(dtype=wp.float32),
+                             rays_per_pose: int, path: wp.array(dtype=wp.float32), amp: wp.array(dtype=wp.float32),
+                             edge_a: wp.array(dtype=wp.vec3), edge_b: wp.array(dtype=wp.vec3),
+                             weight: wp.array(dtype=wp.float32), start: int):
+    """Ray i of a table fan (side-scan, profiling, single-beam, MSIS): path 0, amp 1, world edges, weight."""
+    i = wp.tid() + start
+    b = i // rays_per_pose
+    local = i - b * rays_per_pose
+    q = wp.transform_get_rotation(poses[b])
+    path[i] = 0.0
+    amp[i] = 1.0
+    edge_a[i] = wp.quat_rotate(q, edges_a[local])
+    edge_b[i] = wp.quat_rotate(q, edges_b[local])
+    weight[i] = weights[local]
+
+
+@wp.kernel
+def multibeam_bounce_init_kernel(poses: wp.array(dtype=wp.transform), n_beams: int, az_rays: int, el_rays: int,
+                                 fov: float, elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float,
+                                 jitter: int, jitter_key: int, path: wp.array(dtype=wp.float32),
+                                 amp: wp.array(dtype=wp.float32), edge_a: wp.array(dtype=wp.vec3),
+                                 edge_b: wp.array(dtype=wp.vec3), weight: wp.array(dtype=wp.float32), start: int):
+    """Ray i of the multibeam's device fan (kernels/multibeam.py ``device_ray_angles``): path 0, amp 1, the world
+    edge vectors of ``multibeam_device_scatter_kernel``'s footprint and the weight w_k."""
+    i = wp.tid() + start
+    rays_per_pose = n_beams * az_rays * el_rays
+    b = i // rays_per_pose
+    q = i - b * rays_per_pose
+    k = q - (q // el_rays) * el_rays
+    angles = device_ray_angles(q, n_beams, az_rays, el_rays, fov, elevation_table, elevation_cell, jitter,
+                               jitter_key)
+    ce = wp.cos(angles[1])
+    se = wp.sin(angles[1])
+    cb = wp.cos(angles[0])
+    sb = wp.sin(angles[0])
+    pose = poses[b]
+    path[i] = 0.0
+    amp[i] = 1.0
+    edge_a[i] = sensor_to_world(pose, wp.vec3(-se * cb, se * sb, ce)) * elevation_cell
+    edge_b[i] = sensor_to_world(pose, wp.vec3(-sb, -cb, 0.0)) * (ce * fov / float(n_beams) / float(az_rays))
+    weight[i] = elevation_table[k][2]
+
+
+@wp.func
+def mirror(v: wp.vec3, n: wp.vec3) -> wp.vec3:
+    """``v`` reflected in the plane of unit normal ``n``: v - 2 (v . n) n."""
+    return v - 2.0 * wp.dot(v, n) * n
+
+
+@wp.kernel
+def bounce_step_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                       hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                       hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                       object_interface: wp.array(dtype=wp.vec4), wavenumber: float, max_range: float,
+                       path: wp.array(dtype=wp.float32), amp: wp.array(dtype=wp.float32),
+                       edge_a: wp.array(dtype=wp.vec3), edge_b: wp.array(dtype=wp.vec3),
+                       remaining: wp.array(dtype=wp.float32), start: int):
+    """Ray i after a cast: if it hit, continue it specularly from the hit point (module docstring): amp *= R,
+    path += distance, direction and cell edges mirrored in the hit's plane, origin = hit point + offset along
+    the normal, remaining = max_range - path; a miss, a zero R or a path past ``max_range`` ends it
+    (remaining 0)."""
+    i = wp.tid() + start
+    d = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
+    rem = float(0.0)
+    if h.hit == 1:
+        a = amp[i] * reflection_coefficient(object_interface[h.obj], h.cos_incidence, wavenumber)
+        L = path[i] + h.distance
+        if a != 0.0 and L < max_range:
+            n = h.normal
+            p = origins[i] + h.distance * d
+            scale = wp.max(wp.max(wp.abs(p[0]), wp.abs(p[1])), wp.abs(p[2]))
+            amp[i] = a
+            path[i] = L
+            directions[i] = wp.normalize(mirror(d, n))
+            edge_a[i] = mirror(edge_a[i], n)
+            edge_b[i] = mirror(edge_b[i], n)
+            origins[i] = p + (1.0e-4 + 1.0e-5 * scale) * n
+            rem = max_range - L
+    remaining[i] = rem
+
+
+@wp.kernel
+def chain_bounce_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                             hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                             hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                             object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
+                             object_interface: wp.array(dtype=wp.vec4), law: SurfaceLaw,
+                             path: wp.array(dtype=wp.float32), amp: wp.array(dtype=wp.float32),
+                             edge_a: wp.array(dtype=wp.vec3), edge_b: wp.array(dtype=wp.vec3),
+                             weight: wp.array(dtype=wp.float32), phase_key: int, min_range: float,
+                             range_resolution: float, n_range: int, alpha_db_per_m: float, source_intensity: float,
+                             wavelength: float, phase_grid: float, block: int, n_blocks: int, rays_per_channel: int,
+                             ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                             ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
+    """Ray i's echo of bounce ``block`` (0: the direct echo) for the device chain (kernels/acoustic_chain.py
+    ``RayEcho`` layout: intensity, (L, footprint extent capped at MAX_FOOTPRINT_BINS bins, phase
+    4 pi L / lambda + phi(hit point)), range bin, label), stored at ((channel of ray i) n_blocks + block)
+    rays_per_channel + (ray in channel): a channel's echoes of every bounce contiguous, so the chain's binning
+    gathers them as the channel's rays."""
+    i = wp.tid() + start
+    channel = i // rays_per_channel
+    o = (channel * n_blocks + block) * rays_per_channel + (i - channel * rays_per_channel)
+    d = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
+    e = bounce_echo(h, origins[i], d, path[i], amp[i], edge_a[i], edge_b[i], weight[i], object_mu, object_label,
+                    object_interface, law, alpha_db_per_m, source_intensity)
+    out = RayEcho()
+    out.value = 0.0
+    out.rng = wp.vec3(0.0, 0.0, 0.0)
+    out.cell = -1
+    out.label = -1
+    if e.valid == 1:
+        cell = range_cell(e.path, min_range, range_resolution, n_range)
+        if cell >= 0:
+            extent = wp.min(e.extent, float(MAX_FOOTPRINT_BINS) * range_resolution)
+            phase = carrier_phase(e.path, wavelength) + scatterer_phase(e.point, phase_grid, phase_key)
+            out.value = e.value
+            out.rng = wp.vec3(e.path, extent, phase)
+            out.cell = cell
+            out.label = e.label
+    ray_intensity[o] = out.value
+    ray_range[o] = out.rng
+    ray_bin[o] = out.cell
+    ray_label[o] = out.label
+
+
+@wp.kernel
+def chain_first_block_kernel(blocked_intensity: wp.array(dtype=wp.float32), blocked_range: wp.array(dtype=wp.vec3),
+                             blocked_bin: wp.array(dtype=wp.int32), blocked_label: wp.array(dtype=wp.int32),
+                             n_blocks: int, rays_per_channel: int, ray_intensity: wp.array(dtype=wp.float32),
+                             ray_range: wp.array(dtype=wp.vec3), ray_bin: wp.array(dtype=wp.int32),
+                             ray_label: wp.array(dtype=wp.int32), start: int):
+    """Ray i's direct echo (block 0 of :func:`chain_bounce_echo_kernel`'s layout) copied to index i: the per-ray
+    arrays a sensor's own detection reads (profiling soundings)."""
+    i = wp.tid() + start
+    channel = i // rays_per_channel
+    o = channel * n_blocks * rays_per_channel + (i - channel * rays_per_channel)
+    ray_intensity[i] = blocked_intensity[o]
+    ray_range[i] = blocked_range[o]
+    ray_bin[i] = blocked_bin[o]
+    ray_label[i] = blocked_label[o]
+
+
+@wp.kernel
+def multibeam_bounce_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                                 hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                                 hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                                 object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
+                                 object_interface: wp.array(dtype=wp.vec4), law: SurfaceLaw,
+                                 path: wp.array(dtype=wp.float32), amp: wp.array(dtype=wp.float32),
+                                 edge_a: wp.array(dtype=wp.vec3), edge_b: wp.array(dtype=wp.vec3),
+                                 weight: wp.array(dtype=wp.float32), phase_key: int, phase_grid: float,
+                                 sound_speed: float, frequency: float, sample_rate: float, t0: float,
+                                 window_end: float, half_width: float, source_intensity: float,
+                                 alpha_db_per_m: float, block: int, n_blocks: int, rays_per_beam: int,
+                                 out_amp: wp.array(dtype=wp.vec2), out_power: wp.array(dtype=wp.float32),
+                                 out_delay: wp.array(dtype=wp.float32), out_extent: wp.array(dtype=wp.float32),
+                                 start: int):
+    """Ray i's echo of bounce ``block`` (0: direct) for the multibeam's device model, in
+    ``multibeam_device_scatter_kernel``'s form: A = sqrt(I) xi exp(-i 2 k_c L) (xi a unit complex Gaussian fixed to
+    the hit point), power I, delay (2 L / c - t0) fs samples (NO_DELAY for none or outside the window), footprint
+    extent in samples (capped at MAX_FOOTPRINT_SAMPLES); stored at ((beam of ray i) n_blocks + block)
+    rays_per_beam + (ray in beam), so that the deposit gathers a beam's bounces as its rays."""
+    i = wp.tid() + start
+    beam = i // rays_per_beam
+    o = (beam * n_blocks + block) * rays_per_beam + (i - beam * rays_per_beam)
+    d = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
+    e = bounce_echo(h, origins[i], d, path[i], amp[i], edge_a[i], edge_b[i], weight[i], object_mu, object_label,
+                    object_interface, law, alpha_db_per_m, source_intensity)
+    out_amp[o] = wp.vec2(0.0, 0.0)
+    out_power[o] = 0.0
+    out_delay[o] = NO_DELAY
+    out_extent[o] = 0.0
+    if e.valid == 1:
+        delay = (2.0 * e.path / sound_speed - t0) * sample_rate
+        if delay >= -half_width and delay <= window_end + half_width:
+            xi = scatterer_gaussian(e.point, phase_grid, phase_key)
+            cycles = 2.0 * frequency * e.path / sound_speed
+            phase = -2.0 * wp.pi * (cycles - wp.floor(cycles))
+            c = wp.cos(phase)
+            s = wp.sin(phase)
+            out_amp[o] = wp.vec2(xi[0] * c - xi[1] * s, xi[0] * s + xi[1] * c) * wp.sqrt(e.value)
+            out_power[o] = e.value
+            out_delay[o] = delay
+            out_extent[o] = wp.min(e.extent * 2.0 * sample_rate / sound_speed, MAX_FOOTPRINT_SAMPLES)
+
+
+# -- HoloOcean's MultiPath (the imaging sonar's peer model) ------------------------------------------------------
+# HoloOcean (ImagingSonar.cpp, MultiPath) reflects each first-hit leaf's impact direction specularly, finds the next
+# leaf along it (B), and adds at B's bearing, at range (r1 + |m - B| + |B - S|) / 2 (out to m, across to B, straight
+# back from B to the sensor S), the value R1^2 R2^2 cos(return) with R the normal-incidence impedance coefficients
+# and cos(return) the cosine between B's specular direction and the direction from B back to the sensor. Here the
+# same bounce stage runs on the peer model's rays: the reflected ray is cast through the scene's backend.
+
+
+@wp.kernel
+def holoocean_bounce_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                            hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                            hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                            object_reflectivity: wp.array(dtype=wp.float32), max_range: float,
+                            path: wp.array(dtype=wp.float32), amp: wp.array(dtype=wp.float32),
+                            remaining: wp.array(dtype=wp.float32), start: int):
+    """Ray i after the peer's primary cast: a hit m continues specularly from m (path = r1, amp = mu_m = R1^2,
+    remaining = max_range); a miss is done (remaining 0)."""
+    i = wp.tid() + start
+    d = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
+    rem = float(0.0)
+    if h.hit == 1:
+        n = h.normal
+        p = origins[i] + h.distance * d
+        scale = wp.max(wp.max(wp.abs(p[0]), wp.abs(p[1])), wp.abs(p[2]))
+        path[i] = h.distance
+        amp[i] = object_reflectivity[h.obj]
+        directions[i] = wp.normalize(mirror(d, n))
+        origins[i] = p + (1.0e-4 + 1.0e-5 * scale) * n
+        rem = max_range
+    remaining[i] = rem
+
+
+@wp.kernel
+def holoocean_multipath_return_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                                      hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                                      hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                                      object_reflectivity: wp.array(dtype=wp.float32),
+                                      object_label: wp.array(dtype=wp.int32), poses: wp.array(dtype=wp.transform),
+                                      elevation_table: wp.array(dtype=wp.vec3), n_elev: int, rays_per_pose: int,
+                                      path: wp.array(dtype=wp.float32), amp: wp.array(dtype=wp.float32),
+                                      horizontal_fov: float, vertical_fov: float, n_beams: int, min_range: float,
+                                      range_resolution: float, n_range: int, alpha_db_per_m: float, spreading: int,
+                                      range_sigma: float, range_keys: wp.array(dtype=wp.int32),
+                                      mp_value: wp.array(dtype=wp.float32), mp_cell: wp.array(dtype=wp.int32),
+                                      mp_label: wp.array(dtype=wp.int32), start: int):
+    """Ray i's HoloOcean multipath contribution after the bounce cast: with a second hit B inside the field of
+    view (bearing within horizontal_fov / 2, elevation within vertical_fov / 2, rad) and the range window, range
+    r = (r1 + |m - B| + |B - S|) / 2, beam of B's bearing, value mu_m mu_B cos_ret w_k 10^(-2 alpha r / 10)
+    [(1 m / r)^2 if spreading] (cos_ret = r_B . (S - B) / |S - B|, r_B the specular direction at B; none when
+    <= 0), with HoloOcean's range noise as the primary returns (stream index rays_per_pose + local). Stores the
+    value, the cell row n_beams + beam (-1 for none) and B's label."""
+    i = wp.tid() + start
+    b = i // rays_per_pose
+    local = i - b * rays_per_pose
+    k = local - (local // n_elev) * n_elev
+    d = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
+    value = float(0.0)
+    cell = int(-1)
+    label = int(-1)
+    if h.hit == 1:
+        pose = poses[b]
+        s = wp.transform_get_translation(pose)
+        p = origins[i] + h.distance * d
+        back = s - p
+        dist_back = wp.length(back)
+        local_b = wp.quat_rotate_inv(wp.transform_get_rotation(pose), p - s)
+        horizontal = wp.sqrt(local_b[0] * local_b[0] + local_b[1] * local_b[1])
+        bearing = -wp.atan2(local_b[1], local_b[0])
+        elevation = wp.atan2(local_b[2], horizontal)
+        r = 0.5 * (path[i] + h.distance + dist_back)
+        cos_ret = wp.dot(mirror(d, h.normal), back / wp.max(dist_back, 1.0e-9))
+        if (wp.abs(bearing) < 0.5 * horizontal_fov and wp.abs(elevation) < 0.5 * vertical_fov and cos_ret > 0.0
+                and dist_back > 0.0):
+            x = float(0.0)
+            pdf = float(1.0)
+            if range_sigma > 0.0:
+                state = wp.rand_init(range_keys[b], rays_per_pose + local)
+                x = -range_sigma * wp.log(1.0 - wp.randf(state))
+                pdf = wp.exp(-x / range_sigma)
+            row = range_cell(r, min_range, range_resolution, n_range)
+            if row >= 0:
+                if range_sigma > 0.0:
+                    row = wp.min(int(wp.floor((r + x - min_range) / range_resolution)), n_range - 1)
+                beam = wp.min(int(wp.floor((bearing + 0.5 * horizontal_fov) / horizontal_fov * float(n_beams))),
+                              n_beams - 1)
+                value = (amp[i] * object_reflectivity[h.obj] * cos_ret * elevation_table[k][2]
+                         * two_way_absorption(alpha_db_per_m, r) * pdf)
+                if spreading == 1:
+                    value = value / (r * r)
+                cell = row * n_beams + beam
+                label = object_label[h.obj]
+    mp_value[i] = value
+    mp_cell[i] = cell
+    mp_label[i] = label
+
+
+@wp.kernel
+def holoocean_multipath_bin_kernel(mp_value: wp.array(dtype=wp.float32), mp_cell: wp.array(dtype=wp.int32),
+                                   mp_label: wp.array(dtype=wp.int32), rays_per_pose: int, n_beams: int,
+                                   clean: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
+                                   labels: wp.array3d(dtype=wp.int32), peak: wp.array3d(dtype=wp.float32),
+                                   start: int):
+    """Element (pose b): add the pose's multipath contributions, in ray order, to its image (after the direct
+    returns' ``sonar_bin_kernel``: clean += value, hits += 1, label of the strongest return). One element per pose
+    reads its rays sequentially, as a contribution may land in any beam: deterministic without atomics."""
+    b = wp.tid() + start
+    first = b * rays_per_pose
+    for t in range(rays_per_pose):
+        c = mp_cell[first + t]
+        if c >= 0:
+            row = c // n_beams
+            j = c - row * n_beams
+            s = mp_value[first + t]
+            n = hits[b, row, j] + 1
+            hits[b, row, j] = n
+            clean[b, row, j] = clean[b, row, j] + s
+            if n == 1 or s > peak[b, row, j]:
+                peak[b, row, j] = s
+                labels[b, row, j] = mp_label[first + t]
+
+
+# -- the fan sonars' peer model (side-scan, profiling, single-beam: kernels/acoustic_fans.py) ----------------------
+
+
+@wp.kernel
+def fan_peer_bounce_return_kernel(directions: wp.array(dtype=wp.vec3), hit_distance: wp.array(dtype=wp.float32),
+                                  hit_normal: wp.array(dtype=wp.vec3), hit_face: wp.array(dtype=wp.int32),
+                                  hit_obj: wp.array(dtype=wp.int32), object_reflectivity: wp.array(dtype=wp.float32),
+                                  object_label: wp.array(dtype=wp.int32), plane_obj: int,
+                                  weights: wp.array(dtype=wp.float32), rays_per_pose: int,
+                                  path: wp.array(dtype=wp.float32), amp: wp.array(dtype=wp.float32),
+                                  min_range: float, range_resolution: float, n_range: int, alpha_db_per_m: float,
+                                  spreading: int, block: int, n_blocks: int, rays_per_channel: int,
+                                  ray_value: wp.array(dtype=wp.float32), ray_bin: wp.array(dtype=wp.int32),
+                                  ray_label: wp.array(dtype=wp.int32), start: int):
+    """Ray i's return of bounce ``block`` (0: direct) in the fan peers' law at the total one-way path L:
+    s = amp^4 mu cos(psi) w_k 10^(-2 alpha L / 10) [(1 m / L)^2 if spreading] (kernels/imaging_sonar.py
+    ``ray_return``), binned at L, stored at ((channel of ray i) n_blocks + block) rays_per_channel + (ray in
+    channel). The analytic surface plane (``plane_obj``) returns nothing."""
+    i = wp.tid() + start
+    k = i - (i // rays_per_pose) * rays_per_pose
+    channel = i // rays_per_channel
+    o = (channel * n_blocks + block) * rays_per_channel + (i - channel * rays_per_channel)
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, directions[i])
+    value = float(0.0)
+    cell = int(-1)
+    label = int(-1)
+    if h.hit == 1 and h.obj != plane_obj:
+        L = path[i] + h.distance
+        cell = range_cell(L, min_range, range_resolution, n_range)
+        if cell >= 0:
+            a2 = amp[i] * amp[i]
+            value = a2 * a2 * ray_return(object_reflectivity[h.obj], h.cos_incidence, weights[k], alpha_db_per_m, L,
+                                         spreading)
+            label = object_label[h.obj]
+    ray_value[o] = value
+    ray_bin[o] = cell
+    ray_label[o] = label
+
+
+@wp.kernel
+def fan_peer_first_block_kernel(blocked_value: wp.array(dtype=wp.float32), blocked_bin: wp.array(dtype=wp.int32),
+                                blocked_label: wp.array(dtype=wp.int32), n_blocks: int, rays_per_channel: int,
+                                ray_value: wp.array(dtype=wp.float32), ray_bin: wp.array(dtype=wp.int32),
+                                ray_label: wp.array(dtype=wp.int32), start: int):
+    """Ray i's direct return (block 0 of :func:`fan_peer_bounce_return_kernel`'s layout) copied to index i, for the
+    sensors' own per-ray detection (profiling soundings)."""
+    i = wp.tid() + start
+    channel = i // rays_per_channel
+    o = channel * n_blocks * rays_per_channel + (i - channel * rays_per_channel)
+    ray_value[i] = blocked_value[o]
+    ray_bin[i] = blocked_bin[o]
+    ray_label[i] = blocked_label[o]
