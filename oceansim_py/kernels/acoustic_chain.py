@@ -287,70 +287,88 @@ def device_table_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: w
     ray_label[i] = echo.label
 
 
+@wp.func
+def bin_echo(value: float, rr: wp.vec3, cell: int, label: int, b: int, j: int, min_range: float,
+             range_resolution: float, n_range: int, pre_field: wp.array3d(dtype=wp.vec2),
+             pre_power: wp.array3d(dtype=wp.float32), pre_hits: wp.array3d(dtype=wp.int32),
+             pre_labels: wp.array3d(dtype=wp.int32), peak: wp.array3d(dtype=wp.float32),
+             phasors: wp.array(dtype=wp.vec2), span: wp.vec2i) -> wp.vec2i:
+    """Bin one echo (intensity ``value`` re 1 uPa^2, ``rr`` = (r, footprint extent, phase), range bin ``cell`` >= 0,
+    ``label``) into column j of frame b of the channel-major scratch (B, n_channels, n_range): spread over the
+    range bins its footprint [r - extent/2, r + extent/2] overlaps, in proportion to the overlap (area sampling:
+    no aliasing between the ray grid and the range bins). A piece of weight w in bin k adds I w to ``pre_power``
+    and sqrt(I w) exp(i phi_k) to ``pre_field``, phi_k the echo's phase in its own bin and a random phase elsewhere
+    (``phasors``[hash of the phase and the bin], a table of 2^PHASOR_BITS unit phasors exp(i 2 pi n /
+    2^PHASOR_BITS)): the footprint's scatterers in other bins are other scatterers. ``pre_hits``[cell] counts the
+    echo; ``pre_labels``[k] keeps the label of the strongest piece in bin k (``peak``: its intensity; a label
+    of -1 means none yet). Returns ``span`` = (lowest, highest) row touched, widened by this echo's rows."""
+    lo_row = wp.min(span[0], cell)
+    hi_row = wp.max(span[1], cell)
+    pre_hits[b, j, cell] = pre_hits[b, j, cell] + 1
+    half = 0.5 * rr[1]
+    k0 = cell
+    k1 = cell
+    if half > 0.0:
+        k0 = wp.max(int(wp.floor((rr[0] - half - min_range) / range_resolution)), 0)
+        k1 = wp.min(int(wp.floor((rr[0] + half - min_range) / range_resolution)), n_range - 1)
+    seed = wp.uint32(int(rr[2] * 1.0e6))
+    own = wp.vec2(wp.cos(rr[2]), wp.sin(rr[2]))
+    for kk in range(k0, k1 + 1):
+        w = float(1.0)
+        if half > 0.0:
+            lo = min_range + float(kk) * range_resolution
+            w = (wp.min(rr[0] + half, lo + range_resolution) - wp.max(rr[0] - half, lo)) / (2.0 * half)
+        if w > 0.0:
+            piece = value * w
+            phasor = own
+            if kk != cell:
+                hh = pcg_hash(seed ^ wp.uint32(kk) * wp.uint32(-1640531527))
+                phasor = phasors[int(hh >> wp.uint32(32 - PHASOR_BITS))]
+            pre_field[b, j, kk] = pre_field[b, j, kk] + wp.sqrt(piece) * phasor
+            pre_power[b, j, kk] = pre_power[b, j, kk] + piece
+            lo_row = wp.min(lo_row, kk)
+            hi_row = wp.max(hi_row, kk)
+            if pre_labels[b, j, kk] < 0 or piece > peak[b, j, kk]:
+                peak[b, j, kk] = piece
+                pre_labels[b, j, kk] = label
+    return wp.vec2i(lo_row, hi_row)
+
+
 @wp.kernel
 def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                          ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
                          rays_per_channel: int, rays_per_pose: int, n_channels: int, min_range: float,
                          range_resolution: float, n_range: int, range_taps: wp.array(dtype=wp.float32),
                          pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
-                         field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
-                         hits: wp.array3d(dtype=wp.int32), labels: wp.array3d(dtype=wp.int32),
-                         peak: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
+                         pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
+                         peak: wp.array3d(dtype=wp.float32), field: wp.array3d(dtype=wp.vec2),
+                         power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
                          phasors: wp.array(dtype=wp.vec2), start: int):
-    """Element (pose b, channel j): bin the channel's rays, then its range point spread.
-
-    Binning: each ray, in ray order, is spread over the range bins its footprint [r - extent/2, r + extent/2]
-    overlaps, in proportion to the overlap (area sampling: no aliasing between the ray grid and the range bins).
-    A piece of weight w in bin k adds its intensity I w to ``pre_power`` and its complex amplitude
-    sqrt(I w) exp(i phi_k) to ``pre_field``, phi_k the ray's phase in its own bin and a random phase elsewhere
-    (``phasors``[hash of the ray's phase and the bin], a table of 2^PHASOR_BITS unit phasors
-    exp(i 2 pi n / 2^PHASOR_BITS)): the footprint's scatterers in other bins are other scatterers. hits: rays
-    per bin (by r); labels: label of the strongest piece in the bin (peak: scratch).
+    """Element (pose b, channel j): bin the channel's rays (:func:`bin_echo`, in ray order, into the channel-major
+    scratch pre_* (B, n_channels, n_range), so a channel's bins are contiguous), then its range point spread.
 
     Range point spread (the range pass of the separable convolution), over the rows [lo - M, hi + M] around the
-    rows lo..hi the channel's pieces reached: field[row] = sum_m h[m] pre_field[row - m + M], power[row] =
-    sum_m h[m]^2 pre_power[row - m + M] (h = ``range_taps``, symmetric, m = 0..2M; one tap 1 for none), and
-    row_echo[b, row] = 1 where power > 0 (every writer writes the same 1: the result does not depend on the
-    order). The channel's pre_field and pre_power rows are then set back to 0, so they stay zero between
-    renders. Expects field, power, hits, row_echo zeroed, labels -1, pre_field and pre_power zero."""
+    rows lo..hi the channel's echoes reached: field[b, row, j] = sum_m h[m] pre_field[b, j, row - m + M],
+    power[b, row, j] = sum_m h[m]^2 pre_power[b, j, row - m + M] (h = ``range_taps``, symmetric, m = 0..2M; one
+    tap 1 for none), into the row-major (B, n_range, n_channels) images the bearing pass reads, and
+    row_echo[b, row] = 1 for every row written (every writer writes the same 1: the result does not depend on
+    the order). The channel's pre_field and pre_power are then set back to 0; pre_hits and pre_labels stay for
+    :func:`bearing_receiver_kernel`, which reads and resets them with field, power and row_echo (rows not
+    flagged are not read: they hold their rest values). Expects every scratch at rest: field, power, pre_field,
+    pre_power, pre_hits and row_echo 0, pre_labels -1 (peak needs no initial value)."""
     e = wp.tid() + start
     b = e // n_channels
     j = e - b * n_channels
     first = b * rays_per_pose + j * rays_per_channel
-    lo_row = n_range
-    hi_row = int(-1)
+    span = wp.vec2i(n_range, -1)
     for t in range(rays_per_channel):
         cell = ray_bin[first + t]
         if cell >= 0:
-            value = ray_intensity[first + t]
-            rr = ray_range[first + t]
-            hits[b, cell, j] = hits[b, cell, j] + 1
-            half = 0.5 * rr[1]
-            k0 = cell
-            k1 = cell
-            if half > 0.0:
-                k0 = wp.max(int(wp.floor((rr[0] - half - min_range) / range_resolution)), 0)
-                k1 = wp.min(int(wp.floor((rr[0] + half - min_range) / range_resolution)), n_range - 1)
-            seed = wp.uint32(int(rr[2] * 1.0e6))
-            own = wp.vec2(wp.cos(rr[2]), wp.sin(rr[2]))
-            for kk in range(k0, k1 + 1):
-                w = float(1.0)
-                if half > 0.0:
-                    lo = min_range + float(kk) * range_resolution
-                    w = (wp.min(rr[0] + half, lo + range_resolution) - wp.max(rr[0] - half, lo)) / (2.0 * half)
-                if w > 0.0:
-                    piece = value * w
-                    phasor = own
-                    if kk != cell:
-                        hh = pcg_hash(seed ^ wp.uint32(kk) * wp.uint32(-1640531527))
-                        phasor = phasors[int(hh >> wp.uint32(32 - PHASOR_BITS))]
-                    pre_field[b, kk, j] = pre_field[b, kk, j] + wp.sqrt(piece) * phasor
-                    pre_power[b, kk, j] = pre_power[b, kk, j] + piece
-                    lo_row = wp.min(lo_row, kk)
-                    hi_row = wp.max(hi_row, kk)
-                    if labels[b, kk, j] < 0 or piece > peak[b, kk, j]:
-                        peak[b, kk, j] = piece
-                        labels[b, kk, j] = ray_label[first + t]
+            span = bin_echo(ray_intensity[first + t], ray_range[first + t], cell, ray_label[first + t], b, j,
+                            min_range, range_resolution, n_range, pre_field, pre_power, pre_hits, pre_labels, peak,
+                            phasors, span)
+    lo_row = span[0]
+    hi_row = span[1]
     if hi_row >= 0:
         half_taps = (range_taps.shape[0] - 1) // 2
         for row in range(wp.max(lo_row - half_taps, 0), wp.min(hi_row + half_taps, n_range - 1) + 1):
@@ -358,15 +376,14 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
             p = float(0.0)
             for src in range(wp.max(row - half_taps, lo_row), wp.min(row + half_taps, hi_row) + 1):
                 h = range_taps[src - row + half_taps]
-                f = f + h * pre_field[b, src, j]
-                p = p + h * h * pre_power[b, src, j]
+                f = f + h * pre_field[b, j, src]
+                p = p + h * h * pre_power[b, j, src]
             field[b, row, j] = f
             power[b, row, j] = p
-            if p > 0.0:
-                row_echo[b, row] = 1
+            row_echo[b, row] = 1
         for row in range(lo_row, hi_row + 1):
-            pre_field[b, row, j] = wp.vec2(0.0, 0.0)
-            pre_power[b, row, j] = 0.0
+            pre_field[b, j, row] = wp.vec2(0.0, 0.0)
+            pre_power[b, j, row] = 0.0
 
 
 @wp.func
@@ -378,55 +395,121 @@ def bin_indices(e: int, n_range: int, n_channels: int) -> wp.vec3i:
     return wp.vec3i(b, r, cell - r * n_channels)
 
 
+#: The exponential draws of the receiver interpolate a table of 2^EXP_TABLE_BITS + 1 quantiles of the unit
+#: exponential law (:func:`exponential_table`); the last EXP_EXACT_SEGMENTS segments are computed exactly.
+EXP_TABLE_BITS = wp.constant(12)
+EXP_EXACT_SEGMENTS = wp.constant(8)
+
+
+@wp.func
+def unit_exponential(h: wp.uint32, table: wp.array(dtype=wp.float32)) -> float:
+    """One unit-mean exponential draw E = -ln(1 - u) from the uniform 32-bit word h (u = h / 2^32): the top
+    EXP_TABLE_BITS bits of h pick the segment n of ``table`` (table[n] = -ln(1 - n / 2^EXP_TABLE_BITS)) and the
+    other bits interpolate linearly inside it; in the last EXP_EXACT_SEGMENTS segments (the tail, where the
+    quantile curves) E is the logarithm itself. Chord error at most 1 / (8 (m - 1)^2) in the m-th segment from the
+    end (1 - u in ((m - 1) / N, m / N], N = 2^EXP_TABLE_BITS; m > EXP_EXACT_SEGMENTS: < 0.002, 0.03 % of a draw
+    there), mean bias < 1e-5; largest draw 32 ln 2 = 22.2."""
+    n = int(h >> wp.uint32(32 - EXP_TABLE_BITS))
+    frac = float(h & wp.uint32((1 << (32 - EXP_TABLE_BITS)) - 1)) * (1.0 / float(1 << (32 - EXP_TABLE_BITS)))
+    segments = 1 << EXP_TABLE_BITS
+    if n >= segments - EXP_EXACT_SEGMENTS:
+        # 1 - u = (segments - n - frac) / segments, computed without cancellation
+        return wp.log(float(segments)) - wp.log(float(segments - n) - frac)
+    a = table[n]
+    return a + frac * (table[n + 1] - a)
+
+
+@wp.func
+def bin_state(key: int, b_bin: int) -> wp.uint32:
+    """The random state of bin ``b_bin`` (r n_channels + j) of a frame's receiver stream ``key``: one PCG hash of
+    key XOR bin, distinct for every bin of the frame (a bijection of the bin index)."""
+    return pcg_hash(wp.uint32(key) ^ wp.uint32(b_bin))
+
+
 @wp.kernel
 def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
+                            pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
                             taps: wp.array(dtype=wp.float32), n_range: int, n_channels: int, noise_intensity: float,
                             row_reverb: wp.array(dtype=wp.float32), keys: wp.array(dtype=wp.int32),
-                            row_gain: wp.array(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
-                            intensity: wp.array3d(dtype=wp.float32), clean: wp.array3d(dtype=wp.float32),
-                            start: int):
-    """Element (pose b, row r): the bearing point spread and the receiver in one pass over the row's bins j.
+                            exp_table: wp.array(dtype=wp.float32), row_gain: wp.array(dtype=wp.float32),
+                            row_echo: wp.array2d(dtype=wp.int32), intensity: wp.array3d(dtype=wp.float32),
+                            clean: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
+                            labels: wp.array3d(dtype=wp.int32), row_sum: wp.array2d(dtype=wp.float32),
+                            row_step: int, start: int):
+    """Element (pose b, row r): the bearing point spread and the receiver in one pass over the row's bins j; writes
+    every bin of the row's four outputs once (no zero-fill needed) and the row's sum of ``intensity`` (in bin
+    order, for the automatic gain).
 
     Point spread across channels (beams): f = sum_m h[m] field_in[r, j - m], p = sum_m h[m]^2 power_in[r, j - m]
     over the taps m = -M..M (h symmetric; channels outside the image contribute nothing; one tap h = 1 for none);
-    a row without an echo (``row_echo`` 0, set by :func:`footprint_bin_kernel`) has f = p = 0 and skips it.
+    a row that :func:`footprint_bin_kernel` did not write (``row_echo`` 0) has f = p = 0, hits 0 and label -1 and
+    skips it; a row it wrote has hits and labels from the channel-major pre_hits, pre_labels, and field_in,
+    power_in, pre_hits, pre_labels and row_echo of the row are set back to rest (0, label -1) after reading.
     Receiver: intensity = |f + n|^2 G(r), clean = (p + R(r)) G(r). n is one circular complex Gaussian draw
-    (exponential intensity) of variance noise_intensity + R(r): receiver noise (re 1 uPa^2) plus the volume
+    (exponential intensity) of variance V = noise_intensity + R(r): receiver noise (re 1 uPa^2) plus the volume
     reverberation R(r) = row_reverb[r] (its sonar-equation mean per sample through the point spread, per row on
-    the host); where f = 0 its intensity |n|^2 is drawn directly from the exponential law (one logarithm), the
-    draws of row r coming in bin order from one stream keyed by keys[b] and r; elsewhere n is drawn from the
-    bin's own stream (keys[b], n_range + r n_channels + j). G = row_gain[r]: time-varying and
-    fixed gain on intensity, 10^((k log10 r + 2 alpha r + gain) / 10), per row on the host. clean is the
-    expected intensity, speckle- and noise-free (echoes and reverberation)."""
+    the host). Every bin draws from its own counter-based state h = :func:`bin_state` (keys[b], r n_channels + j),
+    so a bin's draw does not depend on any other bin: where f = 0, |n|^2 = V E with E = :func:`unit_exponential`
+    (h, ``exp_table``); elsewhere n is :func:`complex_gaussian` drawn from h. G = row_gain[r]:
+    time-varying and fixed gain on intensity, 10^((k log10 r + 2 alpha r + gain) / 10), per row on the host.
+    clean is the expected intensity, speckle- and noise-free (echoes and reverberation).
+
+    Element e = b n_range + q handles row r = q row_step mod n_range (``row_step`` coprime with n_range: a
+    permutation), so that the rows with echoes, often one band of ranges, spread over all CPU chunks."""
     e = wp.tid() + start
     b = e // n_range
-    r = e - b * n_range
+    r = int((wp.int64(e - b * n_range) * wp.int64(row_step)) % wp.int64(n_range))
     half = (taps.shape[0] - 1) // 2
     echo = row_echo[b, r]
     reverb = row_reverb[r]
     variance = noise_intensity + reverb
     g = row_gain[r]
-    state = wp.rand_init(keys[b], r)
-    for j in range(n_channels):
-        f = wp.vec2(0.0, 0.0)
-        p = float(0.0)
-        if echo != 0:
+    key = keys[b]
+    first = r * n_channels
+    total = float(0.0)
+    if echo == 0:
+        background = reverb * g
+        for j in range(n_channels):
+            detected = float(0.0)
+            if variance > 0.0:
+                detected = variance * unit_exponential(bin_state(key, first + j), exp_table)
+            v = detected * g
+            intensity[b, r, j] = v
+            clean[b, r, j] = background
+            hits[b, r, j] = 0
+            labels[b, r, j] = -1
+            total = total + v
+    else:
+        for j in range(n_channels):
             lo = wp.max(j - half, 0)
             hi = wp.min(j + half, n_channels - 1)
+            f = wp.vec2(0.0, 0.0)
+            p = float(0.0)
             for jj in range(lo, hi + 1):
                 h = taps[jj - j + half]
                 f = f + h * field_in[b, r, jj]
                 p = p + h * h * power_in[b, r, jj]
-        detected = wp.dot(f, f)
-        if variance > 0.0:
-            if detected == 0.0:
-                detected = -variance * wp.log(1.0 - wp.randf(state))
-            else:
-                # its own state (a wp.func gets a copy of the state, so the row's stream cannot advance past it)
-                f = f + complex_gaussian(wp.rand_init(keys[b], n_range + r * n_channels + j), variance)
-                detected = wp.dot(f, f)
-        intensity[b, r, j] = detected * g
-        clean[b, r, j] = (p + reverb) * g
+            detected = wp.dot(f, f)
+            if variance > 0.0:
+                state = bin_state(key, first + j)
+                if detected == 0.0:
+                    detected = variance * unit_exponential(state, exp_table)
+                else:
+                    f = f + complex_gaussian(state, variance)
+                    detected = wp.dot(f, f)
+            v = detected * g
+            intensity[b, r, j] = v
+            clean[b, r, j] = (p + reverb) * g
+            hits[b, r, j] = pre_hits[b, j, r]
+            labels[b, r, j] = pre_labels[b, j, r]
+            total = total + v
+        for j in range(n_channels):
+            field_in[b, r, j] = wp.vec2(0.0, 0.0)
+            power_in[b, r, j] = 0.0
+            pre_hits[b, j, r] = 0
+            pre_labels[b, j, r] = -1
+        row_echo[b, r] = 0
+    row_sum[b, r] = total
 
 
 @wp.kernel
@@ -438,16 +521,13 @@ def frame_keys_kernel(seed: int, frame_index: int, sensor_id: int, stream: int, 
 
 
 @wp.kernel
-def frame_mean_kernel(image: wp.array3d(dtype=wp.float32), n_range: int, n_channels: int,
+def frame_mean_kernel(row_sum: wp.array2d(dtype=wp.float32), n_range: int, n_channels: int,
                       mean: wp.array(dtype=wp.float32), start: int):
-    """Element b: mean of image b, summed row by row in a fixed order."""
+    """Element b: mean of image b from its row sums (:func:`bearing_receiver_kernel`), added in row order."""
     b = wp.tid() + start
     total = float(0.0)
     for r in range(n_range):
-        row = float(0.0)
-        for j in range(n_channels):
-            row = row + image[b, r, j]
-        total = total + row
+        total = total + row_sum[b, r]
     mean[b] = total / float(n_range * n_channels)
 
 

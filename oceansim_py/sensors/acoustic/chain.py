@@ -16,6 +16,7 @@ docs/PHYSICS_ACOUSTIC_CHAIN.md. Units of the outputs:
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -36,6 +37,9 @@ DEVICE_INTENSITY_UNIT = ("model 'device': detected intensity |a + n|^2 re 1 uPa^
                          "receiver noise included) after the TVG and fixed/automatic gain of the config")
 DEVICE_CLEAN_UNIT = ("model 'device': expected (speckle- and noise-free) echo intensity re 1 uPa^2 through the same "
                      "point spread and gain")
+
+#: Bins per CPU chunk of the receiver launch (at least): smaller chunks cost more in launches than they share.
+BINS_PER_CHUNK = 16384
 
 #: Valid time-varying gain laws and the k of k log10 r each applies.
 TVG_LAWS: dict[str, float] = {"none": 0.0, "20log": 20.0, "30log": 30.0, "40log": 40.0}
@@ -192,24 +196,32 @@ class _ChainBuffers:
         self.ray_bin = wp.empty(n_rays, dtype=wp.int32, device=device)
         self.ray_label = wp.empty(n_rays, dtype=wp.int32, device=device)
         self.ray_distance = self.rays.hits.distance  # hit distance, +inf for a miss
-        self.field = wp.empty(shape, dtype=wp.vec2, device=device)
-        self.power = wp.empty(shape, dtype=wp.float32, device=device)
-        # the binning's images before the range point spread: zero here, kept zero by footprint_bin_kernel
-        self.pre_field = wp.zeros(shape, dtype=wp.vec2, device=device)
-        self.pre_power = wp.zeros(shape, dtype=wp.float32, device=device)
-        self.peak = wp.empty(shape, dtype=wp.float32, device=device)
+        columns = (batch, layout.n_channels, layout.n_range)
+        # Every image below is at rest between renders (0; labels -1): the kernels that write a bin set it back
+        # after reading it (footprint_bin_kernel, bearing_receiver_kernel), so no render zero-fills an image.
+        # Row-major (B, n_range, n_channels): after the range pass, read along rows by the bearing pass.
+        self.field = wp.zeros(shape, dtype=wp.vec2, device=device)
+        self.power = wp.zeros(shape, dtype=wp.float32, device=device)
+        # Channel-major (B, n_channels, n_range): the binning's images, a channel's bins contiguous.
+        self.pre_field = wp.zeros(columns, dtype=wp.vec2, device=device)
+        self.pre_power = wp.zeros(columns, dtype=wp.float32, device=device)
+        self.pre_hits = wp.zeros(columns, dtype=wp.int32, device=device)
+        self.pre_labels = wp.full(columns, -1, dtype=wp.int32, device=device)
+        self.peak = wp.empty(columns, dtype=wp.float32, device=device)
+        self.row_echo = wp.zeros((batch, layout.n_range), dtype=wp.int32, device=device)
         self.keys = wp.empty(batch, dtype=wp.int32, device=device)
         self.row_max = wp.empty((batch, layout.n_range), dtype=wp.float32, device=device)
-        self.row_echo = wp.empty((batch, layout.n_range), dtype=wp.int32, device=device)
+        self.row_sum = wp.empty((batch, layout.n_range), dtype=wp.float32, device=device)
         self.frame_max = wp.empty(batch, dtype=wp.float32, device=device)
 
     @staticmethod
     def nbytes(layout: FanLayout | TableFan, batch: int) -> int:
         """Scratch bytes: per ray 24 (intensity, range/footprint/phase, bin, label) + ``RayBuffers.BYTES_PER_RAY``
-        (origin, direction and hit, distance included, for the ray-cast backend); per row 8 (maximum, echo flag);
-        per bin 28 (complex and intensity images before and after the range pass, peak scratch)."""
+        (origin, direction and hit, distance included, for the ray-cast backend); per row 12 (maximum, sum, echo
+        flag); per bin 36 (complex and intensity images before and after the range pass, hit count, label and
+        peak scratch)."""
         per_ray = 24 + RayBuffers.BYTES_PER_RAY
-        return batch * (64 + per_ray * layout.rays_per_pose + layout.n_range * (8 + 28 * layout.n_channels))
+        return batch * (64 + per_ray * layout.rays_per_pose + layout.n_range * (12 + 36 * layout.n_channels))
 
 
 class DeviceChain:
@@ -253,6 +265,7 @@ class DeviceChain:
         self._range_taps = wp.array(self.range_taps, dtype=wp.float32, device=device)
         self._bearing_taps = wp.array(self.bearing_taps, dtype=wp.float32, device=device)
         angles = 2.0 * np.pi * np.arange(2 ** int(k.PHASOR_BITS)) / 2 ** int(k.PHASOR_BITS)
+        self._exp_table = wp.array(exponential_table(int(k.EXP_TABLE_BITS)), dtype=wp.float32, device=device)
         self._phasors = wp.array(np.stack([np.cos(angles), np.sin(angles)], 1).astype(np.float32), dtype=wp.vec2,
                                  device=device)
         if isinstance(layout, TableFan):
@@ -264,6 +277,7 @@ class DeviceChain:
                                       dtype=wp.vec2, device=device)
             table = np.stack([np.cos(layout.elevations), np.sin(layout.elevations), layout.elevation_weights], 1)
             self._elev_table = wp.array(table.astype(np.float32), dtype=wp.vec3, device=device)
+        self._row_step = row_step(layout.n_range, layout.n_channels)
         self._buffers: ScratchCache[_ChainBuffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
         self._poses = PoseUploads(device, self.MAX_CACHED_BATCH_SIZES)
 
@@ -344,25 +358,22 @@ class DeviceChain:
                hits: wp.array, labels: wp.array) -> None:
         s, lay, dev = self.settings, self.layout, self.device
         dr = float(lay.range_bin)
-        buf.field.zero_()
-        buf.power.zero_()
-        buf.row_echo.zero_()
-        hits.zero_()
-        labels.fill_(-1)
         launch_1d(k.footprint_bin_kernel, batch * lay.n_channels,
                   [buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label, lay.rays_per_channel,
                    lay.rays_per_pose, lay.n_channels, float(lay.min_range), dr, lay.n_range, self._range_taps,
-                   buf.pre_field, buf.pre_power, buf.field, buf.power, hits, labels, buf.peak, buf.row_echo,
-                   self._phasors], dev, min_chunk=1)
+                   buf.pre_field, buf.pre_power, buf.pre_hits, buf.pre_labels, buf.peak, buf.field, buf.power,
+                   buf.row_echo, self._phasors], dev, min_chunk=1)
         n_bins = batch * lay.n_range * lay.n_channels
         noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
         launch_1d(k.frame_keys_kernel, batch, [s.seed, int(frame_index), self.sensor_id, int(k.STREAM_NOISE),
                                                buf.keys], dev, min_chunk=batch)
         launch_1d(k.bearing_receiver_kernel, batch * lay.n_range,
-                  [buf.field, buf.power, self._bearing_taps, lay.n_range, lay.n_channels, float(noise),
-                   self._row_reverb, buf.keys, self._row_gain, buf.row_echo, intensity, clean], dev, min_chunk=16)
+                  [buf.field, buf.power, buf.pre_hits, buf.pre_labels, self._bearing_taps, lay.n_range,
+                   lay.n_channels, float(noise), self._row_reverb, buf.keys, self._exp_table, self._row_gain,
+                   buf.row_echo, intensity, clean, hits, labels, buf.row_sum, self._row_step], dev,
+                  min_chunk=max(16, BINS_PER_CHUNK // lay.n_channels))
         if s.agc_level_db is not None:
-            launch_1d(k.frame_mean_kernel, batch, [intensity, lay.n_range, lay.n_channels, buf.frame_max], dev,
+            launch_1d(k.frame_mean_kernel, batch, [buf.row_sum, lay.n_range, lay.n_channels, buf.frame_max], dev,
                       min_chunk=1)
             launch_1d(k.scale_frame_kernel, n_bins, [intensity, clean, buf.frame_max,
                                                      float(10.0 ** (s.agc_level_db / 10.0)), lay.n_range,
@@ -374,6 +385,30 @@ class DeviceChain:
                       min_chunk=1)
             launch_1d(k.normalise_kernel, n_bins, [intensity, clean, buf.row_max, buf.frame_max,
                                                    int(s.normalisation == "row"), lay.n_range, lay.n_channels], dev)
+
+
+def row_step(n_range: int, n_channels: int) -> int:
+    """Stride of the receiver's row permutation (``bearing_receiver_kernel``): the integer nearest n_range / phi
+    (golden ratio) that is coprime with n_range, so consecutive elements visit rows spread over the whole window
+    and every CPU chunk gets its share of the rows with echoes; 1 (rows in order) when a row is narrower than a
+    64-byte cache line (fewer than 16 channels), where interleaved rows would share lines between threads."""
+    if n_channels < 16 or n_range < 3:
+        return 1
+    step = max(1, round(n_range / 1.6180339887498949))
+    while math.gcd(step, n_range) != 1:
+        step += 1
+    return step
+
+
+def exponential_table(bits: int) -> np.ndarray:
+    """(2^bits + 1,) float32 quantiles -ln(1 - n / 2^bits) of the unit exponential law, n = 0 .. 2^bits (the last,
+    +inf, stored as the largest float32; the kernel computes the last segments exactly and never reads it):
+    ``unit_exponential`` of kernels/acoustic_chain.py interpolates them."""
+    n = np.arange(2**bits + 1, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        table = -np.log1p(-n / 2**bits)
+    table[-1] = np.finfo(np.float32).max
+    return table.astype(np.float32)
 
 
 def _host_key(seed: int, frame: int, sensor: int, stream: int) -> int:
