@@ -342,7 +342,8 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
                          pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
                          pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
                          peak: wp.array3d(dtype=wp.float32), field: wp.array3d(dtype=wp.vec2),
-                         power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
+                         power: wp.array3d(dtype=wp.float32), binned_hits: wp.array3d(dtype=wp.int32),
+                         binned_labels: wp.array3d(dtype=wp.int32), row_echo: wp.array2d(dtype=wp.int32),
                          phasors: wp.array(dtype=wp.vec2), start: int):
     """Element (pose b, channel j): bin the channel's rays (:func:`bin_echo`, in ray order, into the channel-major
     scratch pre_* (B, n_channels, n_range), so a channel's bins are contiguous), then its range point spread.
@@ -350,12 +351,12 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
     Range point spread (the range pass of the separable convolution), over the rows [lo - M, hi + M] around the
     rows lo..hi the channel's echoes reached: field[b, row, j] = sum_m h[m] pre_field[b, j, row - m + M],
     power[b, row, j] = sum_m h[m]^2 pre_power[b, j, row - m + M] (h = ``range_taps``, symmetric, m = 0..2M; one
-    tap 1 for none), into the row-major (B, n_range, n_channels) images the bearing pass reads, and
-    row_echo[b, row] = 1 for every row written (every writer writes the same 1: the result does not depend on
-    the order). The channel's pre_field and pre_power are then set back to 0; pre_hits and pre_labels stay for
-    :func:`bearing_receiver_kernel`, which reads and resets them with field, power and row_echo (rows not
-    flagged are not read: they hold their rest values). Expects every scratch at rest: field, power, pre_field,
-    pre_power, pre_hits and row_echo 0, pre_labels -1 (peak needs no initial value)."""
+    tap 1 for none), with binned_hits and binned_labels (copies of pre_hits, pre_labels), into the row-major
+    (B, n_range, n_channels) images the bearing pass reads, and row_echo[b, row] = 1 for every row written
+    (every writer writes the same 1: the result does not depend on the order). The channel's pre_* are then set
+    back to rest; :func:`bearing_receiver_kernel` reads and resets field, power, binned_hits, binned_labels and
+    row_echo of the flagged rows (rows not flagged hold their rest values). Expects every scratch at rest: 0, and
+    -1 for pre_labels and binned_labels (peak needs no initial value)."""
     e = wp.tid() + start
     b = e // n_channels
     j = e - b * n_channels
@@ -382,8 +383,12 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
             power[b, row, j] = p
             row_echo[b, row] = 1
         for row in range(lo_row, hi_row + 1):
+            binned_hits[b, row, j] = pre_hits[b, j, row]
+            binned_labels[b, row, j] = pre_labels[b, j, row]
             pre_field[b, j, row] = wp.vec2(0.0, 0.0)
             pre_power[b, j, row] = 0.0
+            pre_hits[b, j, row] = 0
+            pre_labels[b, j, row] = -1
 
 
 @wp.func
@@ -420,6 +425,17 @@ def unit_exponential(h: wp.uint32, table: wp.array(dtype=wp.float32)) -> float:
 
 
 @wp.func
+def complex_noise(h: wp.uint32, variance: float, table: wp.array(dtype=wp.float32),
+                  phasors: wp.array(dtype=wp.vec2)) -> wp.vec2:
+    """One circular complex Gaussian draw with E|n|^2 = ``variance`` from the uniform 32-bit word h, in polar form:
+    |n|^2 = variance E, E = :func:`unit_exponential` (h) (the squared modulus of a circular Gaussian is
+    exponential), and a uniform phase independent of it, ``phasors``[top PHASOR_BITS bits of pcg(h)] (steps of
+    2 pi / 2^PHASOR_BITS, 0.09 deg); one hash, a table read and a square root, no logarithm or rejection loop."""
+    amplitude = wp.sqrt(variance * unit_exponential(h, table))
+    return amplitude * phasors[int(pcg_hash(h) >> wp.uint32(32 - PHASOR_BITS))]
+
+
+@wp.func
 def bin_state(key: int, b_bin: int) -> wp.uint32:
     """The random state of bin ``b_bin`` (r n_channels + j) of a frame's receiver stream ``key``: one PCG hash of
     key XOR bin, distinct for every bin of the frame (a bijection of the bin index)."""
@@ -427,11 +443,12 @@ def bin_state(key: int, b_bin: int) -> wp.uint32:
 
 
 @wp.kernel
-def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
-                            pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
-                            taps: wp.array(dtype=wp.float32), n_range: int, n_channels: int, noise_intensity: float,
+def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.array(dtype=wp.float32),
+                            binned_hits: wp.array(dtype=wp.int32), binned_labels: wp.array(dtype=wp.int32),
+                            taps: wp.array(dtype=wp.vec2), n_range: int, n_channels: int, noise_intensity: float,
                             row_reverb: wp.array(dtype=wp.float32), keys: wp.array(dtype=wp.int32),
-                            exp_table: wp.array(dtype=wp.float32), row_gain: wp.array(dtype=wp.float32),
+                            exp_table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2),
+                            row_gain: wp.array(dtype=wp.float32),
                             row_echo: wp.array2d(dtype=wp.int32), intensity: wp.array3d(dtype=wp.float32),
                             clean: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
                             labels: wp.array3d(dtype=wp.int32), row_sum: wp.array2d(dtype=wp.float32),
@@ -440,17 +457,19 @@ def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.ar
     every bin of the row's four outputs once (no zero-fill needed) and the row's sum of ``intensity`` (in bin
     order, for the automatic gain).
 
+    field_in, power_in, binned_hits, binned_labels: the row-major (B, n_range, n_channels) scratch images of
+    :func:`footprint_bin_kernel`, flattened. taps[m] = (h[m], h[m]^2).
     Point spread across channels (beams): f = sum_m h[m] field_in[r, j - m], p = sum_m h[m]^2 power_in[r, j - m]
     over the taps m = -M..M (h symmetric; channels outside the image contribute nothing; one tap h = 1 for none);
     a row that :func:`footprint_bin_kernel` did not write (``row_echo`` 0) has f = p = 0, hits 0 and label -1 and
-    skips it; a row it wrote has hits and labels from the channel-major pre_hits, pre_labels, and field_in,
-    power_in, pre_hits, pre_labels and row_echo of the row are set back to rest (0, label -1) after reading.
+    skips it; a row it wrote has hits and labels from binned_hits, binned_labels, and field_in, power_in,
+    binned_hits, binned_labels and row_echo of the row are set back to rest (0, label -1) after reading.
     Receiver: intensity = |f + n|^2 G(r), clean = (p + R(r)) G(r). n is one circular complex Gaussian draw
     (exponential intensity) of variance V = noise_intensity + R(r): receiver noise (re 1 uPa^2) plus the volume
     reverberation R(r) = row_reverb[r] (its sonar-equation mean per sample through the point spread, per row on
     the host). Every bin draws from its own counter-based state h = :func:`bin_state` (keys[b], r n_channels + j),
     so a bin's draw does not depend on any other bin: where f = 0, |n|^2 = V E with E = :func:`unit_exponential`
-    (h, ``exp_table``); elsewhere n is :func:`complex_gaussian` drawn from h. G = row_gain[r]:
+    (h, ``exp_table``); elsewhere n is :func:`complex_noise` (h; ``phasors`` as in :func:`bin_echo`). G = row_gain[r]:
     time-varying and fixed gain on intensity, 10^((k log10 r + 2 alpha r + gain) / 10), per row on the host.
     clean is the expected intensity, speckle- and noise-free (echoes and reverberation).
 
@@ -466,6 +485,7 @@ def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.ar
     g = row_gain[r]
     key = keys[b]
     first = r * n_channels
+    row = (b * n_range + r) * n_channels
     total = float(0.0)
     if echo == 0:
         background = reverb * g
@@ -487,27 +507,27 @@ def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.ar
             p = float(0.0)
             for jj in range(lo, hi + 1):
                 h = taps[jj - j + half]
-                f = f + h * field_in[b, r, jj]
-                p = p + h * h * power_in[b, r, jj]
+                f = f + h[0] * field_in[row + jj]
+                p = p + h[1] * power_in[row + jj]
             detected = wp.dot(f, f)
             if variance > 0.0:
                 state = bin_state(key, first + j)
                 if detected == 0.0:
                     detected = variance * unit_exponential(state, exp_table)
                 else:
-                    f = f + complex_gaussian(state, variance)
+                    f = f + complex_noise(state, variance, exp_table, phasors)
                     detected = wp.dot(f, f)
             v = detected * g
             intensity[b, r, j] = v
             clean[b, r, j] = (p + reverb) * g
-            hits[b, r, j] = pre_hits[b, j, r]
-            labels[b, r, j] = pre_labels[b, j, r]
+            hits[b, r, j] = binned_hits[row + j]
+            labels[b, r, j] = binned_labels[row + j]
             total = total + v
-        for j in range(n_channels):
-            field_in[b, r, j] = wp.vec2(0.0, 0.0)
-            power_in[b, r, j] = 0.0
-            pre_hits[b, j, r] = 0
-            pre_labels[b, j, r] = -1
+        for j in range(row, row + n_channels):
+            field_in[j] = wp.vec2(0.0, 0.0)
+            power_in[j] = 0.0
+            binned_hits[j] = 0
+            binned_labels[j] = -1
         row_echo[b, r] = 0
     row_sum[b, r] = total
 

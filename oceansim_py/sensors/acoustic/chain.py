@@ -202,6 +202,8 @@ class _ChainBuffers:
         # Row-major (B, n_range, n_channels): after the range pass, read along rows by the bearing pass.
         self.field = wp.zeros(shape, dtype=wp.vec2, device=device)
         self.power = wp.zeros(shape, dtype=wp.float32, device=device)
+        self.binned_hits = wp.zeros(shape, dtype=wp.int32, device=device)
+        self.binned_labels = wp.full(shape, -1, dtype=wp.int32, device=device)
         # Channel-major (B, n_channels, n_range): the binning's images, a channel's bins contiguous.
         self.pre_field = wp.zeros(columns, dtype=wp.vec2, device=device)
         self.pre_power = wp.zeros(columns, dtype=wp.float32, device=device)
@@ -209,6 +211,8 @@ class _ChainBuffers:
         self.pre_labels = wp.full(columns, -1, dtype=wp.int32, device=device)
         self.peak = wp.empty(columns, dtype=wp.float32, device=device)
         self.row_echo = wp.zeros((batch, layout.n_range), dtype=wp.int32, device=device)
+        # the bearing pass reads the row-major images flat (one index per bin)
+        self.receiver_inputs = [a.flatten() for a in (self.field, self.power, self.binned_hits, self.binned_labels)]
         self.keys = wp.empty(batch, dtype=wp.int32, device=device)
         self.row_max = wp.empty((batch, layout.n_range), dtype=wp.float32, device=device)
         self.row_sum = wp.empty((batch, layout.n_range), dtype=wp.float32, device=device)
@@ -218,10 +222,10 @@ class _ChainBuffers:
     def nbytes(layout: FanLayout | TableFan, batch: int) -> int:
         """Scratch bytes: per ray 24 (intensity, range/footprint/phase, bin, label) + ``RayBuffers.BYTES_PER_RAY``
         (origin, direction and hit, distance included, for the ray-cast backend); per row 12 (maximum, sum, echo
-        flag); per bin 36 (complex and intensity images before and after the range pass, hit count, label and
+        flag); per bin 44 (complex and intensity images, hit counts and labels before and after the range pass,
         peak scratch)."""
         per_ray = 24 + RayBuffers.BYTES_PER_RAY
-        return batch * (64 + per_ray * layout.rays_per_pose + layout.n_range * (12 + 36 * layout.n_channels))
+        return batch * (64 + per_ray * layout.rays_per_pose + layout.n_range * (12 + 44 * layout.n_channels))
 
 
 class DeviceChain:
@@ -263,7 +267,8 @@ class DeviceChain:
         self._row_gain = wp.array(gain.astype(np.float32), dtype=wp.float32, device=device)
         self._row_reverb = wp.array(reverb.astype(np.float32), dtype=wp.float32, device=device)
         self._range_taps = wp.array(self.range_taps, dtype=wp.float32, device=device)
-        self._bearing_taps = wp.array(self.bearing_taps, dtype=wp.float32, device=device)
+        taps = self.bearing_taps.astype(np.float32)
+        self._bearing_taps = wp.array(np.stack([taps, taps * taps], 1), dtype=wp.vec2, device=device)  # (h, h^2)
         angles = 2.0 * np.pi * np.arange(2 ** int(k.PHASOR_BITS)) / 2 ** int(k.PHASOR_BITS)
         self._exp_table = wp.array(exponential_table(int(k.EXP_TABLE_BITS)), dtype=wp.float32, device=device)
         self._phasors = wp.array(np.stack([np.cos(angles), np.sin(angles)], 1).astype(np.float32), dtype=wp.vec2,
@@ -362,14 +367,15 @@ class DeviceChain:
                   [buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label, lay.rays_per_channel,
                    lay.rays_per_pose, lay.n_channels, float(lay.min_range), dr, lay.n_range, self._range_taps,
                    buf.pre_field, buf.pre_power, buf.pre_hits, buf.pre_labels, buf.peak, buf.field, buf.power,
-                   buf.row_echo, self._phasors], dev, min_chunk=1)
+                   buf.binned_hits, buf.binned_labels, buf.row_echo, self._phasors], dev, min_chunk=1)
         n_bins = batch * lay.n_range * lay.n_channels
         noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
         launch_1d(k.frame_keys_kernel, batch, [s.seed, int(frame_index), self.sensor_id, int(k.STREAM_NOISE),
                                                buf.keys], dev, min_chunk=batch)
         launch_1d(k.bearing_receiver_kernel, batch * lay.n_range,
-                  [buf.field, buf.power, buf.pre_hits, buf.pre_labels, self._bearing_taps, lay.n_range,
-                   lay.n_channels, float(noise), self._row_reverb, buf.keys, self._exp_table, self._row_gain,
+                  [*buf.receiver_inputs, self._bearing_taps, lay.n_range,
+                   lay.n_channels, float(noise), self._row_reverb, buf.keys, self._exp_table, self._phasors,
+                   self._row_gain,
                    buf.row_echo, intensity, clean, hits, labels, buf.row_sum, self._row_step], dev,
                   min_chunk=max(16, BINS_PER_CHUNK // lay.n_channels))
         if s.agc_level_db is not None:
