@@ -7,15 +7,18 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
    inside the ray's cell; the scene's ray-cast backend (``Scene.raycast_into``) casts it;
    :func:`device_ray_echo_kernel`, one element per ray: sonar-equation intensity of the return (re 1 uPa^2 at
    the receiver), its range, the range extent of its footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
-2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays, each spread over
-   the range bins its surface footprint covers, into complex amplitude, intensity, hit and label images (a
-   gather, no atomics), then the range pass of the separable convolution (complex image with the real taps h,
-   mean intensity with h^2) over the rows the channel reached.
+2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays (:func:`bin_echo`),
+   each spread over the range bins its surface footprint covers, into channel-major complex amplitude,
+   intensity, hit and label scratch (a gather, no atomics), then the range pass of the separable convolution
+   (complex image with the real taps h, mean intensity with h^2) over the rows the channel reached, into
+   row-major images, flagging those rows.
 3. :func:`bearing_receiver_kernel`, one element per row: the bearing pass of the convolution fused with the
-   receiver: volume reverberation and receiver noise as one additive complex Gaussian, detection |.|^2,
-   time-varying gain and fixed gain.
-4. Optional per-frame :func:`frame_mean_kernel` + :func:`scale_frame_kernel` (automatic gain), and
-   :func:`normalise_kernel` (per-row or global maximum normalisation).
+   receiver: volume reverberation and receiver noise as one additive complex Gaussian (a counter-based draw per
+   bin), detection |.|^2, time-varying gain and fixed gain; a row without echoes is noise and reverberation
+   only. It writes every bin of the four outputs once and returns the scratch it read to rest (0, label -1):
+   no render zero-fills an image.
+4. Optional per-frame :func:`frame_mean_kernel` (from the receiver's row sums) + :func:`scale_frame_kernel`
+   (automatic gain), and :func:`normalise_kernel` (per-row or global maximum normalisation).
 1-3 for a table fan (side-scan, profiling, single-beam) start with :func:`device_table_ray_gen_kernel` and
 :func:`device_table_ray_echo_kernel` instead.
 
