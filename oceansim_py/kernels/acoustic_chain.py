@@ -449,7 +449,7 @@ def bin_state(key: int, b_bin: int) -> wp.uint32:
 def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.array(dtype=wp.float32),
                             binned_hits: wp.array(dtype=wp.int32), binned_labels: wp.array(dtype=wp.int32),
                             taps: wp.array(dtype=wp.vec2), n_range: int, n_channels: int, noise_intensity: float,
-                            row_reverb: wp.array(dtype=wp.float32), keys: wp.array(dtype=wp.int32),
+                            row_reverb: wp.array(dtype=wp.float32), seed: int, frame_index: int, sensor_id: int,
                             exp_table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2),
                             row_gain: wp.array(dtype=wp.float32),
                             row_echo: wp.array2d(dtype=wp.int32), intensity: wp.array3d(dtype=wp.float32),
@@ -470,10 +470,11 @@ def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.arra
     Receiver: intensity = |f + n|^2 G(r), clean = (p + R(r)) G(r). n is one circular complex Gaussian draw
     (exponential intensity) of variance V = noise_intensity + R(r): receiver noise (re 1 uPa^2) plus the volume
     reverberation R(r) = row_reverb[r] (its sonar-equation mean per sample through the point spread, per row on
-    the host). Every bin draws from its own counter-based state h = :func:`bin_state` (keys[b], r n_channels + j),
-    so a bin's draw does not depend on any other bin: where f = 0, |n|^2 = V E with E = :func:`unit_exponential`
-    (h, ``exp_table``); elsewhere n is :func:`complex_noise` (h; ``phasors`` as in :func:`bin_echo`). G = row_gain[r]:
-    time-varying and fixed gain on intensity, 10^((k log10 r + 2 alpha r + gain) / 10), per row on the host.
+    the host). Every bin draws from its own counter-based state h = :func:`bin_state` (key, r n_channels + j), key
+    the stream key of (seed, frame_index + b, sensor_id, STREAM_NOISE), so a bin's draw does not depend on any
+    other bin: where f = 0, |n|^2 = V E with E = :func:`unit_exponential` (h, ``exp_table``); elsewhere n is
+    :func:`complex_noise` (h; ``phasors`` as in :func:`bin_echo`). G = row_gain[r]: time-varying and fixed gain
+    on intensity, 10^((k log10 r + 2 alpha r + gain) / 10), per row on the host.
     clean is the expected intensity, speckle- and noise-free (echoes and reverberation).
 
     Element e = b n_range + q handles row r = q row_step mod n_range (``row_step`` coprime with n_range: a
@@ -486,7 +487,7 @@ def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.arra
     reverb = row_reverb[r]
     variance = noise_intensity + reverb
     g = row_gain[r]
-    key = keys[b]
+    key = stream_key(seed, frame_index + b, sensor_id, STREAM_NOISE)
     first = r * n_channels
     row = (b * n_range + r) * n_channels
     total = float(0.0)

@@ -213,7 +213,6 @@ class _ChainBuffers:
         self.row_echo = wp.zeros((batch, layout.n_range), dtype=wp.int32, device=device)
         # the bearing pass reads the row-major images flat (one index per bin)
         self.receiver_inputs = [a.flatten() for a in (self.field, self.power, self.binned_hits, self.binned_labels)]
-        self.keys = wp.empty(batch, dtype=wp.int32, device=device)
         self.row_max = wp.empty((batch, layout.n_range), dtype=wp.float32, device=device)
         self.row_sum = wp.empty((batch, layout.n_range), dtype=wp.float32, device=device)
         self.frame_max = wp.empty(batch, dtype=wp.float32, device=device)
@@ -370,13 +369,10 @@ class DeviceChain:
                    buf.binned_hits, buf.binned_labels, buf.row_echo, self._phasors], dev, min_chunk=1)
         n_bins = batch * lay.n_range * lay.n_channels
         noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
-        launch_1d(k.frame_keys_kernel, batch, [s.seed, int(frame_index), self.sensor_id, int(k.STREAM_NOISE),
-                                               buf.keys], dev, min_chunk=batch)
         launch_1d(k.bearing_receiver_kernel, batch * lay.n_range,
-                  [*buf.receiver_inputs, self._bearing_taps, lay.n_range,
-                   lay.n_channels, float(noise), self._row_reverb, buf.keys, self._exp_table, self._phasors,
-                   self._row_gain,
-                   buf.row_echo, intensity, clean, hits, labels, buf.row_sum, self._row_step], dev,
+                  [*buf.receiver_inputs, self._bearing_taps, lay.n_range, lay.n_channels, float(noise),
+                   self._row_reverb, int(s.seed), int(frame_index), self.sensor_id, self._exp_table, self._phasors,
+                   self._row_gain, buf.row_echo, intensity, clean, hits, labels, buf.row_sum, self._row_step], dev,
                   min_chunk=max(16, BINS_PER_CHUNK // lay.n_channels))
         if s.agc_level_db is not None:
             launch_1d(k.frame_mean_kernel, batch, [buf.row_sum, lay.n_range, lay.n_channels, buf.frame_max], dev,
