@@ -15,7 +15,7 @@ from conftest import make_scene, quad
 from oceansim_py.kernels import acoustic_chain as kc
 from oceansim_py.kernels.random import pcg_hash
 from oceansim_py.runtime import set_cpu_threads
-from oceansim_py.sensors.acoustic.chain import exponential_table, row_step
+from oceansim_py.sensors.acoustic.chain import exponential_table, row_order
 from oceansim_py.sensors.imaging_sonar import ImagingSonar, ImagingSonarConfig
 
 
@@ -70,11 +70,16 @@ def test_table_exponential_follows_the_logarithm_and_the_exponential_law():
     assert d < 1.36 / math.sqrt(n)   # Kolmogorov-Smirnov, 5 % level
 
 
-@pytest.mark.parametrize("n_range", [1, 2, 3, 8, 745, 1024, 2290, 5725])
+@pytest.mark.parametrize("n_range", [1, 2, 3, 8, 47, 48, 745, 1024, 2290, 5725])
 def test_receiver_row_permutation_visits_every_row_once(n_range):
-    step = row_step(n_range, 512)
-    assert sorted((q * step) % n_range for q in range(n_range)) == list(range(n_range))
-    assert row_step(n_range, 2) == 1
+    block, step = row_order(n_range, 512)
+    n_blocks = n_range // block
+    rows = [block * ((q // block * step) % n_blocks) + q % block if q < n_blocks * block else q
+            for q in range(n_range)]
+    assert sorted(rows) == list(range(n_range))
+    if n_range >= 1024:
+        assert block == 16 and rows[:2] == [0, 1] and rows[16] == 16 * step    # blocks of 16 rows, spread
+    assert row_order(n_range, 2) == (1, 1)
 
 
 #: A small fan with every stage of the chain on (range and bearing point spread, noise, reverberation, TVG).

@@ -455,7 +455,7 @@ def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.arra
                             row_echo: wp.array2d(dtype=wp.int32), intensity: wp.array3d(dtype=wp.float32),
                             clean: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
                             labels: wp.array3d(dtype=wp.int32), row_sum: wp.array2d(dtype=wp.float32),
-                            row_step: int, start: int):
+                            row_block: int, block_step: int, start: int):
     """Element (pose b, row r): the bearing point spread and the receiver in one pass over the row's bins j; writes
     every bin of the row's four outputs once (no zero-fill needed) and the row's sum of ``intensity`` (in bin
     order, for the automatic gain).
@@ -477,11 +477,18 @@ def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.arra
     on intensity, 10^((k log10 r + 2 alpha r + gain) / 10), per row on the host.
     clean is the expected intensity, speckle- and noise-free (echoes and reverberation).
 
-    Element e = b n_range + q handles row r = q row_step mod n_range (``row_step`` coprime with n_range: a
-    permutation), so that the rows with echoes, often one band of ranges, spread over all CPU chunks."""
+    Element e = b n_range + q handles row r of a permutation that keeps blocks of ``row_block`` rows together
+    (contiguous memory) and spreads the blocks: q = row_block k + i (k < n_blocks = n_range // row_block) ->
+    r = row_block ((k block_step) mod n_blocks) + i, ``block_step`` coprime with n_blocks; the last
+    n_range mod row_block rows stay in place. The rows with echoes, often one band of ranges, so spread over all
+    CPU chunks."""
     e = wp.tid() + start
     b = e // n_range
-    r = int((wp.int64(e - b * n_range) * wp.int64(row_step)) % wp.int64(n_range))
+    r = e - b * n_range
+    n_blocks = n_range // row_block
+    if r < n_blocks * row_block:
+        k = r // row_block
+        r = int((wp.int64(k) * wp.int64(block_step)) % wp.int64(n_blocks)) * row_block + (r - k * row_block)
     half = (taps.shape[0] - 1) // 2
     echo = row_echo[b, r]
     reverb = row_reverb[r]

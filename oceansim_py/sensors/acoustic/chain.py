@@ -41,6 +41,9 @@ DEVICE_CLEAN_UNIT = ("model 'device': expected (speckle- and noise-free) echo in
 #: Bins per CPU chunk of the receiver launch (at least): smaller chunks cost more in launches than they share.
 BINS_PER_CHUNK = 16384
 
+#: Rows per block of the receiver's row permutation (:func:`row_order`).
+ROW_BLOCK = 16
+
 #: Valid time-varying gain laws and the k of k log10 r each applies.
 TVG_LAWS: dict[str, float] = {"none": 0.0, "20log": 20.0, "30log": 30.0, "40log": 40.0}
 
@@ -281,7 +284,7 @@ class DeviceChain:
                                       dtype=wp.vec2, device=device)
             table = np.stack([np.cos(layout.elevations), np.sin(layout.elevations), layout.elevation_weights], 1)
             self._elev_table = wp.array(table.astype(np.float32), dtype=wp.vec3, device=device)
-        self._row_step = row_step(layout.n_range, layout.n_channels)
+        self._row_order = row_order(layout.n_range, layout.n_channels)
         self._buffers: ScratchCache[_ChainBuffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
         self._poses = PoseUploads(device, self.MAX_CACHED_BATCH_SIZES)
 
@@ -372,7 +375,7 @@ class DeviceChain:
         launch_1d(k.bearing_receiver_kernel, batch * lay.n_range,
                   [*buf.receiver_inputs, self._bearing_taps, lay.n_range, lay.n_channels, float(noise),
                    self._row_reverb, int(s.seed), int(frame_index), self.sensor_id, self._exp_table, self._phasors,
-                   self._row_gain, buf.row_echo, intensity, clean, hits, labels, buf.row_sum, self._row_step], dev,
+                   self._row_gain, buf.row_echo, intensity, clean, hits, labels, buf.row_sum, *self._row_order], dev,
                   min_chunk=max(16, BINS_PER_CHUNK // lay.n_channels))
         if s.agc_level_db is not None:
             launch_1d(k.frame_mean_kernel, batch, [buf.row_sum, lay.n_range, lay.n_channels, buf.frame_max], dev,
@@ -389,17 +392,18 @@ class DeviceChain:
                                                    int(s.normalisation == "row"), lay.n_range, lay.n_channels], dev)
 
 
-def row_step(n_range: int, n_channels: int) -> int:
-    """Stride of the receiver's row permutation (``bearing_receiver_kernel``): the integer nearest n_range / phi
-    (golden ratio) that is coprime with n_range, so consecutive elements visit rows spread over the whole window
-    and every CPU chunk gets its share of the rows with echoes; 1 (rows in order) when a row is narrower than a
-    64-byte cache line (fewer than 16 channels), where interleaved rows would share lines between threads."""
-    if n_channels < 16 or n_range < 3:
-        return 1
-    step = max(1, round(n_range / 1.6180339887498949))
-    while math.gcd(step, n_range) != 1:
+def row_order(n_range: int, n_channels: int) -> tuple[int, int]:
+    """(row_block, block_step) of the receiver's row permutation (``bearing_receiver_kernel``): blocks of
+    ``ROW_BLOCK`` rows (contiguous memory, so the CPU's prefetch still streams the writes) visited with stride
+    ``block_step``, the integer nearest n_blocks / phi (golden ratio) coprime with n_blocks, so every CPU chunk
+    gets its share of the rows with echoes; (1, 1) (rows in order) below ``ROW_BLOCK`` channels or two blocks."""
+    n_blocks = n_range // ROW_BLOCK
+    if n_channels < ROW_BLOCK or n_blocks < 3:
+        return 1, 1
+    step = max(1, round(n_blocks / 1.6180339887498949))
+    while math.gcd(step, n_blocks) != 1:
         step += 1
-    return step
+    return ROW_BLOCK, step
 
 
 def exponential_table(bits: int) -> np.ndarray:
