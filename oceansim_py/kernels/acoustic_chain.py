@@ -17,7 +17,7 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
    bin), detection |.|^2, time-varying gain and fixed gain; a row without echoes is noise and reverberation
    only. It writes every bin of the four outputs once and returns the scratch it read to rest (0, label -1):
    no render zero-fills an image.
-4. Optional per-frame :func:`frame_mean_kernel` (from the receiver's row sums) + :func:`scale_frame_kernel`
+4. Optional per-frame :func:`frame_mean_of_rows_kernel` (from the receiver's row sums) + :func:`scale_frame_kernel`
    (automatic gain), and :func:`normalise_kernel` (per-row or global maximum normalisation).
 1-3 for a table fan (side-scan, profiling, single-beam) start with :func:`device_table_ray_gen_kernel` and
 :func:`device_table_ray_echo_kernel` instead.
@@ -445,6 +445,22 @@ def bin_state(key: int, b_bin: int) -> wp.uint32:
     return pcg_hash(wp.uint32(key) ^ wp.uint32(b_bin))
 
 
+@wp.func
+def receive(f: wp.vec2, variance: float, g: float, h: wp.uint32,
+            table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2)) -> float:
+    """The receiver on one bin with echo amplitude f (after the point spread): |f + n|^2 G, n of variance V =
+    ``variance`` drawn from the word h (:func:`complex_noise`; where f = 0 only |n|^2 = V E,
+    :func:`unit_exponential`), G = ``g``."""
+    detected = wp.dot(f, f)
+    if variance > 0.0:
+        if detected == 0.0:
+            detected = variance * unit_exponential(h, table)
+        else:
+            fn = f + complex_noise(h, variance, table, phasors)
+            detected = wp.dot(fn, fn)
+    return detected * g
+
+
 @wp.kernel
 def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.array(dtype=wp.float32),
                             binned_hits: wp.array(dtype=wp.int32), binned_labels: wp.array(dtype=wp.int32),
@@ -511,29 +527,50 @@ def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.arra
             labels[b, r, j] = -1
             total = total + v
     else:
-        for j in range(n_channels):
-            lo = wp.max(j - half, 0)
-            hi = wp.min(j + half, n_channels - 1)
-            f = wp.vec2(0.0, 0.0)
-            p = float(0.0)
-            for jj in range(lo, hi + 1):
-                h = taps[jj - j + half]
-                f = f + h[0] * field_in[row + jj]
-                p = p + h[1] * power_in[row + jj]
-            detected = wp.dot(f, f)
-            if variance > 0.0:
-                state = bin_state(key, first + j)
-                if detected == 0.0:
-                    detected = variance * unit_exponential(state, exp_table)
-                else:
-                    f = f + complex_noise(state, variance, exp_table, phasors)
-                    detected = wp.dot(f, f)
-            v = detected * g
-            intensity[b, r, j] = v
-            clean[b, r, j] = (p + reverb) * g
-            hits[b, r, j] = binned_hits[row + j]
-            labels[b, r, j] = binned_labels[row + j]
-            total = total + v
+        # four neighbouring bins j0..j0 + 3 per pass, each summed over its own taps in ascending order (the result
+        # of one bin at a time, bit for bit), sharing the loads and overlapping the four sums
+        for quad in range((n_channels + 3) // 4):
+            j0 = 4 * quad
+            f0 = wp.vec2(0.0, 0.0)
+            f1 = wp.vec2(0.0, 0.0)
+            f2 = wp.vec2(0.0, 0.0)
+            f3 = wp.vec2(0.0, 0.0)
+            p4 = wp.vec4(0.0, 0.0, 0.0, 0.0)
+            for jj in range(wp.max(j0 - half, 0), wp.min(j0 + 3 + half, n_channels - 1) + 1):
+                x = field_in[row + jj]
+                y = power_in[row + jj]
+                m = jj - j0 + half   # tap index of bin j0; of bin j0 + i it is m - i
+                if m <= 2 * half:
+                    h = taps[m]
+                    f0 = f0 + h[0] * x
+                    p4[0] = p4[0] + h[1] * y
+                if m >= 1 and m <= 2 * half + 1:
+                    h = taps[m - 1]
+                    f1 = f1 + h[0] * x
+                    p4[1] = p4[1] + h[1] * y
+                if m >= 2 and m <= 2 * half + 2:
+                    h = taps[m - 2]
+                    f2 = f2 + h[0] * x
+                    p4[2] = p4[2] + h[1] * y
+                if m >= 3:
+                    h = taps[m - 3]
+                    f3 = f3 + h[0] * x
+                    p4[3] = p4[3] + h[1] * y
+            for i in range(wp.min(4, n_channels - j0)):
+                j = j0 + i
+                f = f0
+                if i == 1:
+                    f = f1
+                elif i == 2:
+                    f = f2
+                elif i == 3:
+                    f = f3
+                v = receive(f, variance, g, bin_state(key, first + j), exp_table, phasors)
+                intensity[b, r, j] = v
+                clean[b, r, j] = (p4[i] + reverb) * g
+                hits[b, r, j] = binned_hits[row + j]
+                labels[b, r, j] = binned_labels[row + j]
+                total = total + v
         for j in range(row, row + n_channels):
             field_in[j] = wp.vec2(0.0, 0.0)
             power_in[j] = 0.0
@@ -552,9 +589,24 @@ def frame_keys_kernel(seed: int, frame_index: int, sensor_id: int, stream: int, 
 
 
 @wp.kernel
-def frame_mean_kernel(row_sum: wp.array2d(dtype=wp.float32), n_range: int, n_channels: int,
+def frame_mean_kernel(image: wp.array3d(dtype=wp.float32), n_range: int, n_channels: int,
                       mean: wp.array(dtype=wp.float32), start: int):
-    """Element b: mean of image b from its row sums (:func:`bearing_receiver_kernel`), added in row order."""
+    """Element b: mean of image b, summed row by row in a fixed order."""
+    b = wp.tid() + start
+    total = float(0.0)
+    for r in range(n_range):
+        row = float(0.0)
+        for j in range(n_channels):
+            row = row + image[b, r, j]
+        total = total + row
+    mean[b] = total / float(n_range * n_channels)
+
+
+@wp.kernel
+def frame_mean_of_rows_kernel(row_sum: wp.array2d(dtype=wp.float32), n_range: int, n_channels: int,
+                              mean: wp.array(dtype=wp.float32), start: int):
+    """Element b: mean of image b from its row sums (:func:`bearing_receiver_kernel`), added in row order: the
+    value of :func:`frame_mean_kernel` on the image, without reading it again."""
     b = wp.tid() + start
     total = float(0.0)
     for r in range(n_range):

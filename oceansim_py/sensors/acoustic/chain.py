@@ -378,8 +378,8 @@ class DeviceChain:
                    self._row_gain, buf.row_echo, intensity, clean, hits, labels, buf.row_sum, *self._row_order], dev,
                   min_chunk=max(16, BINS_PER_CHUNK // lay.n_channels))
         if s.agc_level_db is not None:
-            launch_1d(k.frame_mean_kernel, batch, [buf.row_sum, lay.n_range, lay.n_channels, buf.frame_max], dev,
-                      min_chunk=1)
+            launch_1d(k.frame_mean_of_rows_kernel, batch, [buf.row_sum, lay.n_range, lay.n_channels, buf.frame_max],
+                      dev, min_chunk=1)
             launch_1d(k.scale_frame_kernel, n_bins, [intensity, clean, buf.frame_max,
                                                      float(10.0 ** (s.agc_level_db / 10.0)), lay.n_range,
                                                      lay.n_channels], dev)
