@@ -446,6 +446,12 @@ def bin_state(key: int, b_bin: int) -> wp.uint32:
 
 
 @wp.func
+def holds_echo(f: wp.vec2, p: float) -> int:
+    """1 where a bin's complex amplitude or intensity is not exactly zero, else 0."""
+    return wp.where(f[0] != 0.0 or f[1] != 0.0 or p != 0.0, 1, 0)
+
+
+@wp.func
 def receive(f: wp.vec2, variance: float, g: float, h: wp.uint32,
             table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2)) -> float:
     """The receiver on one bin with echo amplitude f (after the point spread): |f + n|^2 G, n of variance V =
@@ -528,7 +534,11 @@ def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.arra
             total = total + v
     else:
         # four neighbouring bins j0..j0 + 3 per pass, each summed over its own taps in ascending order (the result
-        # of one bin at a time, bit for bit), sharing the loads and overlapping the four sums
+        # of one bin at a time, bit for bit), sharing the loads and overlapping the four sums; a pass whose window
+        # holds only zeros (counted as the window slides: ``nonzero`` sources in [seen_lo, seen_hi]) skips them
+        seen_lo = int(0)
+        seen_hi = int(-1)
+        nonzero = int(0)
         for quad in range((n_channels + 3) // 4):
             j0 = 4 * quad
             f0 = wp.vec2(0.0, 0.0)
@@ -536,7 +546,15 @@ def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.arra
             f2 = wp.vec2(0.0, 0.0)
             f3 = wp.vec2(0.0, 0.0)
             p4 = wp.vec4(0.0, 0.0, 0.0, 0.0)
-            for jj in range(wp.max(j0 - half, 0), wp.min(j0 + 3 + half, n_channels - 1) + 1):
+            lo = wp.max(j0 - half, 0)
+            hi = wp.min(j0 + 3 + half, n_channels - 1)
+            while seen_hi < hi:
+                seen_hi = seen_hi + 1
+                nonzero = nonzero + holds_echo(field_in[row + seen_hi], power_in[row + seen_hi])
+            while seen_lo < lo:
+                nonzero = nonzero - holds_echo(field_in[row + seen_lo], power_in[row + seen_lo])
+                seen_lo = seen_lo + 1
+            for jj in range(lo, wp.where(nonzero > 0, hi, lo - 1) + 1):
                 x = field_in[row + jj]
                 y = power_in[row + jj]
                 m = jj - j0 + half   # tap index of bin j0; of bin j0 + i it is m - i
