@@ -25,8 +25,12 @@ level with its heading (side-scan and profiling look down across track) or pitch
 altimeter); a batch is that pose moved 2 cm forward per ping. ``hit_fraction``: rays binned in the range window
 (profiling: beams with a detection).
 
+Issue 11's goal (whole device-preset frame <= 1.5 x the bare cast of the same rays on 2 CPU threads), alone:
+python benchmarks/sonar_throughput.py --models device --threads 2 --batches 1 --scenes tank --no-latency
+
 Usage: python benchmarks/sonar_throughput.py [--quick] [--out PATH] [--scenes tank,pier] [--presets ...]
-       [--sensors imaging_sonar,sidescan,profiling,singlebeam] [--backends warp,embree]
+       [--sensors imaging_sonar,sidescan,profiling,singlebeam] [--backends warp,embree] [--models device|peer|all]
+       [--threads 1,2]
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from typing import Any, Callable
 import numpy as np
 import warp as wp
 
-from bench_common import machine, preset_names, sensor_for, time_call, write_report
+from bench_common import config_for, machine, preset_names, sensor_for, time_call, write_report
 import oceansim_py as osp
 from oceansim_py.poses import compose_poses, pose_from_euler, quat_to_matrix
 from oceansim_py.raycast.rtcore import embree_available
@@ -218,7 +222,7 @@ def _fan_rows(sensor: str, scene: Any, scene_name: str, batches: list[int], thre
     """:func:`bench_fan_sonar`'s rows of one scene with one backend."""
     rows: list[dict[str, Any]] = []
     base = level_pose(scene, pitch_deg)
-    for preset in presets or preset_names(sensor):
+    for preset in preset_names(sensor) if presets is None else presets:
         config, sonar = sensor_for(sensor, scene.device, preset)
         for batch in batches:
             poses = np.stack([compose_poses(base, pose_from_euler(0.02 * b, 0.0, 0.0)) for b in range(batch)])
@@ -381,6 +385,11 @@ def print_table(rows: list[dict[str, Any]], latency: list[dict[str, Any]]) -> No
         print(f"  {p['simulator']}: {p['images_per_s']} images/s, {p['scene']}, {p['sensor']}; {p['hardware']}")
 
 
+def model_selected(sensor: str, preset: str, models: str) -> bool:
+    """Whether ``preset`` of ``sensor`` is of the ``--models`` choice ("all", "device" or "peer")."""
+    return models == "all" or (getattr(config_for(sensor, preset), "model", "peer") == "device") == (models == "device")
+
+
 #: The sensor kinds this benchmark measures (the imaging sonar with its own function, the others with
 #: :func:`bench_fan_sonar`).
 SENSOR_FAMILIES = ["imaging_sonar", *FAN_SONARS]
@@ -401,6 +410,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="tip the scenes' suggested poses nose-down by this many degrees (default: aim each "
                              "imaging-sonar preset at the seafloor; 0 for the ray-fan sonars)")
     parser.add_argument("--no-latency", action="store_true", help="skip the cold/warm first-call measurement")
+    parser.add_argument("--models", default="all", choices=["all", "device", "peer"],
+                        help="only the presets of this model (device: the acoustic device chain; default all)")
+    parser.add_argument("--threads", default=None,
+                        help="comma-separated CPU thread counts (default: 1 and all threads)")
     parser.add_argument("--backends", default=None,
                         help="comma-separated ray-cast backends (default on CPU: warp, and embree when installed; "
                              "on CUDA: warp)")
@@ -412,11 +425,13 @@ def main(argv: list[str] | None = None) -> int:
 
     device = osp.resolve_device(args.device)
     scenes = args.scenes.split(",") if args.scenes else (["tank"] if args.quick else osp.builtin_scene_names())
-    presets = args.presets.split(",") if args.presets else preset_names("imaging_sonar")
+    presets = [p for p in (args.presets.split(",") if args.presets else preset_names("imaging_sonar"))
+               if model_selected("imaging_sonar", p, args.models)]
     batches = ([int(b) for b in args.batches.split(",")] if args.batches
                else ([1, 8] if args.quick else [1, 8, 32]))
     all_threads = cpu_threads()
-    thread_counts = sorted({1, all_threads}) if device.is_cpu else [all_threads]
+    thread_counts = ([int(t) for t in args.threads.split(",")] if args.threads and device.is_cpu
+                     else sorted({1, all_threads}) if device.is_cpu else [all_threads])
     min_seconds, max_repeats = (0.3, 2) if args.quick else (1.0, 5)
     backends = (args.backends.split(",") if args.backends
                 else ["warp", "embree"] if device.is_cpu and embree_available() else ["warp"])
@@ -425,6 +440,7 @@ def main(argv: list[str] | None = None) -> int:
                                 args.pitch, backends) if "imaging_sonar" in sensors else [])
     fan_batches = [int(b) for b in args.batches.split(",")] if args.batches else [1, 32]
     fan_rows = {name: bench_fan_sonar(name, scenes, fan_batches, thread_counts, device, min_seconds, max_repeats,
+                                      [p for p in preset_names(name) if model_selected(name, p, args.models)],
                                       backends=backends)
                 for name in sensors if name != "imaging_sonar"}
     print_device_chain_cost(rows + [r for name in fan_rows for r in fan_rows[name]])

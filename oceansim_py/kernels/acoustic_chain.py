@@ -7,15 +7,18 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
    inside the ray's cell; the scene's ray-cast backend (``Scene.raycast_into``) casts it;
    :func:`device_ray_echo_kernel`, one element per ray: sonar-equation intensity of the return (re 1 uPa^2 at
    the receiver), its range, the range extent of its footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
-2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays, each spread over
-   the range bins its surface footprint covers, into complex amplitude, intensity, hit and label images (a
-   gather, no atomics), then the range pass of the separable convolution (complex image with the real taps h,
-   mean intensity with h^2) over the rows the channel reached.
+2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays (:func:`bin_echo`),
+   each spread over the range bins its surface footprint covers, into channel-major complex amplitude,
+   intensity, hit and label scratch (a gather, no atomics), then the range pass of the separable convolution
+   (complex image with the real taps h, mean intensity with h^2) over the rows the channel reached, into
+   row-major images, flagging those rows.
 3. :func:`bearing_receiver_kernel`, one element per row: the bearing pass of the convolution fused with the
-   receiver: volume reverberation and receiver noise as one additive complex Gaussian, detection |.|^2,
-   time-varying gain and fixed gain.
-4. Optional per-frame :func:`frame_mean_kernel` + :func:`scale_frame_kernel` (automatic gain), and
-   :func:`normalise_kernel` (per-row or global maximum normalisation).
+   receiver: volume reverberation and receiver noise as one additive complex Gaussian (a counter-based draw per
+   bin), detection |.|^2, time-varying gain and fixed gain; a row without echoes is noise and reverberation
+   only. It writes every bin of the four outputs once and returns the scratch it read to rest (0, label -1):
+   no render zero-fills an image.
+4. Optional per-frame :func:`frame_mean_of_rows_kernel` (from the receiver's row sums) + :func:`scale_frame_kernel`
+   (automatic gain), and :func:`normalise_kernel` (per-row or global maximum normalisation).
 1-3 for a table fan (side-scan, profiling, single-beam) start with :func:`device_table_ray_gen_kernel` and
 :func:`device_table_ray_echo_kernel` instead.
 
@@ -287,70 +290,89 @@ def device_table_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: w
     ray_label[i] = echo.label
 
 
+@wp.func
+def bin_echo(value: float, rr: wp.vec3, cell: int, label: int, b: int, j: int, min_range: float,
+             range_resolution: float, n_range: int, pre_field: wp.array3d(dtype=wp.vec2),
+             pre_power: wp.array3d(dtype=wp.float32), pre_hits: wp.array3d(dtype=wp.int32),
+             pre_labels: wp.array3d(dtype=wp.int32), peak: wp.array3d(dtype=wp.float32),
+             phasors: wp.array(dtype=wp.vec2), span: wp.vec2i) -> wp.vec2i:
+    """Bin one echo (intensity ``value`` re 1 uPa^2, ``rr`` = (r, footprint extent, phase), range bin ``cell`` >= 0,
+    ``label``) into column j of frame b of the channel-major scratch (B, n_channels, n_range): spread over the
+    range bins its footprint [r - extent/2, r + extent/2] overlaps, in proportion to the overlap (area sampling:
+    no aliasing between the ray grid and the range bins). A piece of weight w in bin k adds I w to ``pre_power``
+    and sqrt(I w) exp(i phi_k) to ``pre_field``, phi_k the echo's phase in its own bin and a random phase elsewhere
+    (``phasors``[hash of the phase and the bin], a table of 2^PHASOR_BITS unit phasors exp(i 2 pi n /
+    2^PHASOR_BITS)): the footprint's scatterers in other bins are other scatterers. ``pre_hits``[cell] counts the
+    echo; ``pre_labels``[k] keeps the label of the strongest piece in bin k (``peak``: its intensity; a label
+    of -1 means none yet). Returns ``span`` = (lowest, highest) row touched, widened by this echo's rows."""
+    lo_row = wp.min(span[0], cell)
+    hi_row = wp.max(span[1], cell)
+    pre_hits[b, j, cell] = pre_hits[b, j, cell] + 1
+    half = 0.5 * rr[1]
+    k0 = cell
+    k1 = cell
+    if half > 0.0:
+        k0 = wp.max(int(wp.floor((rr[0] - half - min_range) / range_resolution)), 0)
+        k1 = wp.min(int(wp.floor((rr[0] + half - min_range) / range_resolution)), n_range - 1)
+    seed = wp.uint32(int(rr[2] * 1.0e6))
+    own = wp.vec2(wp.cos(rr[2]), wp.sin(rr[2]))
+    for kk in range(k0, k1 + 1):
+        w = float(1.0)
+        if half > 0.0:
+            lo = min_range + float(kk) * range_resolution
+            w = (wp.min(rr[0] + half, lo + range_resolution) - wp.max(rr[0] - half, lo)) / (2.0 * half)
+        if w > 0.0:
+            piece = value * w
+            phasor = own
+            if kk != cell:
+                hh = pcg_hash(seed ^ wp.uint32(kk) * wp.uint32(-1640531527))
+                phasor = phasors[int(hh >> wp.uint32(32 - PHASOR_BITS))]
+            pre_field[b, j, kk] = pre_field[b, j, kk] + wp.sqrt(piece) * phasor
+            pre_power[b, j, kk] = pre_power[b, j, kk] + piece
+            lo_row = wp.min(lo_row, kk)
+            hi_row = wp.max(hi_row, kk)
+            if pre_labels[b, j, kk] < 0 or piece > peak[b, j, kk]:
+                peak[b, j, kk] = piece
+                pre_labels[b, j, kk] = label
+    return wp.vec2i(lo_row, hi_row)
+
+
 @wp.kernel
 def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                          ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
                          rays_per_channel: int, rays_per_pose: int, n_channels: int, min_range: float,
                          range_resolution: float, n_range: int, range_taps: wp.array(dtype=wp.float32),
                          pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
-                         field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
-                         hits: wp.array3d(dtype=wp.int32), labels: wp.array3d(dtype=wp.int32),
-                         peak: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
+                         pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
+                         peak: wp.array3d(dtype=wp.float32), field: wp.array3d(dtype=wp.vec2),
+                         power: wp.array3d(dtype=wp.float32), binned_hits: wp.array3d(dtype=wp.int32),
+                         binned_labels: wp.array3d(dtype=wp.int32), row_echo: wp.array2d(dtype=wp.int32),
                          phasors: wp.array(dtype=wp.vec2), start: int):
-    """Element (pose b, channel j): bin the channel's rays, then its range point spread.
-
-    Binning: each ray, in ray order, is spread over the range bins its footprint [r - extent/2, r + extent/2]
-    overlaps, in proportion to the overlap (area sampling: no aliasing between the ray grid and the range bins).
-    A piece of weight w in bin k adds its intensity I w to ``pre_power`` and its complex amplitude
-    sqrt(I w) exp(i phi_k) to ``pre_field``, phi_k the ray's phase in its own bin and a random phase elsewhere
-    (``phasors``[hash of the ray's phase and the bin], a table of 2^PHASOR_BITS unit phasors
-    exp(i 2 pi n / 2^PHASOR_BITS)): the footprint's scatterers in other bins are other scatterers. hits: rays
-    per bin (by r); labels: label of the strongest piece in the bin (peak: scratch).
+    """Element (pose b, channel j): bin the channel's rays (:func:`bin_echo`, in ray order, into the channel-major
+    scratch pre_* (B, n_channels, n_range), so a channel's bins are contiguous), then its range point spread.
 
     Range point spread (the range pass of the separable convolution), over the rows [lo - M, hi + M] around the
-    rows lo..hi the channel's pieces reached: field[row] = sum_m h[m] pre_field[row - m + M], power[row] =
-    sum_m h[m]^2 pre_power[row - m + M] (h = ``range_taps``, symmetric, m = 0..2M; one tap 1 for none), and
-    row_echo[b, row] = 1 where power > 0 (every writer writes the same 1: the result does not depend on the
-    order). The channel's pre_field and pre_power rows are then set back to 0, so they stay zero between
-    renders. Expects field, power, hits, row_echo zeroed, labels -1, pre_field and pre_power zero."""
+    rows lo..hi the channel's echoes reached: field[b, row, j] = sum_m h[m] pre_field[b, j, row - m + M],
+    power[b, row, j] = sum_m h[m]^2 pre_power[b, j, row - m + M] (h = ``range_taps``, symmetric, m = 0..2M; one
+    tap 1 for none), with binned_hits and binned_labels (copies of pre_hits, pre_labels), into the row-major
+    (B, n_range, n_channels) images the bearing pass reads, and row_echo[b, row] = 1 for every row written
+    (every writer writes the same 1: the result does not depend on the order). The channel's pre_* are then set
+    back to rest; :func:`bearing_receiver_kernel` reads and resets field, power, binned_hits, binned_labels and
+    row_echo of the flagged rows (rows not flagged hold their rest values). Expects every scratch at rest: 0, and
+    -1 for pre_labels and binned_labels (peak needs no initial value)."""
     e = wp.tid() + start
     b = e // n_channels
     j = e - b * n_channels
     first = b * rays_per_pose + j * rays_per_channel
-    lo_row = n_range
-    hi_row = int(-1)
+    span = wp.vec2i(n_range, -1)
     for t in range(rays_per_channel):
         cell = ray_bin[first + t]
         if cell >= 0:
-            value = ray_intensity[first + t]
-            rr = ray_range[first + t]
-            hits[b, cell, j] = hits[b, cell, j] + 1
-            half = 0.5 * rr[1]
-            k0 = cell
-            k1 = cell
-            if half > 0.0:
-                k0 = wp.max(int(wp.floor((rr[0] - half - min_range) / range_resolution)), 0)
-                k1 = wp.min(int(wp.floor((rr[0] + half - min_range) / range_resolution)), n_range - 1)
-            seed = wp.uint32(int(rr[2] * 1.0e6))
-            own = wp.vec2(wp.cos(rr[2]), wp.sin(rr[2]))
-            for kk in range(k0, k1 + 1):
-                w = float(1.0)
-                if half > 0.0:
-                    lo = min_range + float(kk) * range_resolution
-                    w = (wp.min(rr[0] + half, lo + range_resolution) - wp.max(rr[0] - half, lo)) / (2.0 * half)
-                if w > 0.0:
-                    piece = value * w
-                    phasor = own
-                    if kk != cell:
-                        hh = pcg_hash(seed ^ wp.uint32(kk) * wp.uint32(-1640531527))
-                        phasor = phasors[int(hh >> wp.uint32(32 - PHASOR_BITS))]
-                    pre_field[b, kk, j] = pre_field[b, kk, j] + wp.sqrt(piece) * phasor
-                    pre_power[b, kk, j] = pre_power[b, kk, j] + piece
-                    lo_row = wp.min(lo_row, kk)
-                    hi_row = wp.max(hi_row, kk)
-                    if labels[b, kk, j] < 0 or piece > peak[b, kk, j]:
-                        peak[b, kk, j] = piece
-                        labels[b, kk, j] = ray_label[first + t]
+            span = bin_echo(ray_intensity[first + t], ray_range[first + t], cell, ray_label[first + t], b, j,
+                            min_range, range_resolution, n_range, pre_field, pre_power, pre_hits, pre_labels, peak,
+                            phasors, span)
+    lo_row = span[0]
+    hi_row = span[1]
     if hi_row >= 0:
         half_taps = (range_taps.shape[0] - 1) // 2
         for row in range(wp.max(lo_row - half_taps, 0), wp.min(hi_row + half_taps, n_range - 1) + 1):
@@ -358,15 +380,18 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
             p = float(0.0)
             for src in range(wp.max(row - half_taps, lo_row), wp.min(row + half_taps, hi_row) + 1):
                 h = range_taps[src - row + half_taps]
-                f = f + h * pre_field[b, src, j]
-                p = p + h * h * pre_power[b, src, j]
+                f = f + h * pre_field[b, j, src]
+                p = p + h * h * pre_power[b, j, src]
             field[b, row, j] = f
             power[b, row, j] = p
-            if p > 0.0:
-                row_echo[b, row] = 1
+            row_echo[b, row] = 1
         for row in range(lo_row, hi_row + 1):
-            pre_field[b, row, j] = wp.vec2(0.0, 0.0)
-            pre_power[b, row, j] = 0.0
+            binned_hits[b, row, j] = pre_hits[b, j, row]
+            binned_labels[b, row, j] = pre_labels[b, j, row]
+            pre_field[b, j, row] = wp.vec2(0.0, 0.0)
+            pre_power[b, j, row] = 0.0
+            pre_hits[b, j, row] = 0
+            pre_labels[b, j, row] = -1
 
 
 @wp.func
@@ -378,55 +403,199 @@ def bin_indices(e: int, n_range: int, n_channels: int) -> wp.vec3i:
     return wp.vec3i(b, r, cell - r * n_channels)
 
 
-@wp.kernel
-def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
-                            taps: wp.array(dtype=wp.float32), n_range: int, n_channels: int, noise_intensity: float,
-                            row_reverb: wp.array(dtype=wp.float32), keys: wp.array(dtype=wp.int32),
-                            row_gain: wp.array(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
-                            intensity: wp.array3d(dtype=wp.float32), clean: wp.array3d(dtype=wp.float32),
-                            start: int):
-    """Element (pose b, row r): the bearing point spread and the receiver in one pass over the row's bins j.
+#: The exponential draws of the receiver interpolate a table of 2^EXP_TABLE_BITS + 1 quantiles of the unit
+#: exponential law (:func:`exponential_table`); the last EXP_EXACT_SEGMENTS segments are computed exactly.
+EXP_TABLE_BITS = wp.constant(12)
+EXP_EXACT_SEGMENTS = wp.constant(8)
 
+
+@wp.func
+def unit_exponential(h: wp.uint32, table: wp.array(dtype=wp.float32)) -> float:
+    """One unit-mean exponential draw E = -ln(1 - u) from the uniform 32-bit word h (u = h / 2^32): the top
+    EXP_TABLE_BITS bits of h pick the segment n of ``table`` (table[n] = -ln(1 - n / 2^EXP_TABLE_BITS)) and the
+    other bits interpolate linearly inside it; in the last EXP_EXACT_SEGMENTS segments (the tail, where the
+    quantile curves) E is the logarithm itself. Chord error at most 1 / (8 (m - 1)^2) in the m-th segment from the
+    end (1 - u in ((m - 1) / N, m / N], N = 2^EXP_TABLE_BITS; m > EXP_EXACT_SEGMENTS: < 0.002, 0.03 % of a draw
+    there), mean bias < 1e-5; largest draw 32 ln 2 = 22.2."""
+    n = int(h >> wp.uint32(32 - EXP_TABLE_BITS))
+    frac = float(h & wp.uint32((1 << (32 - EXP_TABLE_BITS)) - 1)) * (1.0 / float(1 << (32 - EXP_TABLE_BITS)))
+    segments = 1 << EXP_TABLE_BITS
+    if n >= segments - EXP_EXACT_SEGMENTS:
+        # 1 - u = (segments - n - frac) / segments, computed without cancellation
+        return wp.log(float(segments)) - wp.log(float(segments - n) - frac)
+    a = table[n]
+    return a + frac * (table[n + 1] - a)
+
+
+@wp.func
+def complex_noise(h: wp.uint32, variance: float, table: wp.array(dtype=wp.float32),
+                  phasors: wp.array(dtype=wp.vec2)) -> wp.vec2:
+    """One circular complex Gaussian draw with E|n|^2 = ``variance`` from the uniform 32-bit word h, in polar form:
+    |n|^2 = variance E, E = :func:`unit_exponential` (h) (the squared modulus of a circular Gaussian is
+    exponential), and a uniform phase independent of it, ``phasors``[top PHASOR_BITS bits of pcg(h)] (steps of
+    2 pi / 2^PHASOR_BITS, 0.09 deg); one hash, a table read and a square root, no logarithm or rejection loop."""
+    amplitude = wp.sqrt(variance * unit_exponential(h, table))
+    return amplitude * phasors[int(pcg_hash(h) >> wp.uint32(32 - PHASOR_BITS))]
+
+
+@wp.func
+def bin_state(key: int, b_bin: int) -> wp.uint32:
+    """The random state of bin ``b_bin`` (r n_channels + j) of a frame's receiver stream ``key``: one PCG hash of
+    key XOR bin, distinct for every bin of the frame (a bijection of the bin index)."""
+    return pcg_hash(wp.uint32(key) ^ wp.uint32(b_bin))
+
+
+@wp.func
+def holds_echo(f: wp.vec2, p: float) -> int:
+    """1 where a bin's complex amplitude or intensity is not exactly zero, else 0."""
+    return wp.where(f[0] != 0.0 or f[1] != 0.0 or p != 0.0, 1, 0)
+
+
+@wp.func
+def receive(f: wp.vec2, variance: float, g: float, h: wp.uint32,
+            table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2)) -> float:
+    """The receiver on one bin with echo amplitude f (after the point spread): |f + n|^2 G, n of variance V =
+    ``variance`` drawn from the word h (:func:`complex_noise`; where f = 0 only |n|^2 = V E,
+    :func:`unit_exponential`), G = ``g``."""
+    detected = wp.dot(f, f)
+    if variance > 0.0:
+        if detected == 0.0:
+            detected = variance * unit_exponential(h, table)
+        else:
+            fn = f + complex_noise(h, variance, table, phasors)
+            detected = wp.dot(fn, fn)
+    return detected * g
+
+
+@wp.kernel
+def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.array(dtype=wp.float32),
+                            binned_hits: wp.array(dtype=wp.int32), binned_labels: wp.array(dtype=wp.int32),
+                            taps: wp.array(dtype=wp.vec2), n_range: int, n_channels: int, noise_intensity: float,
+                            row_reverb: wp.array(dtype=wp.float32), seed: int, frame_index: int, sensor_id: int,
+                            exp_table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2),
+                            row_gain: wp.array(dtype=wp.float32),
+                            row_echo: wp.array2d(dtype=wp.int32), intensity: wp.array3d(dtype=wp.float32),
+                            clean: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
+                            labels: wp.array3d(dtype=wp.int32), row_sum: wp.array2d(dtype=wp.float32),
+                            row_block: int, block_step: int, start: int):
+    """Element (pose b, row r): the bearing point spread and the receiver in one pass over the row's bins j; writes
+    every bin of the row's four outputs once (no zero-fill needed) and the row's sum of ``intensity`` (in bin
+    order, for the automatic gain).
+
+    field_in, power_in, binned_hits, binned_labels: the row-major (B, n_range, n_channels) scratch images of
+    :func:`footprint_bin_kernel`, flattened. taps[m] = (h[m], h[m]^2).
     Point spread across channels (beams): f = sum_m h[m] field_in[r, j - m], p = sum_m h[m]^2 power_in[r, j - m]
     over the taps m = -M..M (h symmetric; channels outside the image contribute nothing; one tap h = 1 for none);
-    a row without an echo (``row_echo`` 0, set by :func:`footprint_bin_kernel`) has f = p = 0 and skips it.
+    a row that :func:`footprint_bin_kernel` did not write (``row_echo`` 0) has f = p = 0, hits 0 and label -1 and
+    skips it; a row it wrote has hits and labels from binned_hits, binned_labels, and field_in, power_in,
+    binned_hits, binned_labels and row_echo of the row are set back to rest (0, label -1) after reading.
     Receiver: intensity = |f + n|^2 G(r), clean = (p + R(r)) G(r). n is one circular complex Gaussian draw
-    (exponential intensity) of variance noise_intensity + R(r): receiver noise (re 1 uPa^2) plus the volume
+    (exponential intensity) of variance V = noise_intensity + R(r): receiver noise (re 1 uPa^2) plus the volume
     reverberation R(r) = row_reverb[r] (its sonar-equation mean per sample through the point spread, per row on
-    the host); where f = 0 its intensity |n|^2 is drawn directly from the exponential law (one logarithm), the
-    draws of row r coming in bin order from one stream keyed by keys[b] and r; elsewhere n is drawn from the
-    bin's own stream (keys[b], n_range + r n_channels + j). G = row_gain[r]: time-varying and
-    fixed gain on intensity, 10^((k log10 r + 2 alpha r + gain) / 10), per row on the host. clean is the
-    expected intensity, speckle- and noise-free (echoes and reverberation)."""
+    the host). Every bin draws from its own counter-based state h = :func:`bin_state` (key, r n_channels + j), key
+    the stream key of (seed, frame_index + b, sensor_id, STREAM_NOISE), so a bin's draw does not depend on any
+    other bin: where f = 0, |n|^2 = V E with E = :func:`unit_exponential` (h, ``exp_table``); elsewhere n is
+    :func:`complex_noise` (h; ``phasors`` as in :func:`bin_echo`). G = row_gain[r]: time-varying and fixed gain
+    on intensity, 10^((k log10 r + 2 alpha r + gain) / 10), per row on the host.
+    clean is the expected intensity, speckle- and noise-free (echoes and reverberation).
+
+    Element e = b n_range + q handles row r of a permutation that keeps blocks of ``row_block`` rows together
+    (contiguous memory) and spreads the blocks: q = row_block k + i (k < n_blocks = n_range // row_block) ->
+    r = row_block ((k block_step) mod n_blocks) + i, ``block_step`` coprime with n_blocks; the last
+    n_range mod row_block rows stay in place. The rows with echoes, often one band of ranges, so spread over all
+    CPU chunks."""
     e = wp.tid() + start
     b = e // n_range
     r = e - b * n_range
+    n_blocks = n_range // row_block
+    if r < n_blocks * row_block:
+        k = r // row_block
+        r = int((wp.int64(k) * wp.int64(block_step)) % wp.int64(n_blocks)) * row_block + (r - k * row_block)
     half = (taps.shape[0] - 1) // 2
     echo = row_echo[b, r]
     reverb = row_reverb[r]
     variance = noise_intensity + reverb
     g = row_gain[r]
-    state = wp.rand_init(keys[b], r)
-    for j in range(n_channels):
-        f = wp.vec2(0.0, 0.0)
-        p = float(0.0)
-        if echo != 0:
-            lo = wp.max(j - half, 0)
-            hi = wp.min(j + half, n_channels - 1)
-            for jj in range(lo, hi + 1):
-                h = taps[jj - j + half]
-                f = f + h * field_in[b, r, jj]
-                p = p + h * h * power_in[b, r, jj]
-        detected = wp.dot(f, f)
-        if variance > 0.0:
-            if detected == 0.0:
-                detected = -variance * wp.log(1.0 - wp.randf(state))
-            else:
-                # its own state (a wp.func gets a copy of the state, so the row's stream cannot advance past it)
-                f = f + complex_gaussian(wp.rand_init(keys[b], n_range + r * n_channels + j), variance)
-                detected = wp.dot(f, f)
-        intensity[b, r, j] = detected * g
-        clean[b, r, j] = (p + reverb) * g
+    key = stream_key(seed, frame_index + b, sensor_id, STREAM_NOISE)
+    first = r * n_channels
+    row = (b * n_range + r) * n_channels
+    total = float(0.0)
+    if echo == 0:
+        background = reverb * g
+        for j in range(n_channels):
+            detected = float(0.0)
+            if variance > 0.0:
+                detected = variance * unit_exponential(bin_state(key, first + j), exp_table)
+            v = detected * g
+            intensity[b, r, j] = v
+            clean[b, r, j] = background
+            hits[b, r, j] = 0
+            labels[b, r, j] = -1
+            total = total + v
+    else:
+        # four neighbouring bins j0..j0 + 3 per pass, each summed over its own taps in ascending order (the result
+        # of one bin at a time, bit for bit), sharing the loads and overlapping the four sums; a pass whose window
+        # holds only zeros (counted as the window slides: ``nonzero`` sources in [seen_lo, seen_hi]) skips them
+        seen_lo = int(0)
+        seen_hi = int(-1)
+        nonzero = int(0)
+        for quad in range((n_channels + 3) // 4):
+            j0 = 4 * quad
+            f0 = wp.vec2(0.0, 0.0)
+            f1 = wp.vec2(0.0, 0.0)
+            f2 = wp.vec2(0.0, 0.0)
+            f3 = wp.vec2(0.0, 0.0)
+            p4 = wp.vec4(0.0, 0.0, 0.0, 0.0)
+            lo = wp.max(j0 - half, 0)
+            hi = wp.min(j0 + 3 + half, n_channels - 1)
+            while seen_hi < hi:
+                seen_hi = seen_hi + 1
+                nonzero = nonzero + holds_echo(field_in[row + seen_hi], power_in[row + seen_hi])
+            while seen_lo < lo:
+                nonzero = nonzero - holds_echo(field_in[row + seen_lo], power_in[row + seen_lo])
+                seen_lo = seen_lo + 1
+            for jj in range(lo, wp.where(nonzero > 0, hi, lo - 1) + 1):
+                x = field_in[row + jj]
+                y = power_in[row + jj]
+                m = jj - j0 + half   # tap index of bin j0; of bin j0 + i it is m - i
+                if m <= 2 * half:
+                    h = taps[m]
+                    f0 = f0 + h[0] * x
+                    p4[0] = p4[0] + h[1] * y
+                if m >= 1 and m <= 2 * half + 1:
+                    h = taps[m - 1]
+                    f1 = f1 + h[0] * x
+                    p4[1] = p4[1] + h[1] * y
+                if m >= 2 and m <= 2 * half + 2:
+                    h = taps[m - 2]
+                    f2 = f2 + h[0] * x
+                    p4[2] = p4[2] + h[1] * y
+                if m >= 3:
+                    h = taps[m - 3]
+                    f3 = f3 + h[0] * x
+                    p4[3] = p4[3] + h[1] * y
+            for i in range(wp.min(4, n_channels - j0)):
+                j = j0 + i
+                f = f0
+                if i == 1:
+                    f = f1
+                elif i == 2:
+                    f = f2
+                elif i == 3:
+                    f = f3
+                v = receive(f, variance, g, bin_state(key, first + j), exp_table, phasors)
+                intensity[b, r, j] = v
+                clean[b, r, j] = (p4[i] + reverb) * g
+                hits[b, r, j] = binned_hits[row + j]
+                labels[b, r, j] = binned_labels[row + j]
+                total = total + v
+        for j in range(row, row + n_channels):
+            field_in[j] = wp.vec2(0.0, 0.0)
+            power_in[j] = 0.0
+            binned_hits[j] = 0
+            binned_labels[j] = -1
+        row_echo[b, r] = 0
+    row_sum[b, r] = total
 
 
 @wp.kernel
@@ -448,6 +617,18 @@ def frame_mean_kernel(image: wp.array3d(dtype=wp.float32), n_range: int, n_chann
         for j in range(n_channels):
             row = row + image[b, r, j]
         total = total + row
+    mean[b] = total / float(n_range * n_channels)
+
+
+@wp.kernel
+def frame_mean_of_rows_kernel(row_sum: wp.array2d(dtype=wp.float32), n_range: int, n_channels: int,
+                              mean: wp.array(dtype=wp.float32), start: int):
+    """Element b: mean of image b from its row sums (:func:`bearing_receiver_kernel`), added in row order: the
+    value of :func:`frame_mean_kernel` on the image, without reading it again."""
+    b = wp.tid() + start
+    total = float(0.0)
+    for r in range(n_range):
+        total = total + row_sum[b, r]
     mean[b] = total / float(n_range * n_channels)
 
 

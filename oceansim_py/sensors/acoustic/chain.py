@@ -16,6 +16,7 @@ docs/PHYSICS_ACOUSTIC_CHAIN.md. Units of the outputs:
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -38,6 +39,12 @@ DEVICE_INTENSITY_UNIT = ("model 'device': detected intensity |a + n|^2 re 1 uPa^
                          "receiver noise included) after the TVG and fixed/automatic gain of the config")
 DEVICE_CLEAN_UNIT = ("model 'device': expected (speckle- and noise-free) echo intensity re 1 uPa^2 through the same "
                      "point spread and gain")
+
+#: Bins per CPU chunk of the receiver launch (at least): smaller chunks cost more in launches than they share.
+BINS_PER_CHUNK = 16384
+
+#: Rows per block of the receiver's row permutation (:func:`row_order`).
+ROW_BLOCK = 16
 
 #: Valid time-varying gain laws and the k of k log10 r each applies.
 TVG_LAWS: dict[str, float] = {"none": 0.0, "20log": 20.0, "30log": 30.0, "40log": 40.0}
@@ -197,15 +204,25 @@ class _ChainBuffers:
         self.ray_bin = wp.empty(n_rays, dtype=wp.int32, device=device)
         self.ray_label = wp.empty(n_rays, dtype=wp.int32, device=device)
         self.ray_distance = self.rays.hits.distance  # hit distance, +inf for a miss
-        self.field = wp.empty(shape, dtype=wp.vec2, device=device)
-        self.power = wp.empty(shape, dtype=wp.float32, device=device)
-        # the binning's images before the range point spread: zero here, kept zero by footprint_bin_kernel
-        self.pre_field = wp.zeros(shape, dtype=wp.vec2, device=device)
-        self.pre_power = wp.zeros(shape, dtype=wp.float32, device=device)
-        self.peak = wp.empty(shape, dtype=wp.float32, device=device)
-        self.keys = wp.empty(batch, dtype=wp.int32, device=device)
+        columns = (batch, layout.n_channels, layout.n_range)
+        # Every image below is at rest between renders (0; labels -1): the kernels that write a bin set it back
+        # after reading it (footprint_bin_kernel, bearing_receiver_kernel), so no render zero-fills an image.
+        # Row-major (B, n_range, n_channels): after the range pass, read along rows by the bearing pass.
+        self.field = wp.zeros(shape, dtype=wp.vec2, device=device)
+        self.power = wp.zeros(shape, dtype=wp.float32, device=device)
+        self.binned_hits = wp.zeros(shape, dtype=wp.int32, device=device)
+        self.binned_labels = wp.full(shape, -1, dtype=wp.int32, device=device)
+        # Channel-major (B, n_channels, n_range): the binning's images, a channel's bins contiguous.
+        self.pre_field = wp.zeros(columns, dtype=wp.vec2, device=device)
+        self.pre_power = wp.zeros(columns, dtype=wp.float32, device=device)
+        self.pre_hits = wp.zeros(columns, dtype=wp.int32, device=device)
+        self.pre_labels = wp.full(columns, -1, dtype=wp.int32, device=device)
+        self.peak = wp.empty(columns, dtype=wp.float32, device=device)
+        self.row_echo = wp.zeros((batch, layout.n_range), dtype=wp.int32, device=device)
+        # the bearing pass reads the row-major images flat (one index per bin)
+        self.receiver_inputs = [a.flatten() for a in (self.field, self.power, self.binned_hits, self.binned_labels)]
         self.row_max = wp.empty((batch, layout.n_range), dtype=wp.float32, device=device)
-        self.row_echo = wp.empty((batch, layout.n_range), dtype=wp.int32, device=device)
+        self.row_sum = wp.empty((batch, layout.n_range), dtype=wp.float32, device=device)
         self.frame_max = wp.empty(batch, dtype=wp.float32, device=device)
         # multipath: the bounce state, every block's echoes (channel-major, blocks within a channel) and the
         # primary hit distance (the bounce casts reuse the hit arrays)
@@ -225,13 +242,14 @@ class _ChainBuffers:
     @staticmethod
     def nbytes(layout: FanLayout | TableFan, batch: int, multipath: MultipathSettings = MultipathSettings()) -> int:
         """Scratch bytes: per ray 24 (intensity, range/footprint/phase, bin, label) + ``RayBuffers.BYTES_PER_RAY``
-        (origin, direction and hit, distance included, for the ray-cast backend); per row 8 (maximum, echo flag);
-        per bin 28 (complex and intensity images before and after the range pass, peak scratch). With multipath,
-        per ray also ``BounceState.BYTES_PER_RAY``, 4 (primary distance) and 24 per echo block."""
+        (origin, direction and hit, distance included, for the ray-cast backend); per row 12 (maximum, sum, echo
+        flag); per bin 44 (complex and intensity images, hit counts and labels before and after the range pass,
+        peak scratch). With multipath, per ray also ``BounceState.BYTES_PER_RAY``, 4 (primary distance) and 24 per
+        echo block."""
         per_ray = 24 + RayBuffers.BYTES_PER_RAY
         if multipath.active:
             per_ray += BounceState.BYTES_PER_RAY + 4 + 24 * multipath.blocks
-        return batch * (64 + per_ray * layout.rays_per_pose + layout.n_range * (8 + 28 * layout.n_channels))
+        return batch * (64 + per_ray * layout.rays_per_pose + layout.n_range * (12 + 44 * layout.n_channels))
 
 
 class DeviceChain:
@@ -273,8 +291,10 @@ class DeviceChain:
         self._row_gain = wp.array(gain.astype(np.float32), dtype=wp.float32, device=device)
         self._row_reverb = wp.array(reverb.astype(np.float32), dtype=wp.float32, device=device)
         self._range_taps = wp.array(self.range_taps, dtype=wp.float32, device=device)
-        self._bearing_taps = wp.array(self.bearing_taps, dtype=wp.float32, device=device)
+        taps = self.bearing_taps.astype(np.float32)
+        self._bearing_taps = wp.array(np.stack([taps, taps * taps], 1), dtype=wp.vec2, device=device)  # (h, h^2)
         angles = 2.0 * np.pi * np.arange(2 ** int(k.PHASOR_BITS)) / 2 ** int(k.PHASOR_BITS)
+        self._exp_table = wp.array(exponential_table(int(k.EXP_TABLE_BITS)), dtype=wp.float32, device=device)
         self._phasors = wp.array(np.stack([np.cos(angles), np.sin(angles)], 1).astype(np.float32), dtype=wp.vec2,
                                  device=device)
         if isinstance(layout, TableFan):
@@ -288,6 +308,7 @@ class DeviceChain:
             self._elev_table = wp.array(table.astype(np.float32), dtype=wp.vec3, device=device)
         mp = settings.multipath
         self._tracer = BounceTracer(mp, s.frequency_hz, s.sound_speed, device) if mp.active else None
+        self._row_order = row_order(layout.n_range, layout.n_channels)
         self._buffers: ScratchCache[_ChainBuffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
         self._poses = PoseUploads(device, self.MAX_CACHED_BATCH_SIZES)
 
@@ -402,26 +423,21 @@ class DeviceChain:
                hits: wp.array, labels: wp.array) -> None:
         s, lay, dev = self.settings, self.layout, self.device
         dr = float(lay.range_bin)
-        buf.field.zero_()
-        buf.power.zero_()
-        buf.row_echo.zero_()
-        hits.zero_()
-        labels.fill_(-1)
         launch_1d(k.footprint_bin_kernel, batch * lay.n_channels,
                   [buf.echo_intensity, buf.echo_range, buf.echo_bin, buf.echo_label, lay.rays_per_channel * buf.blocks,
-                   lay.rays_per_pose * buf.blocks, lay.n_channels, float(lay.min_range), dr, lay.n_range, self._range_taps,
-                   buf.pre_field, buf.pre_power, buf.field, buf.power, hits, labels, buf.peak, buf.row_echo,
-                   self._phasors], dev, min_chunk=1)
+                   lay.rays_per_pose * buf.blocks, lay.n_channels, float(lay.min_range), dr, lay.n_range,
+                   self._range_taps, buf.pre_field, buf.pre_power, buf.pre_hits, buf.pre_labels, buf.peak, buf.field,
+                   buf.power, buf.binned_hits, buf.binned_labels, buf.row_echo, self._phasors], dev, min_chunk=1)
         n_bins = batch * lay.n_range * lay.n_channels
         noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
-        launch_1d(k.frame_keys_kernel, batch, [s.seed, int(frame_index), self.sensor_id, int(k.STREAM_NOISE),
-                                               buf.keys], dev, min_chunk=batch)
         launch_1d(k.bearing_receiver_kernel, batch * lay.n_range,
-                  [buf.field, buf.power, self._bearing_taps, lay.n_range, lay.n_channels, float(noise),
-                   self._row_reverb, buf.keys, self._row_gain, buf.row_echo, intensity, clean], dev, min_chunk=16)
+                  [*buf.receiver_inputs, self._bearing_taps, lay.n_range, lay.n_channels, float(noise),
+                   self._row_reverb, int(s.seed), int(frame_index), self.sensor_id, self._exp_table, self._phasors,
+                   self._row_gain, buf.row_echo, intensity, clean, hits, labels, buf.row_sum, *self._row_order], dev,
+                  min_chunk=max(16, BINS_PER_CHUNK // lay.n_channels))
         if s.agc_level_db is not None:
-            launch_1d(k.frame_mean_kernel, batch, [intensity, lay.n_range, lay.n_channels, buf.frame_max], dev,
-                      min_chunk=1)
+            launch_1d(k.frame_mean_of_rows_kernel, batch, [buf.row_sum, lay.n_range, lay.n_channels, buf.frame_max],
+                      dev, min_chunk=1)
             launch_1d(k.scale_frame_kernel, n_bins, [intensity, clean, buf.frame_max,
                                                      float(10.0 ** (s.agc_level_db / 10.0)), lay.n_range,
                                                      lay.n_channels], dev)
@@ -432,6 +448,31 @@ class DeviceChain:
                       min_chunk=1)
             launch_1d(k.normalise_kernel, n_bins, [intensity, clean, buf.row_max, buf.frame_max,
                                                    int(s.normalisation == "row"), lay.n_range, lay.n_channels], dev)
+
+
+def row_order(n_range: int, n_channels: int) -> tuple[int, int]:
+    """(row_block, block_step) of the receiver's row permutation (``bearing_receiver_kernel``): blocks of
+    ``ROW_BLOCK`` rows (contiguous memory, so the CPU's prefetch still streams the writes) visited with stride
+    ``block_step``, the integer nearest n_blocks / phi (golden ratio) coprime with n_blocks, so every CPU chunk
+    gets its share of the rows with echoes; (1, 1) (rows in order) below ``ROW_BLOCK`` channels or two blocks."""
+    n_blocks = n_range // ROW_BLOCK
+    if n_channels < ROW_BLOCK or n_blocks < 3:
+        return 1, 1
+    step = max(1, round(n_blocks / 1.6180339887498949))
+    while math.gcd(step, n_blocks) != 1:
+        step += 1
+    return ROW_BLOCK, step
+
+
+def exponential_table(bits: int) -> np.ndarray:
+    """(2^bits + 1,) float32 quantiles -ln(1 - n / 2^bits) of the unit exponential law, n = 0 .. 2^bits (the last,
+    +inf, stored as the largest float32; the kernel computes the last segments exactly and never reads it):
+    ``unit_exponential`` of kernels/acoustic_chain.py interpolates them."""
+    n = np.arange(2**bits + 1, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        table = -np.log1p(-n / 2**bits)
+    table[-1] = np.finfo(np.float32).max
+    return table.astype(np.float32)
 
 
 def _host_key(seed: int, frame: int, sensor: int, stream: int) -> int:

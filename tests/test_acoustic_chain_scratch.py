@@ -1,0 +1,142 @@
+"""The device chain's fast per-bin path (sensors/acoustic/chain.py, kernels/acoustic_chain.py): the receiver's
+table-interpolated exponential draw against the logarithm and the exponential law, scratch images that return to
+rest between renders (no zero-fill), the row permutation of the receiver launch, and bytes that do not depend on
+the thread count or the batch size."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import warp as wp
+
+from conftest import make_scene, quad
+from oceansim_py.kernels import acoustic_chain as kc
+from oceansim_py.kernels.random import pcg_hash
+from oceansim_py.runtime import set_cpu_threads
+from oceansim_py.sensors.acoustic.chain import exponential_table, row_order
+from oceansim_py.sensors.imaging_sonar import ImagingSonar, ImagingSonarConfig
+
+
+@wp.kernel
+def _exponential_of_words(words: wp.array(dtype=wp.uint32), table: wp.array(dtype=wp.float32),
+                          out: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    out[i] = kc.unit_exponential(words[i], table)
+
+
+@wp.kernel
+def _hashed_words(out: wp.array(dtype=wp.uint32)):
+    i = wp.tid()
+    out[i] = pcg_hash(wp.uint32(i))
+
+
+def exponential_of(words: np.ndarray) -> np.ndarray:
+    table = wp.array(exponential_table(int(kc.EXP_TABLE_BITS)), dtype=wp.float32, device="cpu")
+    w = wp.array(words.astype(np.uint32), dtype=wp.uint32, device="cpu")
+    out = wp.empty(words.size, dtype=wp.float32, device="cpu")
+    wp.launch(_exponential_of_words, words.size, [w, table, out], device="cpu")
+    return out.numpy().astype(np.float64)
+
+
+def test_table_exponential_at_hand_computed_words():
+    # u = h / 2^32: h = 0 -> 0; h = 2^31 (u = 1/2, a table node) -> ln 2; h = 3 * 2^30 (u = 3/4) -> ln 4;
+    # h = 2^32 - 1 (exact tail) -> -ln(2^-32) = 32 ln 2.
+    words = np.array([0, 2**31, 3 * 2**30, 2**32 - 1], dtype=np.uint64)
+    assert exponential_of(words) == pytest.approx([0.0, math.log(2.0), math.log(4.0), 32 * math.log(2.0)],
+                                                  rel=1e-6, abs=1e-7)
+
+
+def test_table_exponential_follows_the_logarithm_and_the_exponential_law():
+    n = 1 << 20
+    words = wp.empty(n, dtype=wp.uint32, device="cpu")
+    wp.launch(_hashed_words, n, [words], device="cpu")
+    h = words.numpy().astype(np.uint64)
+    e = exponential_of(h)
+    exact = -np.log1p(-h.astype(np.float64) / 2.0**32)
+    # chord error of the linear interpolation in the m-th segment from the end (1 - u in ((m - 1) / N, m / N],
+    # N = 2^EXP_TABLE_BITS): at most h^2 max|E''| / 8 = 1 / (8 (m - 1)^2); the last EXP_EXACT_SEGMENTS are exact
+    m = (1 << int(kc.EXP_TABLE_BITS)) - (h >> np.uint64(32 - int(kc.EXP_TABLE_BITS))).astype(np.float64)
+    exact_tail = m <= int(kc.EXP_EXACT_SEGMENTS)
+    assert np.all(np.abs(e - exact)[exact_tail] <= 2e-6 * exact[exact_tail])
+    interpolated = ~exact_tail
+    bound = 1.0 / (8.0 * (m[interpolated] - 1.0) ** 2) + 2e-6 * (1.0 + exact[interpolated])
+    assert np.all(np.abs(e - exact)[interpolated] <= bound)
+    assert e.mean() == pytest.approx(1.0, abs=3.0 / math.sqrt(n))
+    x = np.sort(e)
+    cdf = 1.0 - np.exp(-x)
+    d = max(np.max(np.arange(1, n + 1) / n - cdf), np.max(cdf - np.arange(n) / n))
+    assert d < 1.36 / math.sqrt(n)   # Kolmogorov-Smirnov, 5 % level
+
+
+@pytest.mark.parametrize("n_range", [1, 2, 3, 8, 47, 48, 745, 1024, 2290, 5725])
+def test_receiver_row_permutation_visits_every_row_once(n_range):
+    block, step = row_order(n_range, 512)
+    n_blocks = n_range // block
+    rows = [block * ((q // block * step) % n_blocks) + q % block if q < n_blocks * block else q
+            for q in range(n_range)]
+    assert sorted(rows) == list(range(n_range))
+    if n_range >= 1024:
+        assert block == 16 and rows[:2] == [0, 1] and rows[16] == 16 * step    # blocks of 16 rows, spread
+    assert row_order(n_range, 2) == (1, 1)
+
+
+#: A small fan with every stage of the chain on (range and bearing point spread, noise, reverberation, TVG).
+CHAIN = dict(model="device", multiplicative_sigma=0.0, additive_sigma=0.0, normalisation="none",
+             source_level=200.0, noise_level=60.0, volume_scattering=-70.0, bandwidth=25000.0, beam_width=1.2,
+             tvg="30log", horizontal_fov=40.0, vertical_fov=20.0, n_beams=48, rays_per_beam=2, elevation_rays=16,
+             min_range=1.0, max_range=12.0, range_bins=160)
+
+
+def pitched(deg: float, position=(0.0, 0.0, 0.0)) -> np.ndarray:
+    t = math.radians(deg)
+    return np.array([*position, 0.0, math.sin(t / 2), 0.0, math.cos(t / 2)])
+
+
+@pytest.fixture(scope="module")
+def scenes():
+    floor = make_scene(("floor", quad([10.0, 0.0, -2.0], [0.0, 0.0, 1.0], 80.0), 0.01))
+    empty = make_scene(("far", quad([-50.0, 0.0, 0.0], [1.0, 0.0, 0.0], 0.1), 0.5))
+    return floor, empty
+
+
+def render(sonar, scene, poses, frame_index=0):
+    return sonar.render(scene, poses, frame_index=frame_index).numpy()
+
+
+def test_scratch_returns_to_rest_between_renders(scenes):
+    floor, empty = scenes
+    cfg = ImagingSonarConfig(**CHAIN)
+    used = ImagingSonar(cfg, device="cpu")
+    first = render(used, floor, pitched(25.0))
+    assert (first["hit_count"] > 0).any()
+    # after a frame full of echoes, empty water renders as on a sensor that never saw one
+    after = render(used, empty, pitched(0.0))
+    fresh = render(ImagingSonar(cfg, device="cpu"), empty, pitched(0.0))
+    for key in ("intensity", "clean_intensity", "hit_count", "label_id"):
+        np.testing.assert_array_equal(after[key], fresh[key])
+    assert (after["hit_count"] == 0).all() and (after["label_id"] == -1).all()
+    # and the floor again gives the first frame's bytes
+    again = render(used, floor, pitched(25.0))
+    for key in ("intensity", "clean_intensity", "hit_count", "label_id"):
+        np.testing.assert_array_equal(again[key], first[key])
+
+
+def test_device_chain_bytes_do_not_depend_on_threads_or_batch(scenes):
+    floor, _ = scenes
+    cfg = ImagingSonarConfig(**CHAIN)
+    poses = np.stack([pitched(20.0 + 4.0 * b, (0.1 * b, 0.0, 0.0)) for b in range(3)])
+    runs = []
+    try:
+        for threads in (1, 2):
+            set_cpu_threads(threads)
+            runs.append(render(ImagingSonar(cfg, device="cpu"), floor, poses, frame_index=5))
+        sonar = ImagingSonar(cfg, device="cpu")
+        single = [render(sonar, floor, poses[b], frame_index=5 + b) for b in range(3)]
+    finally:
+        set_cpu_threads(None)
+    assert (runs[0]["hit_count"] > 0).any()
+    for key in ("intensity", "clean_intensity", "hit_count", "label_id"):
+        np.testing.assert_array_equal(runs[0][key], runs[1][key])
+        np.testing.assert_array_equal(runs[0][key], np.concatenate([s[key] for s in single]))
