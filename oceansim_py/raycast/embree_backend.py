@@ -30,8 +30,8 @@ sea surface's identity instance comes last among them).
 The kernel (``embree_raycast_kernel``) casts packets of eight rays (``rtcIntersect8``), turns Embree's (top id,
 primitive) into the world triangle index, takes the distance and normal from the world triangle (exactly as the
 ``warp`` backend) and runs from the engine's launch thread pool: Warp CPU launches release the GIL, so the cast
-scales over cores. Rays and results are the
-caller's Warp arrays, read and written in place: nothing is copied per cast.
+scales over cores. Rays and results are the caller's Warp arrays, read and written in place: nothing is copied per
+cast.
 """
 
 from __future__ import annotations
