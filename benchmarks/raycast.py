@@ -9,9 +9,12 @@ median of several builds), then Mrays/s of ``Scene.raycast_into`` into prealloca
 
 with one launch thread and with all of them. The backends are timed interleaved (warp, embree, warp, ...) and the
 median of the repeats is kept, so that a neighbour's load on a shared machine hits both alike; ``embree/warp`` is
-the ratio of the two medians in the same run; ``best 1->all`` is the thread speed-up from the fastest repeat of each
-(the least disturbed by other load). The all-threads result is compared with the one-thread result bit
-for bit, and the embree hits with warp's (same hit/miss, same face except edge ties).
+the ratio of the two medians in the same run; ``per cpu s`` is the one-thread throughput per second of the casting
+thread's own CPU time (``time.thread_time``: the time it was descheduled by other load does not count, so it is the
+steadiest per-thread figure on a shared machine); ``best 1->all`` is the thread speed-up from the fastest repeat of
+each (the least disturbed by other load). The all-threads result is compared with the one-thread result bit
+for bit, and the embree hits with warp's: same hit/miss, same face except edge ties (``faces!=``), and on the same
+face the largest distance difference (``max|dt|``; 0: bit for bit) and whether the normals are the same bits.
 
     python benchmarks/raycast.py [--rays N] [--repeats K] [--quick] [--scenes tank,pier,...] [--out results.json]
 """
@@ -114,35 +117,44 @@ def bench_scene(name: str, n: int, repeats: int, backends: list[str]) -> list[di
         configs = [(b, t) for b in backends for t in sorted({1, all_threads})]
         outs = {c: result_arrays(n) for c in configs}
         samples: dict[tuple[str, int], list[float]] = {c: [] for c in configs}
+        cpu: dict[str, list[float]] = {b: [] for b in backends}
         for c in configs:  # warm: compile/load the kernels, build the backend, touch the arrays
             set_cpu_threads(c[1])
             scenes[c[0]].raycast_into(o, d, r, outs[c])
         for _ in range(repeats):
             for c in configs:
                 set_cpu_threads(c[1])
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.thread_time()
                 scenes[c[0]].raycast_into(o, d, r, outs[c])
                 samples[c].append(time.perf_counter() - t0)
+                if c[1] == 1:  # one thread: the calling thread casts, so its CPU time is the cast's
+                    cpu[c[0]].append(time.thread_time() - c0)
         set_cpu_threads(None)
         ref = outs[(backends[0], 1)].numpy()
         for b in backends:
             one, many = outs[(b, 1)].numpy(), outs[(b, all_threads)].numpy()
             t1, tn = statistics.median(samples[(b, 1)]), statistics.median(samples[(b, all_threads)])
             hit = one["face"] >= 0
+            same = hit & (one["face"] == ref["face"])
+            dt = np.abs(one["distance"][same].astype(np.float64) - ref["distance"][same])
             rows.append({"scene": name, "triangles": first.num_triangles, "rays": kind, "backend": b, "n_rays": n,
                          "build_s": builds.get(b), "hit_fraction": float(hit.mean()),
                          "mrays_per_s_1_thread": n / t1 / 1e6, "mrays_per_s_all_threads": n / tn / 1e6,
                          "threads": all_threads, "thread_speedup": t1 / tn,
                          "best_mrays_per_s_1_thread": n / min(samples[(b, 1)]) / 1e6,
+                         "mrays_per_cpu_s_1_thread": n / statistics.median(cpu[b]) / 1e6,
                          "best_mrays_per_s_all_threads": n / min(samples[(b, all_threads)]) / 1e6,
                          "best_thread_speedup": min(samples[(b, 1)]) / min(samples[(b, all_threads)]),
                          "threaded_equals_single_bitwise": all(one[k].tobytes() == many[k].tobytes() for k in one),
                          "hits_differing_from_" + backends[0]: int((hit != (ref["face"] >= 0)).sum()),
-                         "faces_differing_from_" + backends[0]: int((hit & (one["face"] != ref["face"])).sum())})
+                         "faces_differing_from_" + backends[0]: int((hit & (one["face"] != ref["face"])).sum()),
+                         "max_abs_distance_difference_same_face_m": float(dt.max(initial=0.0)),
+                         "normals_bitwise_same_face": bool(np.array_equal(one["normal"][same], ref["normal"][same]))})
         base = rows[-len(backends)]
         for row in rows[-len(backends):]:
             row["ratio_1_thread"] = row["mrays_per_s_1_thread"] / base["mrays_per_s_1_thread"]
             row["ratio_all_threads"] = row["mrays_per_s_all_threads"] / base["mrays_per_s_all_threads"]
+            row["ratio_cpu_1_thread"] = row["mrays_per_cpu_s_1_thread"] / base["mrays_per_cpu_s_1_thread"]
     return rows
 
 
@@ -195,16 +207,17 @@ def main() -> None:
         print("embree backend not installed (pip install 'oceansim_py[embree]'): warp only")
     rows = [row for name in args.scenes.split(",") for row in bench_scene(name, n, repeats, backends)]
     print(f"{'scene':10s} {'triangles':>9s} {'rays':6s} {'backend':7s} {'build ms':>8s} {'hit %':>6s} "
-          f"{'Mrays/s 1 thr':>13s} {'x warp':>6s} {'Mrays/s all':>11s} {'x warp':>6s} {'thr':>3s} "
-          f"{'1->all':>6s} {'best':>5s} {'bitwise':>7s} {'faces!=':>7s}")
+          f"{'Mrays/s 1 thr':>13s} {'x warp':>6s} {'per cpu s':>9s} {'x warp':>6s} {'Mrays/s all':>11s} "
+          f"{'x warp':>6s} {'thr':>3s} {'1->all':>6s} {'best':>5s} {'bitwise':>7s} {'faces!=':>7s} {'max|dt| m':>9s}")
     for r in rows:
         build = f"{1e3 * r['build_s']:8.1f}" if r["build_s"] is not None else "       -"
         print(f"{r['scene']:10s} {r['triangles']:9d} {r['rays']:6s} {r['backend']:7s} {build} "
               f"{100 * r['hit_fraction']:6.1f} {r['mrays_per_s_1_thread']:13.2f} {r['ratio_1_thread']:6.2f} "
+              f"{r['mrays_per_cpu_s_1_thread']:9.2f} {r['ratio_cpu_1_thread']:6.2f} "
               f"{r['mrays_per_s_all_threads']:11.2f} {r['ratio_all_threads']:6.2f} {r['threads']:3d} "
               f"{r['thread_speedup']:6.2f} {r['best_thread_speedup']:5.2f} "
               f"{str(r['threaded_equals_single_bitwise']):>7s} "
-              f"{r['faces_differing_from_warp']:7d}")
+              f"{r['faces_differing_from_warp']:7d} {r['max_abs_distance_difference_same_face_m']:9.1e}")
     anim = bench_animation(repeats)
     print(f"set_time, pier + 4 animated spheres ({anim['triangles']} triangles): {anim['set_time_ms']:.2f} ms, of "
           f"which the embree update {anim.get('embree_update_ms', float('nan')):.3f} ms")

@@ -178,6 +178,44 @@ def test_edge_cases_match_warp(wall_scene: Scene) -> None:
 
 
 @embree
+def test_packets_with_edge_hits_and_invalid_lanes_match_warp(wall_scene: Scene) -> None:
+    """4099 rays (packets of 8 and a partial one): rays along +x onto the wall's diagonal (y = -z at x = 5), where an
+    edge function of Warp's triangle test is exactly 0 and it takes its double-precision path, every fifth ray with
+    a NaN origin, the rest random. Same hits, same bits of distance and normal as warp; the diagonal rays hit at
+    exactly 5 m (on either triangle: an edge tie)."""
+    w = Scene(list(wall_scene.nodes), raycast_backend="warp")
+    e = Scene(list(wall_scene.nodes), raycast_backend="embree")
+    e.backend.build()
+    rng = np.random.default_rng(3)
+    n = 4099
+    origins = rng.uniform(-1.0, 1.0, (n, 3))
+    dirs = rng.normal(size=(n, 3))
+    diagonal = np.arange(0, n, 97)
+    ys = np.round(np.linspace(-19.0, 19.0, len(diagonal)))  # the wall spans -20 .. 20 m
+    origins[diagonal] = np.column_stack([np.zeros_like(ys), ys, -ys])
+    dirs[diagonal] = [1.0, 0.0, 0.0]
+    invalid = np.setdiff1d(np.arange(1, n, 5), diagonal)
+    origins[invalid] = np.nan
+    with wp.ScopedDevice("cpu"):
+        o = wp.array(origins.astype(np.float32), dtype=wp.vec3)
+        d = wp.array(dirs.astype(np.float32), dtype=wp.vec3)
+        r = wp.array([100.0], dtype=wp.float32)
+        outs = [RaycastResult(wp.empty(n, dtype=wp.float32), wp.empty(n, dtype=wp.vec3), wp.empty(n, dtype=wp.int32),
+                              wp.empty(n, dtype=wp.int32)) for _ in range(2)]
+    w.raycast_into(o, d, r, outs[0])
+    e.raycast_into(o, d, r, outs[1])
+    a, b = outs[0].numpy(), outs[1].numpy()
+    assert np.array_equal(a["face"] >= 0, b["face"] >= 0)
+    assert np.all(b["face"][invalid] == -1) and np.all(np.isinf(b["distance"][invalid]))
+    np.testing.assert_array_equal(b["distance"][diagonal], 5.0)
+    off = np.setdiff1d(np.arange(n), diagonal)
+    assert (a["face"][off] >= 0).sum() > n // 4
+    for k in a:
+        np.testing.assert_array_equal(a[k][off], b[k][off], err_msg=k)
+    np.testing.assert_array_equal(a["normal"][diagonal], b["normal"][diagonal])
+
+
+@embree
 def test_embree_threads_bitwise_and_no_host_copies(wall_scene: Scene) -> None:
     e = Scene(list(wall_scene.nodes), raycast_backend="embree")
     assert not e.backend.built

@@ -27,10 +27,11 @@ BVH over the instances.
 
 Top-level geometry id 0 is the flattened geometry; instance ``k >= 1`` is ``MeshSlot`` ``instanced[k - 1]`` (the
 sea surface's identity instance comes last among them).
-The kernel (``embree_raycast_kernel``) turns Embree's (top id, primitive) into the world triangle index, takes the
-normal from the world triangle (exactly as the ``warp`` backend) and casts one ray per element from the engine's
-launch thread pool: Warp CPU launches release the GIL, so the cast scales over cores. Rays and results are the
-caller's Warp arrays, read and written in place: nothing is copied per cast.
+The kernel (``embree_raycast_kernel``) casts packets of eight rays (``rtcIntersect8``), turns Embree's (top id,
+primitive) into the world triangle index, takes the distance and normal from the world triangle (exactly as the
+``warp`` backend) and runs from the engine's launch thread pool: Warp CPU launches release the GIL, so the cast
+scales over cores. Rays and results are the caller's Warp arrays, read and written in place: nothing is copied per
+cast.
 """
 
 from __future__ import annotations
@@ -44,10 +45,11 @@ import numpy as np
 import warp as wp
 
 from oceansim_py.errors import ConfigError
-from oceansim_py.kernels.embree_cast import embree_raycast_kernel
+from oceansim_py.kernels.embree_cast import PACKET, QUERY_INCOHERENT, embree_raycast_kernel
+from oceansim_py.kernels.raycast import UNIT_TOLERANCE
 from oceansim_py.raycast import rtcore as rtc
 from oceansim_py.raycast.warp_backend import WarpBackend
-from oceansim_py.runtime import launch_1d
+from oceansim_py.runtime import MIN_CHUNK, launch_1d
 
 if TYPE_CHECKING:
     from oceansim_py.scene.geometry import MeshSlot, WorldGeometry
@@ -238,10 +240,12 @@ class EmbreeBackend:
                 return
             self.build()
         g = self.geometry
-        launch_1d(embree_raycast_kernel, origins.shape[0],
-                  [self.lib.intersect1_address, self.scene, self.top_face_offset, self.flat_faces, g.points,
-                   g.indices, g.face_object, origins, directions, max_range, out.distance, out.normal, out.face,
-                   out.obj], g.device, threads=threads)
+        n = origins.shape[0]
+        launch_1d(embree_raycast_kernel, (n + PACKET - 1) // PACKET,
+                  [self.lib.intersect8_address, self.scene, QUERY_INCOHERENT, float(UNIT_TOLERANCE), n,
+                   self.top_face_offset, self.flat_faces, g.points, g.indices, g.face_object, origins, directions,
+                   max_range, out.distance, out.normal, out.face, out.obj], g.device, threads=threads,
+                  min_chunk=MIN_CHUNK // PACKET)
 
     def describe(self) -> str:
         if not self.built:

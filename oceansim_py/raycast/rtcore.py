@@ -1,7 +1,7 @@
 """The Embree 4 C API through ctypes, from the shared library the ``embreex`` wheel ships.
 
 ``embreex``'s Python API casts one ray at a time while holding the GIL and has no instancing, so the engine
-calls Embree's C API itself: scene construction here (ctypes), the per-ray ``rtcIntersect1`` from a Warp CPU
+calls Embree's C API itself: scene construction here (ctypes), the packet cast ``rtcIntersect8`` from a Warp CPU
 kernel (``oceansim_py.kernels.embree_cast``), which gets the function's address. Only what the engine uses is
 bound. Enum values and struct layouts are those of Embree 4's public headers (``rtcore_*.h``).
 """
@@ -60,7 +60,7 @@ def _candidate_paths() -> list[str]:
 
 
 class EmbreeLibrary:
-    """The loaded Embree library: a device, typed functions and the address of ``rtcIntersect1``."""
+    """The loaded Embree library: a device, typed functions and the address of ``rtcIntersect8``."""
 
     def __init__(self, path: str) -> None:
         lib = ctypes.CDLL(path)
@@ -96,7 +96,7 @@ class EmbreeLibrary:
         self.version = f"{v // 10000}.{v // 100 % 100}.{v % 100}"
         if v // 10000 != 4:
             raise ConfigError(f"{path} is Embree {self.version}; the Embree backend needs Embree 4 ({INSTALL_HINT})")
-        self.intersect1_address = int(ctypes.cast(lib.rtcIntersect1, ctypes.c_void_p).value)
+        self.intersect8_address = int(ctypes.cast(lib.rtcIntersect8, ctypes.c_void_p).value)
 
     def check(self, what: str) -> None:
         """Raise ``ConfigError`` when the device reports an error after ``what``."""
