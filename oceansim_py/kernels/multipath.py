@@ -33,10 +33,9 @@ import warp as wp
 
 from oceansim_py.kernels.acoustic_chain import (MAX_FOOTPRINT_BINS, RayEcho, carrier_phase, fan_cell,
                                                 scatterer_gaussian, scatterer_phase)
-from oceansim_py.kernels.embree_cast import ray_range
 from oceansim_py.kernels.imaging_sonar import range_cell, ray_return
 from oceansim_py.kernels.multibeam import MAX_FOOTPRINT_SAMPLES, NO_DELAY, device_ray_angles
-from oceansim_py.kernels.raycast import RayHit, load_hit, sensor_to_world, two_way_absorption
+from oceansim_py.kernels.raycast import RayHit, load_hit, ray_range, sensor_to_world, two_way_absorption
 
 INTERFACE_FLUID = wp.constant(0)
 INTERFACE_FIXED = wp.constant(1)

@@ -126,6 +126,15 @@ def fan_direction(bearing: float, elevation: float) -> wp.vec3:
     return wp.vec3(ce * wp.cos(bearing), -ce * wp.sin(bearing), wp.sin(elevation))
 
 
+@wp.func
+def ray_range(max_range: wp.array(dtype=wp.float32), i: int) -> float:
+    """Ray i's maximum range (m): ``max_range`` holds one value for every ray, or one per ray."""
+    r = max_range[0]
+    if max_range.shape[0] > 1:
+        r = max_range[i]
+    return r
+
+
 @wp.kernel
 def raycast_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32), origins: wp.array(dtype=wp.vec3),
                    directions: wp.array(dtype=wp.vec3), max_range: wp.array(dtype=wp.float32),
@@ -135,9 +144,7 @@ def raycast_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32), origi
     i = wp.tid() + start
     d = directions[i]
     L = wp.length(d)
-    r = max_range[0]
-    if max_range.shape[0] > 1:
-        r = max_range[i]
+    r = ray_range(max_range, i)
     if L > 0.0:
         h = cast_ray(mesh, face_object, origins[i], cast_direction(d, L), r)
         distance[i] = h.distance
