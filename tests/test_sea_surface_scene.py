@@ -320,3 +320,20 @@ def test_framing_ignores_the_sea_surface():
         np.testing.assert_array_equal(a, b)
     for kind in ("imaging_sonar", "camera"):
         np.testing.assert_allclose(framing_pose(scene, kind, 20.0), framing_pose(flat, kind, 20.0), atol=1e-6)
+
+
+@pytest.mark.parametrize("scene, kwargs, why", [
+    ("harbour", {"sea_state": "flat", "sea_surface_size": 50.0}, "sea_state 'flat' has no wave patch"),
+    ("harbour", {"sea_state": "flat", "sea_surface_resolution": -1.0}, "sea_state 'flat' has no wave patch"),
+    ("tank", {"sea_surface_size": 50.0}, "declares no sea state and none was given"),
+])
+def test_patch_dimensions_without_a_sea_surface_are_refused_as_in_a_rig(scene, kwargs, why):
+    # The size or resolution of a wave patch that is not made would be ignored without a word (a rig refuses it):
+    # the load names the field and says why there is no patch.
+    field = "sea_surface_size" if "sea_surface_size" in kwargs else "sea_surface_resolution"
+    with pytest.raises(ConfigError, match=rf"^load_scene: {field}: applies to a moving sea surface, but .*{why}"):
+        load_scene(scene, device="cpu", **kwargs)
+    # without the dimension the same loads are flat, and a declared sea state takes them
+    assert load_scene(scene, device="cpu", sea_state=kwargs.get("sea_state")).sea_surface is None
+    rest = load_scene("harbour", device="cpu", sea_surface_size=40.0, sea_surface_resolution=2.0).sea_surface.rest
+    assert np.ptp(rest[:, 0]) == pytest.approx(40.0) and len(rest) == 21 * 21
