@@ -62,13 +62,28 @@ def _fibonacci_sphere(n: int) -> np.ndarray:
     return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=1)
 
 
-def probe_hit_fraction(scene: Any, positions: np.ndarray, max_range: float) -> float:
+def probe_hit_fraction(scene: Any, positions: np.ndarray, max_range: float, surface_z: float | None = None) -> float:
     """Share of all-round probe rays (:data:`PROBE_DIRECTIONS` per position, every direction) from
     ``positions`` ((N, 3) world, m) that hit ``scene`` within ``max_range`` (m). 0 means a sensor there cannot
-    see anything whatever its field of view: the cheap check a run makes before it renders."""
+    see anything whatever its field of view: the cheap check a run makes before it renders.
+
+    ``surface_z``: the height (m) of a flat sea surface the sensor sees although it is no geometry (a DVL tracking
+    the surface, a camera with ``surface_optics: always``, a sonar with surface reverberation); a ray from below
+    that reaches it within ``max_range`` counts as a hit. ``None``: geometry only."""
     pos = np.asarray(positions, dtype=np.float64).reshape(-1, 3)
     dirs = _fibonacci_sphere(PROBE_DIRECTIONS)
     origins = np.repeat(pos, PROBE_DIRECTIONS, axis=0)
     directions = np.tile(dirs, (pos.shape[0], 1))
-    hits = scene.raycast(origins, directions, max_range=float(max_range)).hit
+    hits = np.asarray(scene.raycast(origins, directions, max_range=float(max_range)).hit, dtype=bool)
+    if surface_z is not None:
+        rise = surface_z - origins[:, 2]   # the plane at distance rise / d_z along an upward ray
+        hits |= (directions[:, 2] > 0.0) & (rise >= 0.0) & (rise <= max_range * directions[:, 2])
     return float(np.mean(hits)) if hits.size else 0.0
+
+
+def sees_flat_surface(config: Any) -> bool:
+    """Whether a sensor with ``config`` sees the flat sea surface z = ``surface_z`` as a target although it is no
+    geometry: a DVL tracking the surface, a camera with ``surface_optics: always``, an acoustic sensor with
+    ``surface_reverberation``."""
+    return (getattr(config, "tracking", None) == "surface" or getattr(config, "surface_optics", None) == "always"
+            or getattr(config, "surface_reverberation", False) is True)

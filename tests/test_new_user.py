@@ -300,6 +300,36 @@ def test_generate_warns_for_a_rig_that_does_not_match_its_scene(tmp_path: Path) 
         generate(load_rig(path), tmp_path / "out2", progress=False)
 
 
+def test_sensors_that_see_the_flat_surface_are_not_reported_blind(tmp_path: Path) -> None:
+    # 3 m under the flat surface of the wreck scene (bottom about 20 m down, out of a 10 m reach): a DVL tracking
+    # the surface, a camera with surface_optics: always and a sonar with surface reverberation all see the plane
+    # z = 0 (every DVL sample is valid), but the pre-run probe cast against geometry only and warned that each
+    # "saw nothing". A bottom-tracking DVL there does see nothing and is still reported.
+    from oceansim_py.dataset.generate import warn_blind_sensors
+    from oceansim_py.dataset.rig import parse_rig
+    from oceansim_py.dataset.worker import ShardWorker
+    from oceansim_py.diagnostics import probe_hit_fraction
+
+    sensors = [{"name": "dvl_up", "type": "dvl", "rate_hz": 1.0, "config": {"tracking": "surface", "max_range": 10.0}},
+               {"name": "cam", "type": "camera", "rate_hz": 1.0,
+                "config": {"surface_optics": "always", "max_range": 10.0, "width": 8, "height": 6}},
+               {"name": "fls", "type": "imaging_sonar", "preset": "oculus_m750d", "rate_hz": 1.0,
+                "config": {"surface_reverberation": True, "surface_wind_speed": 5.0, "max_range": 10.0}},
+               {"name": "dvl_down", "type": "dvl", "rate_hz": 1.0, "config": {"max_range": 10.0}}]
+    rig = parse_rig({"name": "up", "scene": "wreck", "frames": 2, "tick_rate_hz": 1.0, "sensors": sensors,
+                     "trajectory": {"type": "transect", "start": [-30.0, 0.0, -3.0], "end": [-28.0, 0.0, -3.0],
+                                    "speed": 1.0}}, source="up.yaml")
+    worker = ShardWorker(rig, tmp_path / "out", "cpu")
+    with pytest.warns(EmptyViewWarning) as got:
+        assert warn_blind_sensors(worker) == ["dvl_down"]
+    assert len(got) == 1
+    # the probe by hand: from 3 m down, an upward ray reaches the plane within 10 m where d_z >= 0.3, i.e. on the cap
+    # of the sphere above z = 0.3: (1 - 0.3) / 2 = 35 % of evenly spread directions
+    fraction = probe_hit_fraction(worker.scene, [[-30.0, 0.0, -3.0]], 10.0, surface_z=0.0)
+    assert fraction == pytest.approx(0.35, abs=2 / 256)
+    assert probe_hit_fraction(worker.scene, [[-30.0, 0.0, -3.0]], 10.0) == 0.0
+
+
 def test_no_builtin_rig_has_a_blind_sensor(tmp_path: Path) -> None:
     from oceansim_py.dataset.generate import warn_blind_sensors
     from oceansim_py.dataset.rig import builtin_rig_names, load_rig
