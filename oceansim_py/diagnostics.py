@@ -5,6 +5,8 @@ A sensor that sees nothing returns arrays of misses, which is valid data but alm
 ``UserWarning``) that says why: every triangle lies above the sea surface, the pose is outside the scene's
 bounding box, or nothing lies within the sensor's range. The CLI prints these as ``oceansim-py: warning: ...``;
 in Python, ``warnings.simplefilter("error", EmptyViewWarning)`` turns them into exceptions.
+:func:`warn_if_above_surface` raises an :class:`OutOfWaterWarning` for a sensor that works under water posed above
+the sea surface (``oceansim-py render`` checks its sonars, and its camera when it does not render the surface).
 """
 
 from __future__ import annotations
@@ -21,6 +23,26 @@ class OceanSimWarning(UserWarning):
 
 class EmptyViewWarning(OceanSimWarning):
     """A sensor's output holds no return at all (hit fraction 0)."""
+
+
+class OutOfWaterWarning(OceanSimWarning):
+    """A sensor that works under water is posed above the sea surface (its output treats the air as water)."""
+
+
+def warn_if_above_surface(sensor: str, scene: Any, positions: np.ndarray, consequence: str) -> bool:
+    """Raise an :class:`OutOfWaterWarning` when any of ``positions`` ((N, 3) world, m) lies above the scene's sea
+    surface (the instantaneous wave height there, else ``surface_z``); ``consequence`` says what the output then
+    is. True when it warned."""
+    pos = np.asarray(positions, dtype=np.float64).reshape(-1, 3)
+    height = scene.surface_height(pos[:, :2])
+    above = np.nonzero(pos[:, 2] > height)[0]
+    if not above.size:
+        return False
+    k = above[0]
+    count = "" if pos.shape[0] == 1 else f" at {above.size} of {pos.shape[0]} poses (first: pose {k})"
+    warnings.warn(f"{sensor} is above the sea surface{count}: z = {pos[k, 2]:.3g} m, surface {height[k]:.3g} m; "
+                  f"{consequence}", OutOfWaterWarning, stacklevel=2)
+    return True
 
 
 def empty_view_reason(scene: Any, positions: np.ndarray, max_range: float) -> str:
