@@ -337,3 +337,22 @@ def test_patch_dimensions_without_a_sea_surface_are_refused_as_in_a_rig(scene, k
     assert load_scene(scene, device="cpu", sea_state=kwargs.get("sea_state")).sea_surface is None
     rest = load_scene("harbour", device="cpu", sea_surface_size=40.0, sea_surface_resolution=2.0).sea_surface.rest
     assert np.ptp(rest[:, 0]) == pytest.approx(40.0) and len(rest) == 21 * 21
+
+
+@pytest.mark.parametrize("value", ["none", "Flat", None])
+def test_a_sea_state_that_is_no_preset_names_flat_as_the_other_choice(value):
+    # 'flat' is the other valid sea_state of a load or a rig, but the error listed only the wave presets, so a user
+    # who wrote "none" or "Flat" (or a null in a rig) was not told how to ask for no waves.
+    from oceansim_py.dataset.rig import parse_rig
+
+    base = {"scene": "tank", "trajectory": {"type": "transect", "start": [0, 0, -1], "end": [1, 0, -1], "speed": 1},
+            "sensors": [{"name": "gps", "type": "gps", "rate_hz": 1}]}
+    tail = r"\['calm', 'harbour_chop', 'moderate', 'rough'\].*; or 'flat' for the flat surface without waves$"
+    with pytest.raises(ConfigError, match=rf"^r\.yaml: sea_state: .*{tail}"):
+        parse_rig({**base, "sea_state": value}, "r.yaml")
+    if value is not None:   # None is load_scene's default (the scene's own sea)
+        with pytest.raises(ConfigError, match=rf"^load_scene: sea_state: unknown SeaStateConfig preset .*{tail}"):
+            load_scene("tank", device="cpu", sea_state=value)
+    # a field error of a mapping is left as it is
+    with pytest.raises(ConfigError, match=r"SeaStateConfig\.wind_speed: must be > 0 m/s, got -1\.0$"):
+        parse_rig({**base, "sea_state": {"wind_speed": -1.0}}, "r.yaml")

@@ -9,7 +9,7 @@ from oceansim_py.errors import ConfigError, SceneError
 from oceansim_py.scene.graph import Node, RaycastResult, Scene, TriangleMesh
 from oceansim_py.scene.materials import Material, MaterialTable
 from oceansim_py.scene.meshes import MESH_SUFFIXES, read_mesh_file
-from oceansim_py.scene.sea_surface import FLAT_SEA, SeaStateConfig, check_patch, sea_state_config
+from oceansim_py.scene.sea_surface import FLAT_SEA, SeaStateConfig, check_patch, sea_state_config, sea_state_or_flat
 
 SDF_SUFFIXES = {".sdf", ".world"}
 COLLADA_SUFFIXES = {".dae"}
@@ -76,7 +76,7 @@ def load_scene(path: str | Path, device: Any = None, materials: MaterialTable | 
         _refuse_patch_without_sea(sea_surface_size, sea_surface_resolution, "sea_state 'flat' has no wave patch")
     sea = None
     if sea_state is not None and not flat:
-        sea = sea_state_config(sea_state, "load_scene: sea_state")
+        sea = sea_state_or_flat(sea_state, "load_scene: sea_state")
         check_patch(200.0 if sea_surface_size is None else sea_surface_size,
                     1.0 if sea_surface_resolution is None else sea_surface_resolution,
                     "load_scene: sea_surface_size", "load_scene: sea_surface_resolution")
