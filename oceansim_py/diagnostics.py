@@ -5,6 +5,8 @@ A sensor that sees nothing returns arrays of misses, which is valid data but alm
 ``UserWarning``) that says why: every triangle lies above the sea surface, the pose is outside the scene's
 bounding box, or nothing lies within the sensor's range. The CLI prints these as ``oceansim-py: warning: ...``;
 in Python, ``warnings.simplefilter("error", EmptyViewWarning)`` turns them into exceptions.
+:func:`warn_if_above_surface` raises an :class:`OutOfWaterWarning` for a sensor that works under water posed above
+the sea surface (``oceansim-py render`` checks its sonars, and its camera when it does not render the surface).
 """
 
 from __future__ import annotations
@@ -21,6 +23,26 @@ class OceanSimWarning(UserWarning):
 
 class EmptyViewWarning(OceanSimWarning):
     """A sensor's output holds no return at all (hit fraction 0)."""
+
+
+class OutOfWaterWarning(OceanSimWarning):
+    """A sensor that works under water is posed above the sea surface (its output treats the air as water)."""
+
+
+def warn_if_above_surface(sensor: str, scene: Any, positions: np.ndarray, consequence: str) -> bool:
+    """Raise an :class:`OutOfWaterWarning` when any of ``positions`` ((N, 3) world, m) lies above the scene's sea
+    surface (the instantaneous wave height there, else ``surface_z``); ``consequence`` says what the output then
+    is. True when it warned."""
+    pos = np.asarray(positions, dtype=np.float64).reshape(-1, 3)
+    height = scene.surface_height(pos[:, :2])
+    above = np.nonzero(pos[:, 2] > height)[0]
+    if not above.size:
+        return False
+    k = above[0]
+    count = "" if pos.shape[0] == 1 else f" at {above.size} of {pos.shape[0]} poses (first: pose {k})"
+    warnings.warn(f"{sensor} is above the sea surface{count}: z = {pos[k, 2]:.3g} m, surface {height[k]:.3g} m; "
+                  f"{consequence}", OutOfWaterWarning, stacklevel=2)
+    return True
 
 
 def empty_view_reason(scene: Any, positions: np.ndarray, max_range: float) -> str:
@@ -62,13 +84,28 @@ def _fibonacci_sphere(n: int) -> np.ndarray:
     return np.stack([r * np.cos(phi), r * np.sin(phi), z], axis=1)
 
 
-def probe_hit_fraction(scene: Any, positions: np.ndarray, max_range: float) -> float:
+def probe_hit_fraction(scene: Any, positions: np.ndarray, max_range: float, surface_z: float | None = None) -> float:
     """Share of all-round probe rays (:data:`PROBE_DIRECTIONS` per position, every direction) from
     ``positions`` ((N, 3) world, m) that hit ``scene`` within ``max_range`` (m). 0 means a sensor there cannot
-    see anything whatever its field of view: the cheap check a run makes before it renders."""
+    see anything whatever its field of view: the cheap check a run makes before it renders.
+
+    ``surface_z``: the height (m) of a flat sea surface the sensor sees although it is no geometry (a DVL tracking
+    the surface, a camera with ``surface_optics: always``, a sonar with surface reverberation); a ray from below
+    that reaches it within ``max_range`` counts as a hit. ``None``: geometry only."""
     pos = np.asarray(positions, dtype=np.float64).reshape(-1, 3)
     dirs = _fibonacci_sphere(PROBE_DIRECTIONS)
     origins = np.repeat(pos, PROBE_DIRECTIONS, axis=0)
     directions = np.tile(dirs, (pos.shape[0], 1))
-    hits = scene.raycast(origins, directions, max_range=float(max_range)).hit
+    hits = np.asarray(scene.raycast(origins, directions, max_range=float(max_range)).hit, dtype=bool)
+    if surface_z is not None:
+        rise = surface_z - origins[:, 2]   # the plane at distance rise / d_z along an upward ray
+        hits |= (directions[:, 2] > 0.0) & (rise >= 0.0) & (rise <= max_range * directions[:, 2])
     return float(np.mean(hits)) if hits.size else 0.0
+
+
+def sees_flat_surface(config: Any) -> bool:
+    """Whether a sensor with ``config`` sees the flat sea surface z = ``surface_z`` as a target although it is no
+    geometry: a DVL tracking the surface, a camera with ``surface_optics: always``, an acoustic sensor with
+    ``surface_reverberation``."""
+    return (getattr(config, "tracking", None) == "surface" or getattr(config, "surface_optics", None) == "always"
+            or getattr(config, "surface_reverberation", False) is True)

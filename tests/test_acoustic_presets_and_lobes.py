@@ -134,3 +134,21 @@ def test_elevation_side_lobe_is_present_at_its_level():
     axis = plate_echo(0.0)
     assert 10 * math.log10(plate_echo(lobe) / axis) == pytest.approx(2 * -13.26, abs=1.0)
     assert 10 * math.log10(plate_echo(null) / axis) < -45.0
+
+
+def test_field_sources_of_an_unknown_kind_or_preset_is_a_config_error_and_the_table_stays_as_it_is():
+    # field_sources("imaging_sonar", "oculus_m750d_peer") was a bare KeyError, and the dict it returned was the table's
+    # own (shared by oculus_m750d and oculus_m750d_750khz): changing it changed the documented sources.
+    from oceansim_py.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^field_sources: 'imaging_sonar' has no device preset 'oculus_m750d_peer'; "
+                                          r"device presets: \[.*'oculus_m750d'.*\]$"):
+        dp.field_sources("imaging_sonar", "oculus_m750d_peer")
+    with pytest.raises(ConfigError, match=r"^field_sources: no device presets for sensor kind 'camera'; kinds: "
+                                          r"\['imaging_sonar', 'msis', 'multibeam', 'profiling', 'sidescan', "
+                                          r"'singlebeam'\]$"):
+        dp.field_sources("camera", "gopro_flat_port")
+    sources = dp.field_sources("imaging_sonar", "oculus_m750d")
+    sources["frequency"] = "estimate: changed by a caller"
+    assert dp.field_sources("imaging_sonar", "oculus_m750d_750khz")["frequency"] != "estimate: changed by a caller"
+    assert dp.FIELD_SOURCES["imaging_sonar"]["oculus_m750d"]["frequency"] != "estimate: changed by a caller"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 import threading
 
@@ -150,3 +151,15 @@ def test_scene_writer_failing_keeps_the_old_scene(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="No space"):
         write_builtin_scenes(tmp_path, ["tank"])
     assert path.read_bytes() == before and _names(tmp_path) == ["tank.usda"]
+
+
+@pytest.mark.parametrize("mode", ["a", "ab", "r", "r+"])
+def test_atomic_open_refuses_modes_that_would_replace_the_file_with_less(tmp_path, mode):
+    # The temporary starts empty: "a" replaced the file with only the appended text, "r" read nothing and then
+    # replaced the file with an empty one. Only whole-file writes are taken; the file and folder stay as they were.
+    target = tmp_path / "log.txt"
+    target.write_text("old line\n")
+    with pytest.raises(ValueError, match=rf"^atomic_open: mode must be one of \('w', 'wb'\) .*got '{re.escape(mode)}'$"):
+        with atomic_open(target, mode) as fh:
+            fh.write("new\n" if "b" not in mode else b"new\n")
+    assert target.read_text() == "old line\n" and _names(tmp_path) == ["log.txt"]

@@ -194,3 +194,23 @@ def test_camera_in_the_air_or_water_follows_the_instantaneous_wave_surface() -> 
     below = cam.render(scene, pose_from_euler(x, y, h - 0.2, *UP)).numpy()
     assert below["label"][0, 1, 1] == scene.labels.index("sea_surface")
     assert below["range"][0, 1, 1] == pytest.approx(0.2, abs=0.02)
+
+
+@pytest.mark.parametrize("pose", ["0,0,1,0,90,0", "0,0,-0.5,0,-90,0"], ids=["above, looking down", "below, looking up"])
+def test_render_cli_counts_the_flat_surface_as_seen_and_does_not_warn_of_an_empty_view(pose, tmp_path, capsys):
+    # With surface_optics: always every pixel of these views sees the flat plane (label -1, finite range): through it
+    # the tank's floor from above, Snell's window and the reflected tank from below. The CLI counted only labels
+    # >= 0, said "0.0 % of pixels hit geometry" and warned that the camera saw nothing.
+    import warnings
+
+    from oceansim_py.cli import main
+    from oceansim_py.diagnostics import EmptyViewWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EmptyViewWarning)
+        assert main(["render", "camera", "--scene", "tank", "--device", "cpu", "--set", "surface_optics=always",
+                     "--set", "width=32", "--set", "height=24", "--pose", pose, "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr()
+    assert "(100.0 % of pixels see geometry or the sea surface)" in out.out and "saw nothing" not in out.err
+    assert np.isfinite(np.load(tmp_path / "camera_range.npy")).all()
+    assert (np.load(tmp_path / "camera_label.npy") == -1).any()

@@ -67,6 +67,26 @@ def test_a_frame_out_of_range_is_a_dataset_error_naming_the_dataset_frame_and_ra
     assert [f["frame"] for f in ds] == [0, 1, 2, 3]  # iteration still ends at the last frame
 
 
+def test_frame_and_sample_take_integers_and_an_absent_sample_is_an_index_error(dataset):
+    # frame(1.5) used to return a frame between two ticks ("frame": 1.5, samples of tick 1) and sample(name, 1.0)
+    # a ValueError from a format string; a sample past the end was a DatasetError but no IndexError.
+    ds = load(dataset)
+    path = re.escape(str(dataset))
+    for bad in (1.5, 2.0, "1"):
+        with pytest.raises(TypeError, match=rf"^frame indices must be integers, not {type(bad).__name__}$"):
+            ds.frame(bad)
+        with pytest.raises(TypeError, match=rf"^sample indices must be integers, not {type(bad).__name__}$"):
+            ds.sample("fls", bad)
+    with pytest.raises(TypeError, match=r"^dataset indices must be integers or slices, not float$"):
+        ds[1.0]
+    assert ds.frame(np.int64(2))["frame"] == 2 and ds.sample("fls", np.int32(1))["sample"] == 1
+    n = ds.num_samples("fls")
+    for asked in (n, -1):
+        with pytest.raises(DatasetIndexError, match=rf"^{path}: sensor 'fls' has no sample {asked} in the complete "
+                                                    rf"shards \({n} sample\(s\), 0\.\.{n - 1}\)$"):
+            ds.sample("fls", asked)
+
+
 def test_verify_reports_every_missing_and_corrupted_file(copy, capsys):
     assert verify_dataset(copy) == []
     assert main(["verify", str(copy)]) == 0

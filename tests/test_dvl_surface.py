@@ -125,3 +125,29 @@ def test_surface_velocity_is_the_rate_of_change_of_the_surface() -> None:
             rest = s.rest_points(xy, t)
             moved = (s.displace(rest, t + dt) - s.displace(rest, t - dt)) / (2 * dt)
             np.testing.assert_allclose(u, moved, atol=1e-6)
+
+
+def test_beyond_the_wave_patch_the_beams_range_to_the_flat_surface() -> None:
+    # A 20 m wave patch centred on the origin ([-10, 10]^2); the floor runs to 40 m. Beyond the patch the sea
+    # surface is the flat plane z = 0 again (as the camera's "always" optics and the GPS have it): the beams used to
+    # find nothing there and the DVL dropped out. 6 m deep, 22.5 deg beams: r = 6 / cos(22.5 deg) = 6.4944 m, and the
+    # still plane gives the vehicle's velocity exactly.
+    scene = floor_scene()
+    sea = SeaStateConfig(spectrum="bretschneider", significant_wave_height=1.0, peak_period=8.0, spreading="none",
+                         n_frequencies=1, steepness=0.0, seed=3)
+    scene.add_sea_surface(sea, size=20.0, resolution=0.5, center=(0.0, 0.0))
+    scene.set_time(2.0)
+    v = [0.5, -0.2, 0.0]
+    dvl = DVL(DVLConfig(tracking="surface", noise=False), device="cpu")
+    # footprints 6 tan(22.5 deg) cos(45 deg) = 1.76 m either side of the sensor: x = 20 is well beyond the patch
+    out = dvl.render(scene, level_pose(-DEPTH, x=20.0), velocities=v).numpy()
+    assert out["beam_valid"].all() and out["valid"][0]
+    np.testing.assert_allclose(out["beam_range"][0], DEPTH / math.cos(math.radians(22.5)), rtol=1e-5)
+    np.testing.assert_allclose(out["velocity"][0], v, atol=1e-5)
+    assert out["altitude"][0] == pytest.approx(DEPTH, rel=1e-5)
+    # under the patch the beams still end on the wave mesh, not on the plane (the wave is 0.35 m high)
+    under = dvl.render(scene, level_pose(-DEPTH), velocities=v).numpy()
+    hits_z = -DEPTH + under["beam_range"][0] * math.cos(math.radians(22.5))
+    np.testing.assert_allclose(hits_z, scene.surface_height(
+        under["beam_range"][0][:, None] * DVLConfig(tracking="surface").beam_directions()[:, :2]), atol=5e-3)
+    assert np.abs(hits_z).max() > 0.05

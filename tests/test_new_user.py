@@ -276,6 +276,36 @@ def test_cli_warns_when_the_sensor_sees_nothing(tmp_path: Path, capsys: pytest.C
         assert warn_if_blind("sonar", 0.5, scene, np.zeros((1, 3)), 10.0) is False
 
 
+def test_cli_warns_when_a_sensor_is_posed_above_the_sea_surface(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # A sonar at z = +0.2 m in the tank (walls to z = 0.5 m) rendered the walls in the air as if under water, and a
+    # camera above the flat surface (surface_optics: auto) saw the world filled with water, without a word.
+    from oceansim_py.diagnostics import OutOfWaterWarning, warn_if_above_surface
+
+    small = ["--set", "range_bins=16", "--set", "n_beams=8"]
+    assert main(["render", "sonar", "--scene", "tank", "--pose", "0,0,0.2,0,0,0", *small,
+                 "--out", str(tmp_path / "s")]) == 0
+    err = capsys.readouterr().err
+    assert ("oceansim-py: warning: imaging sonar is above the sea surface: z = 0.2 m, surface 0 m; an acoustic "
+            "sensor works in the water") in err
+    cam = ["--set", "width=8", "--set", "height=6", "--pose", "0,0,1,0,30,0"]
+    assert main(["render", "camera", "--scene", "tank", *cam, "--out", str(tmp_path / "c")]) == 0
+    assert "camera is above the sea surface: z = 1 m, surface 0 m; without the sea surface's optics" \
+        in capsys.readouterr().err
+    # the camera that renders the surface from above, and a sonar under water, are silent
+    for args in (["camera", *cam, "--set", "surface_optics=always"], ["sonar", "--pose", "0,0,-1.5,0,0,0", *small]):
+        assert main(["render", args[0], "--scene", "tank", *args[1:], "--out", str(tmp_path / "q")]) == 0
+        assert "warning" not in capsys.readouterr().err
+    # by hand: the moving surface's instantaneous height decides; the count says how many poses are out
+    scene = load_scene("tank", device="cpu")
+    with pytest.warns(OutOfWaterWarning, match=r"^probe is above the sea surface at 1 of 2 poses \(first: pose 1\): "
+                                               r"z = 0\.01 m, surface 0 m; why$"):
+        assert warn_if_above_surface("probe", scene, np.array([[0.0, 0, -0.01], [0.0, 0, 0.01]]), "why")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert warn_if_above_surface("probe", scene, np.array([[0.0, 0, 0.0], [1.0, 0, -3.0]]), "why") is False
+
+
 def test_generate_warns_for_a_rig_that_does_not_match_its_scene(tmp_path: Path) -> None:
     import yaml
 
@@ -298,6 +328,36 @@ def test_generate_warns_for_a_rig_that_does_not_match_its_scene(tmp_path: Path) 
     with warnings.catch_warnings():
         warnings.simplefilter("error", EmptyViewWarning)
         generate(load_rig(path), tmp_path / "out2", progress=False)
+
+
+def test_sensors_that_see_the_flat_surface_are_not_reported_blind(tmp_path: Path) -> None:
+    # 3 m under the flat surface of the wreck scene (bottom about 20 m down, out of a 10 m reach): a DVL tracking
+    # the surface, a camera with surface_optics: always and a sonar with surface reverberation all see the plane
+    # z = 0 (every DVL sample is valid), but the pre-run probe cast against geometry only and warned that each
+    # "saw nothing". A bottom-tracking DVL there does see nothing and is still reported.
+    from oceansim_py.dataset.generate import warn_blind_sensors
+    from oceansim_py.dataset.rig import parse_rig
+    from oceansim_py.dataset.worker import ShardWorker
+    from oceansim_py.diagnostics import probe_hit_fraction
+
+    sensors = [{"name": "dvl_up", "type": "dvl", "rate_hz": 1.0, "config": {"tracking": "surface", "max_range": 10.0}},
+               {"name": "cam", "type": "camera", "rate_hz": 1.0,
+                "config": {"surface_optics": "always", "max_range": 10.0, "width": 8, "height": 6}},
+               {"name": "fls", "type": "imaging_sonar", "preset": "oculus_m750d", "rate_hz": 1.0,
+                "config": {"surface_reverberation": True, "surface_wind_speed": 5.0, "max_range": 10.0}},
+               {"name": "dvl_down", "type": "dvl", "rate_hz": 1.0, "config": {"max_range": 10.0}}]
+    rig = parse_rig({"name": "up", "scene": "wreck", "frames": 2, "tick_rate_hz": 1.0, "sensors": sensors,
+                     "trajectory": {"type": "transect", "start": [-30.0, 0.0, -3.0], "end": [-28.0, 0.0, -3.0],
+                                    "speed": 1.0}}, source="up.yaml")
+    worker = ShardWorker(rig, tmp_path / "out", "cpu")
+    with pytest.warns(EmptyViewWarning) as got:
+        assert warn_blind_sensors(worker) == ["dvl_down"]
+    assert len(got) == 1
+    # the probe by hand: from 3 m down, an upward ray reaches the plane within 10 m where d_z >= 0.3, i.e. on the cap
+    # of the sphere above z = 0.3: (1 - 0.3) / 2 = 35 % of evenly spread directions
+    fraction = probe_hit_fraction(worker.scene, [[-30.0, 0.0, -3.0]], 10.0, surface_z=0.0)
+    assert fraction == pytest.approx(0.35, abs=2 / 256)
+    assert probe_hit_fraction(worker.scene, [[-30.0, 0.0, -3.0]], 10.0) == 0.0
 
 
 def test_no_builtin_rig_has_a_blind_sensor(tmp_path: Path) -> None:

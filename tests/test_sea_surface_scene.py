@@ -320,3 +320,39 @@ def test_framing_ignores_the_sea_surface():
         np.testing.assert_array_equal(a, b)
     for kind in ("imaging_sonar", "camera"):
         np.testing.assert_allclose(framing_pose(scene, kind, 20.0), framing_pose(flat, kind, 20.0), atol=1e-6)
+
+
+@pytest.mark.parametrize("scene, kwargs, why", [
+    ("harbour", {"sea_state": "flat", "sea_surface_size": 50.0}, "sea_state 'flat' has no wave patch"),
+    ("harbour", {"sea_state": "flat", "sea_surface_resolution": -1.0}, "sea_state 'flat' has no wave patch"),
+    ("tank", {"sea_surface_size": 50.0}, "declares no sea state and none was given"),
+])
+def test_patch_dimensions_without_a_sea_surface_are_refused_as_in_a_rig(scene, kwargs, why):
+    # The size or resolution of a wave patch that is not made would be ignored without a word (a rig refuses it):
+    # the load names the field and says why there is no patch.
+    field = "sea_surface_size" if "sea_surface_size" in kwargs else "sea_surface_resolution"
+    with pytest.raises(ConfigError, match=rf"^load_scene: {field}: applies to a moving sea surface, but .*{why}"):
+        load_scene(scene, device="cpu", **kwargs)
+    # without the dimension the same loads are flat, and a declared sea state takes them
+    assert load_scene(scene, device="cpu", sea_state=kwargs.get("sea_state")).sea_surface is None
+    rest = load_scene("harbour", device="cpu", sea_surface_size=40.0, sea_surface_resolution=2.0).sea_surface.rest
+    assert np.ptp(rest[:, 0]) == pytest.approx(40.0) and len(rest) == 21 * 21
+
+
+@pytest.mark.parametrize("value", ["none", "Flat", None])
+def test_a_sea_state_that_is_no_preset_names_flat_as_the_other_choice(value):
+    # 'flat' is the other valid sea_state of a load or a rig, but the error listed only the wave presets, so a user
+    # who wrote "none" or "Flat" (or a null in a rig) was not told how to ask for no waves.
+    from oceansim_py.dataset.rig import parse_rig
+
+    base = {"scene": "tank", "trajectory": {"type": "transect", "start": [0, 0, -1], "end": [1, 0, -1], "speed": 1},
+            "sensors": [{"name": "gps", "type": "gps", "rate_hz": 1}]}
+    tail = r"\['calm', 'harbour_chop', 'moderate', 'rough'\].*; or 'flat' for the flat surface without waves$"
+    with pytest.raises(ConfigError, match=rf"^r\.yaml: sea_state: .*{tail}"):
+        parse_rig({**base, "sea_state": value}, "r.yaml")
+    if value is not None:   # None is load_scene's default (the scene's own sea)
+        with pytest.raises(ConfigError, match=rf"^load_scene: sea_state: unknown SeaStateConfig preset .*{tail}"):
+            load_scene("tank", device="cpu", sea_state=value)
+    # a field error of a mapping is left as it is
+    with pytest.raises(ConfigError, match=r"SeaStateConfig\.wind_speed: must be > 0 m/s, got -1\.0$"):
+        parse_rig({**base, "sea_state": {"wind_speed": -1.0}}, "r.yaml")

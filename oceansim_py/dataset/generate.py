@@ -176,11 +176,11 @@ def warn_blind_sensors(worker: Any) -> list[str]:
     ranged sensor of the rig that cannot see anything at all, i.e. none of the all-round probe rays of
     :func:`~oceansim_py.diagnostics.probe_hit_fraction` from its mount at :data:`BLIND_PROBE_POSES` times
     spread over the run hits the scene within its ``max_range`` (a rig that does not match its scene, geometry
-    above the surface). A sensor that sees geometry only outside its field of view is not caught here. Returns
+    above the surface); the flat sea surface counts for a sensor that sees it (:func:`sees_flat_surface`). A sensor that sees geometry only outside its field of view is not caught here. Returns
     the names warned about."""
     import numpy as np
 
-    from oceansim_py.diagnostics import probe_hit_fraction, warn_if_blind
+    from oceansim_py.diagnostics import probe_hit_fraction, sees_flat_surface, warn_if_blind
     from oceansim_py.poses import compose_poses
 
     rig = worker.rig
@@ -193,7 +193,9 @@ def warn_blind_sensors(worker: Any) -> list[str]:
         if max_range is None:
             continue
         positions = compose_poses(vehicle, np.asarray(adapter.spec.mount)[None, :])[:, :3]
-        fraction = probe_hit_fraction(worker.scene, positions, float(max_range))
+        flat = worker.scene.sea_surface is None and sees_flat_surface(adapter.config)
+        fraction = probe_hit_fraction(worker.scene, positions, float(max_range),
+                                      float(worker.scene.surface_z) if flat else None)
         if warn_if_blind(f"sensor '{adapter.spec.name}' ({adapter.spec.type}) of {rig.source}", fraction,
                          worker.scene, positions, float(max_range)):
             blind.append(adapter.spec.name)

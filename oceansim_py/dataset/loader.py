@@ -75,10 +75,7 @@ class DatasetReader:
         """Frame ``key`` (negative from the end), or a list of frames for a slice."""
         if isinstance(key, slice):
             return [self.frame(k) for k in range(*key.indices(len(self)))]
-        try:
-            k = operator.index(key)
-        except TypeError:
-            raise TypeError(f"dataset indices must be integers or slices, not {type(key).__name__}") from None
+        k = _integer(key, "dataset indices", " or slices")
         if not -len(self) <= k < len(self):
             raise self._no_frame(k, f" (or -{len(self)}..-1 from the end)")
         return self.frame(k % len(self))
@@ -108,9 +105,11 @@ class DatasetReader:
         """Every product of sample ``index`` of ``sensor``: arrays, plus ``sample`` and ``time``. A renamed product
         is there under its current and its former name (:meth:`_renamed_products`)."""
         self._check_sensor(sensor)
+        index = _integer(index, "sample indices")
         shard = self._sample_shard[sensor].get(index)
         if shard is None:
-            raise DatasetError(f"{self.path}: sensor {sensor!r} has no sample {index} in the complete shards")
+            raise DatasetIndexError(f"{self.path}: sensor {sensor!r} has no sample {index} in the complete shards "
+                                    f"({self._sample_span(sensor)})")
         folder = self.path / shard_name(shard) / sensor
         rate = float(self.sensors[sensor]["rate_hz"])
         out: dict[str, Any] = {"sample": index, "time": self.start_time + index / rate}
@@ -152,13 +151,20 @@ class DatasetReader:
                 self._renames[kind] = {}
         return self._renames[kind]
 
+    def _sample_span(self, sensor: str) -> str:
+        """What samples ``sensor`` has, for an error: their count and lowest and highest index."""
+        have = self._sample_shard[sensor]
+        return f"{len(have)} sample(s), {min(have)}..{max(have)}" if have else "none"
+
     def samples(self, sensor: str) -> Iterator[dict[str, Any]]:
         """Every sample of ``sensor`` in order."""
         for m in sorted(self._sample_shard[self._check_sensor(sensor)]):
             yield self.sample(sensor, m)
 
     def frame(self, k: int) -> dict[str, Any]:
-        """Frame ``k`` (a tick): ``{"frame", "time", <sensor>: sample dict or None}``."""
+        """Frame ``k`` (a tick, 0..len - 1): ``{"frame", "time", <sensor>: sample dict or None}``; a ``TypeError`` for
+        an index that is not an integer."""
+        k = _integer(k, "frame indices")
         if not 0 <= k < len(self):
             raise self._no_frame(k)
         t = self.start_time + k / self.tick_rate
@@ -171,6 +177,15 @@ class DatasetReader:
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for k in range(len(self)):
             yield self.frame(k)
+
+
+def _integer(key: Any, what: str, alternatives: str = "") -> int:
+    """``key`` as an int (Python and NumPy integers); a ``TypeError`` naming ``what`` for anything else (a float
+    such as 1.5 or 2.0 is no frame or sample number)."""
+    try:
+        return operator.index(key)
+    except TypeError:
+        raise TypeError(f"{what} must be integers{alternatives}, not {type(key).__name__}") from None
 
 
 def _table_value(table: dict[str, np.ndarray], row: int, product: str, shape: list[int] | None,

@@ -312,7 +312,7 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
 def _sea_surface(data: Mapping[str, Any], source: str) -> dict[str, Any] | None:
     """The rig's ``sea_state`` / ``sea_surface_size`` / ``sea_surface_resolution``, validated (``None``: the scene's
     own, flat unless its stage declares a sea state; ``{"sea_state": "flat"}``: flat even then)."""
-    from oceansim_py.scene.sea_surface import FLAT_SEA, check_patch, sea_state_config
+    from oceansim_py.scene.sea_surface import FLAT_SEA, check_patch, sea_state_or_flat
 
     if "sea_state" not in data:
         extra = sorted(k for k in ("sea_surface_size", "sea_surface_resolution") if k in data)
@@ -326,8 +326,8 @@ def _sea_surface(data: Mapping[str, Any], source: str) -> dict[str, Any] | None:
             raise ConfigError(f"{_where(source, extra[0])}: applies to a moving sea surface, not sea_state: flat; "
                               f"remove it")
         return {"sea_state": FLAT_SEA}
+    sea_state_or_flat(raw, _where(source, "sea_state"))
     spec = {"preset": raw} if isinstance(raw, str) else raw
-    sea_state_config(spec, _where(source, "sea_state"))
     size = _number(data.get("sea_surface_size", 200.0), _where(source, "sea_surface_size"))
     resolution = _number(data.get("sea_surface_resolution", 1.0), _where(source, "sea_surface_resolution"))
     check_patch(size, resolution, _where(source, "sea_surface_size"), _where(source, "sea_surface_resolution"))

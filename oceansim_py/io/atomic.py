@@ -31,6 +31,9 @@ from oceansim_py.errors import DatasetError
 #: Permissions of every file written (``mkstemp`` creates 0o600).
 FILE_MODE = 0o644
 
+#: The modes :func:`atomic_open` takes: a whole new file, text or binary.
+WRITE_MODES = ("w", "wb")
+
 
 def _temporary(target: Path, unique: bool) -> Path:
     if not unique:
@@ -74,7 +77,11 @@ def atomic_path(path: str | Path, *, unique: bool = True, fsync: bool = True) ->
 def atomic_open(path: str | Path, mode: str = "w", *, unique: bool = True, fsync: bool = True,
                 encoding: str | None = None, newline: str | None = None) -> Iterator[IO[Any]]:
     """Open a temporary file for writing (``mode`` ``"w"`` or ``"wb"``, with ``encoding`` and ``newline`` as
-    for :func:`open`); when the block ends without an error it is flushed, fsynced and renamed onto ``path``."""
+    for :func:`open`); when the block ends without an error it is flushed, fsynced and renamed onto ``path``.
+    Any other mode is a ``ValueError`` before anything is touched: the temporary starts empty, so an append
+    (``"a"``) or a read (``"r"``, ``"r+"``) would replace the file with what the block wrote, losing its content."""
+    if mode not in WRITE_MODES:
+        raise ValueError(f"atomic_open: mode must be one of {WRITE_MODES} (the file is written whole), got {mode!r}")
     with atomic_path(path, unique=unique, fsync=False) as tmp, \
             open(tmp, mode, encoding=encoding, newline=newline) as fh:
         yield fh

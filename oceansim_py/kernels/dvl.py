@@ -38,7 +38,8 @@ def dvl_beams_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtyp
                      hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
                      hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
                      velocities: wp.array(dtype=wp.vec3), beam_dirs: wp.array(dtype=wp.vec3), min_range: float,
-                     max_range: float, surface_plane: int, surface_z: float, target_velocity: wp.array(dtype=wp.vec3),
+                     max_range: float, surface_plane: int, surface_z: float, mesh_min: wp.vec2, mesh_max: wp.vec2,
+                     target_velocity: wp.array(dtype=wp.vec3),
                      target_moving: int, range_sigma: float, velocity_sigma: float, noise: int, seed: int,
                      frame0: int, sensor: int, beam_range: wp.array(dtype=wp.float32),
                      beam_velocity: wp.array(dtype=wp.float32), beam_valid: wp.array(dtype=wp.int32), start: int):
@@ -46,9 +47,11 @@ def dvl_beams_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtyp
     ``min_range`` is valid and gets the range (+ N(0, range_sigma)) and the beam velocity ``d_k . (v - u_i)``
     (+ N(0, velocity_sigma)); else NaN and invalid.
 
-    ``surface_plane`` 1 (surface tracking without a sea-surface mesh): the flat surface z = ``surface_z`` (world,
-    m) is a target too, met by a rising beam from below at ``(surface_z - o_z) / dir_z`` when that is nearer than
-    the mesh hit and within ``max_range``. ``target_moving`` 1: ``u_i = target_velocity[i]``, the velocity of what
+    ``surface_plane`` 1 (surface tracking): the flat surface z = ``surface_z`` (world, m) is a target too, met by a
+    rising beam from below at ``(surface_z - o_z) / dir_z`` when that is nearer than the mesh hit and within
+    ``max_range``, and where the crossing lies outside the sea-surface mesh's horizontal extent [``mesh_min``,
+    ``mesh_max``] (world x, y, m; an empty box, min > max, without a mesh): beyond the wave patch the surface is the
+    flat plane. ``target_moving`` 1: ``u_i = target_velocity[i]``, the velocity of what
     beam i hit (sensor frame, m/s: the sea surface's orbital velocity, zero for other geometry); else u_i = 0."""
     i = wp.tid() + start
     b = i // 4
@@ -62,7 +65,10 @@ def dvl_beams_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtyp
         below = surface_z - origins[i][2]
         if rise > 0.0 and below >= 0.0:
             t = below / rise
-            if t <= max_range and (hit == 0 or t < r):
+            x = origins[i][0] + t * directions[i][0]
+            y = origins[i][1] + t * directions[i][1]
+            on_mesh = x >= mesh_min[0] and x <= mesh_max[0] and y >= mesh_min[1] and y <= mesh_max[1]
+            if t <= max_range and (hit == 0 or t < r) and not on_mesh:
                 hit = 1
                 r = t
     if hit == 1 and r >= min_range:

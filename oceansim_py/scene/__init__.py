@@ -9,7 +9,7 @@ from oceansim_py.errors import ConfigError, SceneError
 from oceansim_py.scene.graph import Node, RaycastResult, Scene, TriangleMesh
 from oceansim_py.scene.materials import Material, MaterialTable
 from oceansim_py.scene.meshes import MESH_SUFFIXES, read_mesh_file
-from oceansim_py.scene.sea_surface import FLAT_SEA, SeaStateConfig, check_patch, sea_state_config
+from oceansim_py.scene.sea_surface import FLAT_SEA, SeaStateConfig, check_patch, sea_state_config, sea_state_or_flat
 
 SDF_SUFFIXES = {".sdf", ".world"}
 COLLADA_SUFFIXES = {".dae"}
@@ -64,16 +64,19 @@ def load_scene(path: str | Path, device: Any = None, materials: MaterialTable | 
     state when its stage declares one (``customLayerData`` ``oceansim.sea_state``, as the built-in ``harbour``
     does), else the flat surface; ``"flat"``: the flat surface always. ``sea_surface_size`` /
     ``sea_surface_resolution`` ``None``: the stage's ``oceansim.sea_surface_size`` / ``sea_surface_resolution``
-    when it declares them, else 200 m / 1 m.
+    when it declares them, else 200 m / 1 m; given to a load that makes no moving sea surface (``"flat"``, or no sea
+    state given or declared) they are a ``ConfigError``, as in a rig.
     """
     if isinstance(materials, (str, Path)):
         table = MaterialTable.from_yaml(materials)
     else:
         table = materials if materials is not None else MaterialTable()
     flat = isinstance(sea_state, str) and sea_state == FLAT_SEA
+    if flat:
+        _refuse_patch_without_sea(sea_surface_size, sea_surface_resolution, "sea_state 'flat' has no wave patch")
     sea = None
     if sea_state is not None and not flat:
-        sea = sea_state_config(sea_state, "load_scene: sea_state")
+        sea = sea_state_or_flat(sea_state, "load_scene: sea_state")
         check_patch(200.0 if sea_surface_size is None else sea_surface_size,
                     1.0 if sea_surface_resolution is None else sea_surface_resolution,
                     "load_scene: sea_surface_size", "load_scene: sea_surface_resolution")
@@ -87,6 +90,9 @@ def load_scene(path: str | Path, device: Any = None, materials: MaterialTable | 
             sea = sea_state_config(dict(declared), where)
         except ConfigError as exc:
             raise SceneError(f"{where}: {exc}") from None
+    if sea is None and not flat:
+        _refuse_patch_without_sea(sea_surface_size, sea_surface_resolution,
+                                  f"{scene.source} declares no sea state and none was given")
     if sea is not None:
         size = _patch_value(scene, "sea_surface_size", sea_surface_size, 200.0)
         resolution = _patch_value(scene, "sea_surface_resolution", sea_surface_resolution, 1.0)
@@ -94,6 +100,16 @@ def load_scene(path: str | Path, device: Any = None, materials: MaterialTable | 
         scene.add_sea_surface(sea, size=size, resolution=resolution,
                               material=table["sea_surface"] if "sea_surface" in table else None)
     return scene
+
+
+def _refuse_patch_without_sea(size: float | None, resolution: float | None, why: str) -> None:
+    """A ``ConfigError`` when a sea-patch dimension is given to a load that makes no moving sea surface (it would be
+    ignored; a rig refuses the same)."""
+    given = [name for name, value in (("sea_surface_size", size), ("sea_surface_resolution", resolution))
+             if value is not None]
+    if given:
+        raise ConfigError(f"load_scene: {given[0]}: applies to a moving sea surface, but {why}; give sea_state "
+                          f"(e.g. 'moderate') or leave {' and '.join(given)} out")
 
 
 def _patch_value(scene: Scene, key: str, given: float | None, default: float) -> float:

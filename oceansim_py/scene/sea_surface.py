@@ -509,6 +509,17 @@ def sea_state_config(value: Any, where: str = "sea_state") -> SeaStateConfig:
                       f"({sorted(SeaStateConfig.PRESETS)}), got {type(value).__name__}")
 
 
+def sea_state_or_flat(value: Any, where: str = "sea_state") -> SeaStateConfig:
+    """:func:`sea_state_config` where :data:`FLAT_SEA` (handled by the caller) is the other choice (``load_scene``,
+    a rig): a name that is no preset, or a null, gets an error that names ``'flat'`` too."""
+    try:
+        return sea_state_config(value, where)
+    except ConfigError as exc:
+        if value is None or isinstance(value, str):
+            raise ConfigError(f"{exc}; or '{FLAT_SEA}' for the flat surface without waves") from None
+        raise
+
+
 __all__ = ["FLAT_SEA", "GRAVITY", "SeaStateConfig", "SeaSurface", "WaveComponents", "check_patch", "sample_components",
-           "sea_state_config",
+           "sea_state_config", "sea_state_or_flat",
            "spreading_normalisation", "wavenumber"]

@@ -820,10 +820,11 @@ def _cli_write(o: _reg.CliOutput) -> list[str]:
     for name in (n for n in ("rgb", *_ARRAYS) if n in data):
         images.save_npy(out / f"camera_{name}.npy", data[name][0])
     (out / "camera_labels.json").write_text(json.dumps(o.result.label_names, indent=1) + "\n", encoding="utf-8")
-    hit = data["label"][0] >= 0
+    # a pixel sees something where its range is finite: geometry, or the sea surface (the flat plane has label -1)
+    hit = np.isfinite(data["range"][0])
     _reg.warn_if_blind("camera", float(hit.mean()), o, c.max_range)
     return [f"rendered a {c.width} x {c.height} camera image of {o.scene.source} in {o.sensor.water.name} water in "
-            f"{o.seconds:.3f} s ({100.0 * hit.mean():.1f} % of pixels hit geometry)",
+            f"{o.seconds:.3f} s ({100.0 * hit.mean():.1f} % of pixels see geometry or the sea surface)",
             f"wrote {', '.join(str(p) for p in written.values())} and camera_*.npy"]
 
 

@@ -10,7 +10,7 @@ looks up).
 Surface tracking (``tracking: surface``; the ice/surface-track mode of upward-looking DVLs and ADCPs): each beam
 measures its first echo above, the sea surface or whatever floats on it (ice, a hull). The flat surface
 z = ``scene.surface_z`` is a target even though it is not geometry; a moving sea surface (``Scene.add_sea_surface``)
-is met as its instantaneous mesh, and a beam that hits it measures ``d_k · (v - u_k)``, ``u_k`` the water's orbital
+is met as its instantaneous mesh (beyond the patch's horizontal extent, as the flat plane again, still), and a beam that hits it measures ``d_k · (v - u_k)``, ``u_k`` the water's orbital
 velocity at the hit point (:meth:`~oceansim_py.scene.sea_surface.SeaSurface.surface_velocity`, sensor frame):
 the velocity relative to the moving surface. Its range is to the instantaneous surface, and ``altitude`` is the mean
 ``r_k cos(alpha)``: the distance up to the surface along the sensor's z axis (the depth below the surface for a
@@ -343,9 +343,14 @@ class DVL:
         surface = c.tracking == "surface"
         moving = surface and scene.sea_surface is not None
         target = self._surface_velocities(scene, p, rays) if moving else self._still
+        mesh_min, mesh_max = (1.0, 1.0), (0.0, 0.0)          # an empty box: no wave mesh, the plane everywhere
+        if moving:
+            rest = scene.sea_surface.rest
+            mesh_min, mesh_max = tuple(rest.min(axis=0)), tuple(rest.max(axis=0))
         launch_1d(dvl_beams_kernel, nb,
                   [rays.origins, rays.directions, *rays.hit_args(), wvel, self._dirs, float(c.min_range),
-                   float(c.max_range), int(surface and not moving), float(scene.surface_z), target, int(moving),
+                   float(c.max_range), int(surface), float(scene.surface_z), wp.vec2(*mesh_min), wp.vec2(*mesh_max),
+                   target, int(moving),
                    float(c.range_sigma), float(c.velocity_sigma), int(c.noise), int(c.seed), int(frame_index),
                    self.sensor_id, out.beam_range, out.beam_velocity, out.beam_valid], dev, align=NUM_BEAMS)
         launch_1d(dvl_solve_kernel, b, [self._dirs, out.beam_range, out.beam_velocity, out.beam_valid,

@@ -436,7 +436,19 @@ def iter_cli_targets(on_error: str = "warn") -> Iterator[tuple[str, SensorKind]]
 
 
 def warn_if_blind(sensor: str, hit_fraction: float, output: CliOutput, max_range: float) -> None:
-    """:func:`oceansim_py.diagnostics.warn_if_blind` for a ``render`` target's output (its poses' positions)."""
+    """:func:`oceansim_py.diagnostics.warn_if_blind` for a ``render`` target's output (its poses' positions), and
+    :func:`~oceansim_py.diagnostics.warn_if_above_surface` for a pose above the sea surface: an acoustic sensor
+    there renders the air as water; a camera does so unless it renders the sea surface (``surface_optics``)."""
+    from oceansim_py.diagnostics import warn_if_above_surface
     from oceansim_py.diagnostics import warn_if_blind as warn
 
-    warn(sensor, hit_fraction, output.scene, np.asarray(output.poses).reshape(-1, 7)[:, :3], max_range)
+    positions = np.asarray(output.poses).reshape(-1, 7)[:, :3]
+    sees_surface = getattr(output.sensor, "sees_surface", None)
+    if sees_surface is None:
+        warn_if_above_surface(sensor, output.scene, positions, "an acoustic sensor works in the water; this render "
+                              "treats the air as water (check --pose: z is up, the surface at the scene's surface_z)")
+    elif not sees_surface(output.scene):
+        warn_if_above_surface(sensor, output.scene, positions, "without the sea surface's optics the camera sees the "
+                              "world as if filled with water; set surface_optics: always to look through the flat "
+                              "surface from above")
+    warn(sensor, hit_fraction, output.scene, positions, max_range)

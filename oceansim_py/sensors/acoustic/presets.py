@@ -44,6 +44,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from oceansim_py.errors import ConfigError
+
 SOUND_SPEED = 1500.0
 
 #: Sea-water density (kg/m^3) of the source-level estimate.
@@ -99,8 +101,15 @@ def _register(kind: str, entries: dict[str, tuple[dict[str, Any], Sources, str]]
 
 
 def field_sources(kind: str, preset: str) -> Sources:
-    """The source of every field of device preset ``preset`` of sensor ``kind`` (a key of :data:`FIELD_SOURCES`)."""
-    return FIELD_SOURCES[kind][preset]
+    """The source of every field of device preset ``preset`` of sensor ``kind`` (a key of :data:`FIELD_SOURCES`), as a
+    new dict (changing it leaves the table as it is); a ``ConfigError`` naming the kinds or presets there are for an
+    unknown one (the peer presets, e.g. ``oculus_m750d_peer``, are a peer's model file, not device presets)."""
+    if kind not in FIELD_SOURCES:
+        raise ConfigError(f"field_sources: no device presets for sensor kind {kind!r}; kinds: {sorted(FIELD_SOURCES)}")
+    if preset not in FIELD_SOURCES[kind]:
+        raise ConfigError(f"field_sources: {kind!r} has no device preset {preset!r}; device presets: "
+                          f"{sorted(FIELD_SOURCES[kind])}")
+    return dict(FIELD_SOURCES[kind][preset])
 
 
 #: Sources of the water, chain and display fields every device preset shares (module docstring).
