@@ -31,6 +31,15 @@ def _disk_full(*args, **kwargs):
     raise OSError(errno.ENOSPC, "No space left on device")
 
 
+def test_written_files_honour_the_umask(tmp_path):
+    old = os.umask(0o077)
+    try:
+        atomic_write_bytes(tmp_path / "private.bin", b"secret")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "private.bin").stat().st_mode) == 0o600
+
+
 @pytest.mark.parametrize("unique", [True, False])
 def test_write_replaces_the_file_with_mode_644_and_leaves_no_temporary(tmp_path, unique):
     target = tmp_path / "a.bin"

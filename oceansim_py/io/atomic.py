@@ -28,8 +28,21 @@ from typing import IO, Any
 
 from oceansim_py.errors import DatasetError
 
-#: Permissions of every file written (``mkstemp`` creates 0o600).
-FILE_MODE = 0o644
+#: Permissions of every file written before the process umask applies (``mkstemp`` creates 0o600; ``open``
+#: would create 0o666 & ~umask, which is what a written file gets).
+FILE_MODE = 0o666
+
+
+def _process_umask() -> int:
+    """The process umask: from /proc/self/status on Linux (a read that changes nothing), else by setting and
+    restoring it (POSIX has no read-only call)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 #: The modes :func:`atomic_open` takes: a whole new file, text or binary.
 WRITE_MODES = ("w", "wb")
@@ -65,7 +78,7 @@ def atomic_path(path: str | Path, *, unique: bool = True, fsync: bool = True) ->
         yield tmp
         if fsync:
             _fsync_file(tmp)
-        os.chmod(tmp, FILE_MODE)
+        os.chmod(tmp, FILE_MODE & ~_process_umask())
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):  # e.g. the folder is gone: there is no temporary to remove
