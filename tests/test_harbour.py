@@ -170,3 +170,20 @@ def test_a_rig_may_ask_for_the_flat_surface(tmp_path):
     path.write_text(yaml.safe_dump({**base, "sea_state": "flat", "sea_surface_size": 50.0}))
     with pytest.raises(ConfigError, match="sea_surface_size"):
         load_rig(path)
+
+
+def test_render_takes_a_sea_state_or_flat_on_the_command_line(tmp_path, capsys):
+    # Straight up from 2 m under the harbour's surface: with --sea-state flat the single-beam sees nothing above
+    # it (the flat surface is no geometry), with the default wind sea it ranges to the moving surface (~2 m).
+    pose = "20,-10,-2,0,-90,0"
+    ranges = {}
+    for name, extra in (("flat", ["--sea-state", "flat"]), ("waves", [])):
+        out = tmp_path / name
+        assert main(["render", "singlebeam", "--scene", "harbour", *extra, "--pose", pose, "--device", "cpu",
+                     "--out", str(out)]) == 0
+        ranges[name] = float(np.load(out / "singlebeam_first_return_range.npy").reshape(-1)[0])
+    assert math.isnan(ranges["flat"])
+    assert 1.7 < ranges["waves"] < 2.3
+    assert main(["render", "sonar", "--scene", "harbour", "--sea-state", "stormy", "--out", str(tmp_path / "bad")]) != 0
+    err = capsys.readouterr().err
+    assert "--sea-state stormy" in err and "'flat'" in err

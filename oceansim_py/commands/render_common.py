@@ -33,7 +33,7 @@ T = TypeVar("T")
 
 
 def add_render_arguments(p: argparse.ArgumentParser, config_cls: Any, default_preset: str | None) -> None:
-    """--scene, --scale, --up-axis, --preset, --config, --set, --pose, --frame-index, --device, --out."""
+    """--scene, --scale, --up-axis, --sea-state, --preset, --config, --set, --pose, --frame-index, --device, --out."""
     name = config_cls.__name__
     p.add_argument("--scene", default=DEFAULT_SCENE,
                    help=f"a USD or mesh file, or a built-in scene name (default {DEFAULT_SCENE})")
@@ -43,6 +43,9 @@ def add_render_arguments(p: argparse.ArgumentParser, config_cls: Any, default_pr
     p.add_argument("--up-axis", default=None, choices=["Y", "Z", "y", "z"],
                    help="mesh files only: the file's up axis (default: Y for glTF/GLB, as its specification says; "
                         "Z for OBJ/STL/PLY/OFF, which have no convention)")
+    p.add_argument("--sea-state", default=None, metavar="NAME",
+                   help="the moving sea surface: a sea-state preset (calm, moderate, rough, harbour_chop) or 'flat' "
+                        "for none (default: the scene's own, e.g. the harbour's wind sea; else flat)")
     p.add_argument("--preset", default=default_preset,
                    help=f"{name} preset, one of {', '.join(config_cls.preset_names())} "
                         f"(default: {default_preset or 'the config defaults'})")
@@ -143,6 +146,7 @@ def load_cli_scene(args: argparse.Namespace) -> Any:
     from oceansim_py.diagnostics import EmptyViewWarning
     from oceansim_py.runtime import resolve_device
     from oceansim_py.scene import load_scene
+    from oceansim_py.scene.sea_surface import FLAT_SEA, sea_state_or_flat
 
     device = flagged("--device", args.device, lambda: resolve_device(args.device))
     options: dict[str, Any] = {}
@@ -151,6 +155,10 @@ def load_cli_scene(args: argparse.Namespace) -> Any:
         options["scale"] = scale
     if getattr(args, "up_axis", None):
         options["up_axis"] = args.up_axis.upper()
+    if getattr(args, "sea_state", None) is not None:
+        sea_state = args.sea_state
+        flagged("--sea-state", sea_state, lambda: None if sea_state == FLAT_SEA else sea_state_or_flat(sea_state))
+        options["sea_state"] = sea_state
     scene = flagged("--scene", args.scene, lambda: load_scene(args.scene, device=device, **options))
     lo, _ = scene.bounds
     if lo[2] >= scene.surface_z:
