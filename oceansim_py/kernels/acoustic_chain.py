@@ -3,8 +3,9 @@
 A render of B poses on the device chain is, after the fan's rays are laid out as in kernels/imaging_sonar.py
 (rays of one pose ordered (channel, ray-in-channel), a channel's rays contiguous):
 
-1. :func:`device_ray_gen_kernel` (bearing x elevation fan), one element per ray: stratified, jittered direction
-   inside the ray's cell; the scene's ray-cast backend (``Scene.raycast_into``) casts it;
+1. :func:`pose_rays_kernel`, one element per ray: the pose's rotation of the ray's stratified, jittered
+   sensor-frame direction inside its cell (:func:`fan_directions_kernel`, once per chain: it is the same every
+   frame); the scene's ray-cast backend (``Scene.raycast_into``) casts it;
    :func:`device_ray_echo_kernel`, one element per ray: sonar-equation intensity of the return (re 1 uPa^2 at
    the receiver), its range, the range extent of its footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
 2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays (:func:`bin_echo`),
@@ -19,7 +20,7 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
    no render zero-fills an image.
 4. Optional per-frame :func:`frame_mean_of_rows_kernel` (from the receiver's row sums) + :func:`scale_frame_kernel`
    (automatic gain), and :func:`normalise_kernel` (per-row or global maximum normalisation).
-1-3 for a table fan (side-scan, profiling, single-beam) start with :func:`device_table_ray_gen_kernel` and
+1-3 for a table fan (side-scan, profiling, single-beam) start with :func:`table_directions_kernel` and
 :func:`device_table_ray_echo_kernel` instead.
 
 Every element writes only what it owns and reads in a fixed order, so images are bit-identical whatever the
@@ -189,27 +190,47 @@ def jittered(d_flu: wp.vec3, edge_a: wp.vec3, edge_b: wp.vec3, jitter: int, jitt
 
 
 @wp.kernel
-def device_ray_gen_kernel(poses: wp.array(dtype=wp.transform), bearing_cos_sin: wp.array(dtype=wp.vec2),
-                          bearing_cell: float, elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float,
-                          n_elev: int, rays_per_pose: int, jitter: int, jitter_key: int,
-                          origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3), start: int):
-    """Ray i of a bearing x elevation fan (imaging sonar): its world origin and unit world direction, the cell
-    centre of :func:`fan_cell` :func:`jittered` inside the cell, for the scene's ray-cast backend.
+def fan_directions_kernel(bearing_cos_sin: wp.array(dtype=wp.vec2), bearing_cell: float,
+                          elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float, n_elev: int, jitter: int,
+                          jitter_key: int, directions_flu: wp.array(dtype=wp.vec3), start: int):
+    """Ray ``local`` of a bearing x elevation fan (imaging sonar; channel c = local // n_elev, elevation ray k):
+    its unit sensor-frame (FLU) direction, the cell centre of :func:`fan_cell` :func:`jittered` inside the cell.
+    The same for every pose and frame, so the chain computes it once (:func:`pose_rays_kernel` rotates it).
 
     bearing_cos_sin[c] = (cos b_c, sin b_c) of the centre bearing of bearing ray c (rad, +starboard);
     elevation_table[k] = (cos e_k, sin e_k, w_k) with e_k the centre elevation (rad) and w_k the ray's solid
     angle (sr) times the two-way elevation pattern.
     """
-    i = wp.tid() + start
-    b = i // rays_per_pose
-    local = i - b * rays_per_pose
+    local = wp.tid() + start
     c = local // n_elev
     k = local - c * n_elev
     cell = fan_cell(bearing_cos_sin[c], elevation_table[k], bearing_cell, elevation_cell)
-    d_flu = jittered(cell.centre, cell.edge_a, cell.edge_b, jitter, jitter_key, local)
+    directions_flu[local] = jittered(cell.centre, cell.edge_a, cell.edge_b, jitter, jitter_key, local)
+
+
+@wp.kernel
+def table_directions_kernel(table: wp.array(dtype=wp.vec3), edges_a: wp.array(dtype=wp.vec3),
+                            edges_b: wp.array(dtype=wp.vec3), jitter: int, jitter_key: int,
+                            directions_flu: wp.array(dtype=wp.vec3), start: int):
+    """Ray ``local`` of a fan given as a table (side-scan, profiling, single-beam): FLU unit direction d_k with
+    cell edge vectors a_k, b_k (the ray's cell is d_k + [-1/2, 1/2] a_k + [-1/2, 1/2] b_k), :func:`jittered` with
+    stream index k; computed once per chain like :func:`fan_directions_kernel`."""
+    local = wp.tid() + start
+    directions_flu[local] = jittered(table[local], edges_a[local], edges_b[local], jitter, jitter_key, local)
+
+
+@wp.kernel
+def pose_rays_kernel(poses: wp.array(dtype=wp.transform), directions_flu: wp.array(dtype=wp.vec3),
+                     rays_per_pose: int, origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                     start: int):
+    """Ray i = b rays_per_pose + local of a render: world origin (pose b's position) and unit world direction
+    (``directions_flu``[local] of :func:`fan_directions_kernel` / :func:`table_directions_kernel` rotated by pose
+    b's attitude), for the scene's ray-cast backend."""
+    i = wp.tid() + start
+    b = i // rays_per_pose
     pose = poses[b]
     origins[i] = wp.transform_get_translation(pose)
-    directions[i] = wp.quat_rotate(wp.transform_get_rotation(pose), d_flu)
+    directions[i] = wp.quat_rotate(wp.transform_get_rotation(pose), directions_flu[i - b * rays_per_pose])
 
 
 @wp.kernel
@@ -224,7 +245,7 @@ def device_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.arra
                            alpha_db_per_m: float, source_intensity: float, wavelength: float, phase_grid: float,
                            ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                            ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
-    """Ray i of a bearing x elevation fan, from its hit (the backend's results for :func:`device_ray_gen_kernel`'s
+    """Ray i of a bearing x elevation fan, from its hit (the backend's results for :func:`pose_rays_kernel`'s
     rays): store its :func:`ray_echo` (cell edges of :func:`fan_cell`, weight w_k = elevation_table[k][2])."""
     i = wp.tid() + start
     b = i // rays_per_pose
@@ -245,23 +266,6 @@ def device_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.arra
 
 
 @wp.kernel
-def device_table_ray_gen_kernel(poses: wp.array(dtype=wp.transform), table: wp.array(dtype=wp.vec3),
-                                edges_a: wp.array(dtype=wp.vec3), edges_b: wp.array(dtype=wp.vec3),
-                                rays_per_pose: int, jitter: int, jitter_key: int, origins: wp.array(dtype=wp.vec3),
-                                directions: wp.array(dtype=wp.vec3), start: int):
-    """Ray i of a fan given as a table (side-scan, profiling, single-beam): FLU unit direction d_k with cell edge
-    vectors a_k, b_k (the ray's cell is d_k + [-1/2, 1/2] a_k + [-1/2, 1/2] b_k), :func:`jittered` with stream
-    index k; its world origin and unit world direction, for the scene's ray-cast backend."""
-    i = wp.tid() + start
-    b = i // rays_per_pose
-    local = i - b * rays_per_pose
-    d_flu = jittered(table[local], edges_a[local], edges_b[local], jitter, jitter_key, local)
-    pose = poses[b]
-    origins[i] = wp.transform_get_translation(pose)
-    directions[i] = wp.quat_rotate(wp.transform_get_rotation(pose), d_flu)
-
-
-@wp.kernel
 def device_table_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
                                  hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
                                  hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
@@ -273,7 +277,7 @@ def device_table_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: w
                                  source_intensity: float, wavelength: float, phase_grid: float,
                                  ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                                  ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
-    """Ray i of a table fan, from its hit (the backend's results for :func:`device_table_ray_gen_kernel`'s rays):
+    """Ray i of a table fan, from its hit (the backend's results for :func:`pose_rays_kernel`'s rays):
     store its :func:`ray_echo` (edges a_k, b_k, weight w_k: sr x pattern). The hit distance (+inf for a miss)
     stays in ``hit_distance``."""
     i = wp.tid() + start

@@ -306,6 +306,16 @@ class DeviceChain:
                                       dtype=wp.vec2, device=device)
             table = np.stack([np.cos(layout.elevations), np.sin(layout.elevations), layout.elevation_weights], 1)
             self._elev_table = wp.array(table.astype(np.float32), dtype=wp.vec3, device=device)
+        # the rays' jittered sensor-frame directions do not change from frame to frame: computed once here
+        jitter_key = _host_key(s.seed, 0, self.sensor_id, int(k.STREAM_JITTER))
+        self._directions_flu = wp.empty(layout.rays_per_pose, dtype=wp.vec3, device=device)
+        if isinstance(layout, TableFan):
+            launch_1d(k.table_directions_kernel, layout.rays_per_pose,
+                      [*self._table, int(s.jitter), jitter_key, self._directions_flu], device)
+        else:
+            launch_1d(k.fan_directions_kernel, layout.rays_per_pose,
+                      [self._bearings, float(layout.bearing_cell), self._elev_table, float(layout.elevation_cell),
+                       layout.n_elev, int(s.jitter), jitter_key, self._directions_flu], device)
         mp = settings.multipath
         self._tracer = BounceTracer(mp, s.frequency_hz, s.sound_speed, device) if mp.active else None
         self._row_order = row_order(layout.n_range, layout.n_channels)
@@ -364,15 +374,13 @@ class DeviceChain:
         dr = float(lay.range_bin)
         alpha = float(s.absorption_db_per_m)
         source = 10.0 ** (s.source_level_db / 10.0)
-        jitter_key = _host_key(s.seed, 0, self.sensor_id, int(k.STREAM_JITTER))
         phase_key = _host_key(s.seed, 0, self.sensor_id, int(k.STREAM_PHASE))
         hits = [rays.origins, rays.directions, *rays.hit_args(), g.object_reflectivity, g.object_label, buf.poses]
         common = [float(lay.min_range), dr, lay.n_range, alpha, source, float(s.wavelength),
                   0.25 * float(s.wavelength), buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label]
+        launch_1d(k.pose_rays_kernel, n_rays,
+                  [buf.poses, self._directions_flu, lay.rays_per_pose, rays.origins, rays.directions], dev)
         if isinstance(lay, TableFan):
-            launch_1d(k.device_table_ray_gen_kernel, n_rays,
-                      [buf.poses, *self._table, lay.rays_per_pose, int(s.jitter), jitter_key, rays.origins,
-                       rays.directions], dev)
             rays.cast(scene)
             if self._tracer is not None:
                 self._trace(scene, buf, n_rays, km.table_bounce_init_kernel,
@@ -383,8 +391,6 @@ class DeviceChain:
         else:
             cells = [self._bearings, float(lay.bearing_cell), self._elev_table, float(lay.elevation_cell), lay.n_elev,
                      lay.rays_per_pose]
-            launch_1d(k.device_ray_gen_kernel, n_rays,
-                      [buf.poses, *cells, int(s.jitter), jitter_key, rays.origins, rays.directions], dev)
             rays.cast(scene)
             if self._tracer is not None:
                 self._trace(scene, buf, n_rays, km.fan_bounce_init_kernel, [buf.poses, *cells], phase_key)
