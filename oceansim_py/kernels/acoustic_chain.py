@@ -388,7 +388,8 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
                 p = p + h * h * pre_power[b, j, src]
             field[b, row, j] = f
             power[b, row, j] = p
-            row_echo[b, row] = 1
+            if row_echo[b, row] == 0:
+                row_echo[b, row] = 1  # once: the channels of other CPU threads read it, written it would bounce
         for row in range(lo_row, hi_row + 1):
             binned_hits[b, row, j] = pre_hits[b, j, row]
             binned_labels[b, row, j] = pre_labels[b, j, row]
