@@ -557,7 +557,10 @@ def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.arra
                 seen_hi = seen_hi + 1
                 nonzero = nonzero + holds_echo(field_in[row + seen_hi], power_in[row + seen_hi])
             while seen_lo < lo:
+                # the last read of source seen_lo: set back to rest
                 nonzero = nonzero - holds_echo(field_in[row + seen_lo], power_in[row + seen_lo])
+                field_in[row + seen_lo] = wp.vec2(0.0, 0.0)
+                power_in[row + seen_lo] = 0.0
                 seen_lo = seen_lo + 1
             for jj in range(lo, wp.where(nonzero > 0, hi, lo - 1) + 1):
                 x = field_in[row + jj]
@@ -593,12 +596,12 @@ def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.arra
                 clean[b, r, j] = (p4[i] + reverb) * g
                 hits[b, r, j] = binned_hits[row + j]
                 labels[b, r, j] = binned_labels[row + j]
+                binned_hits[row + j] = 0
+                binned_labels[row + j] = -1
                 total = total + v
-        for j in range(row, row + n_channels):
+        for j in range(row + seen_lo, row + n_channels):
             field_in[j] = wp.vec2(0.0, 0.0)
             power_in[j] = 0.0
-            binned_hits[j] = 0
-            binned_labels[j] = -1
         row_echo[b, r] = 0
     row_sum[b, r] = total
 
