@@ -349,8 +349,7 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
                          pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
                          pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
                          peak: wp.array3d(dtype=wp.float32), field: wp.array3d(dtype=wp.vec2),
-                         power: wp.array3d(dtype=wp.float32), binned_hits: wp.array3d(dtype=wp.int32),
-                         binned_labels: wp.array3d(dtype=wp.int32), row_echo: wp.array2d(dtype=wp.int32),
+                         power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
                          phasors: wp.array(dtype=wp.vec2), start: int):
     """Element (pose b, channel j): bin the channel's rays (:func:`bin_echo`, in ray order, into the channel-major
     scratch pre_* (B, n_channels, n_range), so a channel's bins are contiguous), then its range point spread.
@@ -358,12 +357,13 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
     Range point spread (the range pass of the separable convolution), over the rows [lo - M, hi + M] around the
     rows lo..hi the channel's echoes reached: field[b, row, j] = sum_m h[m] pre_field[b, j, row - m + M],
     power[b, row, j] = sum_m h[m]^2 pre_power[b, j, row - m + M] (h = ``range_taps``, symmetric, m = 0..2M; one
-    tap 1 for none), with binned_hits and binned_labels (copies of pre_hits, pre_labels), into the row-major
-    (B, n_range, n_channels) images the bearing pass reads, and row_echo[b, row] = 1 for every row written
-    (every writer writes the same 1: the result does not depend on the order). The channel's pre_* are then set
-    back to rest; :func:`bearing_receiver_kernel` reads and resets field, power, binned_hits, binned_labels and
-    row_echo of the flagged rows (rows not flagged hold their rest values). Expects every scratch at rest: 0, and
-    -1 for pre_labels and binned_labels (peak needs no initial value)."""
+    tap 1 for none), into the row-major (B, n_range, n_channels) images the bearing pass reads, and
+    row_echo[b, row] = 1 for every row written (every writer writes the same 1: the result does not depend on the
+    order). The channel's pre_field and pre_power are then set back to rest; :func:`bearing_receiver_kernel` reads
+    and resets field, power, pre_hits, pre_labels and row_echo of the flagged rows (rows not flagged hold their
+    rest values; the hit counts and labels stay channel-major: written row-major here, one cache line per bin,
+    they cost more than the bearing pass's reads of them, 16 rows of a channel per line). Expects every scratch at
+    rest: 0, and -1 for pre_labels (peak needs no initial value)."""
     e = wp.tid() + start
     b = e // n_channels
     j = e - b * n_channels
@@ -391,12 +391,8 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
             if row_echo[b, row] == 0:
                 row_echo[b, row] = 1  # once: the channels of other CPU threads read it, written it would bounce
         for row in range(lo_row, hi_row + 1):
-            binned_hits[b, row, j] = pre_hits[b, j, row]
-            binned_labels[b, row, j] = pre_labels[b, j, row]
             pre_field[b, j, row] = wp.vec2(0.0, 0.0)
             pre_power[b, j, row] = 0.0
-            pre_hits[b, j, row] = 0
-            pre_labels[b, j, row] = -1
 
 
 @wp.func
@@ -474,7 +470,7 @@ def receive(f: wp.vec2, variance: float, g: float, h: wp.uint32,
 
 @wp.kernel
 def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.array(dtype=wp.float32),
-                            binned_hits: wp.array(dtype=wp.int32), binned_labels: wp.array(dtype=wp.int32),
+                            pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
                             taps: wp.array(dtype=wp.vec2), n_range: int, n_channels: int, noise_intensity: float,
                             row_reverb: wp.array(dtype=wp.float32), seed: int, frame_index: int, sensor_id: int,
                             exp_table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2),
@@ -487,13 +483,14 @@ def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.arra
     every bin of the row's four outputs once (no zero-fill needed) and the row's sum of ``intensity`` (in bin
     order, for the automatic gain).
 
-    field_in, power_in, binned_hits, binned_labels: the row-major (B, n_range, n_channels) scratch images of
-    :func:`footprint_bin_kernel`, flattened. taps[m] = (h[m], h[m]^2).
+    field_in, power_in: the row-major (B, n_range, n_channels) scratch images of :func:`footprint_bin_kernel`,
+    flattened; pre_hits, pre_labels: its channel-major (B, n_channels, n_range) hit counts and labels.
+    taps[m] = (h[m], h[m]^2).
     Point spread across channels (beams): f = sum_m h[m] field_in[r, j - m], p = sum_m h[m]^2 power_in[r, j - m]
     over the taps m = -M..M (h symmetric; channels outside the image contribute nothing; one tap h = 1 for none);
     a row that :func:`footprint_bin_kernel` did not write (``row_echo`` 0) has f = p = 0, hits 0 and label -1 and
-    skips it; a row it wrote has hits and labels from binned_hits, binned_labels, and field_in, power_in,
-    binned_hits, binned_labels and row_echo of the row are set back to rest (0, label -1) after reading.
+    skips it; a row it wrote has hits and labels from pre_hits, pre_labels, and field_in, power_in, pre_hits,
+    pre_labels and row_echo of the row are set back to rest (0, label -1) after reading.
     Receiver: intensity = |f + n|^2 G(r), clean = (p + R(r)) G(r). n is one circular complex Gaussian draw
     (exponential intensity) of variance V = noise_intensity + R(r): receiver noise (re 1 uPa^2) plus the volume
     reverberation R(r) = row_reverb[r] (its sonar-equation mean per sample through the point spread, per row on
@@ -594,10 +591,10 @@ def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.arra
                 v = receive(f, variance, g, bin_state(key, first + j), exp_table, phasors)
                 intensity[b, r, j] = v
                 clean[b, r, j] = (p4[i] + reverb) * g
-                hits[b, r, j] = binned_hits[row + j]
-                labels[b, r, j] = binned_labels[row + j]
-                binned_hits[row + j] = 0
-                binned_labels[row + j] = -1
+                hits[b, r, j] = pre_hits[b, j, r]
+                labels[b, r, j] = pre_labels[b, j, r]
+                pre_hits[b, j, r] = 0
+                pre_labels[b, j, r] = -1
                 total = total + v
         for j in range(row + seen_lo, row + n_channels):
             field_in[j] = wp.vec2(0.0, 0.0)
