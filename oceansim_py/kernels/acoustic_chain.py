@@ -3,8 +3,9 @@
 A render of B poses on the device chain is, after the fan's rays are laid out as in kernels/imaging_sonar.py
 (rays of one pose ordered (channel, ray-in-channel), a channel's rays contiguous):
 
-1. :func:`device_ray_gen_kernel` (bearing x elevation fan), one element per ray: stratified, jittered direction
-   inside the ray's cell; the scene's ray-cast backend (``Scene.raycast_into``) casts it;
+1. :func:`pose_rays_kernel`, one element per ray: the pose's rotation of the ray's stratified, jittered
+   sensor-frame direction inside its cell (:func:`fan_directions_kernel`, once per chain: it is the same every
+   frame); the scene's ray-cast backend (``Scene.raycast_into``) casts it;
    :func:`device_ray_echo_kernel`, one element per ray: sonar-equation intensity of the return (re 1 uPa^2 at
    the receiver), its range, the range extent of its footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
 2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays (:func:`bin_echo`),
@@ -19,7 +20,7 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
    no render zero-fills an image.
 4. Optional per-frame :func:`frame_mean_of_rows_kernel` (from the receiver's row sums) + :func:`scale_frame_kernel`
    (automatic gain), and :func:`normalise_kernel` (per-row or global maximum normalisation).
-1-3 for a table fan (side-scan, profiling, single-beam) start with :func:`device_table_ray_gen_kernel` and
+1-3 for a table fan (side-scan, profiling, single-beam) start with :func:`table_directions_kernel` and
 :func:`device_table_ray_echo_kernel` instead.
 
 Every element writes only what it owns and reads in a fixed order, so images are bit-identical whatever the
@@ -189,27 +190,47 @@ def jittered(d_flu: wp.vec3, edge_a: wp.vec3, edge_b: wp.vec3, jitter: int, jitt
 
 
 @wp.kernel
-def device_ray_gen_kernel(poses: wp.array(dtype=wp.transform), bearing_cos_sin: wp.array(dtype=wp.vec2),
-                          bearing_cell: float, elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float,
-                          n_elev: int, rays_per_pose: int, jitter: int, jitter_key: int,
-                          origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3), start: int):
-    """Ray i of a bearing x elevation fan (imaging sonar): its world origin and unit world direction, the cell
-    centre of :func:`fan_cell` :func:`jittered` inside the cell, for the scene's ray-cast backend.
+def fan_directions_kernel(bearing_cos_sin: wp.array(dtype=wp.vec2), bearing_cell: float,
+                          elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float, n_elev: int, jitter: int,
+                          jitter_key: int, directions_flu: wp.array(dtype=wp.vec3), start: int):
+    """Ray ``local`` of a bearing x elevation fan (imaging sonar; channel c = local // n_elev, elevation ray k):
+    its unit sensor-frame (FLU) direction, the cell centre of :func:`fan_cell` :func:`jittered` inside the cell.
+    The same for every pose and frame, so the chain computes it once (:func:`pose_rays_kernel` rotates it).
 
     bearing_cos_sin[c] = (cos b_c, sin b_c) of the centre bearing of bearing ray c (rad, +starboard);
     elevation_table[k] = (cos e_k, sin e_k, w_k) with e_k the centre elevation (rad) and w_k the ray's solid
     angle (sr) times the two-way elevation pattern.
     """
-    i = wp.tid() + start
-    b = i // rays_per_pose
-    local = i - b * rays_per_pose
+    local = wp.tid() + start
     c = local // n_elev
     k = local - c * n_elev
     cell = fan_cell(bearing_cos_sin[c], elevation_table[k], bearing_cell, elevation_cell)
-    d_flu = jittered(cell.centre, cell.edge_a, cell.edge_b, jitter, jitter_key, local)
+    directions_flu[local] = jittered(cell.centre, cell.edge_a, cell.edge_b, jitter, jitter_key, local)
+
+
+@wp.kernel
+def table_directions_kernel(table: wp.array(dtype=wp.vec3), edges_a: wp.array(dtype=wp.vec3),
+                            edges_b: wp.array(dtype=wp.vec3), jitter: int, jitter_key: int,
+                            directions_flu: wp.array(dtype=wp.vec3), start: int):
+    """Ray ``local`` of a fan given as a table (side-scan, profiling, single-beam): FLU unit direction d_k with
+    cell edge vectors a_k, b_k (the ray's cell is d_k + [-1/2, 1/2] a_k + [-1/2, 1/2] b_k), :func:`jittered` with
+    stream index k; computed once per chain like :func:`fan_directions_kernel`."""
+    local = wp.tid() + start
+    directions_flu[local] = jittered(table[local], edges_a[local], edges_b[local], jitter, jitter_key, local)
+
+
+@wp.kernel
+def pose_rays_kernel(poses: wp.array(dtype=wp.transform), directions_flu: wp.array(dtype=wp.vec3),
+                     rays_per_pose: int, origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                     start: int):
+    """Ray i = b rays_per_pose + local of a render: world origin (pose b's position) and unit world direction
+    (``directions_flu``[local] of :func:`fan_directions_kernel` / :func:`table_directions_kernel` rotated by pose
+    b's attitude), for the scene's ray-cast backend."""
+    i = wp.tid() + start
+    b = i // rays_per_pose
     pose = poses[b]
     origins[i] = wp.transform_get_translation(pose)
-    directions[i] = wp.quat_rotate(wp.transform_get_rotation(pose), d_flu)
+    directions[i] = wp.quat_rotate(wp.transform_get_rotation(pose), directions_flu[i - b * rays_per_pose])
 
 
 @wp.kernel
@@ -224,7 +245,7 @@ def device_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.arra
                            alpha_db_per_m: float, source_intensity: float, wavelength: float, phase_grid: float,
                            ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                            ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
-    """Ray i of a bearing x elevation fan, from its hit (the backend's results for :func:`device_ray_gen_kernel`'s
+    """Ray i of a bearing x elevation fan, from its hit (the backend's results for :func:`pose_rays_kernel`'s
     rays): store its :func:`ray_echo` (cell edges of :func:`fan_cell`, weight w_k = elevation_table[k][2])."""
     i = wp.tid() + start
     b = i // rays_per_pose
@@ -245,23 +266,6 @@ def device_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.arra
 
 
 @wp.kernel
-def device_table_ray_gen_kernel(poses: wp.array(dtype=wp.transform), table: wp.array(dtype=wp.vec3),
-                                edges_a: wp.array(dtype=wp.vec3), edges_b: wp.array(dtype=wp.vec3),
-                                rays_per_pose: int, jitter: int, jitter_key: int, origins: wp.array(dtype=wp.vec3),
-                                directions: wp.array(dtype=wp.vec3), start: int):
-    """Ray i of a fan given as a table (side-scan, profiling, single-beam): FLU unit direction d_k with cell edge
-    vectors a_k, b_k (the ray's cell is d_k + [-1/2, 1/2] a_k + [-1/2, 1/2] b_k), :func:`jittered` with stream
-    index k; its world origin and unit world direction, for the scene's ray-cast backend."""
-    i = wp.tid() + start
-    b = i // rays_per_pose
-    local = i - b * rays_per_pose
-    d_flu = jittered(table[local], edges_a[local], edges_b[local], jitter, jitter_key, local)
-    pose = poses[b]
-    origins[i] = wp.transform_get_translation(pose)
-    directions[i] = wp.quat_rotate(wp.transform_get_rotation(pose), d_flu)
-
-
-@wp.kernel
 def device_table_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
                                  hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
                                  hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
@@ -273,7 +277,7 @@ def device_table_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: w
                                  source_intensity: float, wavelength: float, phase_grid: float,
                                  ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                                  ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
-    """Ray i of a table fan, from its hit (the backend's results for :func:`device_table_ray_gen_kernel`'s rays):
+    """Ray i of a table fan, from its hit (the backend's results for :func:`pose_rays_kernel`'s rays):
     store its :func:`ray_echo` (edges a_k, b_k, weight w_k: sr x pattern). The hit distance (+inf for a miss)
     stays in ``hit_distance``."""
     i = wp.tid() + start
@@ -345,8 +349,7 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
                          pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
                          pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
                          peak: wp.array3d(dtype=wp.float32), field: wp.array3d(dtype=wp.vec2),
-                         power: wp.array3d(dtype=wp.float32), binned_hits: wp.array3d(dtype=wp.int32),
-                         binned_labels: wp.array3d(dtype=wp.int32), row_echo: wp.array2d(dtype=wp.int32),
+                         power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
                          phasors: wp.array(dtype=wp.vec2), start: int):
     """Element (pose b, channel j): bin the channel's rays (:func:`bin_echo`, in ray order, into the channel-major
     scratch pre_* (B, n_channels, n_range), so a channel's bins are contiguous), then its range point spread.
@@ -354,12 +357,13 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
     Range point spread (the range pass of the separable convolution), over the rows [lo - M, hi + M] around the
     rows lo..hi the channel's echoes reached: field[b, row, j] = sum_m h[m] pre_field[b, j, row - m + M],
     power[b, row, j] = sum_m h[m]^2 pre_power[b, j, row - m + M] (h = ``range_taps``, symmetric, m = 0..2M; one
-    tap 1 for none), with binned_hits and binned_labels (copies of pre_hits, pre_labels), into the row-major
-    (B, n_range, n_channels) images the bearing pass reads, and row_echo[b, row] = 1 for every row written
-    (every writer writes the same 1: the result does not depend on the order). The channel's pre_* are then set
-    back to rest; :func:`bearing_receiver_kernel` reads and resets field, power, binned_hits, binned_labels and
-    row_echo of the flagged rows (rows not flagged hold their rest values). Expects every scratch at rest: 0, and
-    -1 for pre_labels and binned_labels (peak needs no initial value)."""
+    tap 1 for none), into the row-major (B, n_range, n_channels) images the bearing pass reads, and
+    row_echo[b, row] = 1 for every row written (every writer writes the same 1: the result does not depend on the
+    order). The channel's pre_field and pre_power are then set back to rest; :func:`bearing_receiver_kernel` reads
+    and resets field, power, pre_hits, pre_labels and row_echo of the flagged rows (rows not flagged hold their
+    rest values; the hit counts and labels stay channel-major: written row-major here, one cache line per bin,
+    they cost more than the bearing pass's reads of them, 16 rows of a channel per line). Expects every scratch at
+    rest: 0, and -1 for pre_labels (peak needs no initial value)."""
     e = wp.tid() + start
     b = e // n_channels
     j = e - b * n_channels
@@ -384,14 +388,11 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
                 p = p + h * h * pre_power[b, j, src]
             field[b, row, j] = f
             power[b, row, j] = p
-            row_echo[b, row] = 1
+            if row_echo[b, row] == 0:
+                row_echo[b, row] = 1  # once: the channels of other CPU threads read it, written it would bounce
         for row in range(lo_row, hi_row + 1):
-            binned_hits[b, row, j] = pre_hits[b, j, row]
-            binned_labels[b, row, j] = pre_labels[b, j, row]
             pre_field[b, j, row] = wp.vec2(0.0, 0.0)
             pre_power[b, j, row] = 0.0
-            pre_hits[b, j, row] = 0
-            pre_labels[b, j, row] = -1
 
 
 @wp.func
@@ -469,7 +470,7 @@ def receive(f: wp.vec2, variance: float, g: float, h: wp.uint32,
 
 @wp.kernel
 def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.array(dtype=wp.float32),
-                            binned_hits: wp.array(dtype=wp.int32), binned_labels: wp.array(dtype=wp.int32),
+                            pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
                             taps: wp.array(dtype=wp.vec2), n_range: int, n_channels: int, noise_intensity: float,
                             row_reverb: wp.array(dtype=wp.float32), seed: int, frame_index: int, sensor_id: int,
                             exp_table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2),
@@ -482,13 +483,14 @@ def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.arra
     every bin of the row's four outputs once (no zero-fill needed) and the row's sum of ``intensity`` (in bin
     order, for the automatic gain).
 
-    field_in, power_in, binned_hits, binned_labels: the row-major (B, n_range, n_channels) scratch images of
-    :func:`footprint_bin_kernel`, flattened. taps[m] = (h[m], h[m]^2).
+    field_in, power_in: the row-major (B, n_range, n_channels) scratch images of :func:`footprint_bin_kernel`,
+    flattened; pre_hits, pre_labels: its channel-major (B, n_channels, n_range) hit counts and labels.
+    taps[m] = (h[m], h[m]^2).
     Point spread across channels (beams): f = sum_m h[m] field_in[r, j - m], p = sum_m h[m]^2 power_in[r, j - m]
     over the taps m = -M..M (h symmetric; channels outside the image contribute nothing; one tap h = 1 for none);
     a row that :func:`footprint_bin_kernel` did not write (``row_echo`` 0) has f = p = 0, hits 0 and label -1 and
-    skips it; a row it wrote has hits and labels from binned_hits, binned_labels, and field_in, power_in,
-    binned_hits, binned_labels and row_echo of the row are set back to rest (0, label -1) after reading.
+    skips it; a row it wrote has hits and labels from pre_hits, pre_labels, and field_in, power_in, pre_hits,
+    pre_labels and row_echo of the row are set back to rest (0, label -1) after reading.
     Receiver: intensity = |f + n|^2 G(r), clean = (p + R(r)) G(r). n is one circular complex Gaussian draw
     (exponential intensity) of variance V = noise_intensity + R(r): receiver noise (re 1 uPa^2) plus the volume
     reverberation R(r) = row_reverb[r] (its sonar-equation mean per sample through the point spread, per row on
@@ -552,7 +554,10 @@ def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.arra
                 seen_hi = seen_hi + 1
                 nonzero = nonzero + holds_echo(field_in[row + seen_hi], power_in[row + seen_hi])
             while seen_lo < lo:
+                # the last read of source seen_lo: set back to rest
                 nonzero = nonzero - holds_echo(field_in[row + seen_lo], power_in[row + seen_lo])
+                field_in[row + seen_lo] = wp.vec2(0.0, 0.0)
+                power_in[row + seen_lo] = 0.0
                 seen_lo = seen_lo + 1
             for jj in range(lo, wp.where(nonzero > 0, hi, lo - 1) + 1):
                 x = field_in[row + jj]
@@ -586,14 +591,14 @@ def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.arra
                 v = receive(f, variance, g, bin_state(key, first + j), exp_table, phasors)
                 intensity[b, r, j] = v
                 clean[b, r, j] = (p4[i] + reverb) * g
-                hits[b, r, j] = binned_hits[row + j]
-                labels[b, r, j] = binned_labels[row + j]
+                hits[b, r, j] = pre_hits[b, j, r]
+                labels[b, r, j] = pre_labels[b, j, r]
+                pre_hits[b, j, r] = 0
+                pre_labels[b, j, r] = -1
                 total = total + v
-        for j in range(row, row + n_channels):
+        for j in range(row + seen_lo, row + n_channels):
             field_in[j] = wp.vec2(0.0, 0.0)
             power_in[j] = 0.0
-            binned_hits[j] = 0
-            binned_labels[j] = -1
         row_echo[b, r] = 0
     row_sum[b, r] = total
 

@@ -210,9 +210,8 @@ class _ChainBuffers:
         # Row-major (B, n_range, n_channels): after the range pass, read along rows by the bearing pass.
         self.field = wp.zeros(shape, dtype=wp.vec2, device=device)
         self.power = wp.zeros(shape, dtype=wp.float32, device=device)
-        self.binned_hits = wp.zeros(shape, dtype=wp.int32, device=device)
-        self.binned_labels = wp.full(shape, -1, dtype=wp.int32, device=device)
-        # Channel-major (B, n_channels, n_range): the binning's images, a channel's bins contiguous.
+        # Channel-major (B, n_channels, n_range): the binning's images, a channel's bins contiguous (the hit counts
+        # and labels are read from here by the bearing pass).
         self.pre_field = wp.zeros(columns, dtype=wp.vec2, device=device)
         self.pre_power = wp.zeros(columns, dtype=wp.float32, device=device)
         self.pre_hits = wp.zeros(columns, dtype=wp.int32, device=device)
@@ -220,7 +219,7 @@ class _ChainBuffers:
         self.peak = wp.empty(columns, dtype=wp.float32, device=device)
         self.row_echo = wp.zeros((batch, layout.n_range), dtype=wp.int32, device=device)
         # the bearing pass reads the row-major images flat (one index per bin)
-        self.receiver_inputs = [a.flatten() for a in (self.field, self.power, self.binned_hits, self.binned_labels)]
+        self.receiver_inputs = [self.field.flatten(), self.power.flatten(), self.pre_hits, self.pre_labels]
         self.row_max = wp.empty((batch, layout.n_range), dtype=wp.float32, device=device)
         self.row_sum = wp.empty((batch, layout.n_range), dtype=wp.float32, device=device)
         self.frame_max = wp.empty(batch, dtype=wp.float32, device=device)
@@ -243,13 +242,13 @@ class _ChainBuffers:
     def nbytes(layout: FanLayout | TableFan, batch: int, multipath: MultipathSettings = MultipathSettings()) -> int:
         """Scratch bytes: per ray 24 (intensity, range/footprint/phase, bin, label) + ``RayBuffers.BYTES_PER_RAY``
         (origin, direction and hit, distance included, for the ray-cast backend); per row 12 (maximum, sum, echo
-        flag); per bin 44 (complex and intensity images, hit counts and labels before and after the range pass,
+        flag); per bin 36 (complex and intensity images before and after the range pass, hit counts and labels,
         peak scratch). With multipath, per ray also ``BounceState.BYTES_PER_RAY``, 4 (primary distance) and 24 per
         echo block."""
         per_ray = 24 + RayBuffers.BYTES_PER_RAY
         if multipath.active:
             per_ray += BounceState.BYTES_PER_RAY + 4 + 24 * multipath.blocks
-        return batch * (64 + per_ray * layout.rays_per_pose + layout.n_range * (12 + 44 * layout.n_channels))
+        return batch * (64 + per_ray * layout.rays_per_pose + layout.n_range * (12 + 36 * layout.n_channels))
 
 
 class DeviceChain:
@@ -306,6 +305,16 @@ class DeviceChain:
                                       dtype=wp.vec2, device=device)
             table = np.stack([np.cos(layout.elevations), np.sin(layout.elevations), layout.elevation_weights], 1)
             self._elev_table = wp.array(table.astype(np.float32), dtype=wp.vec3, device=device)
+        # the rays' jittered sensor-frame directions do not change from frame to frame: computed once here
+        jitter_key = _host_key(s.seed, 0, self.sensor_id, int(k.STREAM_JITTER))
+        self._directions_flu = wp.empty(layout.rays_per_pose, dtype=wp.vec3, device=device)
+        if isinstance(layout, TableFan):
+            launch_1d(k.table_directions_kernel, layout.rays_per_pose,
+                      [*self._table, int(s.jitter), jitter_key, self._directions_flu], device)
+        else:
+            launch_1d(k.fan_directions_kernel, layout.rays_per_pose,
+                      [self._bearings, float(layout.bearing_cell), self._elev_table, float(layout.elevation_cell),
+                       layout.n_elev, int(s.jitter), jitter_key, self._directions_flu], device)
         mp = settings.multipath
         self._tracer = BounceTracer(mp, s.frequency_hz, s.sound_speed, device) if mp.active else None
         self._row_order = row_order(layout.n_range, layout.n_channels)
@@ -364,15 +373,13 @@ class DeviceChain:
         dr = float(lay.range_bin)
         alpha = float(s.absorption_db_per_m)
         source = 10.0 ** (s.source_level_db / 10.0)
-        jitter_key = _host_key(s.seed, 0, self.sensor_id, int(k.STREAM_JITTER))
         phase_key = _host_key(s.seed, 0, self.sensor_id, int(k.STREAM_PHASE))
         hits = [rays.origins, rays.directions, *rays.hit_args(), g.object_reflectivity, g.object_label, buf.poses]
         common = [float(lay.min_range), dr, lay.n_range, alpha, source, float(s.wavelength),
                   0.25 * float(s.wavelength), buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label]
+        launch_1d(k.pose_rays_kernel, n_rays,
+                  [buf.poses, self._directions_flu, lay.rays_per_pose, rays.origins, rays.directions], dev)
         if isinstance(lay, TableFan):
-            launch_1d(k.device_table_ray_gen_kernel, n_rays,
-                      [buf.poses, *self._table, lay.rays_per_pose, int(s.jitter), jitter_key, rays.origins,
-                       rays.directions], dev)
             rays.cast(scene)
             if self._tracer is not None:
                 self._trace(scene, buf, n_rays, km.table_bounce_init_kernel,
@@ -383,8 +390,6 @@ class DeviceChain:
         else:
             cells = [self._bearings, float(lay.bearing_cell), self._elev_table, float(lay.elevation_cell), lay.n_elev,
                      lay.rays_per_pose]
-            launch_1d(k.device_ray_gen_kernel, n_rays,
-                      [buf.poses, *cells, int(s.jitter), jitter_key, rays.origins, rays.directions], dev)
             rays.cast(scene)
             if self._tracer is not None:
                 self._trace(scene, buf, n_rays, km.fan_bounce_init_kernel, [buf.poses, *cells], phase_key)
@@ -427,7 +432,7 @@ class DeviceChain:
                   [buf.echo_intensity, buf.echo_range, buf.echo_bin, buf.echo_label, lay.rays_per_channel * buf.blocks,
                    lay.rays_per_pose * buf.blocks, lay.n_channels, float(lay.min_range), dr, lay.n_range,
                    self._range_taps, buf.pre_field, buf.pre_power, buf.pre_hits, buf.pre_labels, buf.peak, buf.field,
-                   buf.power, buf.binned_hits, buf.binned_labels, buf.row_echo, self._phasors], dev, min_chunk=1)
+                   buf.power, buf.row_echo, self._phasors], dev, min_chunk=1)
         n_bins = batch * lay.n_range * lay.n_channels
         noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
         launch_1d(k.bearing_receiver_kernel, batch * lay.n_range,
