@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import warp as wp
 
-from oceansim_py.kernels.acoustic_chain import (MAX_FOOTPRINT_BINS, RayEcho, carrier_phase, fan_cell,
+from oceansim_py.kernels.acoustic_chain import (MAX_FOOTPRINT_BINS, PHASOR_BITS, RayEcho, carrier_phase, fan_cell,
                                                 scatterer_gaussian, scatterer_phase)
 from oceansim_py.kernels.embree_cast import ray_range
 from oceansim_py.kernels.imaging_sonar import range_cell, ray_return
 from oceansim_py.kernels.multibeam import MAX_FOOTPRINT_SAMPLES, NO_DELAY, device_ray_angles
+from oceansim_py.kernels.random import pcg_hash
 from oceansim_py.kernels.raycast import RayHit, load_hit, sensor_to_world, two_way_absorption
 
 INTERFACE_FLUID = wp.constant(0)
@@ -337,6 +338,376 @@ def chain_first_block_kernel(blocked_intensity: wp.array(dtype=wp.float32), bloc
     ray_range[i] = blocked_range[o]
     ray_bin[i] = blocked_bin[o]
     ray_label[i] = blocked_label[o]
+
+
+# -- mixed paths (the device chain): out along the bounce chain, back in a straight line, and the reverse -----------
+
+
+@wp.func
+def echoes(h: RayHit, object_interface: wp.array(dtype=wp.vec4), law: SurfaceLaw) -> int:
+    """1 when hit ``h`` backscatters (as :func:`bounce_echo` decides: any object but the analytic plane, and a
+    sea-surface hit with reverberation on), else 0."""
+    out = int(0)
+    if h.hit == 1:
+        if int(object_interface[h.obj][0]) == INTERFACE_SEA_SURFACE and law.reverberation == 1:
+            out = 1
+        elif h.obj != law.plane_obj:
+            out = 1
+    return out
+
+
+@wp.kernel
+def visibility_ray_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                          hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                          hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                          object_interface: wp.array(dtype=wp.vec4), law: SurfaceLaw,
+                          poses: wp.array(dtype=wp.transform), rays_per_pose: int,
+                          vis_origins: wp.array(dtype=wp.vec3), vis_directions: wp.array(dtype=wp.vec3),
+                          vis_remaining: wp.array(dtype=wp.float32), start: int):
+    """Ray i's visibility ray after a bounce cast: from its hit point P (moved 1e-4 m + 1e-5 |P| along the facing
+    normal, as the bounce step does) towards the sensor S of its pose, length |S - P'| (remaining 0, a miss for
+    every backend, when the hit does not echo or S lies behind the face: n . (S - P) <= 0)."""
+    i = wp.tid() + start
+    d = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
+    o = origins[i]
+    v = wp.vec3(1.0, 0.0, 0.0)
+    rem = float(0.0)
+    if echoes(h, object_interface, law) == 1:
+        sensor = wp.transform_get_translation(poses[i // rays_per_pose])
+        p = o + h.distance * d
+        scale = wp.max(wp.max(wp.abs(p[0]), wp.abs(p[1])), wp.abs(p[2]))
+        q = p + (1.0e-4 + 1.0e-5 * scale) * h.normal
+        back = sensor - q
+        dist = wp.length(back)
+        if wp.dot(h.normal, sensor - p) > 0.0 and dist > 0.0:
+            o = q
+            v = back / dist
+            rem = dist
+    vis_origins[i] = o
+    vis_directions[i] = v
+    vis_remaining[i] = rem
+
+
+@wp.struct
+class MixedEcho:
+    """One of the two reciprocal mixed-path arrivals of a bounce hit P, before the receive channel is chosen:
+    intensity with the ray's own weight (re 1 uPa^2), range r = (L + D) / 2 (m), footprint range extent (m), P
+    (world), the unit vector from the sensor to P (world), label, ``valid`` (0: none)."""
+
+    value: float
+    rng: float
+    extent: float
+    point: wp.vec3
+    away: wp.vec3
+    label: int
+    valid: int
+
+
+@wp.func
+def mixed_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, path: float, amp: float, edge_a: wp.vec3,
+               edge_b: wp.vec3, weight: float, sensor: wp.vec3, visible: int, object_mu: wp.array(dtype=wp.float32),
+               object_label: wp.array(dtype=wp.int32), object_interface: wp.array(dtype=wp.vec4), law: SurfaceLaw,
+               alpha_db_per_m: float, source_intensity: float) -> MixedEcho:
+    """The mixed-path arrival of bounce hit ``h`` (docs/PHYSICS.md §1 "Mixed paths"): L = path + distance the
+    chain's one-way length, D = |S - P|, o = (S - P) / D; the bistatic sonar equation
+    I = SL amp^2 sigma(P) A / (L^2 D^2) 10^(-alpha (L + D) / 10) with the unfolded tube's footprint
+    A = L^2 w / cos(t_in) gives I = SL amp^2 sigma w / (cos(t_in) D^2) 10^(-alpha (L + D) / 10); Lambert
+    sigma = mu cos(t_in) cos(t_out) (t_out: between the normal and o), Chapman-Harris (sea surface with
+    reverberation) sigma = 10^((S_s(psi_in) + S_s(psi_out)) / 20). Footprint range extent: the tube's cell edges
+    e projected on P's plane, u_e = L (e - (e . n) / (d . n) d), each changing r by (d - o) . u_e / 2."""
+    out = MixedEcho()
+    out.valid = 0
+    out.value = 0.0
+    out.rng = 0.0
+    out.extent = 0.0
+    out.point = wp.vec3(0.0, 0.0, 0.0)
+    out.away = wp.vec3(1.0, 0.0, 0.0)
+    out.label = -1
+    if echoes(h, object_interface, law) == 1 and visible == 1:
+        p = origin + h.distance * direction
+        back = sensor - p
+        D = wp.length(back)
+        cos_out = float(0.0)
+        if D > 0.0:
+            cos_out = wp.dot(h.normal, back) / D
+        if cos_out > 0.0:
+            o = back / D
+            L = path + h.distance
+            c = wp.max(h.cos_incidence, MIN_COS_INCIDENCE)
+            gain = source_intensity * amp * amp * weight / (D * D) * wp.pow(10.0, -0.1 * alpha_db_per_m * (L + D))
+            if int(object_interface[h.obj][0]) == INTERFACE_SEA_SURFACE and law.reverberation == 1:
+                g_in = wp.degrees(wp.asin(wp.clamp(h.cos_incidence, 0.0, 1.0)))
+                g_out = wp.degrees(wp.asin(wp.clamp(cos_out, 0.0, 1.0)))
+                s_db = chapman_harris_db(g_in, law.wind_knots, law.frequency) + chapman_harris_db(
+                    g_out, law.wind_knots, law.frequency)
+                out.value = gain * wp.pow(10.0, 0.05 * s_db) / c
+            else:
+                out.value = gain * object_mu[h.obj] * wp.min(cos_out, 1.0)
+            dn = -c
+            ua = L * (edge_a - wp.dot(edge_a, h.normal) / dn * direction)
+            ub = L * (edge_b - wp.dot(edge_b, h.normal) / dn * direction)
+            ea = 0.5 * wp.dot(direction - o, ua)
+            eb = 0.5 * wp.dot(direction - o, ub)
+            out.rng = 0.5 * (L + D)
+            out.extent = wp.sqrt(ea * ea + eb * eb)
+            out.point = p
+            out.away = -o
+            out.label = object_label[h.obj]
+            out.valid = 1
+    return out
+
+
+@wp.func
+def fan_channel_of(local: wp.vec3, first_bearing: float, bearing_cell: float, n_bearing: int,
+                   bearing_rays_per_channel: int, first_elevation: float, elevation_cell: float, n_elev: int) -> wp.vec2i:
+    """(channel, elevation ray) of the bearing x elevation fan cell (uniform grids: bearing ray j at
+    first_bearing + j bearing_cell, elevation ray k at first_elevation + k elevation_cell, rad) that holds the
+    sensor-frame (FLU) direction ``local``; (-1, -1) outside the fan."""
+    horizontal = wp.sqrt(local[0] * local[0] + local[1] * local[1])
+    bearing = wp.atan2(-local[1], local[0])
+    elevation = wp.atan2(local[2], horizontal)
+    j = int(wp.floor((bearing - first_bearing) / bearing_cell + 0.5))
+    k = int(wp.floor((elevation - first_elevation) / elevation_cell + 0.5))
+    out = wp.vec2i(-1, -1)
+    if j >= 0 and j < n_bearing and k >= 0 and k < n_elev:
+        out = wp.vec2i(j // bearing_rays_per_channel, k)
+    return out
+
+
+@wp.func
+def store_mixed(e: MixedEcho, pattern: float, own: int, target: int, phase_key: int, min_range: float,
+                range_resolution: float, n_range: int, wavelength: float, phase_grid: float, o: int,
+                ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), x: int,
+                cross_intensity: wp.array(dtype=wp.float32), cross_range: wp.array(dtype=wp.vec3),
+                cross_bin: wp.array(dtype=wp.int32), cross_label: wp.array(dtype=wp.int32),
+                cross_channel: wp.array(dtype=wp.int32)):
+    """Store mixed arrival ``e`` times ``pattern`` (receive/transmit pattern of P's direction relative to the ray's,
+    one way) with the ray's own channel ``own`` and P's channel ``target`` (-1: outside the fan, nothing): the same
+    channel gets both reciprocal arrivals coherently (amplitude 2 a: intensity 4 I) at ``o``; else the own
+    channel I (the reciprocal arrival, back along the ray) at ``o`` and ``target`` I (out along the ray, back
+    from P) at cross index ``x``. Phase 2 pi (L + D) / lambda + phi(P)."""
+    value = float(0.0)
+    rng = wp.vec3(0.0, 0.0, 0.0)
+    cell = int(-1)
+    label = int(-1)
+    channel = int(-1)
+    if e.valid == 1 and target >= 0:
+        c = range_cell(e.rng, min_range, range_resolution, n_range)
+        if c >= 0:
+            v = e.value * pattern
+            rng = wp.vec3(e.rng, wp.min(e.extent, float(MAX_FOOTPRINT_BINS) * range_resolution),
+                          carrier_phase(e.rng, wavelength) + scatterer_phase(e.point, phase_grid, phase_key))
+            cell = c
+            label = e.label
+            if target == own:
+                value = 4.0 * v
+            else:
+                value = v
+                channel = target
+    ray_intensity[o] = value
+    ray_range[o] = rng
+    ray_bin[o] = cell
+    ray_label[o] = label
+    cross_intensity[x] = value
+    cross_range[x] = rng
+    cross_bin[x] = cell
+    cross_label[x] = label
+    cross_channel[x] = channel
+
+
+@wp.kernel
+def chain_mixed_echo_fan_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                                hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                                hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                                vis_face: wp.array(dtype=wp.int32), object_mu: wp.array(dtype=wp.float32),
+                                object_label: wp.array(dtype=wp.int32), object_interface: wp.array(dtype=wp.vec4),
+                                law: SurfaceLaw, path: wp.array(dtype=wp.float32), amp: wp.array(dtype=wp.float32),
+                                edge_a: wp.array(dtype=wp.vec3), edge_b: wp.array(dtype=wp.vec3),
+                                weight: wp.array(dtype=wp.float32), poses: wp.array(dtype=wp.transform),
+                                elevation_table: wp.array(dtype=wp.vec3), first_bearing: float, bearing_cell: float,
+                                n_bearing: int, first_elevation: float, elevation_cell: float, n_elev: int,
+                                n_channels: int, phase_key: int, min_range: float, range_resolution: float,
+                                n_range: int, alpha_db_per_m: float, source_intensity: float, wavelength: float,
+                                phase_grid: float, block: int, n_blocks: int, bounce: int, bounces: int,
+                                ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                                ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
+                                cross_intensity: wp.array(dtype=wp.float32), cross_range: wp.array(dtype=wp.vec3),
+                                cross_bin: wp.array(dtype=wp.int32), cross_label: wp.array(dtype=wp.int32),
+                                cross_channel: wp.array(dtype=wp.int32), start: int):
+    """Ray i's mixed-path arrivals of bounce ``bounce`` (>= 1) for a bearing x elevation fan (imaging sonar):
+    :func:`mixed_echo` (visible when the visibility ray missed: ``vis_face`` < 0), P's channel and elevation ray
+    by :func:`fan_channel_of`, pattern sqrt(g(e_P) / g(e_k)) with g(e) = w(e) / cos(e) the elevation table's
+    two-way pattern; own-channel echo at block ``block`` of the chain's layout (as
+    :func:`chain_bounce_echo_kernel`), cross echo at ((pose) bounces + bounce - 1) rays_per_pose + (ray in pose)."""
+    i = wp.tid() + start
+    rays_per_pose = n_bearing * n_elev
+    rays_per_channel = rays_per_pose // n_channels
+    channel = i // rays_per_channel
+    o = (channel * n_blocks + block) * rays_per_channel + (i - channel * rays_per_channel)
+    b = i // rays_per_pose
+    local_i = i - b * rays_per_pose
+    x = (b * bounces + bounce - 1) * rays_per_pose + local_i
+    k_own = local_i - (local_i // n_elev) * n_elev
+    own = local_i // rays_per_channel
+    pose = poses[b]
+    sensor = wp.transform_get_translation(pose)
+    d = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
+    visible = int(0)
+    if vis_face[i] < 0:
+        visible = 1
+    e = mixed_echo(h, origins[i], d, path[i], amp[i], edge_a[i], edge_b[i], weight[i], sensor, visible, object_mu,
+                   object_label, object_interface, law, alpha_db_per_m, source_intensity)
+    target = int(-1)
+    pattern = float(0.0)
+    if e.valid == 1:
+        ck = fan_channel_of(wp.quat_rotate_inv(wp.transform_get_rotation(pose), e.away), first_bearing, bearing_cell,
+                            n_bearing, rays_per_channel // n_elev, first_elevation, elevation_cell, n_elev)
+        target = ck[0]
+        if target >= 0:
+            et = elevation_table[ck[1]]
+            eo = elevation_table[k_own]
+            g_own = eo[2] / eo[0]
+            if g_own > 0.0:
+                pattern = wp.sqrt(wp.max(et[2] / et[0], 0.0) / g_own)
+    store_mixed(e, pattern, own, target, phase_key, min_range, range_resolution, n_range, wavelength, phase_grid, o,
+                ray_intensity, ray_range, ray_bin, ray_label, x, cross_intensity, cross_range, cross_bin, cross_label,
+                cross_channel)
+
+
+@wp.func
+def cell_pattern(edge_a: wp.vec3, edge_b: wp.vec3, weight: float) -> float:
+    """Two-way pattern of a table ray: its weight over its cell's solid angle |a x b| (sr)."""
+    area = wp.length(wp.cross(edge_a, edge_b))
+    g = float(0.0)
+    if area > 0.0:
+        g = weight / area
+    return g
+
+
+@wp.kernel
+def chain_mixed_echo_table_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                                  hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                                  hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                                  vis_face: wp.array(dtype=wp.int32), object_mu: wp.array(dtype=wp.float32),
+                                  object_label: wp.array(dtype=wp.int32),
+                                  object_interface: wp.array(dtype=wp.vec4), law: SurfaceLaw,
+                                  path: wp.array(dtype=wp.float32), amp: wp.array(dtype=wp.float32),
+                                  edge_a: wp.array(dtype=wp.vec3), edge_b: wp.array(dtype=wp.vec3),
+                                  weight: wp.array(dtype=wp.float32), poses: wp.array(dtype=wp.transform),
+                                  table_directions: wp.array(dtype=wp.vec3), table_a: wp.array(dtype=wp.vec3),
+                                  table_b: wp.array(dtype=wp.vec3), table_weights: wp.array(dtype=wp.float32),
+                                  rays_per_pose: int, n_channels: int, phase_key: int, min_range: float,
+                                  range_resolution: float, n_range: int, alpha_db_per_m: float,
+                                  source_intensity: float, wavelength: float, phase_grid: float, block: int,
+                                  n_blocks: int, bounce: int, bounces: int,
+                                  ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                                  ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
+                                  cross_intensity: wp.array(dtype=wp.float32), cross_range: wp.array(dtype=wp.vec3),
+                                  cross_bin: wp.array(dtype=wp.int32), cross_label: wp.array(dtype=wp.int32),
+                                  cross_channel: wp.array(dtype=wp.int32), start: int):
+    """Ray i's mixed-path arrivals of bounce ``bounce`` for a table fan (side-scan, profiling, single-beam, MSIS):
+    as :func:`chain_mixed_echo_fan_kernel`, P's receiving ray t the table ray nearest P's sensor-frame direction
+    u (largest u . d_t, a scan of the pose's table) whose cell holds it (|(u - d_t) . a_t| <= |a_t|^2 / 2, the same
+    for b_t), its channel t // rays_per_channel (side-scan: port or starboard; single-beam: its one beam, if inside
+    the cone), pattern sqrt(g_t / g_k), g = w / |a x b|."""
+    i = wp.tid() + start
+    rays_per_channel = rays_per_pose // n_channels
+    channel = i // rays_per_channel
+    o = (channel * n_blocks + block) * rays_per_channel + (i - channel * rays_per_channel)
+    b = i // rays_per_pose
+    local_i = i - b * rays_per_pose
+    x = (b * bounces + bounce - 1) * rays_per_pose + local_i
+    own = local_i // rays_per_channel
+    pose = poses[b]
+    sensor = wp.transform_get_translation(pose)
+    d = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
+    visible = int(0)
+    if vis_face[i] < 0:
+        visible = 1
+    e = mixed_echo(h, origins[i], d, path[i], amp[i], edge_a[i], edge_b[i], weight[i], sensor, visible, object_mu,
+                   object_label, object_interface, law, alpha_db_per_m, source_intensity)
+    target = int(-1)
+    pattern = float(0.0)
+    if e.valid == 1:
+        u = wp.quat_rotate_inv(wp.transform_get_rotation(pose), e.away)
+        best = int(0)
+        best_dot = float(-2.0)
+        for t in range(rays_per_pose):
+            c = wp.dot(u, table_directions[t])
+            if c > best_dot:
+                best_dot = c
+                best = t
+        v = u - table_directions[best]
+        ta = table_a[best]
+        tb = table_b[best]
+        if wp.abs(wp.dot(v, ta)) <= 0.5 * wp.dot(ta, ta) and wp.abs(wp.dot(v, tb)) <= 0.5 * wp.dot(tb, tb):
+            g_own = cell_pattern(table_a[local_i], table_b[local_i], table_weights[local_i])
+            if g_own > 0.0:
+                target = best // rays_per_channel
+                pattern = wp.sqrt(cell_pattern(ta, tb, table_weights[best]) / g_own)
+    store_mixed(e, pattern, own, target, phase_key, min_range, range_resolution, n_range, wavelength, phase_grid, o,
+                ray_intensity, ray_range, ray_bin, ray_label, x, cross_intensity, cross_range, cross_bin, cross_label,
+                cross_channel)
+
+
+@wp.kernel
+def cross_channel_bin_kernel(cross_intensity: wp.array(dtype=wp.float32), cross_range: wp.array(dtype=wp.vec3),
+                             cross_bin: wp.array(dtype=wp.int32), cross_label: wp.array(dtype=wp.int32),
+                             cross_channel: wp.array(dtype=wp.int32), entries_per_pose: int, min_range: float,
+                             range_resolution: float, n_range: int, range_taps: wp.array(dtype=wp.float32),
+                             field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
+                             hits: wp.array3d(dtype=wp.int32), labels: wp.array3d(dtype=wp.int32),
+                             peak: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
+                             phasors: wp.array(dtype=wp.vec2), start: int):
+    """Element (pose b), after ``footprint_bin_kernel``: add the pose's cross-channel mixed arrivals, in entry order,
+    to their target channels, exactly as that kernel bins a channel's own rays (footprint pieces, own phase in the
+    own bin, hashed phasors elsewhere, hits, strongest-piece label) with the range point spread applied to each
+    piece directly (field[row] += h[m] sqrt(piece) phasor, power[row] += h[m]^2 piece: the same linear pass).
+    One element per pose reads its entries sequentially, as an entry may land on any channel: deterministic
+    without atomics."""
+    b = wp.tid() + start
+    first = b * entries_per_pose
+    half_taps = (range_taps.shape[0] - 1) // 2
+    for t in range(entries_per_pose):
+        j = cross_channel[first + t]
+        cell = cross_bin[first + t]
+        if j >= 0 and cell >= 0:
+            value = cross_intensity[first + t]
+            rr = cross_range[first + t]
+            hits[b, cell, j] = hits[b, cell, j] + 1
+            half = 0.5 * rr[1]
+            k0 = cell
+            k1 = cell
+            if half > 0.0:
+                k0 = wp.max(int(wp.floor((rr[0] - half - min_range) / range_resolution)), 0)
+                k1 = wp.min(int(wp.floor((rr[0] + half - min_range) / range_resolution)), n_range - 1)
+            seed = wp.uint32(int(rr[2] * 1.0e6))
+            own = wp.vec2(wp.cos(rr[2]), wp.sin(rr[2]))
+            for kk in range(k0, k1 + 1):
+                w = float(1.0)
+                if half > 0.0:
+                    lo = min_range + float(kk) * range_resolution
+                    w = (wp.min(rr[0] + half, lo + range_resolution) - wp.max(rr[0] - half, lo)) / (2.0 * half)
+                if w > 0.0:
+                    piece = value * w
+                    phasor = own
+                    if kk != cell:
+                        hh = pcg_hash(seed ^ wp.uint32(kk) * wp.uint32(-1640531527))
+                        phasor = phasors[int(hh >> wp.uint32(32 - PHASOR_BITS))]
+                    amplitude = wp.sqrt(piece) * phasor
+                    for row in range(wp.max(kk - half_taps, 0), wp.min(kk + half_taps, n_range - 1) + 1):
+                        tap = range_taps[kk - row + half_taps]
+                        field[b, row, j] = field[b, row, j] + tap * amplitude
+                        power[b, row, j] = power[b, row, j] + tap * tap * piece
+                        if power[b, row, j] > 0.0:
+                            row_echo[b, row] = 1
+                    if labels[b, kk, j] < 0 or piece > peak[b, kk, j]:
+                        peak[b, kk, j] = piece
+                        labels[b, kk, j] = cross_label[first + t]
 
 
 @wp.kernel

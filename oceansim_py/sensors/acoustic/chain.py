@@ -28,7 +28,8 @@ from oceansim_py.kernels import imaging_sonar as ks
 from oceansim_py.kernels import multipath as km
 from oceansim_py.runtime import check_memory, launch_1d
 from oceansim_py.sensors.acoustic.beam_pattern import LineArray, bearing_kernel, range_kernel
-from oceansim_py.sensors.acoustic.multipath import BounceState, BounceTracer, MultipathSettings
+from oceansim_py.sensors.acoustic.multipath import (BounceState, BounceTracer, MixedPathBuffers, MultipathSettings,
+                                                    chain_multipath_bytes_per_ray)
 from oceansim_py.sensors.batching import PoseUploads
 from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
@@ -209,8 +210,10 @@ class _ChainBuffers:
         self.frame_max = wp.empty(batch, dtype=wp.float32, device=device)
         # multipath: the bounce state, every block's echoes (channel-major, blocks within a channel) and the
         # primary hit distance (the bounce casts reuse the hit arrays)
-        self.blocks = multipath.blocks if multipath.active else 1
+        self.blocks = multipath.chain_blocks if multipath.active else 1
         self.bounce = BounceState(n_rays, device) if multipath.active else None
+        self.mixed = (MixedPathBuffers(n_rays, multipath.bounces, device)
+                      if multipath.active and multipath.mixed else None)
         if multipath.active:
             n_echo = n_rays * self.blocks
             self.echo_intensity = wp.empty(n_echo, dtype=wp.float32, device=device)
@@ -227,10 +230,11 @@ class _ChainBuffers:
         """Scratch bytes: per ray 24 (intensity, range/footprint/phase, bin, label) + ``RayBuffers.BYTES_PER_RAY``
         (origin, direction and hit, distance included, for the ray-cast backend); per row 8 (maximum, echo flag);
         per bin 28 (complex and intensity images before and after the range pass, peak scratch). With multipath,
-        per ray also ``BounceState.BYTES_PER_RAY``, 4 (primary distance) and 24 per echo block."""
+        per ray also ``BounceState.BYTES_PER_RAY``, 4 (primary distance), 24 per echo block and the mixed paths'
+        visibility rays and cross-channel echoes (``chain_multipath_bytes_per_ray``)."""
         per_ray = 24 + RayBuffers.BYTES_PER_RAY
         if multipath.active:
-            per_ray += BounceState.BYTES_PER_RAY + 4 + 24 * multipath.blocks
+            per_ray += chain_multipath_bytes_per_ray(multipath)
         return batch * (64 + per_ray * layout.rays_per_pose + layout.n_range * (8 + 28 * layout.n_channels))
 
 
@@ -287,6 +291,13 @@ class DeviceChain:
             table = np.stack([np.cos(layout.elevations), np.sin(layout.elevations), layout.elevation_weights], 1)
             self._elev_table = wp.array(table.astype(np.float32), dtype=wp.vec3, device=device)
         mp = settings.multipath
+        if mp.active and mp.mixed and isinstance(layout, FanLayout):
+            uniform = [np.allclose(np.diff(a), c, rtol=1e-4, atol=1e-9) for a, c in
+                       ((layout.bearings, layout.bearing_cell), (layout.elevations, layout.elevation_cell))]
+            if not all(uniform):
+                raise ConfigError("multipath_mixed_paths: the mixed-path returns find a direction's channel on a "
+                                  "uniform bearing x elevation grid, and this fan is not one; set "
+                                  "multipath_mixed_paths to false")
         self._tracer = BounceTracer(mp, s.frequency_hz, s.sound_speed, device) if mp.active else None
         self._buffers: ScratchCache[_ChainBuffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
         self._poses = PoseUploads(device, self.MAX_CACHED_BATCH_SIZES)
@@ -355,7 +366,9 @@ class DeviceChain:
             rays.cast(scene)
             if self._tracer is not None:
                 self._trace(scene, buf, n_rays, km.table_bounce_init_kernel,
-                            [buf.poses, *self._table[1:], self._weights, lay.rays_per_pose], phase_key)
+                            [buf.poses, *self._table[1:], self._weights, lay.rays_per_pose], phase_key,
+                            km.chain_mixed_echo_table_kernel,
+                            [buf.poses, *self._table, self._weights, lay.rays_per_pose, lay.n_channels])
                 return buf
             launch_1d(k.device_table_ray_echo_kernel, n_rays,
                       [*hits, *self._table[1:], self._weights, lay.rays_per_pose, phase_key, *common], dev)
@@ -366,18 +379,25 @@ class DeviceChain:
                       [buf.poses, *cells, int(s.jitter), jitter_key, rays.origins, rays.directions], dev)
             rays.cast(scene)
             if self._tracer is not None:
-                self._trace(scene, buf, n_rays, km.fan_bounce_init_kernel, [buf.poses, *cells], phase_key)
+                n_bearing = int(lay.bearings.size)
+                self._trace(scene, buf, n_rays, km.fan_bounce_init_kernel, [buf.poses, *cells], phase_key,
+                            km.chain_mixed_echo_fan_kernel,
+                            [buf.poses, self._elev_table, float(lay.bearings[0]), float(lay.bearing_cell), n_bearing,
+                             float(lay.elevations[0]), float(lay.elevation_cell), lay.n_elev, lay.n_channels])
                 return buf
             launch_1d(k.device_ray_echo_kernel, n_rays, [*hits, *cells, phase_key, *common], dev)
         return buf
 
     def _trace(self, scene: Any, buf: _ChainBuffers, n_rays: int, init_kernel: Any, init_args: list[Any],
-               phase_key: int) -> None:
+               phase_key: int, mixed_kernel: Any, mixed_args: list[Any]) -> None:
         """Multipath: the direct echo and one echo block per bounce (sensors/acoustic/multipath.py) into
-        ``buf.echo_*``, then the direct echoes copied to the per-ray arrays and the primary hit distance kept."""
+        ``buf.echo_*``, with mixed paths also one block per bounce (after the same-path blocks) and the
+        cross-channel arrivals, then the direct echoes copied to the per-ray arrays and the primary hit distance
+        kept."""
         s, lay, dev = self.settings, self.layout, self.device
-        rays, state = buf.rays, buf.bounce
+        rays, state, mixed = buf.rays, buf.bounce, buf.mixed
         blocks = buf.blocks
+        bounces = s.multipath.bounces
 
         def init() -> None:
             launch_1d(init_kernel, n_rays, [*init_args, *state.init_outputs()], dev)
@@ -392,6 +412,16 @@ class DeviceChain:
                        buf.echo_label], dev)
             if block == 0:
                 wp.copy(buf.ray_distance, rays.hits.distance)
+            elif mixed is not None:
+                self._tracer.visibility(scene, rays, mixed, buf.poses, lay.rays_per_pose, iface, law)
+                launch_1d(mixed_kernel, n_rays,
+                          [rays.origins, rays.directions, *rays.hit_args(), mixed.rays.hits.face, iface.mu,
+                           iface.label, iface.interface, law, state.path, state.amp, state.edge_a, state.edge_b,
+                           state.weight, *mixed_args, phase_key, float(lay.min_range), float(lay.range_bin),
+                           lay.n_range, float(s.absorption_db_per_m), 10.0 ** (s.source_level_db / 10.0),
+                           float(s.wavelength), 0.25 * float(s.wavelength), bounces + block, blocks, block, bounces,
+                           buf.echo_intensity, buf.echo_range, buf.echo_bin, buf.echo_label, *mixed.cross_outputs()],
+                          dev)
 
         self._tracer.trace(scene, rays, state, float(lay.max_range), init, echo)
         launch_1d(km.chain_first_block_kernel, n_rays,
@@ -412,6 +442,11 @@ class DeviceChain:
                    lay.rays_per_pose * buf.blocks, lay.n_channels, float(lay.min_range), dr, lay.n_range, self._range_taps,
                    buf.pre_field, buf.pre_power, buf.field, buf.power, hits, labels, buf.peak, buf.row_echo,
                    self._phasors], dev, min_chunk=1)
+        if buf.mixed is not None:
+            launch_1d(km.cross_channel_bin_kernel, batch,
+                      [*buf.mixed.cross_outputs(), lay.rays_per_pose * s.multipath.bounces, float(lay.min_range), dr,
+                       lay.n_range, self._range_taps, buf.field, buf.power, hits, labels, buf.peak, buf.row_echo,
+                       self._phasors], dev, min_chunk=1)
         n_bins = batch * lay.n_range * lay.n_channels
         noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
         launch_1d(k.frame_keys_kernel, batch, [s.seed, int(frame_index), self.sensor_id, int(k.STREAM_NOISE),
