@@ -191,7 +191,7 @@ def test_second_seafloor_line_of_a_multibeam():
     scene = seafloor(SAND, s + A)
     cfg = MultibeamSonarConfig.preset("blueview_p900", max_range=20.0, n_beams=64, noise_level=None,
                                       volume_scattering=None, tvg="none", absorption_model="fixed",
-                                      absorption=ALPHA, multipath_bounces=2)
+                                      absorption=ALPHA, multipath_bounces=2, multipath_mixed_paths=False)
     mb = MultibeamSonar(cfg, device="cpu")
     out = mb.render(scene, np.array([0, 0, -s, *PITCH_DOWN_90])).numpy()
     clean = out["clean_intensity"][0].astype(np.float64)

@@ -15,6 +15,7 @@ from conftest import make_scene, quad
 from test_multipath import ALPHA, PITCH_DOWN_90, fls, onset, seafloor, sphere, window
 from oceansim_py.scene import Material, Node, Scene
 from oceansim_py.sensors.imaging_sonar import ImagingSonar
+from oceansim_py.sensors.multibeam import MultibeamSonar, MultibeamSonarConfig
 from oceansim_py.sensors.singlebeam import SinglebeamSonar, SinglebeamSonarConfig
 
 
@@ -178,3 +179,38 @@ def test_mixed_ghost_in_a_side_wall_lands_on_both_hand_computed_bearings():
     assert hand == pytest.approx(-0.7028, abs=1e-3)
     for sel in (near_direct, near_mirror):
         assert 10 * math.log10(mixed[:, sel].sum() / d_energy) == pytest.approx(hand, abs=0.5)
+
+
+def test_second_bottom_echo_of_a_multibeam_nadir_beam_at_twice_the_altitude_plus_depth():
+    # The multibeam (device model) pointing down at depth s = 2 m over sand at altitude A = 3 m, two bounces: the
+    # nadir beam's second echo is the mixed path floor -> surface -> floor out, straight back: (L + D) / 2 with
+    # L = A + 2 (A + s) = 13 m and D = A: 2 A + s = 8 m (the same-path second line lies at 13 m). Off nadir, the
+    # ray at theta reaches P_2 13 tan(theta) across; beam theta_j first hears the arrival of the ray whose P_2 it
+    # looks at, theta = atan(3 tan(theta_j) / 13): (13 / cos(theta) + 3 / cos(theta_j)) / 2.
+    A, s = 3.0, 2.0
+    scene = seafloor(Material.from_properties("sand", (0.45, 0.4, 0.3), density=1990.0, sound_speed=1750.0), s + A)
+    cfg = MultibeamSonarConfig.preset("blueview_p900", max_range=20.0, n_beams=64, noise_level=None,
+                                      volume_scattering=None, tvg="none", absorption_model="fixed",
+                                      absorption=ALPHA, multipath_bounces=2)
+    pose = np.array([0, 0, -s, *PITCH_DOWN_90])
+    out = MultibeamSonar(cfg, device="cpu").render(scene, pose).numpy()
+    same = MultibeamSonar(cfg.replace(multipath_mixed_paths=False), device="cpu").render(scene, pose).numpy()
+    clean = out["clean_intensity"][0].astype(np.float64)
+    ranges, bearings = out["ranges"], out["bearings"]
+    step = float(ranges[1] - ranges[0])
+    tol = 1500.0 / (2.0 * cfg.bandwidth) + 2 * step
+    mixed = clean - same["clean_intensity"][0].astype(np.float64)
+    assert np.abs(mixed[(ranges > 12.5)]).max() < 1e-6 * clean.max()  # the same-path returns are unchanged
+    for j in (len(bearings) // 2, len(bearings) // 2 + 8):
+        tj = abs(float(bearings[j]))
+        t = math.atan(A * math.tan(tj) / (A + 2 * (A + s)))
+        hand = 0.5 * ((A + 2 * (A + s)) / math.cos(t) + A / math.cos(tj))
+        sel = (ranges > 6.5) & (ranges < 12.0)
+        col = mixed[sel, j]
+        assert col.max() > 0
+        edge = ranges[sel][np.argmax(col > 0.5 * col.max())]
+        spacing = abs(float(bearings[1] - bearings[0]))
+        lo = 0.5 * ((A + 2 * (A + s)) + A / math.cos(max(tj - spacing, 0.0))) if j != len(bearings) // 2 else hand
+        assert lo - tol <= edge <= hand + tol
+    nadir = clean[:, len(bearings) // 2]
+    assert onset(nadir, ranges, 6.5, 12.0) == pytest.approx(2 * A + s, abs=tol)

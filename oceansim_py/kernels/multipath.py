@@ -35,7 +35,7 @@ from oceansim_py.kernels.acoustic_chain import (MAX_FOOTPRINT_BINS, PHASOR_BITS,
                                                 scatterer_gaussian, scatterer_phase)
 from oceansim_py.kernels.embree_cast import ray_range
 from oceansim_py.kernels.imaging_sonar import range_cell, ray_return
-from oceansim_py.kernels.multibeam import MAX_FOOTPRINT_SAMPLES, NO_DELAY, device_ray_angles
+from oceansim_py.kernels.multibeam import MAX_FOOTPRINT_SAMPLES, NO_DELAY, deposit_pulse, device_ray_angles
 from oceansim_py.kernels.random import pcg_hash
 from oceansim_py.kernels.raycast import RayHit, load_hit, sensor_to_world, two_way_absorption
 
@@ -753,6 +753,117 @@ def multibeam_bounce_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: w
             out_power[o] = e.value
             out_delay[o] = delay
             out_extent[o] = wp.min(e.extent * 2.0 * sample_rate / sound_speed, MAX_FOOTPRINT_SAMPLES)
+
+
+@wp.func
+def pulse_amplitude(point: wp.vec3, value: float, path: float, phase_grid: float, phase_key: int, sound_speed: float,
+                    frequency: float) -> wp.vec2:
+    """sqrt(value) xi exp(-i 2 pi f path / c): the multibeam's complex echo amplitude of a return of intensity
+    ``value`` over the total (out + back) ``path`` (m), xi the unit complex Gaussian of the scatterer at ``point``."""
+    xi = scatterer_gaussian(point, phase_grid, phase_key)
+    cycles = frequency * path / sound_speed
+    phase = -2.0 * wp.pi * (cycles - wp.floor(cycles))
+    c = wp.cos(phase)
+    s = wp.sin(phase)
+    return wp.vec2(xi[0] * c - xi[1] * s, xi[0] * s + xi[1] * c) * wp.sqrt(value)
+
+
+@wp.kernel
+def multibeam_mixed_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                                hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                                hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                                vis_face: wp.array(dtype=wp.int32), object_mu: wp.array(dtype=wp.float32),
+                                object_label: wp.array(dtype=wp.int32), object_interface: wp.array(dtype=wp.vec4),
+                                law: SurfaceLaw, path: wp.array(dtype=wp.float32), amp: wp.array(dtype=wp.float32),
+                                edge_a: wp.array(dtype=wp.vec3), edge_b: wp.array(dtype=wp.vec3),
+                                weight: wp.array(dtype=wp.float32), poses: wp.array(dtype=wp.transform),
+                                n_beams: int, az_rays: int, el_rays: int, fov: float,
+                                elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float, phase_key: int,
+                                phase_grid: float, sound_speed: float, frequency: float, sample_rate: float,
+                                t0: float, window_end: float, half_width: float, source_intensity: float,
+                                alpha_db_per_m: float, block: int, n_blocks: int, bounce: int, bounces: int,
+                                out_amp: wp.array(dtype=wp.vec2), out_power: wp.array(dtype=wp.float32),
+                                out_delay: wp.array(dtype=wp.float32), out_extent: wp.array(dtype=wp.float32),
+                                cross_amp: wp.array(dtype=wp.vec2), cross_power: wp.array(dtype=wp.float32),
+                                cross_delay: wp.array(dtype=wp.float32), cross_extent: wp.array(dtype=wp.float32),
+                                cross_beam: wp.array(dtype=wp.int32), start: int):
+    """Ray i's mixed-path arrivals of bounce ``bounce`` (>= 1) for the multibeam's device model, in
+    :func:`multibeam_bounce_echo_kernel`'s form at the total path L + D (delay ((L + D) / c - t0) fs): P's beam
+    from its sensor-frame bearing (ray cells of fov / (n_beams az_rays) from -fov / 2) and elevation ray (cells of
+    ``elevation_cell`` around ``elevation_table[k][0]``), pattern sqrt(g(e_P) / g(e_k)), g = w / cos e; the same
+    beam: amplitude 2 A (intensity 4 I) at block ``block``; another beam: A at block ``block`` and A at cross index
+    ((pose) bounces + bounce - 1) rays_per_pose + (ray in pose) with its beam; outside the fan: nothing."""
+    i = wp.tid() + start
+    rays_per_beam = az_rays * el_rays
+    rays_per_pose = n_beams * rays_per_beam
+    beam = i // rays_per_beam
+    o = (beam * n_blocks + block) * rays_per_beam + (i - beam * rays_per_beam)
+    b = i // rays_per_pose
+    local_i = i - b * rays_per_pose
+    x = (b * bounces + bounce - 1) * rays_per_pose + local_i
+    own = local_i // rays_per_beam
+    k_own = local_i - (local_i // el_rays) * el_rays
+    pose = poses[b]
+    d = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
+    visible = int(0)
+    if vis_face[i] < 0:
+        visible = 1
+    e = mixed_echo(h, origins[i], d, path[i], amp[i], edge_a[i], edge_b[i], weight[i],
+                   wp.transform_get_translation(pose), visible, object_mu, object_label, object_interface, law,
+                   alpha_db_per_m, source_intensity)
+    out_amp[o] = wp.vec2(0.0, 0.0)
+    out_power[o] = 0.0
+    out_delay[o] = NO_DELAY
+    out_extent[o] = 0.0
+    cross_amp[x] = wp.vec2(0.0, 0.0)
+    cross_power[x] = 0.0
+    cross_delay[x] = NO_DELAY
+    cross_extent[x] = 0.0
+    cross_beam[x] = -1
+    if e.valid == 1:
+        ray_cell = fov / float(n_beams * az_rays)
+        first_elevation = elevation_table[0][0]
+        ck = fan_channel_of(wp.quat_rotate_inv(wp.transform_get_rotation(pose), e.away), -0.5 * fov + 0.5 * ray_cell,
+                            ray_cell, n_beams * az_rays, az_rays, first_elevation, elevation_cell, el_rays)
+        delay = (2.0 * e.rng / sound_speed - t0) * sample_rate
+        g_own = elevation_table[k_own][2] / wp.cos(elevation_table[k_own][0])
+        if ck[0] >= 0 and g_own > 0.0 and delay >= -half_width and delay <= window_end + half_width:
+            et = elevation_table[ck[1]]
+            value = e.value * wp.sqrt(wp.max(et[2] / wp.cos(et[0]), 0.0) / g_own)
+            a = pulse_amplitude(e.point, value, 2.0 * e.rng, phase_grid, phase_key, sound_speed, frequency)
+            extent = wp.min(e.extent * 2.0 * sample_rate / sound_speed, MAX_FOOTPRINT_SAMPLES)
+            out_delay[o] = delay
+            out_extent[o] = extent
+            if ck[0] == own:
+                out_amp[o] = 2.0 * a
+                out_power[o] = 4.0 * value
+            else:
+                out_amp[o] = a
+                out_power[o] = value
+                cross_amp[x] = a
+                cross_power[x] = value
+                cross_delay[x] = delay
+                cross_extent[x] = extent
+                cross_beam[x] = ck[0]
+
+
+@wp.kernel
+def multibeam_cross_deposit_kernel(cross_amp: wp.array(dtype=wp.vec2), cross_power: wp.array(dtype=wp.float32),
+                                   cross_delay: wp.array(dtype=wp.float32), cross_extent: wp.array(dtype=wp.float32),
+                                   cross_beam: wp.array(dtype=wp.int32), entries_per_pose: int, n_samples: int,
+                                   half_width: float, sinc_rate: float, raw: wp.array3d(dtype=wp.vec2),
+                                   raw_power: wp.array3d(dtype=wp.float32), start: int):
+    """Element (pose b), after ``multibeam_device_deposit_kernel``: deposit the pose's cross-beam mixed arrivals,
+    in entry order, into their beams (the same pulse pieces, ``deposit_pulse``); sequential per pose: deterministic
+    without atomics."""
+    b = wp.tid() + start
+    first = b * entries_per_pose
+    for t in range(entries_per_pose):
+        j = cross_beam[first + t]
+        if j >= 0:
+            deposit_pulse(cross_amp[first + t], cross_power[first + t], cross_delay[first + t],
+                          cross_extent[first + t], t, b, j, n_samples, half_width, sinc_rate, raw, raw_power)
 
 
 # -- HoloOcean's MultiPath (the imaging sonar's peer model) ------------------------------------------------------

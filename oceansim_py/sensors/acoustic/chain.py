@@ -413,7 +413,8 @@ class DeviceChain:
             if block == 0:
                 wp.copy(buf.ray_distance, rays.hits.distance)
             elif mixed is not None:
-                self._tracer.visibility(scene, rays, mixed, buf.poses, lay.rays_per_pose, iface, law)
+                self._tracer.visibility(scene, rays, mixed.rays, mixed.remaining, buf.poses, lay.rays_per_pose, iface,
+                                        law)
                 launch_1d(mixed_kernel, n_rays,
                           [rays.origins, rays.directions, *rays.hit_args(), mixed.rays.hits.face, iface.mu,
                            iface.label, iface.interface, law, state.path, state.amp, state.edge_a, state.edge_b,

@@ -324,17 +324,17 @@ class BounceTracer:
         law.wind_knots = float(wind or 0.0) * KNOTS_PER_MPS
         return law
 
-    def visibility(self, scene: Any, rays: RayBuffers, mixed: MixedPathBuffers, poses: wp.array, rays_per_pose: int,
-                   interfaces: SceneInterfaces, law: km.SurfaceLaw) -> None:
+    def visibility(self, scene: Any, rays: RayBuffers, vis: RayBuffers, remaining: wp.array, poses: wp.array,
+                   rays_per_pose: int, interfaces: SceneInterfaces, law: km.SurfaceLaw) -> None:
         """After a bounce cast into ``rays``: one visibility ray per echoing hit, from the hit point (moved off its
-        face) to the sensor of its pose, cast through the scene's backend into ``mixed.rays.hits`` (a miss: the
-        sensor sees the hit point). The analytic surface plane is not tested: both ends lie in the water."""
+        face) to the sensor of its pose (length in ``remaining``), cast through the scene's backend into
+        ``vis.hits`` (a miss: the sensor sees the hit point). The analytic surface plane is not tested: both ends
+        lie in the water."""
         n = int(rays.origins.shape[0])
-        v = mixed.rays
         launch_1d(km.visibility_ray_kernel, n, [rays.origins, rays.directions, *rays.hit_args(), interfaces.interface,
-                                                law, poses, rays_per_pose, v.origins, v.directions, mixed.remaining],
+                                                law, poses, rays_per_pose, vis.origins, vis.directions, remaining],
                   self.device)
-        scene.raycast_into(v.origins, v.directions, mixed.remaining, v.hits)
+        scene.raycast_into(vis.origins, vis.directions, remaining, vis.hits)
 
     def trace(self, scene: Any, rays: RayBuffers, state: BounceState, max_range: float,
               init: Callable[[], None], echo: Callable[[int, SceneInterfaces, km.SurfaceLaw], None]) -> None:
