@@ -6,15 +6,16 @@ Choices, where the issue left them open:
 - **Same-path returns.** The echo of bounce b is the backscatter at the b-th hit sent back along the path it came
   (as HoloOcean's multipath does): range = the total one-way path L, amplitude times the product of the
   reflection coefficients, each met twice.
-- **Mixed-path returns** (``multipath_mixed_paths``, on by default; the device chain only): the backscatter at the
+- **Mixed-path returns** (``multipath_mixed_paths``, on by default; the device models: the chain of the imaging,
+  side-scan, profiling, single-beam sonars and the MSIS, and the multibeam's): the backscatter at the
   b-th hit P_b (b >= 1) that goes back to the sensor in a straight line (a visibility ray cast from P_b to the
   sensor, one extra cast per bounce), and its reciprocal (out straight to P_b, back along the chain): the cross
   terms of the image method, e.g. the echosounder's classic second bottom echo at 2 x altitude + depth and the
   mixed ghost halfway between an object and its mirror image. Range (L_b + D) / 2, amplitude through the chain's
   reflection coefficients met once (docs/PHYSICS.md §1 "Mixed paths"). The reciprocal arrival lands on the ray's
   own channel, the out-via-chain / back-direct one on the channel whose cell holds P_b's direction (dropped, with
-  its reciprocal, when P_b is outside the fan: the transmit beam does not light it). The multibeam's device model
-  and the peers render same-path returns only.
+  its reciprocal, when P_b is outside the fan: the transmit beam does not light it). The peer models render
+  same-path returns only.
 - **Reflection coefficients.** Materials with a density and sound speed (the built-in table): the angle-dependent
   fluid-fluid Rayleigh coefficient against sea water (1026 kg/m^3, 1500 m/s; shear waves ignored, |R| = 1 beyond
   the critical angle, its phase ignored). Materials given only a reflectivity mu: R = +sqrt(mu) at every angle.
@@ -104,8 +105,8 @@ class MultipathFields:
         surface_wind_speed: U10 (m/s, > 0) for Chapman-Harris; ``None``: the scene's sea state's (a scene without
             one then needs this field).
         multipath_mixed_paths: with bounces > 0, also the mixed-path returns (out along the bounce chain, back in a
-            straight line, and the reverse); false: the same-path returns only. Rendered by the imaging sonar's and
-            the fan sonars' device chain; the multibeam and the peer models render same-path returns only.
+            straight line, and the reverse); false: the same-path returns only. Rendered by the device models; the
+            peer models render same-path returns only.
     """
 
     multipath_bounces: int = 0
