@@ -18,6 +18,13 @@ direct echo with r the total one-way path L = sum of the segments (spreading and
 L^2 w / cos psi), times amp^4 (the pressure amplitude meets every reflection twice, out and back), at range L
 (delay 2 L / c) on the bearing / channel of the original ray, with the carrier phase of the total path.
 
+Mixed paths (device models, ``multipath_mixed_paths``): after bounce cast b >= 1, a visibility ray from each echoing
+hit P_b to the sensor S (``visibility_ray_kernel``, cast through the backend); if free, the arrival out along the
+chain and straight back (and its reciprocal) at r = (L_b + D) / 2, D = |S - P_b|, with the chain's reflection
+coefficients met once (``mixed_echo``), on the ray's own channel and on the channel holding P_b's direction
+(``chain_mixed_echo_*_kernel``, ``multibeam_mixed_echo_kernel``; the cross-channel arrivals binned per pose by
+``cross_channel_bin_kernel`` / ``multibeam_cross_deposit_kernel``).
+
 Interfaces (``object_interface[obj]``, a vec4 per scene object plus one for the analytic surface plane):
 (INTERFACE_FLUID, Z2 / Z1, c2 / c1, 0): the angle-dependent Rayleigh reflection coefficient of a fluid half-space,
 R = (Z2 cos t1 - Z1 cos t2) / (Z2 cos t1 + Z1 cos t2), sin t2 = (c2 / c1) sin t1, R = 1 beyond the critical angle;
