@@ -606,7 +606,8 @@ def chain_mixed_echo_table_kernel(origins: wp.array(dtype=wp.vec3), directions: 
                                   weight: wp.array(dtype=wp.float32), poses: wp.array(dtype=wp.transform),
                                   table_directions: wp.array(dtype=wp.vec3), table_a: wp.array(dtype=wp.vec3),
                                   table_b: wp.array(dtype=wp.vec3), table_weights: wp.array(dtype=wp.float32),
-                                  rays_per_pose: int, n_channels: int, phase_key: int, min_range: float,
+                                  rays_per_pose: int, n_channels: int, table_cones: wp.array(dtype=wp.vec4),
+                                  cone_size: int, phase_key: int, min_range: float,
                                   range_resolution: float, n_range: int, alpha_db_per_m: float,
                                   source_intensity: float, wavelength: float, phase_grid: float, block: int,
                                   n_blocks: int, bounce: int, bounces: int,
@@ -617,9 +618,11 @@ def chain_mixed_echo_table_kernel(origins: wp.array(dtype=wp.vec3), directions: 
                                   cross_channel: wp.array(dtype=wp.int32), start: int):
     """Ray i's mixed-path arrivals of bounce ``bounce`` for a table fan (side-scan, profiling, single-beam, MSIS):
     as :func:`chain_mixed_echo_fan_kernel`, P's receiving ray t the table ray nearest P's sensor-frame direction
-    u (largest u . d_t, a scan of the pose's table) whose cell holds it (|(u - d_t) . a_t| <= |a_t|^2 / 2, the same
-    for b_t), its channel t // rays_per_channel (side-scan: port or starboard; single-beam: its one beam, if inside
-    the cone), pattern sqrt(g_t / g_k), g = w / |a x b|."""
+    u (largest u . d_t) whose cell holds it (|(u - d_t) . a_t| <= |a_t|^2 / 2, the same for b_t), its channel
+    t // rays_per_channel (side-scan: port or starboard; single-beam: its one beam, if inside the cone), pattern
+    sqrt(g_t / g_k), g = w / |a x b|. The search: the table in runs of ``cone_size`` consecutive rays, each with a
+    bounding cone ``table_cones`` (unit axis, cos of the half-angle that holds its cells); only the runs whose cone
+    holds u are scanned (about 2 sqrt(N) tests for N rays instead of N)."""
     i = wp.tid() + start
     rays_per_channel = rays_per_pose // n_channels
     channel = i // rays_per_channel
@@ -641,17 +644,26 @@ def chain_mixed_echo_table_kernel(origins: wp.array(dtype=wp.vec3), directions: 
     pattern = float(0.0)
     if e.valid == 1:
         u = wp.quat_rotate_inv(wp.transform_get_rotation(pose), e.away)
-        best = int(0)
+        best = int(-1)
         best_dot = float(-2.0)
-        for t in range(rays_per_pose):
-            c = wp.dot(u, table_directions[t])
-            if c > best_dot:
-                best_dot = c
-                best = t
-        v = u - table_directions[best]
-        ta = table_a[best]
-        tb = table_b[best]
-        if wp.abs(wp.dot(v, ta)) <= 0.5 * wp.dot(ta, ta) and wp.abs(wp.dot(v, tb)) <= 0.5 * wp.dot(tb, tb):
+        for run in range(table_cones.shape[0]):
+            cone = table_cones[run]
+            if u[0] * cone[0] + u[1] * cone[1] + u[2] * cone[2] >= cone[3]:
+                for t in range(run * cone_size, wp.min((run + 1) * cone_size, rays_per_pose)):
+                    c = wp.dot(u, table_directions[t])
+                    if c > best_dot:
+                        best_dot = c
+                        best = t
+        inside = int(0)
+        if best >= 0:
+            v = u - table_directions[best]
+            ta = table_a[best]
+            tb = table_b[best]
+            if wp.abs(wp.dot(v, ta)) <= 0.5 * wp.dot(ta, ta) and wp.abs(wp.dot(v, tb)) <= 0.5 * wp.dot(tb, tb):
+                inside = 1
+        if inside == 1:
+            ta = table_a[best]
+            tb = table_b[best]
             g_own = cell_pattern(table_a[local_i], table_b[local_i], table_weights[local_i])
             if g_own > 0.0:
                 target = best // rays_per_channel

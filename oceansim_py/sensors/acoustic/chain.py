@@ -285,6 +285,8 @@ class DeviceChain:
             self._table = [wp.array(np.asarray(a, dtype=np.float32), dtype=wp.vec3, device=device)
                            for a in (layout.directions, layout.edges_a, layout.edges_b)]
             self._weights = wp.array(np.asarray(layout.weights, dtype=np.float32), dtype=wp.float32, device=device)
+            cones, self._cone_size = table_cones(layout)
+            self._table_cones = wp.array(cones, dtype=wp.vec4, device=device)
         else:
             self._bearings = wp.array(np.stack([np.cos(layout.bearings), np.sin(layout.bearings)], 1).astype(np.float32),
                                       dtype=wp.vec2, device=device)
@@ -368,7 +370,8 @@ class DeviceChain:
                 self._trace(scene, buf, n_rays, km.table_bounce_init_kernel,
                             [buf.poses, *self._table[1:], self._weights, lay.rays_per_pose], phase_key,
                             km.chain_mixed_echo_table_kernel,
-                            [buf.poses, *self._table, self._weights, lay.rays_per_pose, lay.n_channels])
+                            [buf.poses, *self._table, self._weights, lay.rays_per_pose, lay.n_channels,
+                             self._table_cones, self._cone_size])
                 return buf
             launch_1d(k.device_table_ray_echo_kernel, n_rays,
                       [*hits, *self._table[1:], self._weights, lay.rays_per_pose, phase_key, *common], dev)
@@ -468,6 +471,27 @@ class DeviceChain:
                       min_chunk=1)
             launch_1d(k.normalise_kernel, n_bins, [intensity, clean, buf.row_max, buf.frame_max,
                                                    int(s.normalisation == "row"), lay.n_range, lay.n_channels], dev)
+
+
+def table_cones(layout: TableFan) -> tuple[np.ndarray, int]:
+    """Bounding cones of a table fan's rays in runs of m = ceil(sqrt(N)) consecutive rays (the mixed paths' search,
+    kernels/multipath.py ``chain_mixed_echo_table_kernel``): (n_runs, 4) float32 rows (unit axis, cos of the
+    half-angle to the farthest corner d +- a/2 +- b/2 of the run's cells, less 1e-6) and m."""
+    d = np.asarray(layout.directions, dtype=np.float64)
+    a = np.asarray(layout.edges_a, dtype=np.float64)
+    b = np.asarray(layout.edges_b, dtype=np.float64)
+    n = d.shape[0]
+    m = max(int(np.ceil(np.sqrt(n))), 1)
+    corners = np.stack([d + sa * 0.5 * a + sb * 0.5 * b for sa in (-1, 1) for sb in (-1, 1)], axis=1)
+    corners /= np.linalg.norm(corners, axis=2, keepdims=True)
+    rows = []
+    for lo in range(0, n, m):
+        axis = d[lo:lo + m].sum(0)
+        norm = np.linalg.norm(axis)
+        axis = axis / norm if norm > 1e-12 else d[lo]
+        cos = float((corners[lo:lo + m] @ axis).min()) - 1e-6
+        rows.append([*axis, max(cos, -1.0)])
+    return np.asarray(rows, dtype=np.float32), m
 
 
 def _host_key(seed: int, frame: int, sensor: int, stream: int) -> int:
