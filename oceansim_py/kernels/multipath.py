@@ -607,7 +607,8 @@ def chain_mixed_echo_table_kernel(origins: wp.array(dtype=wp.vec3), directions: 
                                   table_directions: wp.array(dtype=wp.vec3), table_a: wp.array(dtype=wp.vec3),
                                   table_b: wp.array(dtype=wp.vec3), table_weights: wp.array(dtype=wp.float32),
                                   rays_per_pose: int, n_channels: int, table_cones: wp.array(dtype=wp.vec4),
-                                  cone_size: int, phase_key: int, min_range: float,
+                                  cone_size: int, table_order: wp.array(dtype=wp.int32), phase_key: int,
+                                  min_range: float,
                                   range_resolution: float, n_range: int, alpha_db_per_m: float,
                                   source_intensity: float, wavelength: float, phase_grid: float, block: int,
                                   n_blocks: int, bounce: int, bounces: int,
@@ -620,9 +621,10 @@ def chain_mixed_echo_table_kernel(origins: wp.array(dtype=wp.vec3), directions: 
     as :func:`chain_mixed_echo_fan_kernel`, P's receiving ray t the table ray nearest P's sensor-frame direction
     u (largest u . d_t) whose cell holds it (|(u - d_t) . a_t| <= |a_t|^2 / 2, the same for b_t), its channel
     t // rays_per_channel (side-scan: port or starboard; single-beam: its one beam, if inside the cone), pattern
-    sqrt(g_t / g_k), g = w / |a x b|. The search: the table in runs of ``cone_size`` consecutive rays, each with a
-    bounding cone ``table_cones`` (unit axis, cos of the half-angle that holds its cells); only the runs whose cone
-    holds u are scanned (about 2 sqrt(N) tests for N rays instead of N)."""
+    sqrt(g_t / g_k), g = w / |a x b|. The search: the table's rays in a spatially compact order ``table_order``
+    (Z-order of their bearing and elevation), in runs of ``cone_size`` rays, each with a bounding cone
+    ``table_cones`` (unit axis, cos of the half-angle that holds its cells); only the runs whose cone holds u are
+    scanned (about 2 sqrt(N) tests for N rays instead of N)."""
     i = wp.tid() + start
     rays_per_channel = rays_per_pose // n_channels
     channel = i // rays_per_channel
@@ -649,9 +651,10 @@ def chain_mixed_echo_table_kernel(origins: wp.array(dtype=wp.vec3), directions: 
         for run in range(table_cones.shape[0]):
             cone = table_cones[run]
             if u[0] * cone[0] + u[1] * cone[1] + u[2] * cone[2] >= cone[3]:
-                for t in range(run * cone_size, wp.min((run + 1) * cone_size, rays_per_pose)):
+                for r in range(run * cone_size, wp.min((run + 1) * cone_size, rays_per_pose)):
+                    t = table_order[r]
                     c = wp.dot(u, table_directions[t])
-                    if c > best_dot:
+                    if c > best_dot or (c == best_dot and t < best):
                         best_dot = c
                         best = t
         inside = int(0)

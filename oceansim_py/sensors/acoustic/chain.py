@@ -285,7 +285,8 @@ class DeviceChain:
             self._table = [wp.array(np.asarray(a, dtype=np.float32), dtype=wp.vec3, device=device)
                            for a in (layout.directions, layout.edges_a, layout.edges_b)]
             self._weights = wp.array(np.asarray(layout.weights, dtype=np.float32), dtype=wp.float32, device=device)
-            cones, self._cone_size = table_cones(layout)
+            order, cones, self._cone_size = table_cones(layout)
+            self._table_order = wp.array(order, dtype=wp.int32, device=device)
             self._table_cones = wp.array(cones, dtype=wp.vec4, device=device)
         else:
             self._bearings = wp.array(np.stack([np.cos(layout.bearings), np.sin(layout.bearings)], 1).astype(np.float32),
@@ -371,7 +372,7 @@ class DeviceChain:
                             [buf.poses, *self._table[1:], self._weights, lay.rays_per_pose], phase_key,
                             km.chain_mixed_echo_table_kernel,
                             [buf.poses, *self._table, self._weights, lay.rays_per_pose, lay.n_channels,
-                             self._table_cones, self._cone_size])
+                             self._table_cones, self._cone_size, self._table_order])
                 return buf
             launch_1d(k.device_table_ray_echo_kernel, n_rays,
                       [*hits, *self._table[1:], self._weights, lay.rays_per_pose, phase_key, *common], dev)
@@ -473,25 +474,34 @@ class DeviceChain:
                                                    int(s.normalisation == "row"), lay.n_range, lay.n_channels], dev)
 
 
-def table_cones(layout: TableFan) -> tuple[np.ndarray, int]:
-    """Bounding cones of a table fan's rays in runs of m = ceil(sqrt(N)) consecutive rays (the mixed paths' search,
-    kernels/multipath.py ``chain_mixed_echo_table_kernel``): (n_runs, 4) float32 rows (unit axis, cos of the
-    half-angle to the farthest corner d +- a/2 +- b/2 of the run's cells, less 1e-6) and m."""
+def table_cones(layout: TableFan) -> tuple[np.ndarray, np.ndarray, int]:
+    """The mixed paths' search structure of a table fan (kernels/multipath.py ``chain_mixed_echo_table_kernel``):
+    the rays in Z-order of their bearing and elevation (10-bit quantised each), (N,) int32; their bounding cones in
+    runs of m = ceil(sqrt(N)) rays of that order, (n_runs, 4) float32 rows (unit axis, cos of the half-angle to the
+    farthest corner d +- a/2 +- b/2 of the run's cells, less 1e-6); and m."""
     d = np.asarray(layout.directions, dtype=np.float64)
     a = np.asarray(layout.edges_a, dtype=np.float64)
     b = np.asarray(layout.edges_b, dtype=np.float64)
     n = d.shape[0]
     m = max(int(np.ceil(np.sqrt(n))), 1)
+    angles = np.stack([np.arctan2(d[:, 1], d[:, 0]), np.arcsin(np.clip(d[:, 2], -1.0, 1.0))], axis=1)
+    span = np.maximum(angles.max(0) - angles.min(0), 1e-12)
+    q = np.minimum(((angles - angles.min(0)) / span * 1023.0).astype(np.int64), 1023)
+    code = np.zeros(n, dtype=np.int64)
+    for bit in range(10):
+        code |= ((q[:, 0] >> bit) & 1) << (2 * bit) | ((q[:, 1] >> bit) & 1) << (2 * bit + 1)
+    order = np.argsort(code, kind="stable")
     corners = np.stack([d + sa * 0.5 * a + sb * 0.5 * b for sa in (-1, 1) for sb in (-1, 1)], axis=1)
     corners /= np.linalg.norm(corners, axis=2, keepdims=True)
     rows = []
     for lo in range(0, n, m):
-        axis = d[lo:lo + m].sum(0)
+        run = order[lo:lo + m]
+        axis = d[run].sum(0)
         norm = np.linalg.norm(axis)
-        axis = axis / norm if norm > 1e-12 else d[lo]
-        cos = float((corners[lo:lo + m] @ axis).min()) - 1e-6
+        axis = axis / norm if norm > 1e-12 else d[run[0]]
+        cos = float((corners[run] @ axis).min()) - 1e-6
         rows.append([*axis, max(cos, -1.0)])
-    return np.asarray(rows, dtype=np.float32), m
+    return order.astype(np.int32), np.asarray(rows, dtype=np.float32), m
 
 
 def _host_key(seed: int, frame: int, sensor: int, stream: int) -> int:
