@@ -285,9 +285,10 @@ class DeviceChain:
             self._table = [wp.array(np.asarray(a, dtype=np.float32), dtype=wp.vec3, device=device)
                            for a in (layout.directions, layout.edges_a, layout.edges_b)]
             self._weights = wp.array(np.asarray(layout.weights, dtype=np.float32), dtype=wp.float32, device=device)
-            order, cones, self._cone_size = table_cones(layout)
-            self._table_order = wp.array(order, dtype=wp.int32, device=device)
-            self._table_cones = wp.array(cones, dtype=wp.vec4, device=device)
+            if settings.multipath.active and settings.multipath.mixed:
+                order, cones, self._cone_size = table_cones(layout)
+                self._table_order = wp.array(order, dtype=wp.int32, device=device)
+                self._table_cones = wp.array(cones, dtype=wp.vec4, device=device)
         else:
             self._bearings = wp.array(np.stack([np.cos(layout.bearings), np.sin(layout.bearings)], 1).astype(np.float32),
                                       dtype=wp.vec2, device=device)
