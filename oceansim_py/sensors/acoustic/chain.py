@@ -285,6 +285,9 @@ class DeviceChain:
             self._table = [wp.array(np.asarray(a, dtype=np.float32), dtype=wp.vec3, device=device)
                            for a in (layout.directions, layout.edges_a, layout.edges_b)]
             self._weights = wp.array(np.asarray(layout.weights, dtype=np.float32), dtype=wp.float32, device=device)
+            self._table_order: wp.array | None = None  # the mixed paths' search (none without them)
+            self._table_cones: wp.array | None = None
+            self._cone_size = 0
             if settings.multipath.active and settings.multipath.mixed:
                 order, cones, self._cone_size = table_cones(layout)
                 self._table_order = wp.array(order, dtype=wp.int32, device=device)
