@@ -467,7 +467,8 @@ def mixed_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, path: float, amp:
 
 @wp.func
 def fan_channel_of(local: wp.vec3, first_bearing: float, bearing_cell: float, n_bearing: int,
-                   bearing_rays_per_channel: int, first_elevation: float, elevation_cell: float, n_elev: int) -> wp.vec2i:
+                   bearing_rays_per_channel: int, first_elevation: float, elevation_cell: float,
+                   n_elev: int) -> wp.vec2i:
     """(channel, elevation ray) of the bearing x elevation fan cell (uniform grids: bearing ray j at
     first_bearing + j bearing_cell, elevation ray k at first_elevation + k elevation_cell, rad) that holds the
     sensor-frame (FLU) direction ``local``; (-1, -1) outside the fan."""
