@@ -5,8 +5,12 @@ ray-cast backend, on a scene where the sensor sees geometry
 meet the floor, the walls and the flat surface).
 
 Each row renders one ping of the preset as it is (full size) at each bounce count; the time is the median of
-7 renders (1 with ``--quick``) after a first (compiling) one, the three bounce counts rendered in turn. Bounces add, per bounce, one ray cast of every ray that is still
-alive (a hit within the range left) and one echo kernel; the binning gathers (1 + bounces) echoes per ray.
+7 renders (1 with ``--quick``) after a first (compiling) one, the bounce counts rendered in turn. Bounces add, per
+bounce, one ray cast of every ray that is still alive (a hit within the range left) and one echo kernel; the binning
+gathers (1 + bounces) echoes per ray. With mixed paths (``multipath_mixed_paths``, the default; the device models),
+each bounce also casts one visibility ray per echoing hit and adds one mixed echo block (and the cross-channel
+arrivals, binned per pose in ray order); the columns ``x1 same`` / ``x2 same`` time the same-path returns alone
+(mixed paths off). Peer presets render same-path returns only: their two columns measure the same thing.
 
 Usage: python benchmarks/multipath.py [--quick] [--out PATH] [--device DEV] [--scenes NAME ...] [--kinds KIND ...]
 """
@@ -39,7 +43,8 @@ ORIENTATION = {
 
 COLUMNS = [("kind", "kind", "14s"), ("preset", "preset", "22s"), ("backend", "backend", "7s"),
            ("rays", "rays", "8d"), ("0 bounce ms", "ms_0", "12.2f"), ("1 bounce ms", "ms_1", "12.2f"),
-           ("2 bounces ms", "ms_2", "13.2f"), ("x1", "ratio_1", "6.2f"), ("x2", "ratio_2", "6.2f")]
+           ("2 bounces ms", "ms_2", "13.2f"), ("x1", "ratio_1", "6.2f"), ("x2", "ratio_2", "6.2f"),
+           ("x1 same", "ratio_1s", "8.2f"), ("x2 same", "ratio_2s", "8.2f")]
 
 
 def bounce_presets(kind: str) -> list[str]:
@@ -59,24 +64,24 @@ def bounce_presets(kind: str) -> list[str]:
 
 
 def bench(kind: str, preset: str, scene: Any, pose: np.ndarray, device: Any, repeats: int) -> dict[str, Any]:
-    """One row: the preset at 0, 1 and 2 bounces, each rendered once to compile and allocate, then ``repeats``
-    rounds rendering each in turn (interleaved, so that a shared machine's load drifts into all three alike);
-    the median per bounce count."""
+    """One row: the preset at 0, 1 and 2 bounces (with mixed paths, the default, and without: keys "1s", "2s"),
+    each rendered once to compile and allocate, then ``repeats`` rounds rendering each in turn (interleaved, so
+    that a shared machine's load drifts into all alike); the median per setting."""
     row: dict[str, Any] = {"kind": kind, "preset": preset, "backend": scene.raycast_backend}
     sensors = {}
-    for bounces in (0, 1, 2):
-        config, sensor = sensor_for(kind, device, preset, multipath_bounces=bounces)
+    for key, bounces, mixed in (("0", 0, True), ("1", 1, True), ("2", 2, True), ("1s", 1, False), ("2s", 2, False)):
+        config, sensor = sensor_for(kind, device, preset, multipath_bounces=bounces, multipath_mixed_paths=mixed)
         row["rays"] = int(getattr(config, "rays_per_pose"))
         sensor.render(scene, pose, 0)  # compile and allocate
-        sensors[bounces] = sensor
-    samples: dict[int, list[float]] = {b: [] for b in sensors}
+        sensors[key] = sensor
+    samples: dict[str, list[float]] = {b: [] for b in sensors}
     for _ in range(repeats):
-        for bounces, sensor in sensors.items():
-            samples[bounces].append(time_call(lambda: sensor.render(scene, pose, 0), scene.device, 0.0, 1))
-    for bounces in sensors:
-        row[f"ms_{bounces}"] = 1e3 * float(np.median(samples[bounces]))
-    row["ratio_1"] = row["ms_1"] / row["ms_0"]
-    row["ratio_2"] = row["ms_2"] / row["ms_0"]
+        for key, sensor in sensors.items():
+            samples[key].append(time_call(lambda: sensor.render(scene, pose, 0), scene.device, 0.0, 1))
+    for key in sensors:
+        row[f"ms_{key}"] = 1e3 * float(np.median(samples[key]))
+    for key in ("1", "2", "1s", "2s"):
+        row[f"ratio_{key}"] = row[f"ms_{key}"] / row["ms_0"]
     return row
 
 

@@ -140,3 +140,25 @@ def test_device_chain_bytes_do_not_depend_on_threads_or_batch(scenes):
     for key in ("intensity", "clean_intensity", "hit_count", "label_id"):
         np.testing.assert_array_equal(runs[0][key], runs[1][key])
         np.testing.assert_array_equal(runs[0][key], np.concatenate([s[key] for s in single]))
+
+
+def test_scratch_returns_to_rest_after_mixed_multipath_arrivals():
+    # A floor and a side wall: bounces off the wall bring mixed-path arrivals into other beams (the cross-channel
+    # pass of kernels/multipath.py), which must leave the scratch at rest like the binning does.
+    room = make_scene(("floor", quad([10.0, 0.0, -3.0], [0.0, 0.0, 1.0], 80.0), 0.05),
+                      ("wall", quad([10.0, 2.5, -1.0], [0.0, -1.0, 0.0], 80.0), 0.3))
+    empty = make_scene(("far", quad([-50.0, 0.0, 0.0], [1.0, 0.0, 0.0], 0.1), 0.5))
+    cfg = ImagingSonarConfig(**CHAIN, multipath_bounces=1)
+    used = ImagingSonar(cfg, device="cpu")
+    pose = pitched(15.0, (0.0, 0.0, -1.0))
+    first = render(used, room, pose)
+    same_path = render(ImagingSonar(ImagingSonarConfig(**CHAIN, multipath_bounces=1, multipath_mixed_paths=False),
+                                    device="cpu"), room, pose)
+    assert not np.array_equal(first["clean_intensity"], same_path["clean_intensity"])  # mixed arrivals rendered
+    after = render(used, empty, pitched(0.0, (0.0, 0.0, -1.0)))
+    fresh = render(ImagingSonar(cfg, device="cpu"), empty, pitched(0.0, (0.0, 0.0, -1.0)))
+    for key in ("intensity", "clean_intensity", "hit_count", "label_id"):
+        np.testing.assert_array_equal(after[key], fresh[key])
+    again = render(used, room, pose)
+    for key in ("intensity", "clean_intensity", "hit_count", "label_id"):
+        np.testing.assert_array_equal(again[key], first[key])

@@ -149,8 +149,10 @@ GENERATE_HASHES: dict[str, str] = {
 #: records with their defaults (0, false, null) for the five acoustic sensors; without those keys it hashes to the
 #: previous 3a2bd5d2caeac8eee313acf483807f858635596ef71d80135a726f8f6af740db, and no data file changed. The DVL config
 #: gained `tracking` (issue 16, surface tracking; default bottom): without it the manifest hashes to the recorded
-#: 9d3039f7929dde95da9321a9263e5a0590f498957bc2eaf127be63e4b447deb3.
-MANIFEST_HASH = "1adb28b3a7b3b9e25220e0467da73f4d99cd8277d79671f070c8c0db144fda67"
+#: 9d3039f7929dde95da9321a9263e5a0590f498957bc2eaf127be63e4b447deb3. Every acoustic config gained
+#: multipath_mixed_paths (issue 16, mixed-path returns; default true): without that key (five sensors) the manifest
+#: hashes to the previous 1adb28b3a7b3b9e25220e0467da73f4d99cd8277d79671f070c8c0db144fda67, and no data file changed.
+MANIFEST_HASH = "b37bd719d2a813815234132cc784ef6cf24952500effb46abde73bd401eeaf1a"
 
 #: ``oceansim-py render TARGET`` arguments (tank scene, fixed pose, tiny sizes) -> file -> SHA-256
 RENDERS: dict[str, list[str]] = {

@@ -69,7 +69,7 @@ def test_ghost_in_the_flat_surface_at_the_image_range_and_level():
     pose = np.array([0.0, 0.0, -s, 0.0, 0.0, 0.0, 1.0])
     ranges = 5.0 + (np.arange(700) + 0.5) * 0.01
     direct = ImagingSonar(fls(0, **cfg), device="cpu").render(scene, pose).numpy()["clean_intensity"][0].sum(1)
-    both = ImagingSonar(fls(1, **cfg), device="cpu").render(scene, pose).numpy()["clean_intensity"][0].sum(1)
+    both = ImagingSonar(fls(1, multipath_mixed_paths=False, **cfg), device="cpu").render(scene, pose).numpy()["clean_intensity"][0].sum(1)
     d_g = math.hypot(R, d + s)
     assert d_g == pytest.approx(8.5440037, abs=1e-6)
     assert window(direct, ranges, 8.2, 9.0) == 0.0  # no ghost without bounces
@@ -100,7 +100,7 @@ def test_ghost_in_a_tank_wall_at_the_mirrored_position():
     scene = Scene(nodes, device="cpu")
     scene.metadata["surface_z"] = 100.0  # the flat surface far above: only the wall mirrors
     cfg = fls(1, horizontal_fov=24.0, vertical_fov=6.0, n_beams=48, rays_per_beam=5, elevation_rays=60,
-              min_range=4.0, max_range=12.0, range_bins=800)
+              min_range=4.0, max_range=12.0, range_bins=800, multipath_mixed_paths=False)
     out = ImagingSonar(cfg, device="cpu").render(scene, np.array([0, 0, 0, 0, 0, 0, 1.0])).numpy()
     clean = out["clean_intensity"][0].astype(np.float64)
     ranges = 4.0 + (np.arange(800) + 0.5) * 0.01
@@ -150,7 +150,7 @@ def test_second_seafloor_echo_of_a_single_beam():
     scene = seafloor(SAND, s + A)
     cfg = SinglebeamSonarConfig(model="device", opening_angle=4.0, cone_rings=8, rays_per_ring=32, min_range=1.0,
                                 max_range=20.0, range_bins=1900, absorption=ALPHA, noise_level=None,
-                                volume_scattering=None, tvg="none", multipath_bounces=2)
+                                volume_scattering=None, tvg="none", multipath_bounces=2, multipath_mixed_paths=False)
     out = SinglebeamSonar(cfg, device="cpu").render(scene, np.array([0, 0, -s, *PITCH_DOWN_90])).numpy()
     profile = out["clean_intensity"].reshape(-1).astype(np.float64)
     ranges = 1.0 + (np.arange(1900) + 0.5) * 0.01
@@ -191,7 +191,7 @@ def test_second_seafloor_line_of_a_multibeam():
     scene = seafloor(SAND, s + A)
     cfg = MultibeamSonarConfig.preset("blueview_p900", max_range=20.0, n_beams=64, noise_level=None,
                                       volume_scattering=None, tvg="none", absorption_model="fixed",
-                                      absorption=ALPHA, multipath_bounces=2)
+                                      absorption=ALPHA, multipath_bounces=2, multipath_mixed_paths=False)
     mb = MultibeamSonar(cfg, device="cpu")
     out = mb.render(scene, np.array([0, 0, -s, *PITCH_DOWN_90])).numpy()
     clean = out["clean_intensity"][0].astype(np.float64)
@@ -237,13 +237,18 @@ def test_cast_calls_scale_with_bounces(monkeypatch):
                  range_bins=50)
     for bounces in range(0, 5):
         calls.clear()
-        ImagingSonar(fls(bounces, **small), device="cpu").render(scene, np.array([0, 0, -2, 0, 0, 0, 1.0]))
+        ImagingSonar(fls(bounces, multipath_mixed_paths=False, **small), device="cpu").render(
+            scene, np.array([0, 0, -2, 0, 0, 0, 1.0]))
         assert calls == [8 * 2 * 8] * (1 + bounces)
         calls.clear()
-        SinglebeamSonar(SinglebeamSonarConfig(model="device", cone_rings=2, rays_per_ring=8,
+        SinglebeamSonar(SinglebeamSonarConfig(model="device", cone_rings=2, rays_per_ring=8, multipath_mixed_paths=False,
                                               multipath_bounces=bounces), device="cpu").render(
             scene, np.array([0, 0, -2, 0, 0, 0, 1.0]))
         assert calls == [2 * 8] * (1 + bounces)
+        # mixed paths (the default): one visibility cast more per bounce
+        calls.clear()
+        ImagingSonar(fls(bounces, **small), device="cpu").render(scene, np.array([0, 0, -2, 0, 0, 0, 1.0]))
+        assert calls == [8 * 2 * 8] * (1 + 2 * bounces)
 
 
 ALL_CONFIGS = [ImagingSonarConfig, MultibeamSonarConfig, SidescanSonarConfig, ProfilingSonarConfig,

@@ -378,6 +378,46 @@ def multibeam_device_scatter_kernel(directions: wp.array(dtype=wp.vec3), hit_dis
             delay[i] = d
 
 
+@wp.func
+def deposit_pulse(A: wp.vec2, P: float, d: float, ext: float, q: int, b: int, j: int, n_samples: int,
+                  half_width: float, sinc_rate: float, raw: wp.array3d(dtype=wp.vec2),
+                  raw_power: wp.array3d(dtype=wp.float32)):
+    """Deposit one ray's pulse (amplitude A, intensity P, delay d and footprint extent ``ext`` in samples, index q
+    in its beam's list for the random phases) into beam j of pose b: :func:`multibeam_device_deposit_kernel`'s
+    pieces."""
+    half = 0.5 * ext
+    m0 = int(wp.floor(d + 0.5))
+    m1 = m0
+    if half > 0.5:
+        m0 = int(wp.floor(d - half + 0.5))
+        m1 = int(wp.floor(d + half + 0.5))
+    seed = pcg_hash(wp.uint32(int(d * 4096.0)) ^ wp.uint32(q) * wp.uint32(-1640531527))
+    own = int(wp.floor(d + 0.5))
+    for m in range(m0, m1 + 1):
+        w = float(1.0)
+        centre = d
+        if half > 0.5:
+            a0 = wp.max(float(m) - 0.5, d - half)
+            a1 = wp.min(float(m) + 0.5, d + half)
+            w = (a1 - a0) / (2.0 * half)
+            centre = 0.5 * (a0 + a1)
+        if w > 0.0:
+            piece = A * wp.sqrt(w)
+            if m != own:
+                hh = pcg_hash(seed ^ wp.uint32(m) * wp.uint32(-2048144789))
+                phase = 6.283185307179586 * float(hh >> wp.uint32(8)) / 16777216.0
+                c = wp.cos(phase)
+                s = wp.sin(phase)
+                piece = wp.vec2(piece[0] * c - piece[1] * s, piece[0] * s + piece[1] * c)
+            pw = P * w
+            lo = wp.max(int(wp.ceil(centre - half_width)), 0)
+            hi = wp.min(int(wp.floor(centre + half_width)), n_samples - 1)
+            for n in range(lo, hi + 1):
+                g = sinc(sinc_rate * (float(n) - centre))
+                raw[b, n, j] = raw[b, n, j] + piece * g
+                raw_power[b, n, j] = raw_power[b, n, j] + pw * g * g
+
+
 @wp.kernel
 def multibeam_device_deposit_kernel(amp: wp.array(dtype=wp.vec2), power: wp.array(dtype=wp.float32),
                                     delay: wp.array(dtype=wp.float32), extent: wp.array(dtype=wp.float32),
@@ -401,39 +441,8 @@ def multibeam_device_deposit_kernel(amp: wp.array(dtype=wp.vec2), power: wp.arra
     for q in range(rays_per_beam):
         d = delay[first + q]
         if d > NO_DELAY:
-            A = amp[first + q]
-            P = power[first + q]
-            half = 0.5 * extent[first + q]
-            m0 = int(wp.floor(d + 0.5))
-            m1 = m0
-            if half > 0.5:
-                m0 = int(wp.floor(d - half + 0.5))
-                m1 = int(wp.floor(d + half + 0.5))
-            seed = pcg_hash(wp.uint32(int(d * 4096.0)) ^ wp.uint32(q) * wp.uint32(-1640531527))
-            own = int(wp.floor(d + 0.5))
-            for m in range(m0, m1 + 1):
-                w = float(1.0)
-                centre = d
-                if half > 0.5:
-                    a0 = wp.max(float(m) - 0.5, d - half)
-                    a1 = wp.min(float(m) + 0.5, d + half)
-                    w = (a1 - a0) / (2.0 * half)
-                    centre = 0.5 * (a0 + a1)
-                if w > 0.0:
-                    piece = A * wp.sqrt(w)
-                    if m != own:
-                        hh = pcg_hash(seed ^ wp.uint32(m) * wp.uint32(-2048144789))
-                        phase = 6.283185307179586 * float(hh >> wp.uint32(8)) / 16777216.0
-                        c = wp.cos(phase)
-                        s = wp.sin(phase)
-                        piece = wp.vec2(piece[0] * c - piece[1] * s, piece[0] * s + piece[1] * c)
-                    pw = P * w
-                    lo = wp.max(int(wp.ceil(centre - half_width)), 0)
-                    hi = wp.min(int(wp.floor(centre + half_width)), n_samples - 1)
-                    for n in range(lo, hi + 1):
-                        g = sinc(sinc_rate * (float(n) - centre))
-                        raw[b, n, j] = raw[b, n, j] + piece * g
-                        raw_power[b, n, j] = raw_power[b, n, j] + pw * g * g
+            deposit_pulse(amp[first + q], power[first + q], d, extent[first + q], q, b, j, n_samples, half_width,
+                          sinc_rate, raw, raw_power)
 
 
 @wp.kernel

@@ -18,6 +18,13 @@ direct echo with r the total one-way path L = sum of the segments (spreading and
 L^2 w / cos psi), times amp^4 (the pressure amplitude meets every reflection twice, out and back), at range L
 (delay 2 L / c) on the bearing / channel of the original ray, with the carrier phase of the total path.
 
+Mixed paths (device models, ``multipath_mixed_paths``): after bounce cast b >= 1, a visibility ray from each echoing
+hit P_b to the sensor S (``visibility_ray_kernel``, cast through the backend); if free, the arrival out along the
+chain and straight back (and its reciprocal) at r = (L_b + D) / 2, D = |S - P_b|, with the chain's reflection
+coefficients met once (``mixed_echo``), on the ray's own channel and on the channel holding P_b's direction
+(``chain_mixed_echo_*_kernel``, ``multibeam_mixed_echo_kernel``; the cross-channel arrivals binned per pose by
+``cross_channel_bin_kernel`` / ``multibeam_cross_deposit_kernel``).
+
 Interfaces (``object_interface[obj]``, a vec4 per scene object plus one for the analytic surface plane):
 (INTERFACE_FLUID, Z2 / Z1, c2 / c1, 0): the angle-dependent Rayleigh reflection coefficient of a fluid half-space,
 R = (Z2 cos t1 - Z1 cos t2) / (Z2 cos t1 + Z1 cos t2), sin t2 = (c2 / c1) sin t1, R = 1 beyond the critical angle;
@@ -31,10 +38,11 @@ from __future__ import annotations
 
 import warp as wp
 
-from oceansim_py.kernels.acoustic_chain import (MAX_FOOTPRINT_BINS, RayEcho, carrier_phase, fan_cell,
+from oceansim_py.kernels.acoustic_chain import (MAX_FOOTPRINT_BINS, PHASOR_BITS, RayEcho, carrier_phase, fan_cell,
                                                 scatterer_gaussian, scatterer_phase)
 from oceansim_py.kernels.imaging_sonar import range_cell, ray_return
-from oceansim_py.kernels.multibeam import MAX_FOOTPRINT_SAMPLES, NO_DELAY, device_ray_angles
+from oceansim_py.kernels.multibeam import MAX_FOOTPRINT_SAMPLES, NO_DELAY, deposit_pulse, device_ray_angles
+from oceansim_py.kernels.random import pcg_hash
 from oceansim_py.kernels.raycast import RayHit, load_hit, ray_range, sensor_to_world, two_way_absorption
 
 INTERFACE_FLUID = wp.constant(0)
@@ -175,7 +183,7 @@ def fan_bounce_init_kernel(poses: wp.array(dtype=wp.transform), bearing_cos_sin:
                            n_elev: int, rays_per_pose: int, path: wp.array(dtype=wp.float32),
                            amp: wp.array(dtype=wp.float32), edge_a: wp.array(dtype=wp.vec3),
                            edge_b: wp.array(dtype=wp.vec3), weight: wp.array(dtype=wp.float32), start: int):
-    """Ray i of a bearing x elevation fan (kernels/acoustic_chain.py ``device_ray_gen_kernel``): path 0, amp 1,
+    """Ray i of a bearing x elevation fan (kernels/acoustic_chain.py ``fan_directions_kernel`` / ``pose_rays_kernel``): path 0, amp 1,
     its cell's world edge vectors (``fan_cell`` rotated by the pose) and weight w_k."""
     i = wp.tid() + start
     b = i // rays_per_pose
@@ -338,6 +346,394 @@ def chain_first_block_kernel(blocked_intensity: wp.array(dtype=wp.float32), bloc
     ray_label[i] = blocked_label[o]
 
 
+# -- mixed paths (the device chain): out along the bounce chain, back in a straight line, and the reverse -----------
+
+
+@wp.func
+def echoes(h: RayHit, object_interface: wp.array(dtype=wp.vec4), law: SurfaceLaw) -> int:
+    """1 when hit ``h`` backscatters (as :func:`bounce_echo` decides: any object but the analytic plane, and a
+    sea-surface hit with reverberation on), else 0."""
+    out = int(0)
+    if h.hit == 1:
+        if int(object_interface[h.obj][0]) == INTERFACE_SEA_SURFACE and law.reverberation == 1:
+            out = 1
+        elif h.obj != law.plane_obj:
+            out = 1
+    return out
+
+
+@wp.kernel
+def visibility_ray_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                          hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                          hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                          object_interface: wp.array(dtype=wp.vec4), law: SurfaceLaw,
+                          poses: wp.array(dtype=wp.transform), rays_per_pose: int,
+                          vis_origins: wp.array(dtype=wp.vec3), vis_directions: wp.array(dtype=wp.vec3),
+                          vis_remaining: wp.array(dtype=wp.float32), start: int):
+    """Ray i's visibility ray after a bounce cast: from its hit point P (moved 1e-4 m + 1e-5 |P| along the facing
+    normal, as the bounce step does) towards the sensor S of its pose, length |S - P'| (remaining 0, a miss for
+    every backend, when the hit does not echo or S lies behind the face: n . (S - P) <= 0)."""
+    i = wp.tid() + start
+    d = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
+    o = origins[i]
+    v = wp.vec3(1.0, 0.0, 0.0)
+    rem = float(0.0)
+    if echoes(h, object_interface, law) == 1:
+        sensor = wp.transform_get_translation(poses[i // rays_per_pose])
+        p = o + h.distance * d
+        scale = wp.max(wp.max(wp.abs(p[0]), wp.abs(p[1])), wp.abs(p[2]))
+        q = p + (1.0e-4 + 1.0e-5 * scale) * h.normal
+        back = sensor - q
+        dist = wp.length(back)
+        if wp.dot(h.normal, sensor - p) > 0.0 and dist > 0.0:
+            o = q
+            v = back / dist
+            rem = dist
+    vis_origins[i] = o
+    vis_directions[i] = v
+    vis_remaining[i] = rem
+
+
+@wp.struct
+class MixedEcho:
+    """One of the two reciprocal mixed-path arrivals of a bounce hit P, before the receive channel is chosen:
+    intensity with the ray's own weight (re 1 uPa^2), range r = (L + D) / 2 (m), footprint range extent (m), P
+    (world), the unit vector from the sensor to P (world), label, ``valid`` (0: none)."""
+
+    value: float
+    rng: float
+    extent: float
+    point: wp.vec3
+    away: wp.vec3
+    label: int
+    valid: int
+
+
+@wp.func
+def mixed_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, path: float, amp: float, edge_a: wp.vec3,
+               edge_b: wp.vec3, weight: float, sensor: wp.vec3, visible: int, object_mu: wp.array(dtype=wp.float32),
+               object_label: wp.array(dtype=wp.int32), object_interface: wp.array(dtype=wp.vec4), law: SurfaceLaw,
+               alpha_db_per_m: float, source_intensity: float) -> MixedEcho:
+    """The mixed-path arrival of bounce hit ``h`` (docs/PHYSICS.md §1 "Mixed paths"): L = path + distance the
+    chain's one-way length, D = |S - P|, o = (S - P) / D; the bistatic sonar equation
+    I = SL amp^2 sigma(P) A / (L^2 D^2) 10^(-alpha (L + D) / 10) with the unfolded tube's footprint
+    A = L^2 w / cos(t_in) gives I = SL amp^2 sigma w / (cos(t_in) D^2) 10^(-alpha (L + D) / 10); Lambert
+    sigma = mu cos(t_in) cos(t_out) (t_out: between the normal and o), Chapman-Harris (sea surface with
+    reverberation) sigma = 10^((S_s(psi_in) + S_s(psi_out)) / 20). Footprint range extent: the tube's cell edges
+    e projected on P's plane, u_e = L (e - (e . n) / (d . n) d), each changing r by (d - o) . u_e / 2."""
+    out = MixedEcho()
+    out.valid = 0
+    out.value = 0.0
+    out.rng = 0.0
+    out.extent = 0.0
+    out.point = wp.vec3(0.0, 0.0, 0.0)
+    out.away = wp.vec3(1.0, 0.0, 0.0)
+    out.label = -1
+    if echoes(h, object_interface, law) == 1 and visible == 1:
+        p = origin + h.distance * direction
+        back = sensor - p
+        D = wp.length(back)
+        cos_out = float(0.0)
+        if D > 0.0:
+            cos_out = wp.dot(h.normal, back) / D
+        if cos_out > 0.0:
+            o = back / D
+            L = path + h.distance
+            c = wp.max(h.cos_incidence, MIN_COS_INCIDENCE)
+            gain = source_intensity * amp * amp * weight / (D * D) * wp.pow(10.0, -0.1 * alpha_db_per_m * (L + D))
+            if int(object_interface[h.obj][0]) == INTERFACE_SEA_SURFACE and law.reverberation == 1:
+                g_in = wp.degrees(wp.asin(wp.clamp(h.cos_incidence, 0.0, 1.0)))
+                g_out = wp.degrees(wp.asin(wp.clamp(cos_out, 0.0, 1.0)))
+                s_db = chapman_harris_db(g_in, law.wind_knots, law.frequency) + chapman_harris_db(
+                    g_out, law.wind_knots, law.frequency)
+                out.value = gain * wp.pow(10.0, 0.05 * s_db) / c
+            else:
+                out.value = gain * object_mu[h.obj] * wp.min(cos_out, 1.0)
+            dn = -c
+            ua = L * (edge_a - wp.dot(edge_a, h.normal) / dn * direction)
+            ub = L * (edge_b - wp.dot(edge_b, h.normal) / dn * direction)
+            ea = 0.5 * wp.dot(direction - o, ua)
+            eb = 0.5 * wp.dot(direction - o, ub)
+            out.rng = 0.5 * (L + D)
+            out.extent = wp.sqrt(ea * ea + eb * eb)
+            out.point = p
+            out.away = -o
+            out.label = object_label[h.obj]
+            out.valid = 1
+    return out
+
+
+@wp.func
+def fan_channel_of(local: wp.vec3, first_bearing: float, bearing_cell: float, n_bearing: int,
+                   bearing_rays_per_channel: int, first_elevation: float, elevation_cell: float,
+                   n_elev: int) -> wp.vec2i:
+    """(channel, elevation ray) of the bearing x elevation fan cell (uniform grids: bearing ray j at
+    first_bearing + j bearing_cell, elevation ray k at first_elevation + k elevation_cell, rad) that holds the
+    sensor-frame (FLU) direction ``local``; (-1, -1) outside the fan."""
+    horizontal = wp.sqrt(local[0] * local[0] + local[1] * local[1])
+    bearing = wp.atan2(-local[1], local[0])
+    elevation = wp.atan2(local[2], horizontal)
+    j = int(wp.floor((bearing - first_bearing) / bearing_cell + 0.5))
+    k = int(wp.floor((elevation - first_elevation) / elevation_cell + 0.5))
+    out = wp.vec2i(-1, -1)
+    if j >= 0 and j < n_bearing and k >= 0 and k < n_elev:
+        out = wp.vec2i(j // bearing_rays_per_channel, k)
+    return out
+
+
+@wp.func
+def store_mixed(e: MixedEcho, pattern: float, own: int, target: int, phase_key: int, min_range: float,
+                range_resolution: float, n_range: int, wavelength: float, phase_grid: float, o: int,
+                ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), x: int,
+                cross_intensity: wp.array(dtype=wp.float32), cross_range: wp.array(dtype=wp.vec3),
+                cross_bin: wp.array(dtype=wp.int32), cross_label: wp.array(dtype=wp.int32),
+                cross_channel: wp.array(dtype=wp.int32)):
+    """Store mixed arrival ``e`` times ``pattern`` (receive/transmit pattern of P's direction relative to the ray's,
+    one way) with the ray's own channel ``own`` and P's channel ``target`` (-1: outside the fan, nothing): the same
+    channel gets both reciprocal arrivals coherently (amplitude 2 a: intensity 4 I) at ``o``; else the own
+    channel I (the reciprocal arrival, back along the ray) at ``o`` and ``target`` I (out along the ray, back
+    from P) at cross index ``x``. Phase 2 pi (L + D) / lambda + phi(P)."""
+    value = float(0.0)
+    rng = wp.vec3(0.0, 0.0, 0.0)
+    cell = int(-1)
+    label = int(-1)
+    channel = int(-1)
+    if e.valid == 1 and target >= 0:
+        c = range_cell(e.rng, min_range, range_resolution, n_range)
+        if c >= 0:
+            v = e.value * pattern
+            rng = wp.vec3(e.rng, wp.min(e.extent, float(MAX_FOOTPRINT_BINS) * range_resolution),
+                          carrier_phase(e.rng, wavelength) + scatterer_phase(e.point, phase_grid, phase_key))
+            cell = c
+            label = e.label
+            if target == own:
+                value = 4.0 * v
+            else:
+                value = v
+                channel = target
+    ray_intensity[o] = value
+    ray_range[o] = rng
+    ray_bin[o] = cell
+    ray_label[o] = label
+    cross_intensity[x] = value
+    cross_range[x] = rng
+    cross_bin[x] = cell
+    cross_label[x] = label
+    cross_channel[x] = channel
+
+
+@wp.kernel
+def chain_mixed_echo_fan_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                                hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                                hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                                vis_face: wp.array(dtype=wp.int32), object_mu: wp.array(dtype=wp.float32),
+                                object_label: wp.array(dtype=wp.int32), object_interface: wp.array(dtype=wp.vec4),
+                                law: SurfaceLaw, path: wp.array(dtype=wp.float32), amp: wp.array(dtype=wp.float32),
+                                edge_a: wp.array(dtype=wp.vec3), edge_b: wp.array(dtype=wp.vec3),
+                                weight: wp.array(dtype=wp.float32), poses: wp.array(dtype=wp.transform),
+                                elevation_table: wp.array(dtype=wp.vec3), first_bearing: float, bearing_cell: float,
+                                n_bearing: int, first_elevation: float, elevation_cell: float, n_elev: int,
+                                n_channels: int, phase_key: int, min_range: float, range_resolution: float,
+                                n_range: int, alpha_db_per_m: float, source_intensity: float, wavelength: float,
+                                phase_grid: float, block: int, n_blocks: int, bounce: int, bounces: int,
+                                ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                                ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
+                                cross_intensity: wp.array(dtype=wp.float32), cross_range: wp.array(dtype=wp.vec3),
+                                cross_bin: wp.array(dtype=wp.int32), cross_label: wp.array(dtype=wp.int32),
+                                cross_channel: wp.array(dtype=wp.int32), start: int):
+    """Ray i's mixed-path arrivals of bounce ``bounce`` (>= 1) for a bearing x elevation fan (imaging sonar):
+    :func:`mixed_echo` (visible when the visibility ray missed: ``vis_face`` < 0), P's channel and elevation ray
+    by :func:`fan_channel_of`, pattern sqrt(g(e_P) / g(e_k)) with g(e) = w(e) / cos(e) the elevation table's
+    two-way pattern; own-channel echo at block ``block`` of the chain's layout (as
+    :func:`chain_bounce_echo_kernel`), cross echo at ((pose) bounces + bounce - 1) rays_per_pose + (ray in pose)."""
+    i = wp.tid() + start
+    rays_per_pose = n_bearing * n_elev
+    rays_per_channel = rays_per_pose // n_channels
+    channel = i // rays_per_channel
+    o = (channel * n_blocks + block) * rays_per_channel + (i - channel * rays_per_channel)
+    b = i // rays_per_pose
+    local_i = i - b * rays_per_pose
+    x = (b * bounces + bounce - 1) * rays_per_pose + local_i
+    k_own = local_i - (local_i // n_elev) * n_elev
+    own = local_i // rays_per_channel
+    pose = poses[b]
+    sensor = wp.transform_get_translation(pose)
+    d = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
+    visible = int(0)
+    if vis_face[i] < 0:
+        visible = 1
+    e = mixed_echo(h, origins[i], d, path[i], amp[i], edge_a[i], edge_b[i], weight[i], sensor, visible, object_mu,
+                   object_label, object_interface, law, alpha_db_per_m, source_intensity)
+    target = int(-1)
+    pattern = float(0.0)
+    if e.valid == 1:
+        ck = fan_channel_of(wp.quat_rotate_inv(wp.transform_get_rotation(pose), e.away), first_bearing, bearing_cell,
+                            n_bearing, rays_per_channel // n_elev, first_elevation, elevation_cell, n_elev)
+        target = ck[0]
+        if target >= 0:
+            et = elevation_table[ck[1]]
+            eo = elevation_table[k_own]
+            g_own = eo[2] / eo[0]
+            if g_own > 0.0:
+                pattern = wp.sqrt(wp.max(et[2] / et[0], 0.0) / g_own)
+    store_mixed(e, pattern, own, target, phase_key, min_range, range_resolution, n_range, wavelength, phase_grid, o,
+                ray_intensity, ray_range, ray_bin, ray_label, x, cross_intensity, cross_range, cross_bin, cross_label,
+                cross_channel)
+
+
+@wp.func
+def cell_pattern(edge_a: wp.vec3, edge_b: wp.vec3, weight: float) -> float:
+    """Two-way pattern of a table ray: its weight over its cell's solid angle |a x b| (sr)."""
+    area = wp.length(wp.cross(edge_a, edge_b))
+    g = float(0.0)
+    if area > 0.0:
+        g = weight / area
+    return g
+
+
+@wp.kernel
+def chain_mixed_echo_table_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                                  hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                                  hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                                  vis_face: wp.array(dtype=wp.int32), object_mu: wp.array(dtype=wp.float32),
+                                  object_label: wp.array(dtype=wp.int32),
+                                  object_interface: wp.array(dtype=wp.vec4), law: SurfaceLaw,
+                                  path: wp.array(dtype=wp.float32), amp: wp.array(dtype=wp.float32),
+                                  edge_a: wp.array(dtype=wp.vec3), edge_b: wp.array(dtype=wp.vec3),
+                                  weight: wp.array(dtype=wp.float32), poses: wp.array(dtype=wp.transform),
+                                  table_directions: wp.array(dtype=wp.vec3), table_a: wp.array(dtype=wp.vec3),
+                                  table_b: wp.array(dtype=wp.vec3), table_weights: wp.array(dtype=wp.float32),
+                                  rays_per_pose: int, n_channels: int, table_cones: wp.array(dtype=wp.vec4),
+                                  cone_size: int, table_order: wp.array(dtype=wp.int32), phase_key: int,
+                                  min_range: float,
+                                  range_resolution: float, n_range: int, alpha_db_per_m: float,
+                                  source_intensity: float, wavelength: float, phase_grid: float, block: int,
+                                  n_blocks: int, bounce: int, bounces: int,
+                                  ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                                  ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
+                                  cross_intensity: wp.array(dtype=wp.float32), cross_range: wp.array(dtype=wp.vec3),
+                                  cross_bin: wp.array(dtype=wp.int32), cross_label: wp.array(dtype=wp.int32),
+                                  cross_channel: wp.array(dtype=wp.int32), start: int):
+    """Ray i's mixed-path arrivals of bounce ``bounce`` for a table fan (side-scan, profiling, single-beam, MSIS):
+    as :func:`chain_mixed_echo_fan_kernel`, P's receiving ray t the table ray nearest P's sensor-frame direction
+    u (largest u . d_t) whose cell holds it (|(u - d_t) . a_t| <= |a_t|^2 / 2, the same for b_t), its channel
+    t // rays_per_channel (side-scan: port or starboard; single-beam: its one beam, if inside the cone), pattern
+    sqrt(g_t / g_k), g = w / |a x b|. The search: the table's rays in a spatially compact order ``table_order``
+    (Z-order of their bearing and elevation), in runs of ``cone_size`` rays, each with a bounding cone
+    ``table_cones`` (unit axis, cos of the half-angle that holds its cells); only the runs whose cone holds u are
+    scanned (about 2 sqrt(N) tests for N rays instead of N)."""
+    i = wp.tid() + start
+    rays_per_channel = rays_per_pose // n_channels
+    channel = i // rays_per_channel
+    o = (channel * n_blocks + block) * rays_per_channel + (i - channel * rays_per_channel)
+    b = i // rays_per_pose
+    local_i = i - b * rays_per_pose
+    x = (b * bounces + bounce - 1) * rays_per_pose + local_i
+    own = local_i // rays_per_channel
+    pose = poses[b]
+    sensor = wp.transform_get_translation(pose)
+    d = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
+    visible = int(0)
+    if vis_face[i] < 0:
+        visible = 1
+    e = mixed_echo(h, origins[i], d, path[i], amp[i], edge_a[i], edge_b[i], weight[i], sensor, visible, object_mu,
+                   object_label, object_interface, law, alpha_db_per_m, source_intensity)
+    target = int(-1)
+    pattern = float(0.0)
+    if e.valid == 1:
+        u = wp.quat_rotate_inv(wp.transform_get_rotation(pose), e.away)
+        best = int(-1)
+        best_dot = float(-2.0)
+        for run in range(table_cones.shape[0]):
+            cone = table_cones[run]
+            if u[0] * cone[0] + u[1] * cone[1] + u[2] * cone[2] >= cone[3]:
+                for r in range(run * cone_size, wp.min((run + 1) * cone_size, rays_per_pose)):
+                    t = table_order[r]
+                    c = wp.dot(u, table_directions[t])
+                    if c > best_dot or (c == best_dot and t < best):
+                        best_dot = c
+                        best = t
+        inside = int(0)
+        if best >= 0:
+            v = u - table_directions[best]
+            ta = table_a[best]
+            tb = table_b[best]
+            if wp.abs(wp.dot(v, ta)) <= 0.5 * wp.dot(ta, ta) and wp.abs(wp.dot(v, tb)) <= 0.5 * wp.dot(tb, tb):
+                inside = 1
+        if inside == 1:
+            ta = table_a[best]
+            tb = table_b[best]
+            g_own = cell_pattern(table_a[local_i], table_b[local_i], table_weights[local_i])
+            if g_own > 0.0:
+                target = best // rays_per_channel
+                pattern = wp.sqrt(cell_pattern(ta, tb, table_weights[best]) / g_own)
+    store_mixed(e, pattern, own, target, phase_key, min_range, range_resolution, n_range, wavelength, phase_grid, o,
+                ray_intensity, ray_range, ray_bin, ray_label, x, cross_intensity, cross_range, cross_bin, cross_label,
+                cross_channel)
+
+
+@wp.kernel
+def cross_channel_bin_kernel(cross_intensity: wp.array(dtype=wp.float32), cross_range: wp.array(dtype=wp.vec3),
+                             cross_bin: wp.array(dtype=wp.int32), cross_label: wp.array(dtype=wp.int32),
+                             cross_channel: wp.array(dtype=wp.int32), entries_per_pose: int, min_range: float,
+                             range_resolution: float, n_range: int, range_taps: wp.array(dtype=wp.float32),
+                             field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
+                             pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
+                             peak: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
+                             phasors: wp.array(dtype=wp.vec2), start: int):
+    """Element (pose b), after ``footprint_bin_kernel``: add the pose's cross-channel mixed arrivals, in entry order,
+    to their target channels, exactly as that kernel bins a channel's own rays (footprint pieces, own phase in the
+    own bin, hashed phasors elsewhere, hits, strongest-piece label) with the range point spread applied to each
+    piece directly (field[row] += h[m] sqrt(piece) phasor, power[row] += h[m]^2 piece into the row-major images
+    after the range pass: the same linear pass), hit counts, labels and ``peak`` into the channel-major scratch
+    (B, n_channels, n_range), and every row written flagged in ``row_echo`` (so the receiver reads and resets it:
+    the scratch stays at rest between renders). One element per pose reads its entries sequentially, as an entry
+    may land on any channel: deterministic without atomics."""
+    b = wp.tid() + start
+    first = b * entries_per_pose
+    half_taps = (range_taps.shape[0] - 1) // 2
+    for t in range(entries_per_pose):
+        j = cross_channel[first + t]
+        cell = cross_bin[first + t]
+        if j >= 0 and cell >= 0:
+            value = cross_intensity[first + t]
+            rr = cross_range[first + t]
+            pre_hits[b, j, cell] = pre_hits[b, j, cell] + 1
+            row_echo[b, cell] = 1
+            half = 0.5 * rr[1]
+            k0 = cell
+            k1 = cell
+            if half > 0.0:
+                k0 = wp.max(int(wp.floor((rr[0] - half - min_range) / range_resolution)), 0)
+                k1 = wp.min(int(wp.floor((rr[0] + half - min_range) / range_resolution)), n_range - 1)
+            seed = wp.uint32(int(rr[2] * 1.0e6))
+            own = wp.vec2(wp.cos(rr[2]), wp.sin(rr[2]))
+            for kk in range(k0, k1 + 1):
+                w = float(1.0)
+                if half > 0.0:
+                    lo = min_range + float(kk) * range_resolution
+                    w = (wp.min(rr[0] + half, lo + range_resolution) - wp.max(rr[0] - half, lo)) / (2.0 * half)
+                if w > 0.0:
+                    piece = value * w
+                    phasor = own
+                    if kk != cell:
+                        hh = pcg_hash(seed ^ wp.uint32(kk) * wp.uint32(-1640531527))
+                        phasor = phasors[int(hh >> wp.uint32(32 - PHASOR_BITS))]
+                    amplitude = wp.sqrt(piece) * phasor
+                    for row in range(wp.max(kk - half_taps, 0), wp.min(kk + half_taps, n_range - 1) + 1):
+                        tap = range_taps[kk - row + half_taps]
+                        field[b, row, j] = field[b, row, j] + tap * amplitude
+                        power[b, row, j] = power[b, row, j] + tap * tap * piece
+                        row_echo[b, row] = 1
+                    if pre_labels[b, j, kk] < 0 or piece > peak[b, j, kk]:
+                        peak[b, j, kk] = piece
+                        pre_labels[b, j, kk] = cross_label[first + t]
+
+
 @wp.kernel
 def multibeam_bounce_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
                                  hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
@@ -381,6 +777,117 @@ def multibeam_bounce_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: w
             out_power[o] = e.value
             out_delay[o] = delay
             out_extent[o] = wp.min(e.extent * 2.0 * sample_rate / sound_speed, MAX_FOOTPRINT_SAMPLES)
+
+
+@wp.func
+def pulse_amplitude(point: wp.vec3, value: float, path: float, phase_grid: float, phase_key: int, sound_speed: float,
+                    frequency: float) -> wp.vec2:
+    """sqrt(value) xi exp(-i 2 pi f path / c): the multibeam's complex echo amplitude of a return of intensity
+    ``value`` over the total (out + back) ``path`` (m), xi the unit complex Gaussian of the scatterer at ``point``."""
+    xi = scatterer_gaussian(point, phase_grid, phase_key)
+    cycles = frequency * path / sound_speed
+    phase = -2.0 * wp.pi * (cycles - wp.floor(cycles))
+    c = wp.cos(phase)
+    s = wp.sin(phase)
+    return wp.vec2(xi[0] * c - xi[1] * s, xi[0] * s + xi[1] * c) * wp.sqrt(value)
+
+
+@wp.kernel
+def multibeam_mixed_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                                hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                                hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                                vis_face: wp.array(dtype=wp.int32), object_mu: wp.array(dtype=wp.float32),
+                                object_label: wp.array(dtype=wp.int32), object_interface: wp.array(dtype=wp.vec4),
+                                law: SurfaceLaw, path: wp.array(dtype=wp.float32), amp: wp.array(dtype=wp.float32),
+                                edge_a: wp.array(dtype=wp.vec3), edge_b: wp.array(dtype=wp.vec3),
+                                weight: wp.array(dtype=wp.float32), poses: wp.array(dtype=wp.transform),
+                                n_beams: int, az_rays: int, el_rays: int, fov: float,
+                                elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float, phase_key: int,
+                                phase_grid: float, sound_speed: float, frequency: float, sample_rate: float,
+                                t0: float, window_end: float, half_width: float, source_intensity: float,
+                                alpha_db_per_m: float, block: int, n_blocks: int, bounce: int, bounces: int,
+                                out_amp: wp.array(dtype=wp.vec2), out_power: wp.array(dtype=wp.float32),
+                                out_delay: wp.array(dtype=wp.float32), out_extent: wp.array(dtype=wp.float32),
+                                cross_amp: wp.array(dtype=wp.vec2), cross_power: wp.array(dtype=wp.float32),
+                                cross_delay: wp.array(dtype=wp.float32), cross_extent: wp.array(dtype=wp.float32),
+                                cross_beam: wp.array(dtype=wp.int32), start: int):
+    """Ray i's mixed-path arrivals of bounce ``bounce`` (>= 1) for the multibeam's device model, in
+    :func:`multibeam_bounce_echo_kernel`'s form at the total path L + D (delay ((L + D) / c - t0) fs): P's beam
+    from its sensor-frame bearing (ray cells of fov / (n_beams az_rays) from -fov / 2) and elevation ray (cells of
+    ``elevation_cell`` around ``elevation_table[k][0]``), pattern sqrt(g(e_P) / g(e_k)), g = w / cos e; the same
+    beam: amplitude 2 A (intensity 4 I) at block ``block``; another beam: A at block ``block`` and A at cross index
+    ((pose) bounces + bounce - 1) rays_per_pose + (ray in pose) with its beam; outside the fan: nothing."""
+    i = wp.tid() + start
+    rays_per_beam = az_rays * el_rays
+    rays_per_pose = n_beams * rays_per_beam
+    beam = i // rays_per_beam
+    o = (beam * n_blocks + block) * rays_per_beam + (i - beam * rays_per_beam)
+    b = i // rays_per_pose
+    local_i = i - b * rays_per_pose
+    x = (b * bounces + bounce - 1) * rays_per_pose + local_i
+    own = local_i // rays_per_beam
+    k_own = local_i - (local_i // el_rays) * el_rays
+    pose = poses[b]
+    d = directions[i]
+    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
+    visible = int(0)
+    if vis_face[i] < 0:
+        visible = 1
+    e = mixed_echo(h, origins[i], d, path[i], amp[i], edge_a[i], edge_b[i], weight[i],
+                   wp.transform_get_translation(pose), visible, object_mu, object_label, object_interface, law,
+                   alpha_db_per_m, source_intensity)
+    out_amp[o] = wp.vec2(0.0, 0.0)
+    out_power[o] = 0.0
+    out_delay[o] = NO_DELAY
+    out_extent[o] = 0.0
+    cross_amp[x] = wp.vec2(0.0, 0.0)
+    cross_power[x] = 0.0
+    cross_delay[x] = NO_DELAY
+    cross_extent[x] = 0.0
+    cross_beam[x] = -1
+    if e.valid == 1:
+        ray_cell = fov / float(n_beams * az_rays)
+        first_elevation = elevation_table[0][0]
+        ck = fan_channel_of(wp.quat_rotate_inv(wp.transform_get_rotation(pose), e.away), -0.5 * fov + 0.5 * ray_cell,
+                            ray_cell, n_beams * az_rays, az_rays, first_elevation, elevation_cell, el_rays)
+        delay = (2.0 * e.rng / sound_speed - t0) * sample_rate
+        g_own = elevation_table[k_own][2] / wp.cos(elevation_table[k_own][0])
+        if ck[0] >= 0 and g_own > 0.0 and delay >= -half_width and delay <= window_end + half_width:
+            et = elevation_table[ck[1]]
+            value = e.value * wp.sqrt(wp.max(et[2] / wp.cos(et[0]), 0.0) / g_own)
+            a = pulse_amplitude(e.point, value, 2.0 * e.rng, phase_grid, phase_key, sound_speed, frequency)
+            extent = wp.min(e.extent * 2.0 * sample_rate / sound_speed, MAX_FOOTPRINT_SAMPLES)
+            out_delay[o] = delay
+            out_extent[o] = extent
+            if ck[0] == own:
+                out_amp[o] = 2.0 * a
+                out_power[o] = 4.0 * value
+            else:
+                out_amp[o] = a
+                out_power[o] = value
+                cross_amp[x] = a
+                cross_power[x] = value
+                cross_delay[x] = delay
+                cross_extent[x] = extent
+                cross_beam[x] = ck[0]
+
+
+@wp.kernel
+def multibeam_cross_deposit_kernel(cross_amp: wp.array(dtype=wp.vec2), cross_power: wp.array(dtype=wp.float32),
+                                   cross_delay: wp.array(dtype=wp.float32), cross_extent: wp.array(dtype=wp.float32),
+                                   cross_beam: wp.array(dtype=wp.int32), entries_per_pose: int, n_samples: int,
+                                   half_width: float, sinc_rate: float, raw: wp.array3d(dtype=wp.vec2),
+                                   raw_power: wp.array3d(dtype=wp.float32), start: int):
+    """Element (pose b), after ``multibeam_device_deposit_kernel``: deposit the pose's cross-beam mixed arrivals,
+    in entry order, into their beams (the same pulse pieces, ``deposit_pulse``); sequential per pose: deterministic
+    without atomics."""
+    b = wp.tid() + start
+    first = b * entries_per_pose
+    for t in range(entries_per_pose):
+        j = cross_beam[first + t]
+        if j >= 0:
+            deposit_pulse(cross_amp[first + t], cross_power[first + t], cross_delay[first + t],
+                          cross_extent[first + t], t, b, j, n_samples, half_width, sinc_rate, raw, raw_power)
 
 
 # -- HoloOcean's MultiPath (the imaging sonar's peer model) ------------------------------------------------------

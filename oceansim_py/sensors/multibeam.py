@@ -218,8 +218,11 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
         if self.model == "device":  # per ray power and footprint; per sample and beam raw power and clean
             total += batch * (8 * self.rays_per_pose + 8 * self.n_samples * self.n_beams)
             mp = self.multipath_settings()
-            if mp.active:  # bounce state, and amplitude, delay, power, footprint per echo block past the first
-                total += batch * self.rays_per_pose * (BounceState.BYTES_PER_RAY + 20 * (mp.blocks - 1))
+            if mp.active:  # bounce state, and amplitude, delay, power, footprint per echo block past the first;
+                # mixed paths: the visibility rays and 24 B per cross-beam arrival
+                total += batch * self.rays_per_pose * (BounceState.BYTES_PER_RAY + 20 * (mp.chain_blocks - 1))
+                if mp.mixed:
+                    total += batch * self.rays_per_pose * (RayBuffers.BYTES_PER_RAY + 4 + 24 * mp.bounces)
         if method == "spectral":
             total += batch * self.n_beams * (8 * self.n_frequencies + 32 * self.fft_length)
         return total
@@ -491,8 +494,19 @@ class _Buffers:
         # of a beam contiguous, sensors/acoustic/multipath.py)
         mp = c.multipath_settings()
         traced = mp.active and c.model == "device"
-        self.blocks = mp.blocks if traced else 1
+        self.blocks = mp.chain_blocks if traced else 1
         self.bounce = BounceState(n_rays, device) if traced else None
+        # mixed paths: the visibility rays and the cross-beam arrivals (pose-major, then bounce, then ray)
+        self.mixed = traced and mp.mixed > 0
+        if self.mixed:
+            self.vis = RayBuffers(n_rays, device, 0.0)
+            self.vis_remaining = wp.empty(n_rays, dtype=wp.float32, device=device)
+            n_cross = n_rays * mp.bounces
+            self.cross = [wp.empty(n_cross, dtype=wp.vec2, device=device),
+                          wp.empty(n_cross, dtype=wp.float32, device=device),
+                          wp.empty(n_cross, dtype=wp.float32, device=device),
+                          wp.empty(n_cross, dtype=wp.float32, device=device),
+                          wp.empty(n_cross, dtype=wp.int32, device=device)]
         n_echo = n_rays * self.blocks
         self.amp = wp.empty(n_echo, dtype=wp.vec2, device=device)
         self.delay = wp.empty(n_echo, dtype=wp.float32, device=device)
@@ -697,6 +711,10 @@ class MultibeamSonar:
                   [buf.amp, buf.power, buf.delay, buf.extent,
                    c.azimuth_rays_per_beam * c.rays_per_beam * buf.blocks, c.n_beams, c.n_samples, hw, c.sinc_rate,
                    buf.raw, buf.raw_power], dev, min_chunk=1)
+        if self._tracer is not None and buf.mixed:
+            launch_1d(km.multibeam_cross_deposit_kernel, batch,
+                      [*buf.cross, c.rays_per_pose * c.multipath_bounces, c.n_samples, hw, c.sinc_rate, buf.raw,
+                       buf.raw_power], dev, min_chunk=1)
         launch_1d(kc.frame_keys_kernel, batch, [c.seed, frame_index, self.sensor_id, int(kc.STREAM_NOISE), buf.keys],
                   dev, min_chunk=batch)
         noise = 10.0 ** (c.noise_level / 10.0) if c.noise_level is not None else 0.0
@@ -735,6 +753,16 @@ class MultibeamSonar:
                        float(c.sound_speed), float(c.frequency), c.fs, c.t0, float(c.n_samples - 1),
                        float(c.pulse_half_width), 10.0 ** (c.source_level / 10.0), alpha, block, buf.blocks,
                        rays_per_beam, buf.amp, buf.power, buf.delay, buf.extent], dev)
+            if block > 0 and buf.mixed:
+                self._tracer.visibility(scene, rays, buf.vis, buf.vis_remaining, poses, c.rays_per_pose, iface, law)
+                launch_1d(km.multibeam_mixed_echo_kernel, n_rays,
+                          [rays.origins, rays.directions, *rays.hit_args(), buf.vis.hits.face, iface.mu, iface.label,
+                           iface.interface, law, state.path, state.amp, state.edge_a, state.edge_b, state.weight,
+                           poses, c.n_beams, c.azimuth_rays_per_beam, c.rays_per_beam, fov, self._elev_table, cell,
+                           phase_key, 0.25 * wavelength, float(c.sound_speed), float(c.frequency), c.fs, c.t0,
+                           float(c.n_samples - 1), float(c.pulse_half_width), 10.0 ** (c.source_level / 10.0), alpha,
+                           c.multipath_bounces + block, buf.blocks, block, c.multipath_bounces, buf.amp, buf.power,
+                           buf.delay, buf.extent, *buf.cross], dev)
 
         self._tracer.trace(scene, rays, state, float(c.max_range), init, echo)
 

@@ -29,7 +29,8 @@ from oceansim_py.kernels import imaging_sonar as ks
 from oceansim_py.kernels import multipath as km
 from oceansim_py.runtime import check_memory, launch_1d
 from oceansim_py.sensors.acoustic.beam_pattern import LineArray, bearing_kernel, range_kernel
-from oceansim_py.sensors.acoustic.multipath import BounceState, BounceTracer, MultipathSettings
+from oceansim_py.sensors.acoustic.multipath import (BounceState, BounceTracer, MixedPathBuffers, MultipathSettings,
+                                                    chain_multipath_bytes_per_ray)
 from oceansim_py.sensors.batching import PoseUploads
 from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
@@ -225,8 +226,10 @@ class _ChainBuffers:
         self.frame_max = wp.empty(batch, dtype=wp.float32, device=device)
         # multipath: the bounce state, every block's echoes (channel-major, blocks within a channel) and the
         # primary hit distance (the bounce casts reuse the hit arrays)
-        self.blocks = multipath.blocks if multipath.active else 1
+        self.blocks = multipath.chain_blocks if multipath.active else 1
         self.bounce = BounceState(n_rays, device) if multipath.active else None
+        self.mixed = (MixedPathBuffers(n_rays, multipath.bounces, device)
+                      if multipath.active and multipath.mixed else None)
         if multipath.active:
             n_echo = n_rays * self.blocks
             self.echo_intensity = wp.empty(n_echo, dtype=wp.float32, device=device)
@@ -243,11 +246,11 @@ class _ChainBuffers:
         """Scratch bytes: per ray 24 (intensity, range/footprint/phase, bin, label) + ``RayBuffers.BYTES_PER_RAY``
         (origin, direction and hit, distance included, for the ray-cast backend); per row 12 (maximum, sum, echo
         flag); per bin 36 (complex and intensity images before and after the range pass, hit counts and labels,
-        peak scratch). With multipath, per ray also ``BounceState.BYTES_PER_RAY``, 4 (primary distance) and 24 per
-        echo block."""
+        peak scratch). With multipath, per ray also ``BounceState.BYTES_PER_RAY``, 4 (primary distance), 24 per
+        echo block and the mixed paths' visibility rays and cross-channel echoes (``chain_multipath_bytes_per_ray``)."""
         per_ray = 24 + RayBuffers.BYTES_PER_RAY
         if multipath.active:
-            per_ray += BounceState.BYTES_PER_RAY + 4 + 24 * multipath.blocks
+            per_ray += chain_multipath_bytes_per_ray(multipath)
         return batch * (64 + per_ray * layout.rays_per_pose + layout.n_range * (12 + 36 * layout.n_channels))
 
 
@@ -300,6 +303,13 @@ class DeviceChain:
             self._table = [wp.array(np.asarray(a, dtype=np.float32), dtype=wp.vec3, device=device)
                            for a in (layout.directions, layout.edges_a, layout.edges_b)]
             self._weights = wp.array(np.asarray(layout.weights, dtype=np.float32), dtype=wp.float32, device=device)
+            self._table_order: wp.array | None = None  # the mixed paths' search (none without them)
+            self._table_cones: wp.array | None = None
+            self._cone_size = 0
+            if settings.multipath.active and settings.multipath.mixed:
+                order, cones, self._cone_size = table_cones(layout)
+                self._table_order = wp.array(order, dtype=wp.int32, device=device)
+                self._table_cones = wp.array(cones, dtype=wp.vec4, device=device)
         else:
             self._bearings = wp.array(np.stack([np.cos(layout.bearings), np.sin(layout.bearings)], 1).astype(np.float32),
                                       dtype=wp.vec2, device=device)
@@ -316,6 +326,13 @@ class DeviceChain:
                       [self._bearings, float(layout.bearing_cell), self._elev_table, float(layout.elevation_cell),
                        layout.n_elev, int(s.jitter), jitter_key, self._directions_flu], device)
         mp = settings.multipath
+        if mp.active and mp.mixed and isinstance(layout, FanLayout):
+            uniform = [np.allclose(np.diff(a), c, rtol=1e-4, atol=1e-9) for a, c in
+                       ((layout.bearings, layout.bearing_cell), (layout.elevations, layout.elevation_cell))]
+            if not all(uniform):
+                raise ConfigError("multipath_mixed_paths: the mixed-path returns find a direction's channel on a "
+                                  "uniform bearing x elevation grid, and this fan is not one; set "
+                                  "multipath_mixed_paths to false")
         self._tracer = BounceTracer(mp, s.frequency_hz, s.sound_speed, device) if mp.active else None
         self._row_order = row_order(layout.n_range, layout.n_channels)
         self._buffers: ScratchCache[_ChainBuffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
@@ -383,7 +400,10 @@ class DeviceChain:
             rays.cast(scene)
             if self._tracer is not None:
                 self._trace(scene, buf, n_rays, km.table_bounce_init_kernel,
-                            [buf.poses, *self._table[1:], self._weights, lay.rays_per_pose], phase_key)
+                            [buf.poses, *self._table[1:], self._weights, lay.rays_per_pose], phase_key,
+                            km.chain_mixed_echo_table_kernel,
+                            [buf.poses, *self._table, self._weights, lay.rays_per_pose, lay.n_channels,
+                             self._table_cones, self._cone_size, self._table_order])
                 return buf
             launch_1d(k.device_table_ray_echo_kernel, n_rays,
                       [*hits, *self._table[1:], self._weights, lay.rays_per_pose, phase_key, *common], dev)
@@ -392,18 +412,25 @@ class DeviceChain:
                      lay.rays_per_pose]
             rays.cast(scene)
             if self._tracer is not None:
-                self._trace(scene, buf, n_rays, km.fan_bounce_init_kernel, [buf.poses, *cells], phase_key)
+                n_bearing = int(lay.bearings.size)
+                self._trace(scene, buf, n_rays, km.fan_bounce_init_kernel, [buf.poses, *cells], phase_key,
+                            km.chain_mixed_echo_fan_kernel,
+                            [buf.poses, self._elev_table, float(lay.bearings[0]), float(lay.bearing_cell), n_bearing,
+                             float(lay.elevations[0]), float(lay.elevation_cell), lay.n_elev, lay.n_channels])
                 return buf
             launch_1d(k.device_ray_echo_kernel, n_rays, [*hits, *cells, phase_key, *common], dev)
         return buf
 
     def _trace(self, scene: Any, buf: _ChainBuffers, n_rays: int, init_kernel: Any, init_args: list[Any],
-               phase_key: int) -> None:
+               phase_key: int, mixed_kernel: Any, mixed_args: list[Any]) -> None:
         """Multipath: the direct echo and one echo block per bounce (sensors/acoustic/multipath.py) into
-        ``buf.echo_*``, then the direct echoes copied to the per-ray arrays and the primary hit distance kept."""
+        ``buf.echo_*``, with mixed paths also one block per bounce (after the same-path blocks) and the
+        cross-channel arrivals, then the direct echoes copied to the per-ray arrays and the primary hit distance
+        kept."""
         s, lay, dev = self.settings, self.layout, self.device
-        rays, state = buf.rays, buf.bounce
+        rays, state, mixed = buf.rays, buf.bounce, buf.mixed
         blocks = buf.blocks
+        bounces = s.multipath.bounces
 
         def init() -> None:
             launch_1d(init_kernel, n_rays, [*init_args, *state.init_outputs()], dev)
@@ -418,6 +445,17 @@ class DeviceChain:
                        buf.echo_label], dev)
             if block == 0:
                 wp.copy(buf.ray_distance, rays.hits.distance)
+            elif mixed is not None:
+                self._tracer.visibility(scene, rays, mixed.rays, mixed.remaining, buf.poses, lay.rays_per_pose, iface,
+                                        law)
+                launch_1d(mixed_kernel, n_rays,
+                          [rays.origins, rays.directions, *rays.hit_args(), mixed.rays.hits.face, iface.mu,
+                           iface.label, iface.interface, law, state.path, state.amp, state.edge_a, state.edge_b,
+                           state.weight, *mixed_args, phase_key, float(lay.min_range), float(lay.range_bin),
+                           lay.n_range, float(s.absorption_db_per_m), 10.0 ** (s.source_level_db / 10.0),
+                           float(s.wavelength), 0.25 * float(s.wavelength), bounces + block, blocks, block, bounces,
+                           buf.echo_intensity, buf.echo_range, buf.echo_bin, buf.echo_label, *mixed.cross_outputs()],
+                          dev)
 
         self._tracer.trace(scene, rays, state, float(lay.max_range), init, echo)
         launch_1d(km.chain_first_block_kernel, n_rays,
@@ -433,6 +471,11 @@ class DeviceChain:
                    lay.rays_per_pose * buf.blocks, lay.n_channels, float(lay.min_range), dr, lay.n_range,
                    self._range_taps, buf.pre_field, buf.pre_power, buf.pre_hits, buf.pre_labels, buf.peak, buf.field,
                    buf.power, buf.row_echo, self._phasors], dev, min_chunk=1)
+        if buf.mixed is not None:
+            launch_1d(km.cross_channel_bin_kernel, batch,
+                      [*buf.mixed.cross_outputs(), lay.rays_per_pose * s.multipath.bounces, float(lay.min_range), dr,
+                       lay.n_range, self._range_taps, buf.field, buf.power, buf.pre_hits, buf.pre_labels, buf.peak,
+                       buf.row_echo, self._phasors], dev, min_chunk=1)
         n_bins = batch * lay.n_range * lay.n_channels
         noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
         launch_1d(k.bearing_receiver_kernel, batch * lay.n_range,
@@ -478,6 +521,36 @@ def exponential_table(bits: int) -> np.ndarray:
         table = -np.log1p(-n / 2**bits)
     table[-1] = np.finfo(np.float32).max
     return table.astype(np.float32)
+
+
+def table_cones(layout: TableFan) -> tuple[np.ndarray, np.ndarray, int]:
+    """The mixed paths' search structure of a table fan (kernels/multipath.py ``chain_mixed_echo_table_kernel``):
+    the rays in Z-order of their bearing and elevation (10-bit quantised each), (N,) int32; their bounding cones in
+    runs of m = ceil(sqrt(N)) rays of that order, (n_runs, 4) float32 rows (unit axis, cos of the half-angle to the
+    farthest corner d +- a/2 +- b/2 of the run's cells, less 1e-6); and m."""
+    d = np.asarray(layout.directions, dtype=np.float64)
+    a = np.asarray(layout.edges_a, dtype=np.float64)
+    b = np.asarray(layout.edges_b, dtype=np.float64)
+    n = d.shape[0]
+    m = max(int(np.ceil(np.sqrt(n))), 1)
+    angles = np.stack([np.arctan2(d[:, 1], d[:, 0]), np.arcsin(np.clip(d[:, 2], -1.0, 1.0))], axis=1)
+    span = np.maximum(angles.max(0) - angles.min(0), 1e-12)
+    q = np.minimum(((angles - angles.min(0)) / span * 1023.0).astype(np.int64), 1023)
+    code = np.zeros(n, dtype=np.int64)
+    for bit in range(10):
+        code |= ((q[:, 0] >> bit) & 1) << (2 * bit) | ((q[:, 1] >> bit) & 1) << (2 * bit + 1)
+    order = np.argsort(code, kind="stable")
+    corners = np.stack([d + sa * 0.5 * a + sb * 0.5 * b for sa in (-1, 1) for sb in (-1, 1)], axis=1)
+    corners /= np.linalg.norm(corners, axis=2, keepdims=True)
+    rows = []
+    for lo in range(0, n, m):
+        run = order[lo:lo + m]
+        axis = d[run].sum(0)
+        norm = np.linalg.norm(axis)
+        axis = axis / norm if norm > 1e-12 else d[run[0]]
+        cos = float((corners[run] @ axis).min()) - 1e-6
+        rows.append([*axis, max(cos, -1.0)])
+    return order.astype(np.int32), np.asarray(rows, dtype=np.float32), m
 
 
 def _host_key(seed: int, frame: int, sensor: int, stream: int) -> int:

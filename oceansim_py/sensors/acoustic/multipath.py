@@ -5,10 +5,17 @@ Choices, where the issue left them open:
 
 - **Same-path returns.** The echo of bounce b is the backscatter at the b-th hit sent back along the path it came
   (as HoloOcean's multipath does): range = the total one-way path L, amplitude times the product of the
-  reflection coefficients, each met twice. Returns that go out along one path and come back along another (the
-  cross terms of the image method, e.g. the echosounder's classic second bottom echo at 2 x altitude + depth,
-  which is a pure specular chain closing on the sensor) are not modelled: in this model that echo appears at
-  L = altitude + 2 (altitude + depth).
+  reflection coefficients, each met twice.
+- **Mixed-path returns** (``multipath_mixed_paths``, on by default; the device models: the chain of the imaging,
+  side-scan, profiling, single-beam sonars and the MSIS, and the multibeam's): the backscatter at the
+  b-th hit P_b (b >= 1) that goes back to the sensor in a straight line (a visibility ray cast from P_b to the
+  sensor, one extra cast per bounce), and its reciprocal (out straight to P_b, back along the chain): the cross
+  terms of the image method, e.g. the echosounder's classic second bottom echo at 2 x altitude + depth and the
+  mixed ghost halfway between an object and its mirror image. Range (L_b + D) / 2, amplitude through the chain's
+  reflection coefficients met once (docs/PHYSICS.md §1 "Mixed paths"). The reciprocal arrival lands on the ray's
+  own channel, the out-via-chain / back-direct one on the channel whose cell holds P_b's direction (dropped, with
+  its reciprocal, when P_b is outside the fan: the transmit beam does not light it). The peer models render
+  same-path returns only.
 - **Reflection coefficients.** Materials with a density and sound speed (the built-in table): the angle-dependent
   fluid-fluid Rayleigh coefficient against sea water (1026 kg/m^3, 1500 m/s; shear waves ignored, |R| = 1 beyond
   the critical angle, its phase ignored). Materials given only a reflectivity mu: R = +sqrt(mu) at every angle.
@@ -63,6 +70,7 @@ class MultipathSettings:
     bounces: int = 0
     surface_reverberation: bool = False
     surface_wind_speed: float | None = None
+    mixed_paths: bool = True
 
     @property
     def active(self) -> bool:
@@ -71,8 +79,18 @@ class MultipathSettings:
 
     @property
     def blocks(self) -> int:
-        """Echo blocks per ray: the direct echo and one per bounce."""
+        """Same-path echo blocks per ray: the direct echo and one per bounce."""
         return 1 + self.bounces
+
+    @property
+    def mixed(self) -> int:
+        """Mixed-path blocks per ray (one per bounce when mixed paths are on, else 0)."""
+        return self.bounces if self.mixed_paths else 0
+
+    @property
+    def chain_blocks(self) -> int:
+        """Echo blocks per ray of the device chain: the same-path blocks, then the mixed-path ones."""
+        return self.blocks + self.mixed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,11 +104,15 @@ class MultipathFields:
             instead of their material's Lambert law; with no wave geometry the flat surface is seen too.
         surface_wind_speed: U10 (m/s, > 0) for Chapman-Harris; ``None``: the scene's sea state's (a scene without
             one then needs this field).
+        multipath_mixed_paths: with bounces > 0, also the mixed-path returns (out along the bounce chain, back in a
+            straight line, and the reverse); false: the same-path returns only. Rendered by the device models; the
+            peer models render same-path returns only.
     """
 
     multipath_bounces: int = 0
     surface_reverberation: bool = False
     surface_wind_speed: float | None = None
+    multipath_mixed_paths: bool = True
 
     #: What a peer model offers instead of ``multipath_bounces`` (named in the error), if anything.
     PEER_MULTIPATH = ""
@@ -109,6 +131,8 @@ class MultipathFields:
         require(w is None or (isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w)
                               and 0.0 < w <= 60.0), owner, "surface_wind_speed",
                 f"must be null (the scene's sea state) or a wind speed U10 in (0, 60] m/s, got {w!r}")
+        require(isinstance(self.multipath_mixed_paths, bool), owner, "multipath_mixed_paths",
+                f"must be true or false, got {self.multipath_mixed_paths!r}")
         if model not in MULTIPATH_MODELS:
             refused = [("surface_reverberation", self.surface_reverberation)]
             if not self.PEER_BOUNCES:
@@ -119,15 +143,27 @@ class MultipathFields:
 
     def multipath_bytes_per_ray(self) -> int:
         """Device bytes per ray the bounce loop adds to a device-chain render (the bounce state, the primary hit
-        distance, 24 B of echo per block); 0 without multipath or for a peer model."""
+        distance, 24 B of echo per block, the mixed paths' visibility rays and cross-channel echoes); 0 without
+        multipath or for a peer model."""
         mp = self.multipath_settings()
-        if not mp.active or (getattr(self, "model", "device") not in MULTIPATH_MODELS and not self.PEER_BOUNCES):
+        model = getattr(self, "model", "device")
+        if not mp.active or (model not in MULTIPATH_MODELS and not self.PEER_BOUNCES):
             return 0
-        return BounceState.BYTES_PER_RAY + 4 + 24 * mp.blocks
+        if model not in MULTIPATH_MODELS:  # the fan peers: same-path blocks only
+            return BounceState.BYTES_PER_RAY + 4 + 24 * mp.blocks
+        return chain_multipath_bytes_per_ray(mp)
 
     def multipath_settings(self) -> MultipathSettings:
         return MultipathSettings(int(self.multipath_bounces), bool(self.surface_reverberation),
-                                 None if self.surface_wind_speed is None else float(self.surface_wind_speed))
+                                 None if self.surface_wind_speed is None else float(self.surface_wind_speed),
+                                 bool(self.multipath_mixed_paths))
+
+
+def chain_multipath_bytes_per_ray(mp: MultipathSettings) -> int:
+    """Device bytes per ray of the device chain's bounce loop: the bounce state, the primary hit distance, 24 B of
+    echo per block and, with mixed paths, the visibility rays (:class:`MixedPathBuffers`)."""
+    extra = MixedPathBuffers.BYTES_PER_RAY_AND_BOUNCE * mp.bounces + MixedPathBuffers.BYTES_PER_RAY if mp.mixed else 0
+    return BounceState.BYTES_PER_RAY + 4 + 24 * mp.chain_blocks + extra
 
 
 def chapman_harris_db(grazing_deg: Any, wind_speed_mps: float, frequency_hz: float) -> np.ndarray:
@@ -233,6 +269,30 @@ class BounceState:
         return [self.path, self.amp, self.edge_a, self.edge_b, self.weight]
 
 
+class MixedPathBuffers:
+    """Per-ray scratch of the mixed-path returns of a device chain with ``n_rays`` rays per render and ``bounces``
+    bounces: the visibility rays (hit point to sensor: origins, directions, remaining length, the backend's hits)
+    and the cross-channel echoes (kernels/multipath.py ``chain_mixed_echo_*_kernel``: intensity, (r, extent,
+    phase), range bin, label, target channel; pose-major, then bounce, then ray)."""
+
+    BYTES_PER_RAY = RayBuffers.BYTES_PER_RAY + 4
+    BYTES_PER_RAY_AND_BOUNCE = 4 + 12 + 4 + 4 + 4
+
+    def __init__(self, n_rays: int, bounces: int, device: Any) -> None:
+        self.rays = RayBuffers(n_rays, device, 0.0)
+        self.remaining = wp.empty(n_rays, dtype=wp.float32, device=device)
+        n = n_rays * bounces
+        self.cross_intensity = wp.empty(n, dtype=wp.float32, device=device)
+        self.cross_range = wp.empty(n, dtype=wp.vec3, device=device)
+        self.cross_bin = wp.empty(n, dtype=wp.int32, device=device)
+        self.cross_label = wp.empty(n, dtype=wp.int32, device=device)
+        self.cross_channel = wp.empty(n, dtype=wp.int32, device=device)
+
+    def cross_outputs(self) -> list[wp.array]:
+        """The cross-channel arrays in the kernels' order (intensity, range, bin, label, channel)."""
+        return [self.cross_intensity, self.cross_range, self.cross_bin, self.cross_label, self.cross_channel]
+
+
 class BounceTracer:
     """The bounce loop of one sensor: carrier ``frequency`` (Hz) and ``sound_speed`` (m/s) for the roughness
     loss and Chapman-Harris; the scene's interfaces are cached per scene geometry."""
@@ -264,6 +324,18 @@ class BounceTracer:
                               "state (load_scene(..., sea_state=...)), so set surface_wind_speed (U10, m/s)")
         law.wind_knots = float(wind or 0.0) * KNOTS_PER_MPS
         return law
+
+    def visibility(self, scene: Any, rays: RayBuffers, vis: RayBuffers, remaining: wp.array, poses: wp.array,
+                   rays_per_pose: int, interfaces: SceneInterfaces, law: km.SurfaceLaw) -> None:
+        """After a bounce cast into ``rays``: one visibility ray per echoing hit, from the hit point (moved off its
+        face) to the sensor of its pose (length in ``remaining``), cast through the scene's backend into
+        ``vis.hits`` (a miss: the sensor sees the hit point). The analytic surface plane is not tested: both ends
+        lie in the water."""
+        n = int(rays.origins.shape[0])
+        launch_1d(km.visibility_ray_kernel, n, [rays.origins, rays.directions, *rays.hit_args(), interfaces.interface,
+                                                law, poses, rays_per_pose, vis.origins, vis.directions, remaining],
+                  self.device)
+        scene.raycast_into(vis.origins, vis.directions, remaining, vis.hits)
 
     def trace(self, scene: Any, rays: RayBuffers, state: BounceState, max_range: float,
               init: Callable[[], None], echo: Callable[[int, SceneInterfaces, km.SurfaceLaw], None]) -> None:
