@@ -1,7 +1,8 @@
 """Render the harbour gallery: four acoustic and optical views of the built-in ``harbour`` scene (with its default
 wind sea), from ``oceansim-py render KIND --scene harbour``, written as small PNGs ``docs/gallery/harbour_*.png``.
 
-Run from the repository root: ``python tools/harbour_gallery.py [--out docs/gallery] [--multipath-bounces N]``.
+Run from the repository root: ``python tools/harbour_gallery.py [--out docs/gallery] [--multipath-bounces N]
+[--surface-reverberation]`` (the committed images: ``--multipath-bounces 1 --surface-reverberation``).
 Views (world frame of the harbour: quay face at x = 0, basin at x > 0, z up, surface at z = 0):
 
 - ``harbour_sonar``: an Oculus M750d (device preset, 130 deg, 30 m) 16 m off the quay, 2 m deep, facing it: the quay
@@ -62,13 +63,20 @@ def multipath_args(config_class: type | None, bounces: int | None) -> list[str]:
     return ["--set", f"multipath_bounces={bounces}"]
 
 
-def render_all(work: Path, bounces: int | None) -> dict[str, Image.Image]:
+def surface_args(config_class: type | None, reverberation: bool) -> list[str]:
+    """``--set surface_reverberation=true`` for the acoustic views when ``reverberation`` is asked for."""
+    if not reverberation or config_class is None:
+        return []
+    return ["--set", "surface_reverberation=true"]
+
+
+def render_all(work: Path, bounces: int | None, reverberation: bool = False) -> dict[str, Image.Image]:
     """Run the four render commands into ``work`` and return each gallery image."""
     images = {}
     for name, (kind, config_class, args, png) in VIEWS.items():
         out = work / name
-        argv = ["render", kind, "--scene", "harbour", *args, *multipath_args(config_class, bounces), "--device",
-                "cpu", "--out", str(out)]
+        argv = ["render", kind, "--scene", "harbour", *args, *multipath_args(config_class, bounces),
+                *surface_args(config_class, reverberation), "--device", "cpu", "--out", str(out)]
         if cli_main(argv) != 0:
             raise SystemExit(f"oceansim-py {' '.join(argv)} failed")
         image = Image.open(out / png)
@@ -84,13 +92,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(ROOT / "docs" / "gallery"), help="folder of the PNGs")
     parser.add_argument("--multipath-bounces", type=int, default=None, metavar="N",
                         help="multipath_bounces of the acoustic sensors (where their configs have the field)")
+    parser.add_argument("--surface-reverberation", action="store_true",
+                        help="the acoustic views also render the sea surface's backscatter (Chapman-Harris at the "
+                             "harbour's wind)")
     args = parser.parse_args(argv)
     if args.multipath_bounces is not None and args.multipath_bounces < 0:
         parser.error("--multipath-bounces must be >= 0")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for name, image in render_all(Path(tmp), args.multipath_bounces).items():
+        for name, image in render_all(Path(tmp), args.multipath_bounces,
+                                             args.surface_reverberation).items():
             path = out / f"{name}.png"
             image.save(path, optimize=True)
             print(f"wrote {path} ({path.stat().st_size / 1000:.0f} kB)")
