@@ -97,3 +97,27 @@ def test_wave_surface_uses_the_sea_states_wind_and_replaces_the_lambert_law():
     hand = chapman_harris_db(60.0, 8.0, 750e3) - 20 * math.log10(math.cos(math.radians(30.0)))
     assert hand == pytest.approx(-9.569, abs=0.005)
     assert 10 * math.log10(from_scene.sum() / render().sum()) == pytest.approx(hand, abs=1.5)
+
+
+def test_beyond_a_wave_patch_the_flat_surface_still_returns_and_mirrors():
+    # The upward single-beam of test_surface_return_level_of_an_upward_single_beam (straight up, 8 m/s: 150.751 dB
+    # by hand), now in a scene whose moving sea surface is a 20 m patch centred 200 m away: above the sensor the
+    # surface is the flat plane z = 0, with the same level; inside the patch the mesh is met instead.
+    scene = make_scene(("far_wall", quad([500.0, 0.0, -10.0], [-1.0, 0.0, 0.0], 10.0), 0.5))
+    scene.add_sea_surface("moderate", size=20.0, resolution=1.0, center=(200.0, 0.0))
+    cfg, pose = _upward(90.0, 8.0)
+    clean = SinglebeamSonar(cfg, device="cpu").render(scene, pose).numpy()["clean_intensity"]
+    assert 10 * math.log10(float(clean.astype(np.float64).sum())) == pytest.approx(150.751, abs=1.0)
+    # and a bounce: a floor echo mirrored in the plane beyond the patch comes back at altitude + 2 x depth (the
+    # same-path echo; at 2 kHz the calm sea's rms height 0.05 m leaves exp(-2 (k h)^2) = 0.70 of the mirror)
+    floor = make_scene(("floor", quad([0.0, 0.0, -13.0], [0.0, 0.0, 1.0], 60.0), 0.5))
+    floor.add_sea_surface("calm", size=20.0, resolution=1.0, center=(200.0, 0.0))
+    down = SinglebeamSonarConfig(model="device", opening_angle=4.0, cone_rings=8, rays_per_ring=32, min_range=0.5,
+                                 max_range=40.0, range_bins=3950, frequency=2e3, source_level=210.0, absorption=0.1,
+                                 noise_level=None, volume_scattering=None, tvg="none", multipath_bounces=2,
+                                 multipath_mixed_paths=False, jitter=False)
+    looking_down = np.array([0.0, 0.0, -10.0, 0.0, math.sin(math.pi / 4), 0.0, math.cos(math.pi / 4)])
+    series = SinglebeamSonar(down, device="cpu").render(floor, looking_down).numpy()["clean_intensity"].reshape(-1)
+    ranges = 0.5 + (np.arange(series.size) + 0.5) * (39.5 / 3950)
+    second = ranges[(series > 0) & (ranges > 10.0)]
+    assert second.size > 0 and second.min() == pytest.approx(3.0 + 2 * 13.0, abs=0.05)   # A + 2 (A + s)

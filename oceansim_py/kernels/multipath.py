@@ -159,18 +159,23 @@ def bounce_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, path: float, amp
 @wp.kernel
 def surface_plane_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
                          max_range: wp.array(dtype=wp.float32), surface_z: float, plane_obj: int,
+                         mesh_min: wp.vec2, mesh_max: wp.vec2,
                          distance: wp.array(dtype=wp.float32), normal: wp.array(dtype=wp.vec3),
                          face: wp.array(dtype=wp.int32), obj: wp.array(dtype=wp.int32), start: int):
     """Ray i against the analytic flat sea surface z = ``surface_z`` (the default surface of a scene without
-    wave geometry): a ray from below going up that meets the plane before its geometry hit (and within its range,
-    ``max_range`` (1,) or per ray) gets the plane as its hit: distance t = (z_s - o_z) / d_z, normal (0, 0, -1),
-    obj ``plane_obj``, face 0 (a stand-in: the plane has no triangle)."""
+    wave geometry, and the surface beyond a wave patch's horizontal extent [mesh_min, mesh_max] (world x, y; an
+    empty box, min > max, without one)): a ray from below going up that meets the plane outside that box before
+    its geometry hit (and within its range, ``max_range`` (1,) or per ray) gets the plane as its hit: distance
+    t = (z_s - o_z) / d_z, normal (0, 0, -1), obj ``plane_obj``, face 0 (a stand-in: the plane has no triangle)."""
     i = wp.tid() + start
     o = origins[i]
     d = directions[i]
     if d[2] > 0.0 and o[2] < surface_z:
         t = (surface_z - o[2]) / d[2]
-        if t < ray_range(max_range, i) and (face[i] < 0 or t < distance[i]):
+        x = o[0] + t * d[0]
+        y = o[1] + t * d[1]
+        on_patch = x >= mesh_min[0] and x <= mesh_max[0] and y >= mesh_min[1] and y <= mesh_max[1]
+        if (not on_patch) and t < ray_range(max_range, i) and (face[i] < 0 or t < distance[i]):
             distance[i] = t
             normal[i] = wp.vec3(0.0, 0.0, -1.0)
             face[i] = 0

@@ -23,6 +23,8 @@ Choices, where the issue left them open:
   -exp(-2 (k h cos t)^2) with h = Hs / 4 of the scene's sea state (0 for the flat plane).
 - **The flat surface.** A scene without wave geometry has its sea surface at z = ``Scene.surface_z`` (0 by default):
   with bounces > 0 or surface reverberation on, rays also meet that analytic plane (no triangles, no BVH cost).
+  With a wave patch, the plane stands in for the surface beyond the patch's horizontal extent (with the sea
+  state's roughness and wind, still).
   Without reverberation the plane gives no echo of its own; it only mirrors. It carries label -1.
 - **Surface reverberation** (``surface_reverberation``, off by default): a sea-surface hit (wave patch or plane)
   backscatters with Chapman & Harris (1962) S_s(psi, wind) per unit area instead of the Lambert law of its
@@ -221,15 +223,18 @@ def interface_of(node: Any, rms_height: float) -> tuple[float, float, float, flo
 @dataclasses.dataclass
 class SceneInterfaces:
     """Per-object arrays of one scene geometry, with one extra object for the analytic plane (id ``plane_obj``):
-    mu (reflectivity, 0 for the plane), label (-1 for the plane), interface vec4; the plane's height (None when
-    the scene has wave geometry) and the rms wave height h (m)."""
+    mu (reflectivity, 0 for the plane), label (-1 for the plane), interface vec4; the plane's height
+    (``scene.surface_z``), the wave patch's horizontal extent (world x, y min and max; an empty box without one:
+    the plane stands in for the surface outside it) and the rms wave height h (m)."""
 
     geometry: Any
     mu: wp.array
     label: wp.array
     interface: wp.array
     plane_obj: int
-    plane_z: float | None
+    plane_z: float
+    mesh_min: tuple[float, float]
+    mesh_max: tuple[float, float]
     rms_height: float
 
 
@@ -243,12 +248,16 @@ def scene_interfaces(scene: Any) -> SceneInterfaces:
     for node in scene.nodes:
         iface[node.id] = interface_of(node, h)
     iface[n] = (float(km.INTERFACE_SEA_SURFACE), 0.0, 0.0, h)
+    mesh_min, mesh_max = (1.0, 1.0), (0.0, 0.0)  # an empty box: no wave patch, the plane everywhere
+    if sea is not None:
+        rest = sea.rest
+        mesh_min, mesh_max = tuple(map(float, rest.min(axis=0))), tuple(map(float, rest.max(axis=0)))
     dev = scene.device
     mu = np.concatenate([g.object_reflectivity.numpy(), np.zeros(1, np.float32)])
     label = np.concatenate([g.object_label.numpy(), np.full(1, -1, np.int32)])
     return SceneInterfaces(g, wp.array(mu, dtype=wp.float32, device=dev), wp.array(label, dtype=wp.int32, device=dev),
-                           wp.array(iface, dtype=wp.vec4, device=dev), n, None if sea is not None else scene.surface_z,
-                           h)
+                           wp.array(iface, dtype=wp.vec4, device=dev), n, float(scene.surface_z), mesh_min,
+                           mesh_max, h)
 
 
 class BounceState:
@@ -317,7 +326,7 @@ class BounceTracer:
         law = km.SurfaceLaw()
         law.reverberation = int(s.surface_reverberation)
         law.frequency = self.frequency
-        law.plane_obj = interfaces.plane_obj if interfaces.plane_z is not None else -1
+        law.plane_obj = interfaces.plane_obj
         wind = s.surface_wind_speed if s.surface_wind_speed is not None else sea_state_wind(scene)
         if s.surface_reverberation and wind is None:
             raise ConfigError("surface_wind_speed: surface_reverberation needs a wind speed: the scene has no sea "
@@ -342,7 +351,7 @@ class BounceTracer:
         """After the primary cast into ``rays``: ``init()`` (the sensor's init kernel into ``state``), then for
         b = 0..bounces ``echo(b, interfaces, law)`` (the sensor's echo kernel for block b), the rays continued
         specularly and cast again through the scene's backend between blocks. With no wave geometry every cast
-        is clipped by the analytic plane z = surface_z first."""
+        is clipped by the analytic plane z = surface_z first (with a wave patch, outside its horizontal extent)."""
         dev = self.device
         n = int(rays.origins.shape[0])
         iface = self.interfaces(scene)
@@ -350,9 +359,9 @@ class BounceTracer:
         hits = rays.hit_args()
 
         def clip(max_ranges: wp.array) -> None:
-            if iface.plane_z is not None:
-                launch_1d(km.surface_plane_kernel, n, [rays.origins, rays.directions, max_ranges, float(iface.plane_z),
-                                                       iface.plane_obj, *hits], dev)
+            launch_1d(km.surface_plane_kernel, n, [rays.origins, rays.directions, max_ranges, iface.plane_z,
+                                                   iface.plane_obj, wp.vec2(*iface.mesh_min), wp.vec2(*iface.mesh_max),
+                                                   *hits], dev)
 
         clip(rays.max_range)
         init()
