@@ -295,6 +295,42 @@ def device_table_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: w
 
 
 @wp.func
+def footprint_bins(rr: wp.vec3, cell: int, min_range: float, range_resolution: float, n_range: int) -> wp.vec2i:
+    """(first, last) range bin an echo's footprint [r - extent/2, r + extent/2] overlaps (``rr`` = (r, footprint
+    extent, phase) m, m, rad; ``cell``: its range bin, both bounds with no extent)."""
+    half = 0.5 * rr[1]
+    k0 = cell
+    k1 = cell
+    if half > 0.0:
+        k0 = wp.max(int(wp.floor((rr[0] - half - min_range) / range_resolution)), 0)
+        k1 = wp.min(int(wp.floor((rr[0] + half - min_range) / range_resolution)), n_range - 1)
+    return wp.vec2i(k0, k1)
+
+
+@wp.func
+def footprint_weight(rr: wp.vec3, kk: int, min_range: float, range_resolution: float) -> float:
+    """Share of an echo's footprint (``rr`` as :func:`footprint_bins`) inside range bin ``kk`` (1 with no extent)."""
+    half = 0.5 * rr[1]
+    w = float(1.0)
+    if half > 0.0:
+        lo = min_range + float(kk) * range_resolution
+        w = (wp.min(rr[0] + half, lo + range_resolution) - wp.max(rr[0] - half, lo)) / (2.0 * half)
+    return w
+
+
+@wp.func
+def piece_phasor(rr: wp.vec3, cell: int, kk: int, own: wp.vec2, phasors: wp.array(dtype=wp.vec2)) -> wp.vec2:
+    """Phasor of an echo's footprint piece in range bin ``kk``: ``own`` = exp(i phase) in the echo's own bin
+    ``cell``, elsewhere ``phasors``[hash of the phase and the bin] (other scatterers, other phases)."""
+    phasor = own
+    if kk != cell:
+        seed = wp.uint32(int(rr[2] * 1.0e6))
+        hh = pcg_hash(seed ^ wp.uint32(kk) * wp.uint32(-1640531527))
+        phasor = phasors[int(hh >> wp.uint32(32 - PHASOR_BITS))]
+    return phasor
+
+
+@wp.func
 def bin_echo(value: float, rr: wp.vec3, cell: int, label: int, b: int, j: int, min_range: float,
              range_resolution: float, n_range: int, pre_field: wp.array3d(dtype=wp.vec2),
              pre_power: wp.array3d(dtype=wp.float32), pre_hits: wp.array3d(dtype=wp.int32),
@@ -312,25 +348,13 @@ def bin_echo(value: float, rr: wp.vec3, cell: int, label: int, b: int, j: int, m
     lo_row = wp.min(span[0], cell)
     hi_row = wp.max(span[1], cell)
     pre_hits[b, j, cell] = pre_hits[b, j, cell] + 1
-    half = 0.5 * rr[1]
-    k0 = cell
-    k1 = cell
-    if half > 0.0:
-        k0 = wp.max(int(wp.floor((rr[0] - half - min_range) / range_resolution)), 0)
-        k1 = wp.min(int(wp.floor((rr[0] + half - min_range) / range_resolution)), n_range - 1)
-    seed = wp.uint32(int(rr[2] * 1.0e6))
+    bins = footprint_bins(rr, cell, min_range, range_resolution, n_range)
     own = wp.vec2(wp.cos(rr[2]), wp.sin(rr[2]))
-    for kk in range(k0, k1 + 1):
-        w = float(1.0)
-        if half > 0.0:
-            lo = min_range + float(kk) * range_resolution
-            w = (wp.min(rr[0] + half, lo + range_resolution) - wp.max(rr[0] - half, lo)) / (2.0 * half)
+    for kk in range(bins[0], bins[1] + 1):
+        w = footprint_weight(rr, kk, min_range, range_resolution)
         if w > 0.0:
             piece = value * w
-            phasor = own
-            if kk != cell:
-                hh = pcg_hash(seed ^ wp.uint32(kk) * wp.uint32(-1640531527))
-                phasor = phasors[int(hh >> wp.uint32(32 - PHASOR_BITS))]
+            phasor = piece_phasor(rr, cell, kk, own, phasors)
             pre_field[b, j, kk] = pre_field[b, j, kk] + wp.sqrt(piece) * phasor
             pre_power[b, j, kk] = pre_power[b, j, kk] + piece
             lo_row = wp.min(lo_row, kk)

@@ -38,11 +38,11 @@ from __future__ import annotations
 
 import warp as wp
 
-from oceansim_py.kernels.acoustic_chain import (MAX_FOOTPRINT_BINS, PHASOR_BITS, RayEcho, carrier_phase, fan_cell,
-                                                scatterer_gaussian, scatterer_phase)
+from oceansim_py.kernels.acoustic_chain import (MAX_FOOTPRINT_BINS, RayEcho, carrier_phase, fan_cell,
+                                                footprint_bins, footprint_weight, piece_phasor, scatterer_gaussian,
+                                                scatterer_phase)
 from oceansim_py.kernels.imaging_sonar import range_cell, ray_return
 from oceansim_py.kernels.multibeam import MAX_FOOTPRINT_SAMPLES, NO_DELAY, deposit_pulse, device_ray_angles
-from oceansim_py.kernels.random import pcg_hash
 from oceansim_py.kernels.raycast import RayHit, load_hit, ray_range, sensor_to_world, two_way_absorption
 
 INTERFACE_FLUID = wp.constant(0)
@@ -709,26 +709,13 @@ def cross_channel_bin_kernel(cross_intensity: wp.array(dtype=wp.float32), cross_
             rr = cross_range[first + t]
             pre_hits[b, j, cell] = pre_hits[b, j, cell] + 1
             row_echo[b, cell] = 1
-            half = 0.5 * rr[1]
-            k0 = cell
-            k1 = cell
-            if half > 0.0:
-                k0 = wp.max(int(wp.floor((rr[0] - half - min_range) / range_resolution)), 0)
-                k1 = wp.min(int(wp.floor((rr[0] + half - min_range) / range_resolution)), n_range - 1)
-            seed = wp.uint32(int(rr[2] * 1.0e6))
+            bins = footprint_bins(rr, cell, min_range, range_resolution, n_range)
             own = wp.vec2(wp.cos(rr[2]), wp.sin(rr[2]))
-            for kk in range(k0, k1 + 1):
-                w = float(1.0)
-                if half > 0.0:
-                    lo = min_range + float(kk) * range_resolution
-                    w = (wp.min(rr[0] + half, lo + range_resolution) - wp.max(rr[0] - half, lo)) / (2.0 * half)
+            for kk in range(bins[0], bins[1] + 1):
+                w = footprint_weight(rr, kk, min_range, range_resolution)
                 if w > 0.0:
                     piece = value * w
-                    phasor = own
-                    if kk != cell:
-                        hh = pcg_hash(seed ^ wp.uint32(kk) * wp.uint32(-1640531527))
-                        phasor = phasors[int(hh >> wp.uint32(32 - PHASOR_BITS))]
-                    amplitude = wp.sqrt(piece) * phasor
+                    amplitude = wp.sqrt(piece) * piece_phasor(rr, cell, kk, own, phasors)
                     for row in range(wp.max(kk - half_taps, 0), wp.min(kk + half_taps, n_range - 1) + 1):
                         tap = range_taps[kk - row + half_taps]
                         field[b, row, j] = field[b, row, j] + tap * amplitude
