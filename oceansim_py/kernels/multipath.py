@@ -289,6 +289,23 @@ def bounce_step_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dt
     remaining[i] = rem
 
 
+@wp.func
+def block_slot(i: int, group: int, n_blocks: int, block: int) -> int:
+    """Slot of ray ``i``'s echo of block ``block`` when the rays come in groups of ``group`` (a channel's or a
+    beam's rays) and each group keeps its ``n_blocks`` blocks contiguous: (g n_blocks + block) group + (i - g group),
+    g = i // group (so the binning gathers a group's bounces as its rays)."""
+    g = i // group
+    return (g * n_blocks + block) * group + (i - g * group)
+
+
+@wp.func
+def cross_slot(i: int, rays_per_pose: int, bounces: int, bounce: int) -> int:
+    """Slot of ray ``i``'s cross-channel mixed arrival of bounce ``bounce`` (1..bounces): (pose bounces + bounce
+    - 1) rays_per_pose + (ray in pose)."""
+    b = i // rays_per_pose
+    return (b * bounces + bounce - 1) * rays_per_pose + (i - b * rays_per_pose)
+
+
 @wp.kernel
 def chain_bounce_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
                              hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
@@ -308,8 +325,7 @@ def chain_bounce_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.ar
     rays_per_channel + (ray in channel): a channel's echoes of every bounce contiguous, so the chain's binning
     gathers them as the channel's rays."""
     i = wp.tid() + start
-    channel = i // rays_per_channel
-    o = (channel * n_blocks + block) * rays_per_channel + (i - channel * rays_per_channel)
+    o = block_slot(i, rays_per_channel, n_blocks, block)
     d = directions[i]
     h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
     e = bounce_echo(h, origins[i], d, path[i], amp[i], edge_a[i], edge_b[i], weight[i], object_mu, object_label,
@@ -556,20 +572,17 @@ def chain_mixed_echo_fan_kernel(origins: wp.array(dtype=wp.vec3), directions: wp
     i = wp.tid() + start
     rays_per_pose = n_bearing * n_elev
     rays_per_channel = rays_per_pose // n_channels
-    channel = i // rays_per_channel
-    o = (channel * n_blocks + block) * rays_per_channel + (i - channel * rays_per_channel)
+    o = block_slot(i, rays_per_channel, n_blocks, block)
     b = i // rays_per_pose
     local_i = i - b * rays_per_pose
-    x = (b * bounces + bounce - 1) * rays_per_pose + local_i
+    x = cross_slot(i, rays_per_pose, bounces, bounce)
     k_own = local_i - (local_i // n_elev) * n_elev
     own = local_i // rays_per_channel
     pose = poses[b]
     sensor = wp.transform_get_translation(pose)
     d = directions[i]
     h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
-    visible = int(0)
-    if vis_face[i] < 0:
-        visible = 1
+    visible = wp.where(vis_face[i] < 0, 1, 0)
     e = mixed_echo(h, origins[i], d, path[i], amp[i], edge_a[i], edge_b[i], weight[i], sensor, visible, object_mu,
                    object_label, object_interface, law, alpha_db_per_m, source_intensity)
     target = int(-1)
@@ -632,19 +645,16 @@ def chain_mixed_echo_table_kernel(origins: wp.array(dtype=wp.vec3), directions: 
     scanned (about 2 sqrt(N) tests for N rays instead of N)."""
     i = wp.tid() + start
     rays_per_channel = rays_per_pose // n_channels
-    channel = i // rays_per_channel
-    o = (channel * n_blocks + block) * rays_per_channel + (i - channel * rays_per_channel)
+    o = block_slot(i, rays_per_channel, n_blocks, block)
     b = i // rays_per_pose
     local_i = i - b * rays_per_pose
-    x = (b * bounces + bounce - 1) * rays_per_pose + local_i
+    x = cross_slot(i, rays_per_pose, bounces, bounce)
     own = local_i // rays_per_channel
     pose = poses[b]
     sensor = wp.transform_get_translation(pose)
     d = directions[i]
     h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
-    visible = int(0)
-    if vis_face[i] < 0:
-        visible = 1
+    visible = wp.where(vis_face[i] < 0, 1, 0)
     e = mixed_echo(h, origins[i], d, path[i], amp[i], edge_a[i], edge_b[i], weight[i], sensor, visible, object_mu,
                    object_label, object_interface, law, alpha_db_per_m, source_intensity)
     target = int(-1)
@@ -747,8 +757,7 @@ def multibeam_bounce_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: w
     extent in samples (capped at MAX_FOOTPRINT_SAMPLES); stored at ((beam of ray i) n_blocks + block)
     rays_per_beam + (ray in beam), so that the deposit gathers a beam's bounces as its rays."""
     i = wp.tid() + start
-    beam = i // rays_per_beam
-    o = (beam * n_blocks + block) * rays_per_beam + (i - beam * rays_per_beam)
+    o = block_slot(i, rays_per_beam, n_blocks, block)
     d = directions[i]
     h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
     e = bounce_echo(h, origins[i], d, path[i], amp[i], edge_a[i], edge_b[i], weight[i], object_mu, object_label,
@@ -812,19 +821,16 @@ def multibeam_mixed_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp
     i = wp.tid() + start
     rays_per_beam = az_rays * el_rays
     rays_per_pose = n_beams * rays_per_beam
-    beam = i // rays_per_beam
-    o = (beam * n_blocks + block) * rays_per_beam + (i - beam * rays_per_beam)
+    o = block_slot(i, rays_per_beam, n_blocks, block)
     b = i // rays_per_pose
     local_i = i - b * rays_per_pose
-    x = (b * bounces + bounce - 1) * rays_per_pose + local_i
+    x = cross_slot(i, rays_per_pose, bounces, bounce)
     own = local_i // rays_per_beam
     k_own = local_i - (local_i // el_rays) * el_rays
     pose = poses[b]
     d = directions[i]
     h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, d)
-    visible = int(0)
-    if vis_face[i] < 0:
-        visible = 1
+    visible = wp.where(vis_face[i] < 0, 1, 0)
     e = mixed_echo(h, origins[i], d, path[i], amp[i], edge_a[i], edge_b[i], weight[i],
                    wp.transform_get_translation(pose), visible, object_mu, object_label, object_interface, law,
                    alpha_db_per_m, source_intensity)
@@ -1025,8 +1031,7 @@ def fan_peer_bounce_return_kernel(directions: wp.array(dtype=wp.vec3), hit_dista
     channel). The analytic surface plane (``plane_obj``) returns nothing."""
     i = wp.tid() + start
     k = i - (i // rays_per_pose) * rays_per_pose
-    channel = i // rays_per_channel
-    o = (channel * n_blocks + block) * rays_per_channel + (i - channel * rays_per_channel)
+    o = block_slot(i, rays_per_channel, n_blocks, block)
     h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, directions[i])
     value = float(0.0)
     cell = int(-1)
