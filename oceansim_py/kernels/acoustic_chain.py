@@ -114,6 +114,17 @@ class RayEcho:
 
 
 @wp.func
+def store_echo(value: float, rng: wp.vec3, cell: int, label: int, o: int,
+               ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+               ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32)):
+    """Write one echo (a :class:`RayEcho`'s fields) into slot ``o`` of the chain's per-ray echo arrays."""
+    ray_intensity[o] = value
+    ray_range[o] = rng
+    ray_bin[o] = cell
+    ray_label[o] = label
+
+
+@wp.func
 def ray_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, rotation: wp.quat, edge_a: wp.vec3, edge_b: wp.vec3,
              weight: float,
              object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32), min_range: float,
@@ -259,10 +270,7 @@ def device_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.arra
     echo = ray_echo(h, origins[i], direction, wp.transform_get_rotation(poses[b]), cell.edge_a, cell.edge_b, et[2],
                     object_mu, object_label, min_range, range_resolution, n_range, alpha_db_per_m, source_intensity,
                     wavelength, phase_grid, phase_key)
-    ray_intensity[i] = echo.value
-    ray_range[i] = echo.rng
-    ray_bin[i] = echo.cell
-    ray_label[i] = echo.label
+    store_echo(echo.value, echo.rng, echo.cell, echo.label, i, ray_intensity, ray_range, ray_bin, ray_label)
 
 
 @wp.kernel
@@ -288,10 +296,7 @@ def device_table_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: w
     echo = ray_echo(h, origins[i], direction, wp.transform_get_rotation(poses[b]), edges_a[local], edges_b[local],
                     weights[local], object_mu, object_label, min_range, range_resolution, n_range, alpha_db_per_m,
                     source_intensity, wavelength, phase_grid, phase_key)
-    ray_intensity[i] = echo.value
-    ray_range[i] = echo.rng
-    ray_bin[i] = echo.cell
-    ray_label[i] = echo.label
+    store_echo(echo.value, echo.rng, echo.cell, echo.label, i, ray_intensity, ray_range, ray_bin, ray_label)
 
 
 @wp.func

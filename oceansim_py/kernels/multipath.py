@@ -40,7 +40,7 @@ import warp as wp
 
 from oceansim_py.kernels.acoustic_chain import (MAX_FOOTPRINT_BINS, RayEcho, carrier_phase, fan_cell,
                                                 footprint_bins, footprint_weight, piece_phasor, scatterer_gaussian,
-                                                scatterer_phase)
+                                                scatterer_phase, store_echo)
 from oceansim_py.kernels.imaging_sonar import range_cell, ray_return
 from oceansim_py.kernels.multibeam import MAX_FOOTPRINT_SAMPLES, NO_DELAY, deposit_pulse, device_ray_angles
 from oceansim_py.kernels.raycast import RayHit, load_hit, ray_range, sensor_to_world, two_way_absorption
@@ -344,10 +344,7 @@ def chain_bounce_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.ar
             out.rng = wp.vec3(e.path, extent, phase)
             out.cell = cell
             out.label = e.label
-    ray_intensity[o] = out.value
-    ray_range[o] = out.rng
-    ray_bin[o] = out.cell
-    ray_label[o] = out.label
+    store_echo(out.value, out.rng, out.cell, out.label, o, ray_intensity, ray_range, ray_bin, ray_label)
 
 
 @wp.kernel
@@ -359,12 +356,9 @@ def chain_first_block_kernel(blocked_intensity: wp.array(dtype=wp.float32), bloc
     """Ray i's direct echo (block 0 of :func:`chain_bounce_echo_kernel`'s layout) copied to index i: the per-ray
     arrays a sensor's own detection reads (profiling soundings)."""
     i = wp.tid() + start
-    channel = i // rays_per_channel
-    o = channel * n_blocks * rays_per_channel + (i - channel * rays_per_channel)
-    ray_intensity[i] = blocked_intensity[o]
-    ray_range[i] = blocked_range[o]
-    ray_bin[i] = blocked_bin[o]
-    ray_label[i] = blocked_label[o]
+    o = block_slot(i, rays_per_channel, n_blocks, 0)
+    store_echo(blocked_intensity[o], blocked_range[o], blocked_bin[o], blocked_label[o], i, ray_intensity, ray_range,
+               ray_bin, ray_label)
 
 
 # -- mixed paths (the device chain): out along the bounce chain, back in a straight line, and the reverse -----------
@@ -534,14 +528,8 @@ def store_mixed(e: MixedEcho, pattern: float, own: int, target: int, phase_key: 
             else:
                 value = v
                 channel = target
-    ray_intensity[o] = value
-    ray_range[o] = rng
-    ray_bin[o] = cell
-    ray_label[o] = label
-    cross_intensity[x] = value
-    cross_range[x] = rng
-    cross_bin[x] = cell
-    cross_label[x] = label
+    store_echo(value, rng, cell, label, o, ray_intensity, ray_range, ray_bin, ray_label)
+    store_echo(value, rng, cell, label, x, cross_intensity, cross_range, cross_bin, cross_label)
     cross_channel[x] = channel
 
 
