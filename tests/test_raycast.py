@@ -7,7 +7,7 @@ import pytest
 import trimesh
 
 from oceansim_py import ConfigError, SceneError
-from oceansim_py.runtime import chunk_bounds, set_cpu_threads
+from oceansim_py.runtime import chunk_bounds, chunk_launches, set_cpu_threads
 from oceansim_py.scene import Node, Scene, TriangleMesh
 
 from conftest import make_scene, quad
@@ -118,6 +118,33 @@ def test_chunk_bounds_cover_and_align():
     assert all(b[i][1] == b[i + 1][0] for i in range(len(b) - 1))
     assert sum(y - x for x, y in chunk_bounds(10, 4)) == 10
     assert chunk_bounds(0, 4) == []
+
+
+def test_chunk_launches_cover_each_chunk_once():
+    """Recorded chunk launches (one argument packing, then a copy per chunk with its own bounds and start) write
+    every element exactly once, with uneven chunk sizes, and leave nothing outside ``n`` touched."""
+    import warp as wp
+
+    from oceansim_py.kernels.acoustic_chain import pose_rays_kernel
+
+    n = 1000
+    rng = np.random.default_rng(3)
+    flu = rng.normal(size=(n, 3)).astype(np.float32)
+    pose = np.array([[1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0]], dtype=np.float32)
+    dev = wp.get_device("cpu")
+    origins = wp.full(n + 1, wp.vec3(-7.0, -7.0, -7.0), dtype=wp.vec3, device=dev)
+    directions = wp.full(n + 1, wp.vec3(-7.0, -7.0, -7.0), dtype=wp.vec3, device=dev)
+    args = [wp.array(pose, dtype=wp.transform, device=dev), wp.array(flu, dtype=wp.vec3, device=dev), n, origins,
+            directions]
+    bounds = [(0, 1), (1, 400), (400, 401), (401, 1000)]
+    commands = chunk_launches(pose_rays_kernel, args, dev, bounds)
+    assert len(commands) == len(bounds)
+    for c in reversed(commands):
+        c.launch()
+    d = directions.numpy()
+    assert np.array_equal(d[:n], flu)
+    assert np.array_equal(d[n], [-7.0, -7.0, -7.0])
+    assert np.array_equal(origins.numpy()[:n], np.tile([1.0, 2.0, 3.0], (n, 1)))
 
 
 def test_bad_raycast_input(wall_scene):
