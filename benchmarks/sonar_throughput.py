@@ -25,6 +25,11 @@ level with its heading (side-scan and profiling look down across track) or pitch
 altimeter); a batch is that pose moved 2 cm forward per ping. ``hit_fraction``: rays binned in the range window
 (profiling: beams with a detection).
 
+Device-preset rows also give ``output_floor_ratio`` = (bare cast + one write of every output array of the frame) /
+bare cast: no chain that produces those outputs can have a smaller ratio (presets whose output is much larger
+than their ray count, e.g. profiling water columns of 256 beams x 6347 range bins from 4096 rays, have a floor
+above the goal).
+
 Issue 11's goal (whole device-preset frame <= 1.5 x the bare cast of the same rays on 2 CPU threads), alone:
 python benchmarks/sonar_throughput.py --models device --threads 2 --batches 1 --scenes tank --no-latency
 
@@ -121,6 +126,15 @@ def bare_cast(scene: Any, config: Any, poses: np.ndarray) -> Callable[[], Any]:
     return lambda: scene.raycast_into(origins, dirs, max_range, cast)
 
 
+def output_writes(result: Any) -> tuple[Callable[[], Any], int]:
+    """A call that writes every Warp array of a render ``result`` once (``fill_(0)``: a memset per array) and the
+    bytes it writes: the least any frame producing those outputs must do besides its cast. ``(bare + writes) /
+    bare`` (``output_floor_ratio``) is then a lower bound of ``ratio_to_raycast`` for any implementation of the
+    chain (a single memset per array; two threads may write somewhat faster on a machine with spare bandwidth)."""
+    arrays = [v for v in vars(result).values() if isinstance(v, wp.array)]
+    return (lambda: [a.fill_(0) for a in arrays]), int(sum(a.capacity for a in arrays))
+
+
 def aimed_pitch(scene: Any, base: np.ndarray, config: ImagingSonarConfig) -> float:
     """Nose-down pitch (degrees) that puts the seafloor below ``base`` at ~60 % of the preset's range window:
     asin(altitude / (min + 0.6 (max - min))), altitude from a ray cast straight down; at least half the vertical
@@ -167,12 +181,15 @@ def bench_imaging_sonar(scenes: list[str], presets: list[str], batches: list[int
                     / config.rays_per_pose
                 hit_fraction = float(per_frame.mean())
                 casts = {b: bare_cast(sc, config, poses) for b, sc in per_backend.items()}
+                write_outputs, output_bytes = output_writes(results[next(iter(results))])
                 for threads in thread_counts:
                     for b, sc in per_backend.items():
                         set_cpu_threads(threads)
                         try:
                             frame, bare = paired_times(lambda: sonar.render(sc, poses, out=results[b]), casts[b],
                                                        sc.device, min_seconds, max_repeats)
+                            writes, bare_again = paired_times(write_outputs, casts[b], sc.device, min_seconds,
+                                                              max_repeats)
                         finally:
                             set_cpu_threads(None)
                         rows.append({
@@ -183,7 +200,8 @@ def bench_imaging_sonar(scenes: list[str], presets: list[str], batches: list[int
                             "min_frame_hit_fraction": round(float(per_frame.min()), 4),
                             "batch_seconds": frame, "frames_per_s": batch / frame,
                             "mrays_per_s": n_rays / frame / 1e6, "raycast_seconds": bare,
-                            "ratio_to_raycast": frame / bare,
+                            "ratio_to_raycast": frame / bare, "output_bytes": output_bytes,
+                            "output_write_seconds": writes, "output_floor_ratio": (bare_again + writes) / bare_again,
                         })
                         print(format_row(rows[-1]), flush=True)
                 del casts
@@ -230,12 +248,15 @@ def _fan_rows(sensor: str, scene: Any, scene_name: str, batches: list[int], thre
             fraction = hit_fraction(config, sonar.render(scene, poses).numpy())   # compiles on first use
             device_model = getattr(config, "model", "peer") == "device"
             cast = bare_cast(scene, config, poses) if device_model else None
+            write_outputs, output_bytes = output_writes(sonar.render(scene, poses))
             for threads in thread_counts:
                 set_cpu_threads(threads)
                 try:
                     if cast is not None:
                         seconds, bare = paired_times(lambda: sonar.render(scene, poses), cast, scene.device,
                                                      min_seconds, max_repeats)
+                        writes, bare_again = paired_times(write_outputs, cast, scene.device, min_seconds,
+                                                          max_repeats)
                     else:
                         seconds = time_call(lambda: sonar.render(scene, poses), scene.device, min_seconds,
                                             max_repeats)
@@ -252,7 +273,9 @@ def _fan_rows(sensor: str, scene: Any, scene_name: str, batches: list[int], thre
                     "mrays_per_s": batch * config.rays_per_pose / seconds / 1e6,
                 })
                 if cast is not None:
-                    rows[-1].update(raycast_seconds=bare, ratio_to_raycast=seconds / bare)
+                    rows[-1].update(raycast_seconds=bare, ratio_to_raycast=seconds / bare, output_bytes=output_bytes,
+                                    output_write_seconds=writes,
+                                    output_floor_ratio=(bare_again + writes) / bare_again)
                 print(format_row(rows[-1]), flush=True)
     return rows
 
@@ -321,15 +344,19 @@ def print_device_chain_cost(rows: list[dict[str, Any]]) -> None:
     device_rows = [r for r in rows if r.get("model") == "device" and "ratio_to_raycast" in r]
     if not device_rows:
         return
-    print("\ndevice chain (model 'device'): whole frame / bare ray cast of the same rays (goal <= 1.5 on 2 threads)")
+    print("\ndevice chain (model 'device'): whole frame / bare ray cast of the same rays (goal <= 1.5 on 2 threads);"
+          "\n  floor: (bare cast + one write of the frame's output arrays) / bare cast, a lower bound of the ratio for "
+          "any chain producing these outputs (floor > 1.5: the goal is out of reach for that preset)")
     for r in device_rows:
         threads = "gpu" if r["threads"] is None else str(r["threads"])
         emptiest = (f" (emptiest frame {100 * r['min_frame_hit_fraction']:5.1f}%)"
                     if "min_frame_hit_fraction" in r else "")
+        floor = (f"  out {r['output_bytes'] / 1e6:6.2f} MB floor {r['output_floor_ratio']:5.2f}"
+                 if "output_floor_ratio" in r else "")
         print(f"  {r['sensor']:13s} {r['scene']:6s} {r['preset']:22s} {r.get('backend', ''):6s} B={r['batch']:<3d} "
               f"thr={threads:3s} bare {1e3 * r['raycast_seconds']:8.2f} ms  "
               f"frame {1e3 * r['batch_seconds']:8.2f} ms  ratio "
-              f"{r['ratio_to_raycast']:5.2f}  hits {100 * r['hit_fraction']:5.1f}%{emptiest}")
+              f"{r['ratio_to_raycast']:5.2f}{floor}  hits {100 * r['hit_fraction']:5.1f}%{emptiest}")
 
 
 def print_backend_summary(rows: list[dict[str, Any]]) -> None:
