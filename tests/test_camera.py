@@ -277,6 +277,40 @@ def test_cli_writes_images_and_arrays(tmp_path) -> None:
                  "--out", str(out)]) == 2
 
 
+def test_cli_label_names_write_failing_keeps_the_old_file(tmp_path, monkeypatch, capsys) -> None:
+    """camera_labels.json goes through the atomic writer: a disk that fills while it is replaced leaves the
+    previous render's label names whole and no temporary, and the command reports the file."""
+    import errno
+    import json
+
+    from oceansim_py.cli import main
+    from oceansim_py.io import atomic
+
+    wall = quad(5.0, -50.0, 50.0, -60.0, -1.0)
+    obj = tmp_path / "wall.obj"
+    obj.write_text("".join(f"v {x} {y} {z}\n" for x, y, z in wall.vertices)
+                   + "".join(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in wall.triangles))
+    out = tmp_path / "render"
+    args = ["render", "camera", "--scene", str(obj), "--water", "jerlov_IA", "--pose", "0,0,-10,0,0,0",
+            "--set", "width=9", "--set", "height=5", "--out", str(out)]
+    assert main(args) == 0
+    before = (out / "camera_labels.json").read_bytes()
+    real_replace = atomic.os.replace
+
+    def full_for_labels(src, dst, *a, **kw):
+        if str(dst).endswith("camera_labels.json"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_replace(src, dst, *a, **kw)
+
+    monkeypatch.setattr(atomic.os, "replace", full_for_labels)
+    capsys.readouterr()
+    assert main(args) != 0
+    assert "camera_labels.json: could not write the label names (No space left on device)" in capsys.readouterr().err
+    assert (out / "camera_labels.json").read_bytes() == before
+    assert "wall.obj" in json.loads(before)
+    assert not [p.name for p in out.iterdir() if "camera_labels" in p.name and p.name != "camera_labels.json"]
+
+
 @pytest.mark.parametrize("principal", [None, (2.0, 4.5)])
 def test_camera_matrix_projects_a_seen_point_onto_its_pixel(principal) -> None:
     """OpenCV convention: a small sphere placed on the ray of pixel (row 2, col 6) is seen by that pixel alone,

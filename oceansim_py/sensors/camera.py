@@ -64,6 +64,7 @@ import warp as wp
 
 from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.io import images
+from oceansim_py.io.atomic import atomic_write_text, cannot_write
 from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
 from oceansim_py.kernels import camera as k
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
@@ -819,7 +820,11 @@ def _cli_write(o: _reg.CliOutput) -> list[str]:
     written = o.result.save_png(out, prefix="camera_")
     for name in (n for n in ("rgb", *_ARRAYS) if n in data):
         images.save_npy(out / f"camera_{name}.npy", data[name][0])
-    (out / "camera_labels.json").write_text(json.dumps(o.result.label_names, indent=1) + "\n", encoding="utf-8")
+    labels = out / "camera_labels.json"
+    try:
+        atomic_write_text(labels, json.dumps(o.result.label_names, indent=1) + "\n", unique=False, fsync=False)
+    except OSError as exc:
+        raise cannot_write(labels, "the label names", exc) from exc
     # a pixel sees something where its range is finite: geometry, or the sea surface (the flat plane has label -1)
     hit = np.isfinite(data["range"][0])
     _reg.warn_if_blind("camera", float(hit.mean()), o, c.max_range)
