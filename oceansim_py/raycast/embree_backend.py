@@ -45,7 +45,8 @@ import numpy as np
 import warp as wp
 
 from oceansim_py.errors import ConfigError
-from oceansim_py.kernels.embree_cast import PACKET, QUERY_INCOHERENT, embree_raycast_kernel
+from oceansim_py.kernels.embree_cast import (QUERY_INCOHERENT, RAYS_PER_ELEMENT, RECORD, embree_raycast_kernel,
+                                             embree_records_kernel, embree_traversal_kernel)
 from oceansim_py.kernels.raycast import UNIT_TOLERANCE
 from oceansim_py.raycast import rtcore as rtc
 from oceansim_py.raycast.warp_backend import WarpBackend
@@ -116,7 +117,7 @@ class EmbreeBackend:
 
         animated = any(s.node.track is not None for s in self.instanced) or bool(sea_slots)
         self.scene = self._new_scene(rtc.RTC_SCENE_FLAG_DYNAMIC if animated else 0)
-        flat_faces = np.zeros(0, dtype=np.int32)
+        faces = np.zeros(0, dtype=np.int32)
         if flat:
             faces = np.concatenate([np.arange(s.face_offset, s.face_offset + len(s.triangles), dtype=np.int32)
                                     for s in flat])
@@ -134,8 +135,6 @@ class EmbreeBackend:
                 lib.lib.rtcCommitScene(holder)
                 lib.check(f"build the BVH of the static geometry of {source}")
                 self._attach_instance(holder, np.eye(4), FLAT_GEOMETRY_ID)
-            if len(flat) < len(geometry.slots):
-                flat_faces = faces
         self.prototypes = 0
         self._instances: list[int] = []
         prototypes: dict[tuple[int, bytes], int] = {}
@@ -170,7 +169,11 @@ class EmbreeBackend:
                           if s.node.track is not None]
         with wp.ScopedDevice(geometry.device):
             self.top_face_offset = wp.array(offsets, dtype=wp.int32)
-            self.flat_faces = wp.array(flat_faces, dtype=wp.int32)
+            self.flat_records = wp.empty(max(1, len(faces)) * RECORD, dtype=wp.float32)
+            if len(faces):
+                wp.launch(embree_records_kernel, dim=len(faces),
+                          inputs=[wp.array(faces, dtype=wp.int32), geometry.points, geometry.indices,
+                                  geometry.face_object, self.flat_records])
         self.flat_triangles = sum(len(s.triangles) for s in flat)
         self.build_seconds = time.perf_counter() - t0
         self.built = True
@@ -241,11 +244,22 @@ class EmbreeBackend:
             self.build()
         g = self.geometry
         n = origins.shape[0]
-        launch_1d(embree_raycast_kernel, (n + PACKET - 1) // PACKET,
+        launch_1d(embree_raycast_kernel, (n + RAYS_PER_ELEMENT - 1) // RAYS_PER_ELEMENT,
                   [self.lib.intersect8_address, self.scene, QUERY_INCOHERENT, float(UNIT_TOLERANCE), n,
-                   self.top_face_offset, self.flat_faces, g.points, g.indices, g.face_object, origins, directions,
+                   self.top_face_offset, self.flat_records, g.points, g.indices, g.face_object, origins, directions,
                    max_range, out.distance, out.normal, out.face, out.obj], g.device, threads=threads,
-                  min_chunk=MIN_CHUNK // PACKET)
+                  min_chunk=MIN_CHUNK // RAYS_PER_ELEMENT)
+
+    def traverse_only(self, origins: wp.array, directions: wp.array, max_range: wp.array, distance: wp.array,
+                      prim: wp.array, threads: int | None = None) -> None:
+        """Benchmark only: the rays of :meth:`cast` through Embree's traversal with no post-pass (``distance``:
+        Embree's own ``t`` or ``inf``; ``prim``: Embree's primitive id or -1), the ceiling of the cast's speed."""
+        self.build()
+        n = origins.shape[0]
+        launch_1d(embree_traversal_kernel, (n + RAYS_PER_ELEMENT - 1) // RAYS_PER_ELEMENT,
+                  [self.lib.intersect8_address, self.scene, QUERY_INCOHERENT, float(UNIT_TOLERANCE), n, origins,
+                   directions, max_range, distance, prim], self.geometry.device, threads=threads,
+                  min_chunk=MIN_CHUNK // RAYS_PER_ELEMENT)
 
     def describe(self) -> str:
         if not self.built:
