@@ -31,7 +31,8 @@ second of one thread against Warp's BVH in the same run; ``benchmarks/raycast.py
   lock step (vectorised, no branches), the flattened geometry's triangles are read from one 64-byte record each
   (vertices, the warp backend's unit normal computed once at build, face and object: one cache line instead of
   five), the record of each hit is prefetched as soon as Embree returns, while the element's second packet is
-  traversed, and the ray test and normals run in lock step. The post-pass went from ~20-30 % of the cast to
+  traversed, the ray test and normals run in lock step, and the inputs and outputs 64 rays ahead are prefetched
+  (the outputs for writing: the profile showed the stores of the results stalling on their cache lines). The post-pass went from ~20-30 % of the cast to
   ~5-15 %; the results are the same bytes.
 
 Packets never straddle launch chunks (a chunk is a whole number of elements), so a cast gives the same bytes on any
@@ -75,7 +76,7 @@ QUERY_INCOHERENT = 0
 # follows geomID whatever RTC_MAX_INSTANCE_LEVEL_COUNT; the tail leaves room for deeper instance stacks and
 # instPrimID. OceansimRTCIntersectArguments is RTCIntersectArguments (a null context: Embree's default one).
 # Then the rays of each packet are read, checked and cast; what follows (in the loop over packets) uses its hits.
-# @STATE@: the variant's own declarations.
+# @STATE@: the variant's own declarations; @PREFETCH_OUTPUTS@: its outputs' prefetch (for writing), as far ahead.
 _CAST_PACKETS = r"""
 #if defined(__CUDA_ARCH__)
     return 0;
@@ -97,7 +98,7 @@ _CAST_PACKETS = r"""
     };
     typedef void (*oceansim_rtc_intersect8)(const int*, void*, OceansimRTCRayHit8*, OceansimRTCIntersectArguments*);
     constexpr int NP = @PACKETS@;
-    constexpr int AHEAD = 64;  // rays ahead whose origins and directions are prefetched
+    constexpr int AHEAD = 64;  // rays ahead whose inputs are prefetched
     OceansimRTCIntersectArguments args;
     args.flags = query_flags;
     args.feature_mask = 0xFFFFFFFFu;
@@ -112,6 +113,7 @@ _CAST_PACKETS = r"""
             __builtin_prefetch((const char*)&origins[ahead] + j);
             __builtin_prefetch((const char*)&directions[ahead] + j);
         }
+        @PREFETCH_OUTPUTS@
     }
     OceansimRTCRayHit8 rhs[NP];
     alignas(32) int valids[NP][8];
@@ -327,7 +329,15 @@ _FULL = _CAST_PACKETS + r"""
     return hits;
 #endif
 """
+# the outputs as far ahead, for writing: their cache lines are then owned before the stores reach them
+_PREFETCH_OUTPUTS = r"""__builtin_prefetch(&distance[ahead], 1);
+        __builtin_prefetch(&face[ahead], 1);
+        __builtin_prefetch(&obj[ahead], 1);
+        for (int j = 0; j < 8 * NP * 12; j += 64) {
+            __builtin_prefetch((const char*)&normal[ahead] + j, 1);
+        }"""
 _FULL = (_FULL.replace("@STATE@", "int hits_[NP][8], fidxs[NP][8];\n    const float* recs[NP][8];")
+         .replace("@PREFETCH_OUTPUTS@", _PREFETCH_OUTPUTS)
          .replace("@PACKETS@", str(_PACKETS)).replace("@RECORD@", str(_RECORD)))
 
 # Traversal alone (the benchmark's ceiling): Embree's t and primitive id, no post-pass.
@@ -346,7 +356,9 @@ _TRAVERSAL = _CAST_PACKETS + r"""
     return hits;
 #endif
 """
-_TRAVERSAL = _TRAVERSAL.replace("@STATE@", "int hits = 0;").replace("@PACKETS@", str(_PACKETS))
+_TRAVERSAL = (_TRAVERSAL.replace("@STATE@", "int hits = 0;").replace("@PACKETS@", str(_PACKETS))
+              .replace("@PREFETCH_OUTPUTS@", "__builtin_prefetch(&distance[ahead], 1);\n"
+                       "        __builtin_prefetch(&prim[ahead], 1);"))
 
 # One flattened-geometry record (RECORD): the normal with wp::normalize / wp::cross, the warp backend's operations.
 _RECORD_SNIPPET = r"""
