@@ -136,16 +136,27 @@ _CAST_PACKETS = r"""
         // the eight lanes in lock step: wp::length, the validity test, kernels.raycast.cast_direction (wp::div:
         // each component over the length) and tfar (Embree accepts t <= tfar, Warp t < max_range: the float just
         // below max_range makes them one test)
+        float length[8];
+        int scale[8], rescale = 0;
+        for (int k = 0; k < 8; ++k) {
+            length[k] = wp::sqrt(dx[k] * dx[k] + dy[k] * dy[k] + dz[k] * dz[k]);
+            scale[k] = wp::abs(length[k] - 1.0f) > unit_tolerance;
+            rescale |= scale[k];
+        }
+        if (rescale) {  // a direction that is not unit: the divisions only then
+            for (int k = 0; k < 8; ++k) {
+                if (scale[k]) {
+                    dx[k] = dx[k] / length[k]; dy[k] = dy[k] / length[k]; dz[k] = dz[k] / length[k];
+                }
+            }
+        }
         int active = 0;
         for (int k = 0; k < 8; ++k) {
-            const float length = wp::sqrt(dx[k] * dx[k] + dy[k] * dy[k] + dz[k] * dz[k]);
             const float r = range[k];
-            const int ok = (b0 + k < n) & (length > 0.0f) & __builtin_isfinite(length) & __builtin_isfinite(ox[k])
-                           & __builtin_isfinite(oy[k]) & __builtin_isfinite(oz[k]) & (r > 0.0f);
-            const int scale = wp::abs(length - 1.0f) > unit_tolerance;
-            const float ux = scale ? dx[k] / length : dx[k];
-            const float uy = scale ? dy[k] / length : dy[k];
-            const float uz = scale ? dz[k] / length : dz[k];
+            const int ok = (b0 + k < n) & (length[k] > 0.0f) & __builtin_isfinite(length[k])
+                           & __builtin_isfinite(ox[k]) & __builtin_isfinite(oy[k]) & __builtin_isfinite(oz[k])
+                           & (r > 0.0f);
+            const float ux = dx[k], uy = dy[k], uz = dz[k];
             const float tfar = __builtin_isfinite(r) ? (float)((double)r * (1.0 - 1.0 / 16777216.0)) : r;
             rh.org_x[k] = ok ? ox[k] : 0.0f; rh.org_y[k] = ok ? oy[k] : 0.0f; rh.org_z[k] = ok ? oz[k] : 0.0f;
             rh.dir_x[k] = ok ? ux : 1.0f; rh.dir_y[k] = ok ? uy : 0.0f; rh.dir_z[k] = ok ? uz : 0.0f;
@@ -205,6 +216,7 @@ _FULL = _CAST_PACKETS + r"""
         }
         float ax[8], ay[8], az[8], bx[8], by[8], bz[8], cx[8], cy[8], cz[8], mx0[8], my0[8], mz0[8];
         int fromrec[8], objid[8];
+        int instanced = 0;
         for (int k = 0; k < 8; ++k) {
             wp::vec3 a(0.0f, 0.0f, 0.0f), b(1.0f, 0.0f, 0.0f), c(0.0f, 1.0f, 0.0f), m(0.0f, 0.0f, 1.0f);
             fromrec[k] = rec[k] != nullptr;
@@ -218,6 +230,7 @@ _FULL = _CAST_PACKETS + r"""
             } else if (hit[k]) {
                 a = points[via[k]]; b = points[vib[k]]; c = points[vic[k]];
                 objid[k] = face_object[fidx[k]];
+                instanced = 1;
             }
             ax[k] = a[0]; ay[k] = a[1]; az[k] = a[2];
             bx[k] = b[0]; by[k] = b[1]; bz[k] = b[2];
@@ -276,22 +289,30 @@ _FULL = _CAST_PACKETS + r"""
             ok[k] = inside && det != 0.0f && !(wp::xorf(T, wp::sign_mask(det)) < 0.0f);
             const float rcpDet = 1.0f / det;
             tw[k] = T * rcpDet;
-            // the unit normal: the record's, or wp.mesh_query_ray's normalised cross product normalised again
-            // (kernels.raycast.facing_normal), wp::normalize's operations written out; then turned to face the ray
-            float mx = mx0[k], my = my0[k], mz = mz0[k];
-            if (!fromrec[k]) {
+            // the record's unit normal turned to face the ray
+            const float mx = mx0[k], my = my0[k], mz = mz0[k];
+            const int flip = mx * dx + my * dy + mz * dz > 0.0f;
+            nx[k] = flip ? -mx : mx; ny[k] = flip ? -my : my; nz[k] = flip ? -mz : mz;
+        }
+        if (instanced) {
+            // an instance's hit: wp.mesh_query_ray's normalised cross product normalised again
+            // (kernels.raycast.facing_normal), wp::normalize's operations written out, then turned to face the ray
+            for (int k = 0; k < 8; ++k) {
+                if (fromrec[k]) {
+                    continue;
+                }
                 const float ex = bx[k] - ax[k], ey = by[k] - ay[k], ez = bz[k] - az[k];
                 const float fx = cx[k] - ax[k], fy = cy[k] - ay[k], fz = cz[k] - az[k];
-                mx = ey * fz - ez * fy; my = ez * fx - ex * fz; mz = ex * fy - ey * fx;
+                float mx = ey * fz - ez * fy, my = ez * fx - ex * fz, mz = ex * fy - ey * fx;
                 float l = wp::sqrt(mx * mx + my * my + mz * mz);
                 const int pos1 = l > 0.0f;
                 mx = pos1 ? mx / l : 0.0f; my = pos1 ? my / l : 0.0f; mz = pos1 ? mz / l : 0.0f;
                 l = wp::sqrt(mx * mx + my * my + mz * mz);
                 const int pos2 = l > 0.0f;
                 mx = pos2 ? mx / l : 0.0f; my = pos2 ? my / l : 0.0f; mz = pos2 ? mz / l : 0.0f;
+                const int flip = mx * rh.dir_x[k] + my * rh.dir_y[k] + mz * rh.dir_z[k] > 0.0f;
+                nx[k] = flip ? -mx : mx; ny[k] = flip ? -my : my; nz[k] = flip ? -mz : mz;
             }
-            const int flip = mx * dx + my * dy + mz * dz > 0.0f;
-            nx[k] = flip ? -mx : mx; ny[k] = flip ? -my : my; nz[k] = flip ? -mz : mz;
         }
         for (int k = 0; k < 8; ++k) {
             const int i = b0 + k;
