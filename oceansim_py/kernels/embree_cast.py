@@ -19,21 +19,26 @@ conventions:
 - the normal: that world triangle's unit geometric normal turned to face the ray, with the operations (and so the
   roundings) of the ``warp`` backend: bit for bit its normal for the same face.
 
-Why it is written this way (measured on a 2-core AMD EPYC with AVX2, Embree 4.4 from the embreex wheel, per CPU
-second of one thread against Warp's BVH in the same run; ``benchmarks/raycast.py``):
+Why it is written this way (measured on a 2-core AMD EPYC with AVX2 and no AVX-512, Embree 4.4 from the embreex
+wheel, per CPU second of one thread against Warp's BVH in the same run, fan and random rays on tank, pier, wreck,
+harbour and a 1 M-triangle seabed, two runs of 300 k rays):
 
-- ``rtcIntersect8``: over fan and random rays on every built-in scene and a 1 M-triangle seabed, packets of 8 were
-  the fastest or within noise of it; ``rtcIntersect1`` in a loop was 5-15 % slower, ``rtcIntersect4`` about the
-  same as 8, ``rtcIntersect16`` 10-20 % slower (emulated on AVX2). ``RTC_RAY_QUERY_FLAG_COHERENT`` was no faster.
-- Embree's traversal is most of the time; the rest was 35 % of the cast before this layout (a profile: ~40 % of it
-  the scalar ray set-up, most of the remainder cache misses on the triangle gathers ``indices -> points`` and
-  ``face_object``, then the per-ray normal's square roots and divisions). Now the set-up runs the eight lanes in
-  lock step (vectorised, no branches), the flattened geometry's triangles are read from one 64-byte record each
-  (vertices, the warp backend's unit normal computed once at build, face and object: one cache line instead of
-  five), the record of each hit is prefetched as soon as Embree returns, while the element's second packet is
-  traversed, the ray test and normals run in lock step, and the inputs and outputs 64 rays ahead are prefetched
-  (the outputs for writing: the profile showed the stores of the results stalling on their cache lines). The post-pass went from ~20-30 % of the cast to
-  ~5-15 %; the results are the same bytes.
+- ``rtcIntersect8``: the same rays through Embree alone (no post-pass) with each API, relative to
+  ``rtcIntersect8``: ``rtcIntersect1`` in a loop median 0.97 (0.77 on the instanced harbour to 1.15 on one seabed
+  fan run), ``rtcIntersect4`` 0.99 (0.90-1.12), ``rtcIntersect16`` 0.87 (0.71-1.05; 16-wide is emulated on AVX2).
+  No width was consistently faster than 8; single rays lose most where instances add a second BVH level.
+  ``RTC_RAY_QUERY_FLAG_COHERENT`` was no faster, even for sonar fans.
+- Embree's traversal is most of the time. The rest was a median 27 % of the cast (10-44 %) before this layout; a
+  profile showed ~40 % of it in the scalar ray set-up, most of the remainder in cache misses on the triangle
+  gathers (``indices -> points``, ``face_object``), then the per-ray normal's square roots and divisions and the
+  stores of the results stalling on their cache lines. Now the set-up runs the eight lanes in lock step
+  (vectorised; the divisions of a non-unit direction only in a packet that has one), the flattened geometry's
+  triangles are read from one 64-byte record each (vertices, the warp backend's unit normal computed once at
+  build, face and object: one cache line instead of five), the record of each hit is prefetched as soon as Embree
+  returns, while the element's second packet is traversed, Warp's ray test runs in lock step, an instanced hit's
+  normal is computed only in a packet that has one, and the inputs and outputs 64 rays ahead are prefetched (the
+  outputs for writing). The rest is now a median 15 % of the cast (0-27 %), the cast a median 1.15x faster
+  (1.06-1.35x), and the results are the same bytes.
 
 Packets never straddle launch chunks (a chunk is a whole number of elements), so a cast gives the same bytes on any
 number of threads. Warp launches CPU kernels from the engine's thread pool with the GIL released, so casts use all
