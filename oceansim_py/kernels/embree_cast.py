@@ -55,23 +55,20 @@ from __future__ import annotations
 
 import warp as wp
 
-_PACKETS = 2
-_RECORD = 16
-
 #: Rays per ``rtcIntersect8`` packet.
-PACKET = wp.constant(8)
+PACKET = 8
 
 #: Packets per kernel element: the records of the first packet's hits are prefetched while the second is traversed
 #: (1, 2 and 4 measured within noise of one another; 2 hides the prefetch latency without a larger stack frame).
-PACKETS = wp.constant(_PACKETS)
+PACKETS = 2
 
 #: Rays per kernel element.
-RAYS_PER_ELEMENT = wp.constant(8 * _PACKETS)
+RAYS_PER_ELEMENT = wp.constant(PACKET * PACKETS)
 
 #: Float32 words per flattened-geometry record, one 64-byte cache line: vertices a, b, c (0-8), the warp backend's
 #: unit normal ``normalize(normalize(cross(b - a, c - a)))`` (9-11), the world face (12) and its object (13) as
 #: int32 bits, two zero words.
-RECORD = wp.constant(_RECORD)
+RECORD = 16
 
 #: ``RTCRayQueryFlags`` for the packet cast: ``RTC_RAY_QUERY_FLAG_INCOHERENT`` (measured: ``_COHERENT`` is no faster,
 #: even for sonar fans).
@@ -364,7 +361,7 @@ _PREFETCH_OUTPUTS = r"""__builtin_prefetch(&distance[ahead], 1);
         }"""
 _FULL = (_FULL.replace("@STATE@", "int hits_[NP][8], fidxs[NP][8];\n    const float* recs[NP][8];")
          .replace("@PREFETCH_OUTPUTS@", _PREFETCH_OUTPUTS)
-         .replace("@PACKETS@", str(_PACKETS)).replace("@RECORD@", str(_RECORD)))
+         .replace("@PACKETS@", str(PACKETS)).replace("@RECORD@", str(RECORD)))
 
 # Traversal alone (the benchmark's ceiling): Embree's t and primitive id, no post-pass.
 _TRAVERSAL = _CAST_PACKETS + r"""
@@ -382,7 +379,7 @@ _TRAVERSAL = _CAST_PACKETS + r"""
     return hits;
 #endif
 """
-_TRAVERSAL = (_TRAVERSAL.replace("@STATE@", "int hits = 0;").replace("@PACKETS@", str(_PACKETS))
+_TRAVERSAL = (_TRAVERSAL.replace("@STATE@", "int hits = 0;").replace("@PACKETS@", str(PACKETS))
               .replace("@PREFETCH_OUTPUTS@", "__builtin_prefetch(&distance[ahead], 1);\n"
                        "        __builtin_prefetch(&prim[ahead], 1);"))
 
@@ -405,7 +402,7 @@ _RECORD_SNIPPET = r"""
     r[13] = __builtin_bit_cast(float, face_object[f]);
     r[14] = 0.0f; r[15] = 0.0f;
 #endif
-""".replace("@RECORD@", str(_RECORD))
+""".replace("@RECORD@", str(RECORD))
 
 
 @wp.func_native(_FULL)
