@@ -409,3 +409,19 @@ def test_traverse_only_finds_the_casts_hits(wall_scene: Scene) -> None:
     np.testing.assert_allclose(t[hit], cast["distance"][hit], rtol=1e-5)
     same = p[hit] == cast["face"][hit]
     assert same.sum() >= hit.sum() - 2  # edge ties on the diagonal aside
+
+
+@embree
+def test_hit_records_refused_when_memory_is_short(monkeypatch: pytest.MonkeyPatch, wall_scene: Scene) -> None:
+    """The flattened wall's two 64-byte records (128 bytes) do not fit in 100 bytes of free memory: a ConfigError
+    naming the records and the way out, before Embree builds anything."""
+    import oceansim_py.runtime as runtime
+
+    e = Scene(list(wall_scene.nodes), raycast_backend="embree")
+    monkeypatch.setattr(runtime, "available_memory_bytes", lambda device: 100)
+    with pytest.raises(ConfigError, match="Embree hit records.*raycast_backend='warp'"):
+        e.backend.build()
+    assert not e.backend.built
+    monkeypatch.setattr(runtime, "available_memory_bytes", lambda device: 1 << 30)
+    e.backend.build()
+    assert e.backend.flat_records.shape == (32,)

@@ -72,7 +72,7 @@ from oceansim_py.kernels.embree_cast import (QUERY_INCOHERENT, RAYS_PER_ELEMENT,
 from oceansim_py.kernels.raycast import UNIT_TOLERANCE
 from oceansim_py.raycast import rtcore as rtc
 from oceansim_py.raycast.warp_backend import WarpBackend
-from oceansim_py.runtime import MIN_CHUNK, launch_1d
+from oceansim_py.runtime import MIN_CHUNK, check_memory, launch_1d
 
 if TYPE_CHECKING:
     from oceansim_py.scene.geometry import MeshSlot, WorldGeometry
@@ -136,6 +136,9 @@ class EmbreeBackend:
                                             and (s.node.track is not None or uses[id(s.node.mesh)] > 1)]
         flat = [s for s in geometry.slots if id(s) not in sea_slots
                 and not (s.node.track is not None or uses[id(s.node.mesh)] > 1)]
+        check_memory(4 * RECORD * sum(len(s.triangles) for s in flat), geometry.device,
+                     f"the Embree hit records of {source} (64 bytes per flattened triangle)",
+                     "cast this scene with raycast_backend='warp'")
 
         animated = any(s.node.track is not None for s in self.instanced) or bool(sea_slots)
         self.scene = self._new_scene(rtc.RTC_SCENE_FLAG_DYNAMIC if animated else 0)
