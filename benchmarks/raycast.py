@@ -15,9 +15,10 @@ steadiest per-thread figure on a shared machine); ``best 1->all`` is the thread 
 each (the least disturbed by other load). ``trav x warp`` (embree rows) is the ceiling: the same rays through Embree's
 traversal alone (``EmbreeBackend.traverse_only``: the same ray set-up and ``rtcIntersect8`` calls, no post-pass),
 one thread, per CPU second, over warp's per-CPU-second figure; ``post %`` is the share of the embree cast spent
-outside that traversal (the post-pass that gives warp's distances, normals, faces and objects bit for bit). The all-threads result is compared with the one-thread result bit
-for bit, and the embree hits with warp's: same hit/miss, same face except edge ties (``faces!=``), and on the same
-face the largest distance difference (``max|dt|``; 0: bit for bit) and whether the normals are the same bits.
+outside that traversal (the post-pass that gives warp's distances, normals, faces and objects bit for bit). The
+all-threads result is compared with the one-thread result bit for bit, and the embree hits with warp's: same
+hit/miss, same face except edge ties (``faces!=``), and on the same face the largest distance difference
+(``max|dt|``; 0: bit for bit) and whether the normals are the same bits.
 
     python benchmarks/raycast.py [--rays N] [--repeats K] [--quick] [--scenes tank,pier,...] [--out results.json]
 """
