@@ -12,9 +12,13 @@ median of the repeats is kept, so that a neighbour's load on a shared machine hi
 the ratio of the two medians in the same run; ``per cpu s`` is the one-thread throughput per second of the casting
 thread's own CPU time (``time.thread_time``: the time it was descheduled by other load does not count, so it is the
 steadiest per-thread figure on a shared machine); ``best 1->all`` is the thread speed-up from the fastest repeat of
-each (the least disturbed by other load). The all-threads result is compared with the one-thread result bit
-for bit, and the embree hits with warp's: same hit/miss, same face except edge ties (``faces!=``), and on the same
-face the largest distance difference (``max|dt|``; 0: bit for bit) and whether the normals are the same bits.
+each (the least disturbed by other load). ``trav x warp`` (embree rows) is the ceiling: the same rays through Embree's
+traversal alone (``EmbreeBackend.traverse_only``: the same ray set-up and ``rtcIntersect8`` calls, no post-pass),
+one thread, per CPU second, over warp's per-CPU-second figure; ``post %`` is the share of the embree cast spent
+outside that traversal (the post-pass that gives warp's distances, normals, faces and objects bit for bit). The
+all-threads result is compared with the one-thread result bit for bit, and the embree hits with warp's: same
+hit/miss, same face except edge ties (``faces!=``), and on the same face the largest distance difference
+(``max|dt|``; 0: bit for bit) and whether the normals are the same bits.
 
     python benchmarks/raycast.py [--rays N] [--repeats K] [--quick] [--scenes tank,pier,...] [--out results.json]
 """
@@ -118,9 +122,14 @@ def bench_scene(name: str, n: int, repeats: int, backends: list[str]) -> list[di
         outs = {c: result_arrays(n) for c in configs}
         samples: dict[tuple[str, int], list[float]] = {c: [] for c in configs}
         cpu: dict[str, list[float]] = {b: [] for b in backends}
+        traversal = {"distance": wp.empty(n, dtype=wp.float32, device="cpu"),
+                     "prim": wp.empty(n, dtype=wp.int32, device="cpu")}
+        traversal_cpu: list[float] = []
         for c in configs:  # warm: compile/load the kernels, build the backend, touch the arrays
             set_cpu_threads(c[1])
             scenes[c[0]].raycast_into(o, d, r, outs[c])
+        if "embree" in scenes:
+            scenes["embree"].backend.traverse_only(o, d, r, **traversal, threads=1)
         for _ in range(repeats):
             for c in configs:
                 set_cpu_threads(c[1])
@@ -129,6 +138,10 @@ def bench_scene(name: str, n: int, repeats: int, backends: list[str]) -> list[di
                 samples[c].append(time.perf_counter() - t0)
                 if c[1] == 1:  # one thread: the calling thread casts, so its CPU time is the cast's
                     cpu[c[0]].append(time.thread_time() - c0)
+            if "embree" in scenes:
+                c0 = time.thread_time()
+                scenes["embree"].backend.traverse_only(o, d, r, **traversal, threads=1)
+                traversal_cpu.append(time.thread_time() - c0)
         set_cpu_threads(None)
         ref = outs[(backends[0], 1)].numpy()
         for b in backends:
@@ -155,6 +168,12 @@ def bench_scene(name: str, n: int, repeats: int, backends: list[str]) -> list[di
             row["ratio_1_thread"] = row["mrays_per_s_1_thread"] / base["mrays_per_s_1_thread"]
             row["ratio_all_threads"] = row["mrays_per_s_all_threads"] / base["mrays_per_s_all_threads"]
             row["ratio_cpu_1_thread"] = row["mrays_per_cpu_s_1_thread"] / base["mrays_per_cpu_s_1_thread"]
+            if row["backend"] == "embree":
+                row["traversal_mrays_per_cpu_s_1_thread"] = n / statistics.median(traversal_cpu) / 1e6
+                row["traversal_ratio_cpu_1_thread"] = (row["traversal_mrays_per_cpu_s_1_thread"]
+                                                       / base["mrays_per_cpu_s_1_thread"])
+                row["post_pass_share"] = 1.0 - (row["mrays_per_cpu_s_1_thread"]
+                                                / row["traversal_mrays_per_cpu_s_1_thread"])
     return rows
 
 
@@ -208,7 +227,8 @@ def main() -> None:
     rows = [row for name in args.scenes.split(",") for row in bench_scene(name, n, repeats, backends)]
     print(f"{'scene':10s} {'triangles':>9s} {'rays':6s} {'backend':7s} {'build ms':>8s} {'hit %':>6s} "
           f"{'Mrays/s 1 thr':>13s} {'x warp':>6s} {'per cpu s':>9s} {'x warp':>6s} {'Mrays/s all':>11s} "
-          f"{'x warp':>6s} {'thr':>3s} {'1->all':>6s} {'best':>5s} {'bitwise':>7s} {'faces!=':>7s} {'max|dt| m':>9s}")
+          f"{'x warp':>6s} {'thr':>3s} {'1->all':>6s} {'best':>5s} {'bitwise':>7s} {'faces!=':>7s} {'max|dt| m':>9s} "
+          f"{'trav x warp':>11s} {'post %':>6s}")
     for r in rows:
         build = f"{1e3 * r['build_s']:8.1f}" if r["build_s"] is not None else "       -"
         print(f"{r['scene']:10s} {r['triangles']:9d} {r['rays']:6s} {r['backend']:7s} {build} "
@@ -217,7 +237,9 @@ def main() -> None:
               f"{r['mrays_per_s_all_threads']:11.2f} {r['ratio_all_threads']:6.2f} {r['threads']:3d} "
               f"{r['thread_speedup']:6.2f} {r['best_thread_speedup']:5.2f} "
               f"{str(r['threaded_equals_single_bitwise']):>7s} "
-              f"{r['faces_differing_from_warp']:7d} {r['max_abs_distance_difference_same_face_m']:9.1e}")
+              f"{r['faces_differing_from_warp']:7d} {r['max_abs_distance_difference_same_face_m']:9.1e} "
+              + (f"{r['traversal_ratio_cpu_1_thread']:11.2f} {100 * r['post_pass_share']:6.1f}"
+                 if "traversal_ratio_cpu_1_thread" in r else f"{'-':>11s} {'-':>6s}"))
     anim = bench_animation(repeats)
     print(f"set_time, pier + 4 animated spheres ({anim['triangles']} triangles): {anim['set_time_ms']:.2f} ms, of "
           f"which the embree update {anim.get('embree_update_ms', float('nan')):.3f} ms")

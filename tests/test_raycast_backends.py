@@ -358,3 +358,70 @@ def test_ray_through_a_shared_edge_does_not_slip_through() -> None:
     assert a["face"][0] >= 0 and b["face"][0] >= 0
     assert b["distance"][0] == pytest.approx(a["distance"][0], abs=1e-5)
     assert b["object"][0] == a["object"][0]
+
+
+@embree
+def test_flat_records_hold_the_world_triangles_warp_normals_faces_and_objects() -> None:
+    """The moving scene flattens only the wall (the boxes share a mesh, the door is animated): two 64-byte records,
+    by hand: the wall quad's corners (5, +-20, +-20), its unit normal (-1, 0, 0) (cross(b - a, c - a) =
+    (-1600, 0, 0)), the wall's two world faces and its node id, then two zero words."""
+    e = _moving_scene("embree")
+    e.backend.build()
+    assert e.backend.flat_triangles == 2
+    rec = e.backend.flat_records.numpy().reshape(-1, 16)
+    assert rec.shape == (2, 16)
+    wall = [n.path for n in e.nodes].index("/World/wall")
+    first = next(s.face_offset for s in e.geometry.slots if s.node.path == "/World/wall")
+    np.testing.assert_array_equal(rec[0, :9], [5, 20, -20, 5, -20, -20, 5, -20, 20])
+    np.testing.assert_array_equal(rec[1, :9], [5, 20, -20, 5, -20, 20, 5, 20, 20])
+    np.testing.assert_array_equal(rec[:, 9:12], [[-1, 0, 0], [-1, 0, 0]])
+    np.testing.assert_array_equal(rec[:, 12:14].view(np.int32), [[first, wall], [first + 1, wall]])
+    np.testing.assert_array_equal(rec[:, 14:], 0.0)
+
+
+@embree
+def test_traverse_only_finds_the_casts_hits(wall_scene: Scene) -> None:
+    """The benchmark's traversal-only path (no post-pass) hits what the cast hits: rays along +x from x = 0 meet the
+    wall at exactly 5 m, random rays at the cast's distance within float rounding, on the same triangle (the wall
+    is flattened whole, so Embree's primitive id is the world face)."""
+    e = Scene(list(wall_scene.nodes), raycast_backend="embree")
+    rng = np.random.default_rng(5)
+    n = 5003
+    origins = rng.uniform(-1.0, 1.0, (n, 3))
+    dirs = rng.normal(size=(n, 3))
+    origins[::7] = np.column_stack([np.zeros(len(origins[::7])), rng.uniform(-15, 15, (len(origins[::7]), 2))])
+    dirs[::7] = [1.0, 0.0, 0.0]
+    with wp.ScopedDevice("cpu"):
+        o = wp.array(origins.astype(np.float32), dtype=wp.vec3)
+        d = wp.array(dirs.astype(np.float32), dtype=wp.vec3)
+        r = wp.array([100.0], dtype=wp.float32)
+        out = RaycastResult(wp.empty(n, dtype=wp.float32), wp.empty(n, dtype=wp.vec3), wp.empty(n, dtype=wp.int32),
+                            wp.empty(n, dtype=wp.int32))
+        distance, prim = wp.empty(n, dtype=wp.float32), wp.empty(n, dtype=wp.int32)
+    e.raycast_into(o, d, r, out)
+    e.backend.traverse_only(o, d, r, distance, prim)
+    cast, t, p = out.numpy(), distance.numpy(), prim.numpy()
+    hit = cast["face"] >= 0
+    assert hit.sum() > n // 4
+    np.testing.assert_array_equal(p >= 0, hit)
+    assert np.all(np.isinf(t[~hit]))
+    np.testing.assert_array_equal(t[::7], 5.0)
+    np.testing.assert_allclose(t[hit], cast["distance"][hit], rtol=1e-5)
+    same = p[hit] == cast["face"][hit]
+    assert same.sum() >= hit.sum() - 2  # edge ties on the diagonal aside
+
+
+@embree
+def test_hit_records_refused_when_memory_is_short(monkeypatch: pytest.MonkeyPatch, wall_scene: Scene) -> None:
+    """The flattened wall's two 64-byte records (128 bytes) do not fit in 100 bytes of free memory: a ConfigError
+    naming the records and the way out, before Embree builds anything."""
+    import oceansim_py.runtime as runtime
+
+    e = Scene(list(wall_scene.nodes), raycast_backend="embree")
+    monkeypatch.setattr(runtime, "available_memory_bytes", lambda device: 100)
+    with pytest.raises(ConfigError, match="Embree hit records.*raycast_backend='warp'"):
+        e.backend.build()
+    assert not e.backend.built
+    monkeypatch.setattr(runtime, "available_memory_bytes", lambda device: 1 << 30)
+    e.backend.build()
+    assert e.backend.flat_records.shape == (32,)

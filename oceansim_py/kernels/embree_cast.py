@@ -1,9 +1,9 @@
 """Batch ray cast through Intel Embree 4 on the CPU (the ``embree`` ray-cast backend, ``oceansim_py.raycast``).
 
-One kernel element casts a packet of :data:`PACKET` consecutive rays with Embree's ``rtcIntersect8`` (native on
-AVX2 CPUs, emulated by narrower packets elsewhere), called through its address from a native snippet that also
-prepares the rays and resolves the hits, so that no per-ray work runs outside one tight C++ loop. It writes the
-outputs of ``raycast_kernel`` with its conventions:
+One kernel element casts :data:`PACKETS` packets of :data:`PACKET` consecutive rays, each with Embree's
+``rtcIntersect8``, called through its address from a native snippet that also prepares the rays and resolves the
+hits, so that no per-ray work runs outside one tight C++ loop. It writes the outputs of ``raycast_kernel`` with its
+conventions:
 
 - the ray: a zero or non-finite direction, a non-finite origin or a max_range that is not > 0 is a miss; the
   direction is cast as ``kernels.raycast.cast_direction`` gives it (the same float operations);
@@ -12,37 +12,74 @@ outputs of ``raycast_kernel`` with its conventions:
 - distance: Warp's own ray/triangle test (``wp::intersect_ray_tri_woop``, the one inside ``wp.mesh_query_ray``)
   re-evaluated on the triangle Embree found, so that it equals the ``warp`` backend's distance bit for bit whenever
   both find the same triangle (they differ only at edge ties); where that test misses by a rounding, Embree's
-  ``t``. The eight lanes run it without branches, in lock step;
-- the triangle: ``face = top_face_offset[top] + prim`` for an instanced mesh (``top``: Embree's instance id), or
-  ``face = flat_faces[prim]`` for the one flattened geometry (top id 0; ``face = prim`` when ``flat_faces`` is
-  empty, i.e. it holds every world triangle); ``obj = face_object[face]``;
-- the normal: that world triangle's unit geometric normal turned to face the ray, computed from the world points
-  with the operations (and so the roundings) of the ``warp`` backend: bit for bit its normal for the same face.
+  ``t``;
+- the triangle: for the flattened geometry (Embree top id 0) the record ``flat_records[prim]`` (see
+  :data:`RECORD`) gives the world face, its object and its vertices; for an instance (top id ``k >= 1``)
+  ``face = top_face_offset[k] + prim``, ``obj = face_object[face]`` and the vertices come from the world points;
+- the normal: that world triangle's unit geometric normal turned to face the ray, with the operations (and so the
+  roundings) of the ``warp`` backend: bit for bit its normal for the same face.
 
-Packets never straddle launch chunks (a chunk is a whole number of packets), so a cast gives the same bytes on any
+Why it is written this way (measured on a 2-core AMD EPYC with AVX2 and no AVX-512, Embree 4.4 from the embreex
+wheel, per CPU second of one thread against Warp's BVH in the same run, fan and random rays on tank, pier, wreck,
+harbour and a 1 M-triangle seabed, two runs of 300 k rays):
+
+- ``rtcIntersect8``: the same rays through Embree alone (no post-pass) with each API, relative to
+  ``rtcIntersect8``: ``rtcIntersect1`` in a loop median 0.97 (0.77 on the instanced harbour to 1.15 on one seabed
+  fan run), ``rtcIntersect4`` 0.99 (0.90-1.12), ``rtcIntersect16`` 0.87 (0.71-1.05; 16-wide is emulated on AVX2).
+  No width was consistently faster than 8; single rays lose most where instances add a second BVH level.
+  ``RTC_RAY_QUERY_FLAG_COHERENT`` was no faster, even for sonar fans.
+- Embree's traversal is most of the time. The rest was a median 27 % of the cast (10-44 %) before this layout; a
+  profile showed ~40 % of it in the scalar ray set-up, most of the remainder in cache misses on the triangle
+  gathers (``indices -> points``, ``face_object``), then the per-ray normal's square roots and divisions and the
+  stores of the results stalling on their cache lines. Now the set-up runs the eight lanes in lock step
+  (vectorised; the divisions of a non-unit direction only in a packet that has one), the flattened geometry's
+  triangles are read from one 64-byte record each (vertices, the warp backend's unit normal computed once at
+  build, face and object: one cache line instead of five), the record of each hit is prefetched as soon as Embree
+  returns, while the element's second packet is traversed, Warp's ray test runs in lock step, an instanced hit's
+  normal is computed only in a packet that has one, and the inputs and outputs 64 rays ahead are prefetched (the
+  outputs for writing). The rest is now a median 15 % of the cast (0-27 %), the cast a median 1.15x faster
+  (1.06-1.35x), and the results are the same bytes.
+
+Packets never straddle launch chunks (a chunk is a whole number of elements), so a cast gives the same bytes on any
 number of threads. Warp launches CPU kernels from the engine's thread pool with the GIL released, so casts use all
 cores.
 
-The snippet is C++ for the host; built for CUDA (every kernel module must build there) it compiles to nothing, and
-the Embree backend refuses CUDA scenes before launching.
+:func:`embree_traversal_kernel` is the same ray set-up and ``rtcIntersect8`` calls without the post-pass (Embree's
+``t`` and primitive id only): ``benchmarks/raycast.py`` times it as the ceiling, Embree's own traversal speed.
+
+The snippets are C++ for the host; built for CUDA (every kernel module must build there) they compile to nothing,
+and the Embree backend refuses CUDA scenes before launching.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
-#: Rays per kernel element: one ``rtcIntersect8`` packet.
-PACKET = wp.constant(8)
+#: Rays per ``rtcIntersect8`` packet.
+PACKET = 8
+
+#: Packets per kernel element: the records of the first packet's hits are prefetched while the second is traversed
+#: (1, 2 and 4 measured within noise of one another; 2 hides the prefetch latency without a larger stack frame).
+PACKETS = 2
+
+#: Rays per kernel element.
+RAYS_PER_ELEMENT = wp.constant(PACKET * PACKETS)
+
+#: Float32 words per flattened-geometry record, one 64-byte cache line: vertices a, b, c (0-8), the warp backend's
+#: unit normal ``normalize(normalize(cross(b - a, c - a)))`` (9-11), the world face (12) and its object (13) as
+#: int32 bits, two zero words.
+RECORD = 16
 
 #: ``RTCRayQueryFlags`` for the packet cast: ``RTC_RAY_QUERY_FLAG_INCOHERENT`` (measured: ``_COHERENT`` is no faster,
 #: even for sonar fans).
 QUERY_INCOHERENT = 0
 
-#: The packet cast. ``OceansimRTCRayHit8`` is Embree 4's ``RTCRayHit8`` (``rtcore_ray.h``, structure of arrays,
-#: 32-byte aligned): the ray, then the hit, whose ``instID[0]`` follows ``geomID`` whatever
-#: ``RTC_MAX_INSTANCE_LEVEL_COUNT``; the tail leaves room for deeper instance stacks and ``instPrimID``.
-#: ``OceansimRTCIntersectArguments`` is ``RTCIntersectArguments`` (a null context: Embree's default one).
-_CAST8 = r"""
+# Embree 4's RTCRayHit8 (rtcore_ray.h, structure of arrays, 32-byte aligned): the ray, then the hit, whose instID[0]
+# follows geomID whatever RTC_MAX_INSTANCE_LEVEL_COUNT; the tail leaves room for deeper instance stacks and
+# instPrimID. OceansimRTCIntersectArguments is RTCIntersectArguments (a null context: Embree's default one).
+# Then the rays of each packet are read, checked and cast; what follows (in the loop over packets) uses its hits.
+# @STATE@: the variant's own declarations; @PREFETCH_OUTPUTS@: its outputs' prefetch (for writing), as far ahead.
+_CAST_PACKETS = r"""
 #if defined(__CUDA_ARCH__)
     return 0;
 #else
@@ -62,201 +99,378 @@ _CAST8 = r"""
         float min_width_distance_factor;
     };
     typedef void (*oceansim_rtc_intersect8)(const int*, void*, OceansimRTCRayHit8*, OceansimRTCIntersectArguments*);
-    OceansimRTCRayHit8 rh;
-    alignas(32) int valid[8];
-    float range[8];
-    int active = 0;
-    for (int k = 0; k < 8; ++k) {
-        const int i = i0 + k;
-        valid[k] = 0;
-        rh.org_x[k] = 0.0f; rh.org_y[k] = 0.0f; rh.org_z[k] = 0.0f; rh.tnear[k] = 0.0f;
-        rh.dir_x[k] = 1.0f; rh.dir_y[k] = 0.0f; rh.dir_z[k] = 0.0f; rh.time[k] = 0.0f; rh.tfar[k] = -1.0f;
-        rh.mask[k] = 0xFFFFFFFFu; rh.id[k] = 0u; rh.flags[k] = 0u;
-        rh.primID[k] = 0xFFFFFFFFu; rh.geomID[k] = 0xFFFFFFFFu; rh.instID[0][k] = 0xFFFFFFFFu;
-        if (i >= n) {
-            continue;
+    constexpr int NP = @PACKETS@;
+    constexpr int AHEAD = 64;  // rays ahead whose inputs are prefetched
+    OceansimRTCIntersectArguments args;
+    args.flags = query_flags;
+    args.feature_mask = 0xFFFFFFFFu;
+    args.context = nullptr;
+    args.filter = nullptr;
+    args.intersect = nullptr;
+    args.min_width_distance_factor = 0.0f;
+    const int last = n - 1;
+    {
+        const int ahead = i0 + AHEAD < n ? i0 + AHEAD : last;
+        for (int j = 0; j < 8 * NP * 12; j += 64) {
+            __builtin_prefetch((const char*)&origins[ahead] + j);
+            __builtin_prefetch((const char*)&directions[ahead] + j);
         }
-        const wp::vec3 o = origins[i];
-        const wp::vec3 d = directions[i];
-        const float length = wp::length(d);
-        const float r = max_range.shape[0] > 1 ? max_range[i] : max_range[0];
-        range[k] = r;
-        if (!(length > 0.0f && __builtin_isfinite(length) && __builtin_isfinite(o[0]) && __builtin_isfinite(o[1])
-              && __builtin_isfinite(o[2]) && r > 0.0f)) {
-            continue;
-        }
-        // kernels.raycast.cast_direction
-        const wp::vec3 u = wp::abs(length - 1.0f) > unit_tolerance ? wp::div(d, length) : d;
-        // Embree accepts t <= tfar, Warp t < max_range: the float just below max_range makes them one test
-        float tfar = r;
-        if (__builtin_isfinite(r)) {
-            tfar = (float)((double)r * (1.0 - 1.0 / 16777216.0));
-        }
-        rh.org_x[k] = o[0]; rh.org_y[k] = o[1]; rh.org_z[k] = o[2];
-        rh.dir_x[k] = u[0]; rh.dir_y[k] = u[1]; rh.dir_z[k] = u[2];
-        rh.tfar[k] = tfar;
-        valid[k] = -1;
-        active = 1;
+        @PREFETCH_OUTPUTS@
     }
-    if (active) {
-        OceansimRTCIntersectArguments args;
-        args.flags = query_flags;
-        args.feature_mask = 0xFFFFFFFFu;
-        args.context = nullptr;
-        args.filter = nullptr;
-        args.intersect = nullptr;
-        args.min_width_distance_factor = 0.0f;
-        ((oceansim_rtc_intersect8)intersect8)(valid, (void*)rtc_scene, &rh, &args);
-    }
-    // Resolve the hits in two passes over the lanes. 1: the world triangle of each hit and Warp's ray/triangle
-    // test on it (wp::intersect_ray_tri_woop, the test inside wp.mesh_query_ray) written without branches, so the
-    // eight lanes run in lock step (vectorised) rather than mispredicting per ray; every operation is Warp's, in
-    // its order, so t is Warp's to the last bit. A lane where Warp's test takes its double-precision path (an
-    // edge function exactly 0) calls the function itself; one where Warp's test misses keeps Embree's t.
-    int fidx[8];
-    float ax[8], ay[8], az[8], bx[8], by[8], bz[8], cx[8], cy[8], cz[8], tw[8];
-    int hit[8], ok[8], exact[8];
-    for (int k = 0; k < 8; ++k) {
-        const int i = i0 + k;
-        hit[k] = i < n && valid[k] && rh.geomID[k] != 0xFFFFFFFFu;
-        fidx[k] = 0;
-        if (hit[k]) {
-            const unsigned int top = rh.instID[0][k] != 0xFFFFFFFFu ? rh.instID[0][k] : rh.geomID[k];
-            const int prim = (int)rh.primID[k];
-            fidx[k] = (top == 0u && flat_faces.shape[0] > 0) ? flat_faces[prim] : top_face_offset[top] + prim;
+    OceansimRTCRayHit8 rhs[NP];
+    alignas(32) int valids[NP][8];
+    float ranges[NP][8];
+    @STATE@
+    for (int p = 0; p < NP; ++p) {
+        OceansimRTCRayHit8& rh = rhs[p];
+        int* valid = valids[p];
+        float* range = ranges[p];
+        const int b0 = i0 + 8 * p;
+        float ox[8], oy[8], oz[8], dx[8], dy[8], dz[8];
+        for (int k = 0; k < 8; ++k) {
+            const int i = b0 + k < n ? b0 + k : last;
+            const wp::vec3 o = origins[i];
+            const wp::vec3 d = directions[i];
+            ox[k] = o[0]; oy[k] = o[1]; oz[k] = o[2];
+            dx[k] = d[0]; dy[k] = d[1]; dz[k] = d[2];
+            range[k] = max_range.shape[0] > 1 ? max_range[i] : max_range[0];
         }
-        wp::vec3 a(0.0f, 0.0f, 0.0f), b(1.0f, 0.0f, 0.0f), c(0.0f, 1.0f, 0.0f);
-        if (hit[k]) {
-            a = points[indices[3 * fidx[k]]];
-            b = points[indices[3 * fidx[k] + 1]];
-            c = points[indices[3 * fidx[k] + 2]];
+        // the eight lanes in lock step: wp::length, the validity test, kernels.raycast.cast_direction (wp::div:
+        // each component over the length) and tfar (Embree accepts t <= tfar, Warp t < max_range: the float just
+        // below max_range makes them one test)
+        float length[8];
+        int scale[8], rescale = 0;
+        for (int k = 0; k < 8; ++k) {
+            length[k] = wp::sqrt(dx[k] * dx[k] + dy[k] * dy[k] + dz[k] * dz[k]);
+            scale[k] = wp::abs(length[k] - 1.0f) > unit_tolerance;
+            rescale |= scale[k];
         }
-        ax[k] = a[0]; ay[k] = a[1]; az[k] = a[2];
-        bx[k] = b[0]; by[k] = b[1]; bz[k] = b[2];
-        cx[k] = c[0]; cy[k] = c[1]; cz[k] = c[2];
-    }
-    for (int k = 0; k < 8; ++k) {
-        const float dx = rh.dir_x[k], dy = rh.dir_y[k], dz = rh.dir_z[k];
-        // max_dim (longest_axis of the absolute values: the first of equal ones)
-        const float adx = wp::abs(dx), ady = wp::abs(dy), adz = wp::abs(dz);
-        int kz = ady > adx ? 1 : 0;
-        const float lmax = ady > adx ? ady : adx;
-        kz = adz > lmax ? 2 : kz;
-        int kx = kz == 2 ? 0 : kz + 1;
-        int ky = kx == 2 ? 0 : kx + 1;
-        const float dkz = kz == 0 ? dx : (kz == 1 ? dy : dz);
-        const int swap = dkz < 0.0f;
-        const int kx2 = swap ? ky : kx;
-        ky = swap ? kx : ky;
-        kx = kx2;
-        const float dkx = kx == 0 ? dx : (kx == 1 ? dy : dz);
-        const float dky = ky == 0 ? dx : (ky == 1 ? dy : dz);
-        const float Sx = dkx / dkz;
-        const float Sy = dky / dkz;
-        const float Sz = 1.0f / dkz;
-        const float Ax_ = ax[k] - rh.org_x[k], Ay_ = ay[k] - rh.org_y[k], Az_ = az[k] - rh.org_z[k];
-        const float Bx_ = bx[k] - rh.org_x[k], By_ = by[k] - rh.org_y[k], Bz_ = bz[k] - rh.org_z[k];
-        const float Cx_ = cx[k] - rh.org_x[k], Cy_ = cy[k] - rh.org_y[k], Cz_ = cz[k] - rh.org_z[k];
-        const float Akx = kx == 0 ? Ax_ : (kx == 1 ? Ay_ : Az_);
-        const float Aky = ky == 0 ? Ax_ : (ky == 1 ? Ay_ : Az_);
-        const float Akz = kz == 0 ? Ax_ : (kz == 1 ? Ay_ : Az_);
-        const float Bkx = kx == 0 ? Bx_ : (kx == 1 ? By_ : Bz_);
-        const float Bky = ky == 0 ? Bx_ : (ky == 1 ? By_ : Bz_);
-        const float Bkz = kz == 0 ? Bx_ : (kz == 1 ? By_ : Bz_);
-        const float Ckx = kx == 0 ? Cx_ : (kx == 1 ? Cy_ : Cz_);
-        const float Cky = ky == 0 ? Cx_ : (ky == 1 ? Cy_ : Cz_);
-        const float Ckz = kz == 0 ? Cx_ : (kz == 1 ? Cy_ : Cz_);
-        const float Ax = Akx - Sx * Akz;
-        const float Ay = Aky - Sy * Akz;
-        const float Bx = Bkx - Sx * Bkz;
-        const float By = Bky - Sy * Bkz;
-        const float Cx = Ckx - Sx * Ckz;
-        const float Cy = Cky - Sy * Ckz;
-        const float U = wp::diff_product(Cx, By, Cy, Bx);
-        const float V = wp::diff_product(Ax, Cy, Ay, Cx);
-        const float W = wp::diff_product(Bx, Ay, By, Ax);
-        exact[k] = U == 0.0f || V == 0.0f || W == 0.0f;
-        const float det = U + V + W;
-        const float Az = Sz * Akz;
-        const float Bz = Sz * Bkz;
-        const float Cz = Sz * Ckz;
-        const float T = U * Az + V * Bz + W * Cz;
-        const int inside = !((U < 0.0f || V < 0.0f || W < 0.0f) && (U > 0.0f || V > 0.0f || W > 0.0f));
-        ok[k] = inside && det != 0.0f && !(wp::xorf(T, wp::sign_mask(det)) < 0.0f);
-        const float rcpDet = 1.0f / det;
-        tw[k] = T * rcpDet;
-    }
-    // 2: distances, normals, faces and objects
-    int hits = 0;
-    for (int k = 0; k < 8; ++k) {
-        const int i = i0 + k;
-        if (i >= n) {
-            break;
-        }
-        const wp::vec3 u(rh.dir_x[k], rh.dir_y[k], rh.dir_z[k]);
-        const wp::vec3 a(ax[k], ay[k], az[k]), b(bx[k], by[k], bz[k]), c(cx[k], cy[k], cz[k]);
-        float t = rh.tfar[k];
-        if (hit[k]) {
-            if (exact[k]) {
-                const wp::vec3 o(rh.org_x[k], rh.org_y[k], rh.org_z[k]);
-                float tt, bu, bv, sign;
-                if (wp::intersect_ray_tri_woop(o, u, a, b, c, tt, bu, bv, sign, nullptr)) {
-                    t = tt;
+        if (rescale) {  // a direction that is not unit: the divisions only then
+            for (int k = 0; k < 8; ++k) {
+                if (scale[k]) {
+                    dx[k] = dx[k] / length[k]; dy[k] = dy[k] / length[k]; dz[k] = dz[k] / length[k];
                 }
-            } else if (ok[k]) {
-                t = tw[k];
             }
         }
-        if (hit[k] && t > 0.0f && t < range[k]) {
-            const int f = fidx[k];
-            // wp.mesh_query_ray's normalised cross product, normalised again and turned by facing_normal: the
-            // warp backend's roundings, so the same last bit
-            wp::vec3 m = wp::normalize(wp::normalize(wp::cross(b - a, c - a)));
-            if (wp::dot(m, u) > 0.0f) {
-                m = -m;
+        int active = 0;
+        for (int k = 0; k < 8; ++k) {
+            const float r = range[k];
+            const int ok = (b0 + k < n) & (length[k] > 0.0f) & __builtin_isfinite(length[k])
+                           & __builtin_isfinite(ox[k]) & __builtin_isfinite(oy[k]) & __builtin_isfinite(oz[k])
+                           & (r > 0.0f);
+            const float ux = dx[k], uy = dy[k], uz = dz[k];
+            const float tfar = __builtin_isfinite(r) ? (float)((double)r * (1.0 - 1.0 / 16777216.0)) : r;
+            rh.org_x[k] = ok ? ox[k] : 0.0f; rh.org_y[k] = ok ? oy[k] : 0.0f; rh.org_z[k] = ok ? oz[k] : 0.0f;
+            rh.dir_x[k] = ok ? ux : 1.0f; rh.dir_y[k] = ok ? uy : 0.0f; rh.dir_z[k] = ok ? uz : 0.0f;
+            rh.tnear[k] = 0.0f; rh.time[k] = 0.0f; rh.tfar[k] = ok ? tfar : -1.0f;
+            rh.mask[k] = 0xFFFFFFFFu; rh.id[k] = 0u; rh.flags[k] = 0u;
+            rh.primID[k] = 0xFFFFFFFFu; rh.geomID[k] = 0xFFFFFFFFu; rh.instID[0][k] = 0xFFFFFFFFu;
+            valid[k] = ok ? -1 : 0;
+            active |= ok;
+        }
+        if (active) {
+            ((oceansim_rtc_intersect8)intersect8)(valid, (void*)rtc_scene, &rh, &args);
+        }
+"""
+
+# The full cast: right after each packet's cast, the record (flattened geometry) or the index row and object id
+# (instance) of each hit is located and prefetched; then, per packet, the instanced hits' vertices are gathered,
+# Warp's ray/triangle test and the facing normals run over the eight lanes in lock step (every operation Warp's, in
+# its order, so t and the normal are Warp's to the last bit; a lane where Warp's test takes its double-precision
+# path, an edge function exactly 0, calls the function itself; one where it misses keeps Embree's t), and the
+# outputs are written.
+_FULL = _CAST_PACKETS + r"""
+        for (int k = 0; k < 8; ++k) {
+            const int h = valid[k] && rh.geomID[k] != 0xFFFFFFFFu;
+            hits_[p][k] = h;
+            fidxs[p][k] = -1;
+            recs[p][k] = nullptr;
+            if (h) {
+                const unsigned int top = rh.instID[0][k] != 0xFFFFFFFFu ? rh.instID[0][k] : rh.geomID[k];
+                const int prim = (int)rh.primID[k];
+                if (top == 0u) {
+                    recs[p][k] = &flat_records[@RECORD@ * prim];
+                    __builtin_prefetch(recs[p][k]);
+                } else {
+                    fidxs[p][k] = top_face_offset[top] + prim;
+                    __builtin_prefetch(&indices[3 * fidxs[p][k]]);
+                    __builtin_prefetch(&face_object[fidxs[p][k]]);
+                }
             }
-            distance[i] = t;
-            normal[i] = m;
-            face[i] = f;
-            obj[i] = face_object[f];
-            ++hits;
-        } else {
-            distance[i] = INFINITY;
-            normal[i] = wp::vec3(0.0f, 0.0f, 0.0f);
-            face[i] = -1;
-            obj[i] = -1;
+        }
+    }
+    int hits = 0;
+    for (int p = 0; p < NP; ++p) {
+        const OceansimRTCRayHit8& rh = rhs[p];
+        const int* hit = hits_[p];
+        int* fidx = fidxs[p];
+        const float* const* rec = recs[p];
+        const int b0 = i0 + 8 * p;
+        int via[8], vib[8], vic[8];
+        for (int k = 0; k < 8; ++k) {
+            via[k] = 0; vib[k] = 0; vic[k] = 0;
+            if (fidx[k] >= 0) {
+                via[k] = indices[3 * fidx[k]]; vib[k] = indices[3 * fidx[k] + 1]; vic[k] = indices[3 * fidx[k] + 2];
+                __builtin_prefetch(&points[via[k]]);
+                __builtin_prefetch(&points[vib[k]]);
+                __builtin_prefetch(&points[vic[k]]);
+            }
+        }
+        float ax[8], ay[8], az[8], bx[8], by[8], bz[8], cx[8], cy[8], cz[8], mx0[8], my0[8], mz0[8];
+        int fromrec[8], objid[8];
+        int instanced = 0;
+        for (int k = 0; k < 8; ++k) {
+            wp::vec3 a(0.0f, 0.0f, 0.0f), b(1.0f, 0.0f, 0.0f), c(0.0f, 1.0f, 0.0f), m(0.0f, 0.0f, 1.0f);
+            fromrec[k] = rec[k] != nullptr;
+            objid[k] = -1;
+            if (fromrec[k]) {
+                const float* r = rec[k];
+                a = wp::vec3(r[0], r[1], r[2]); b = wp::vec3(r[3], r[4], r[5]); c = wp::vec3(r[6], r[7], r[8]);
+                m = wp::vec3(r[9], r[10], r[11]);
+                fidx[k] = __builtin_bit_cast(int, r[12]);
+                objid[k] = __builtin_bit_cast(int, r[13]);
+            } else if (hit[k]) {
+                a = points[via[k]]; b = points[vib[k]]; c = points[vic[k]];
+                objid[k] = face_object[fidx[k]];
+                instanced = 1;
+            }
+            ax[k] = a[0]; ay[k] = a[1]; az[k] = a[2];
+            bx[k] = b[0]; by[k] = b[1]; bz[k] = b[2];
+            cx[k] = c[0]; cy[k] = c[1]; cz[k] = c[2];
+            mx0[k] = m[0]; my0[k] = m[1]; mz0[k] = m[2];
+        }
+        float tw[8], nx[8], ny[8], nz[8];
+        int ok[8], exact[8];
+        for (int k = 0; k < 8; ++k) {
+            // wp::intersect_ray_tri_woop without branches
+            const float dx = rh.dir_x[k], dy = rh.dir_y[k], dz = rh.dir_z[k];
+            const float adx = wp::abs(dx), ady = wp::abs(dy), adz = wp::abs(dz);
+            int kz = ady > adx ? 1 : 0;  // max_dim: longest_axis of the absolute values, the first of equal ones
+            const float lmax = ady > adx ? ady : adx;
+            kz = adz > lmax ? 2 : kz;
+            int kx = kz == 2 ? 0 : kz + 1;
+            int ky = kx == 2 ? 0 : kx + 1;
+            const float dkz = kz == 0 ? dx : (kz == 1 ? dy : dz);
+            const int swap = dkz < 0.0f;
+            const int kx2 = swap ? ky : kx;
+            ky = swap ? kx : ky;
+            kx = kx2;
+            const float dkx = kx == 0 ? dx : (kx == 1 ? dy : dz);
+            const float dky = ky == 0 ? dx : (ky == 1 ? dy : dz);
+            const float Sx = dkx / dkz;
+            const float Sy = dky / dkz;
+            const float Sz = 1.0f / dkz;
+            const float Ax_ = ax[k] - rh.org_x[k], Ay_ = ay[k] - rh.org_y[k], Az_ = az[k] - rh.org_z[k];
+            const float Bx_ = bx[k] - rh.org_x[k], By_ = by[k] - rh.org_y[k], Bz_ = bz[k] - rh.org_z[k];
+            const float Cx_ = cx[k] - rh.org_x[k], Cy_ = cy[k] - rh.org_y[k], Cz_ = cz[k] - rh.org_z[k];
+            const float Akx = kx == 0 ? Ax_ : (kx == 1 ? Ay_ : Az_);
+            const float Aky = ky == 0 ? Ax_ : (ky == 1 ? Ay_ : Az_);
+            const float Akz = kz == 0 ? Ax_ : (kz == 1 ? Ay_ : Az_);
+            const float Bkx = kx == 0 ? Bx_ : (kx == 1 ? By_ : Bz_);
+            const float Bky = ky == 0 ? Bx_ : (ky == 1 ? By_ : Bz_);
+            const float Bkz = kz == 0 ? Bx_ : (kz == 1 ? By_ : Bz_);
+            const float Ckx = kx == 0 ? Cx_ : (kx == 1 ? Cy_ : Cz_);
+            const float Cky = ky == 0 ? Cx_ : (ky == 1 ? Cy_ : Cz_);
+            const float Ckz = kz == 0 ? Cx_ : (kz == 1 ? Cy_ : Cz_);
+            const float Ax = Akx - Sx * Akz;
+            const float Ay = Aky - Sy * Akz;
+            const float Bx = Bkx - Sx * Bkz;
+            const float By = Bky - Sy * Bkz;
+            const float Cx = Ckx - Sx * Ckz;
+            const float Cy = Cky - Sy * Ckz;
+            const float U = wp::diff_product(Cx, By, Cy, Bx);
+            const float V = wp::diff_product(Ax, Cy, Ay, Cx);
+            const float W = wp::diff_product(Bx, Ay, By, Ax);
+            exact[k] = U == 0.0f || V == 0.0f || W == 0.0f;
+            const float det = U + V + W;
+            const float Az = Sz * Akz;
+            const float Bz = Sz * Bkz;
+            const float Cz = Sz * Ckz;
+            const float T = U * Az + V * Bz + W * Cz;
+            const int inside = !((U < 0.0f || V < 0.0f || W < 0.0f) && (U > 0.0f || V > 0.0f || W > 0.0f));
+            ok[k] = inside && det != 0.0f && !(wp::xorf(T, wp::sign_mask(det)) < 0.0f);
+            const float rcpDet = 1.0f / det;
+            tw[k] = T * rcpDet;
+            // the record's unit normal turned to face the ray
+            const float mx = mx0[k], my = my0[k], mz = mz0[k];
+            const int flip = mx * dx + my * dy + mz * dz > 0.0f;
+            nx[k] = flip ? -mx : mx; ny[k] = flip ? -my : my; nz[k] = flip ? -mz : mz;
+        }
+        if (instanced) {
+            // an instance's hit: wp.mesh_query_ray's normalised cross product normalised again
+            // (kernels.raycast.facing_normal), wp::normalize's operations written out, then turned to face the ray
+            for (int k = 0; k < 8; ++k) {
+                if (fromrec[k]) {
+                    continue;
+                }
+                const float ex = bx[k] - ax[k], ey = by[k] - ay[k], ez = bz[k] - az[k];
+                const float fx = cx[k] - ax[k], fy = cy[k] - ay[k], fz = cz[k] - az[k];
+                float mx = ey * fz - ez * fy, my = ez * fx - ex * fz, mz = ex * fy - ey * fx;
+                float l = wp::sqrt(mx * mx + my * my + mz * mz);
+                const int pos1 = l > 0.0f;
+                mx = pos1 ? mx / l : 0.0f; my = pos1 ? my / l : 0.0f; mz = pos1 ? mz / l : 0.0f;
+                l = wp::sqrt(mx * mx + my * my + mz * mz);
+                const int pos2 = l > 0.0f;
+                mx = pos2 ? mx / l : 0.0f; my = pos2 ? my / l : 0.0f; mz = pos2 ? mz / l : 0.0f;
+                const int flip = mx * rh.dir_x[k] + my * rh.dir_y[k] + mz * rh.dir_z[k] > 0.0f;
+                nx[k] = flip ? -mx : mx; ny[k] = flip ? -my : my; nz[k] = flip ? -mz : mz;
+            }
+        }
+        for (int k = 0; k < 8; ++k) {
+            const int i = b0 + k;
+            if (i >= n) {
+                break;
+            }
+            float t = rh.tfar[k];
+            if (hit[k]) {
+                if (exact[k]) {
+                    const wp::vec3 o(rh.org_x[k], rh.org_y[k], rh.org_z[k]);
+                    const wp::vec3 u(rh.dir_x[k], rh.dir_y[k], rh.dir_z[k]);
+                    const wp::vec3 a(ax[k], ay[k], az[k]), b(bx[k], by[k], bz[k]), c(cx[k], cy[k], cz[k]);
+                    float tt, bu, bv, sign;
+                    if (wp::intersect_ray_tri_woop(o, u, a, b, c, tt, bu, bv, sign, nullptr)) {
+                        t = tt;
+                    }
+                } else if (ok[k]) {
+                    t = tw[k];
+                }
+            }
+            if (hit[k] && t > 0.0f && t < ranges[p][k]) {
+                distance[i] = t;
+                normal[i] = wp::vec3(nx[k], ny[k], nz[k]);
+                face[i] = fidx[k];
+                obj[i] = objid[k];
+                ++hits;
+            } else {
+                distance[i] = INFINITY;
+                normal[i] = wp::vec3(0.0f, 0.0f, 0.0f);
+                face[i] = -1;
+                obj[i] = -1;
+            }
         }
     }
     return hits;
 #endif
 """
+# the outputs as far ahead, for writing: their cache lines are then owned before the stores reach them
+_PREFETCH_OUTPUTS = r"""__builtin_prefetch(&distance[ahead], 1);
+        __builtin_prefetch(&face[ahead], 1);
+        __builtin_prefetch(&obj[ahead], 1);
+        for (int j = 0; j < 8 * NP * 12; j += 64) {
+            __builtin_prefetch((const char*)&normal[ahead] + j, 1);
+        }"""
+_FULL = (_FULL.replace("@STATE@", "int hits_[NP][8], fidxs[NP][8];\n    const float* recs[NP][8];")
+         .replace("@PREFETCH_OUTPUTS@", _PREFETCH_OUTPUTS)
+         .replace("@PACKETS@", str(PACKETS)).replace("@RECORD@", str(RECORD)))
+
+# Traversal alone (the benchmark's ceiling): Embree's t and primitive id, no post-pass.
+_TRAVERSAL = _CAST_PACKETS + r"""
+        for (int k = 0; k < 8; ++k) {
+            const int i = b0 + k;
+            if (i >= n) {
+                break;
+            }
+            const int h = valid[k] && rh.geomID[k] != 0xFFFFFFFFu;
+            distance[i] = h ? rh.tfar[k] : INFINITY;
+            prim[i] = h ? (int)rh.primID[k] : -1;
+            hits += h;
+        }
+    }
+    return hits;
+#endif
+"""
+_TRAVERSAL = (_TRAVERSAL.replace("@STATE@", "int hits = 0;").replace("@PACKETS@", str(PACKETS))
+              .replace("@PREFETCH_OUTPUTS@", "__builtin_prefetch(&distance[ahead], 1);\n"
+                       "        __builtin_prefetch(&prim[ahead], 1);"))
+
+# One flattened-geometry record (RECORD): the normal with wp::normalize / wp::cross, the warp backend's operations.
+_RECORD_SNIPPET = r"""
+#if defined(__CUDA_ARCH__)
+    return;
+#else
+    const int f = faces[q];
+    const wp::vec3 a = points[indices[3 * f]];
+    const wp::vec3 b = points[indices[3 * f + 1]];
+    const wp::vec3 c = points[indices[3 * f + 2]];
+    const wp::vec3 m = wp::normalize(wp::normalize(wp::cross(b - a, c - a)));
+    float* r = &records[@RECORD@ * q];
+    r[0] = a[0]; r[1] = a[1]; r[2] = a[2];
+    r[3] = b[0]; r[4] = b[1]; r[5] = b[2];
+    r[6] = c[0]; r[7] = c[1]; r[8] = c[2];
+    r[9] = m[0]; r[10] = m[1]; r[11] = m[2];
+    r[12] = __builtin_bit_cast(float, f);
+    r[13] = __builtin_bit_cast(float, face_object[f]);
+    r[14] = 0.0f; r[15] = 0.0f;
+#endif
+""".replace("@RECORD@", str(RECORD))
 
 
-@wp.func_native(_CAST8)
-def embree_cast_packet(intersect8: wp.uint64, rtc_scene: wp.uint64, query_flags: int, unit_tolerance: float,
-                       i0: int, n: int, top_face_offset: wp.array(dtype=wp.int32),
-                       flat_faces: wp.array(dtype=wp.int32), points: wp.array(dtype=wp.vec3),
-                       indices: wp.array(dtype=wp.int32), face_object: wp.array(dtype=wp.int32),
-                       origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
-                       max_range: wp.array(dtype=wp.float32), distance: wp.array(dtype=wp.float32),
-                       normal: wp.array(dtype=wp.vec3), face: wp.array(dtype=wp.int32),
-                       obj: wp.array(dtype=wp.int32)) -> int:
-    """Cast rays ``i0 .. min(i0 + 8, n) - 1`` (see the snippet above) into the outputs; returns the hits."""
+@wp.func_native(_FULL)
+def embree_cast_element(intersect8: wp.uint64, rtc_scene: wp.uint64, query_flags: int, unit_tolerance: float,
+                        i0: int, n: int, top_face_offset: wp.array(dtype=wp.int32),
+                        flat_records: wp.array(dtype=wp.float32), points: wp.array(dtype=wp.vec3),
+                        indices: wp.array(dtype=wp.int32), face_object: wp.array(dtype=wp.int32),
+                        origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                        max_range: wp.array(dtype=wp.float32), distance: wp.array(dtype=wp.float32),
+                        normal: wp.array(dtype=wp.vec3), face: wp.array(dtype=wp.int32),
+                        obj: wp.array(dtype=wp.int32)) -> int:
+    """Cast rays ``i0 .. min(i0 + RAYS_PER_ELEMENT, n) - 1`` (see the snippet above) into the outputs; returns the
+    hits."""
+    ...
+
+
+@wp.func_native(_TRAVERSAL)
+def embree_traverse_element(intersect8: wp.uint64, rtc_scene: wp.uint64, query_flags: int, unit_tolerance: float,
+                            i0: int, n: int, origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                            max_range: wp.array(dtype=wp.float32), distance: wp.array(dtype=wp.float32),
+                            prim: wp.array(dtype=wp.int32)) -> int:
+    """Embree's traversal alone for rays ``i0 .. min(i0 + RAYS_PER_ELEMENT, n) - 1``; returns the hits."""
+    ...
+
+
+@wp.func_native(_RECORD_SNIPPET)
+def embree_write_record(q: int, faces: wp.array(dtype=wp.int32), points: wp.array(dtype=wp.vec3),
+                        indices: wp.array(dtype=wp.int32), face_object: wp.array(dtype=wp.int32),
+                        records: wp.array(dtype=wp.float32)):
+    """Write record ``q`` (:data:`RECORD`) of world face ``faces[q]``."""
     ...
 
 
 @wp.kernel
 def embree_raycast_kernel(intersect8: wp.uint64, rtc_scene: wp.uint64, query_flags: int, unit_tolerance: float,
-                          n: int, top_face_offset: wp.array(dtype=wp.int32), flat_faces: wp.array(dtype=wp.int32),
+                          n: int, top_face_offset: wp.array(dtype=wp.int32), flat_records: wp.array(dtype=wp.float32),
                           points: wp.array(dtype=wp.vec3), indices: wp.array(dtype=wp.int32),
                           face_object: wp.array(dtype=wp.int32), origins: wp.array(dtype=wp.vec3),
                           directions: wp.array(dtype=wp.vec3), max_range: wp.array(dtype=wp.float32),
                           distance: wp.array(dtype=wp.float32), normal: wp.array(dtype=wp.vec3),
                           face: wp.array(dtype=wp.int32), obj: wp.array(dtype=wp.int32), start: int):
-    """Batch ray cast of ``n`` rays, element p casting packet ``start + p`` (rays ``8 (start + p)`` on);
-    ``max_range`` has one value, or one per ray. Launch ``ceil(n / PACKET)`` elements. ``unit_tolerance``:
+    """Batch ray cast of ``n`` rays, element e casting rays ``RAYS_PER_ELEMENT * (start + e)`` on; ``max_range``
+    has one value, or one per ray. Launch ``ceil(n / RAYS_PER_ELEMENT)`` elements. ``flat_records``: one
+    :data:`RECORD` per triangle of the flattened geometry, in Embree's primitive order. ``unit_tolerance``:
     ``kernels.raycast.UNIT_TOLERANCE``; ``query_flags``: ``RTCRayQueryFlags`` (``QUERY_INCOHERENT``)."""
-    p = wp.tid() + start
-    embree_cast_packet(intersect8, rtc_scene, query_flags, unit_tolerance, p * PACKET, n, top_face_offset,
-                       flat_faces, points, indices, face_object, origins, directions, max_range, distance, normal,
-                       face, obj)
+    e = wp.tid() + start
+    embree_cast_element(intersect8, rtc_scene, query_flags, unit_tolerance, e * RAYS_PER_ELEMENT, n, top_face_offset,
+                        flat_records, points, indices, face_object, origins, directions, max_range, distance, normal,
+                        face, obj)
+
+
+@wp.kernel
+def embree_traversal_kernel(intersect8: wp.uint64, rtc_scene: wp.uint64, query_flags: int, unit_tolerance: float,
+                            n: int, origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                            max_range: wp.array(dtype=wp.float32), distance: wp.array(dtype=wp.float32),
+                            prim: wp.array(dtype=wp.int32), start: int):
+    """Benchmark only: the rays of :func:`embree_raycast_kernel` through Embree with no post-pass (``distance``:
+    Embree's ``t`` or ``inf``; ``prim``: Embree's primitive id or -1). Launch as that kernel."""
+    e = wp.tid() + start
+    embree_traverse_element(intersect8, rtc_scene, query_flags, unit_tolerance, e * RAYS_PER_ELEMENT, n, origins,
+                            directions, max_range, distance, prim)
+
+
+@wp.kernel
+def embree_records_kernel(faces: wp.array(dtype=wp.int32), points: wp.array(dtype=wp.vec3),
+                          indices: wp.array(dtype=wp.int32), face_object: wp.array(dtype=wp.int32),
+                          records: wp.array(dtype=wp.float32)):
+    """Records (:data:`RECORD`) of the world faces ``faces`` (the flattened geometry, in Embree's primitive order)
+    into ``records`` (``RECORD * len(faces)`` floats)."""
+    q = wp.tid()
+    embree_write_record(q, faces, points, indices, face_object, records)

@@ -26,12 +26,38 @@ identity instance (exact: the identity transform leaves rays unchanged), so that
 BVH over the instances.
 
 Top-level geometry id 0 is the flattened geometry; instance ``k >= 1`` is ``MeshSlot`` ``instanced[k - 1]`` (the
-sea surface's identity instance comes last among them).
-The kernel (``embree_raycast_kernel``) casts packets of eight rays (``rtcIntersect8``), turns Embree's (top id,
-primitive) into the world triangle index, takes the distance and normal from the world triangle (exactly as the
+sea surface's identity instance comes last among them). Each triangle of the flattened geometry also gets a
+64-byte record (``flat_records``, in Embree's primitive order; :data:`oceansim_py.kernels.embree_cast.RECORD`): its
+world vertices, the ``warp`` backend's unit normal (computed once, with Warp's operations), its world face and its
+object, so that resolving a hit reads one cache line instead of the index row, three vertices and the object id
+(64 bytes per flattened triangle: 64 MB for the 1 M-triangle seabed).
+
+The kernel (``embree_raycast_kernel``) casts packets of eight rays (``rtcIntersect8``), two per kernel element,
+turns Embree's (top id, primitive) into the world triangle, takes the distance and normal from it (exactly as the
 ``warp`` backend) and runs from the engine's launch thread pool: Warp CPU launches release the GIL, so the cast
 scales over cores. Rays and results are the caller's Warp arrays, read and written in place: nothing is copied per
-cast.
+cast. Why ``rtcIntersect8`` and this layout: :mod:`oceansim_py.kernels.embree_cast`.
+
+Scene options, measured on this project's 2-core AVX2 machine (traversal alone, per CPU second against Warp's BVH,
+fan and random rays on tank, wreck and the 1 M-triangle seabed, ``benchmarks/raycast.py``):
+
+- robust mode (``RTC_SCENE_FLAG_ROBUST``) stays: without it traversal is 15-30 % faster, but a ray through a
+  shared edge can slip between the two triangles (a hit the ``warp`` backend finds is lost);
+- ``RTC_SCENE_FLAG_COMPACT`` is 15-25 % slower (indexed triangles in the leaves); not set;
+- build quality: high (spatial splits) and medium were within run-to-run noise of each other, low 10-45 % slower;
+  high is kept up to :data:`HIGH_QUALITY_TRIANGLES`, where medium's faster, leaner build takes over;
+- flattening vs instancing: the built-in tank, pier, wreck and the seabed have no shared or animated mesh, so they
+  are one flattened geometry in one BVH already. The same geometry under an identity instance (the layout of a
+  scene with animated nodes or a sea surface) traversed a median 4 % slower (-20 % to +13 % over the runs);
+- the top level with instances (harbour: 28 k flattened triangles and the 131 k-triangle sea surface): the
+  flattened triangles directly in the top-level scene next to the sea's instance traversed no faster (fan 0.92x,
+  random 1.02x the identity-instance layout) and made each frame's update 9.6 ms instead of 2.6 ms (the top-level
+  commit then rebuilds over the flattened triangles), so they stay under their own identity instance;
+- flush-to-zero / denormals-are-zero around the cast (Embree's start-up advice) made no measurable difference.
+- Embree's device options: ``hugepages=1`` no difference; ``tri_accel=bvh4.triangle4v`` (4-wide BVH) 10-25 %
+  slower, ``isa=avx`` 5-10 % slower; ``tri_accel=bvh8.triangle4`` 10-25 % faster but it is the non-robust
+  Moeller-Trumbore leaf test whatever the scene flag (robust mode needs the ``triangle4v`` leaves' Pluecker test):
+  rejected with non-robust mode. The default device (``bvh8.triangle4v``, AVX2) is kept.
 """
 
 from __future__ import annotations
@@ -45,11 +71,12 @@ import numpy as np
 import warp as wp
 
 from oceansim_py.errors import ConfigError
-from oceansim_py.kernels.embree_cast import PACKET, QUERY_INCOHERENT, embree_raycast_kernel
+from oceansim_py.kernels.embree_cast import (QUERY_INCOHERENT, RAYS_PER_ELEMENT, RECORD, embree_raycast_kernel,
+                                             embree_records_kernel, embree_traversal_kernel)
 from oceansim_py.kernels.raycast import UNIT_TOLERANCE
 from oceansim_py.raycast import rtcore as rtc
 from oceansim_py.raycast.warp_backend import WarpBackend
-from oceansim_py.runtime import MIN_CHUNK, launch_1d
+from oceansim_py.runtime import MIN_CHUNK, check_memory, launch_1d
 
 if TYPE_CHECKING:
     from oceansim_py.scene.geometry import MeshSlot, WorldGeometry
@@ -113,10 +140,13 @@ class EmbreeBackend:
                                             and (s.node.track is not None or uses[id(s.node.mesh)] > 1)]
         flat = [s for s in geometry.slots if id(s) not in sea_slots
                 and not (s.node.track is not None or uses[id(s.node.mesh)] > 1)]
+        check_memory(4 * RECORD * sum(len(s.triangles) for s in flat), geometry.device,
+                     f"the Embree hit records of {source} (64 bytes per flattened triangle)",
+                     "cast this scene with raycast_backend='warp'")
 
         animated = any(s.node.track is not None for s in self.instanced) or bool(sea_slots)
         self.scene = self._new_scene(rtc.RTC_SCENE_FLAG_DYNAMIC if animated else 0)
-        flat_faces = np.zeros(0, dtype=np.int32)
+        faces = np.zeros(0, dtype=np.int32)
         if flat:
             faces = np.concatenate([np.arange(s.face_offset, s.face_offset + len(s.triangles), dtype=np.int32)
                                     for s in flat])
@@ -134,8 +164,6 @@ class EmbreeBackend:
                 lib.lib.rtcCommitScene(holder)
                 lib.check(f"build the BVH of the static geometry of {source}")
                 self._attach_instance(holder, np.eye(4), FLAT_GEOMETRY_ID)
-            if len(flat) < len(geometry.slots):
-                flat_faces = faces
         self.prototypes = 0
         self._instances: list[int] = []
         prototypes: dict[tuple[int, bytes], int] = {}
@@ -170,7 +198,11 @@ class EmbreeBackend:
                           if s.node.track is not None]
         with wp.ScopedDevice(geometry.device):
             self.top_face_offset = wp.array(offsets, dtype=wp.int32)
-            self.flat_faces = wp.array(flat_faces, dtype=wp.int32)
+            self.flat_records = wp.empty(max(1, len(faces)) * RECORD, dtype=wp.float32)
+            if len(faces):
+                wp.launch(embree_records_kernel, dim=len(faces),
+                          inputs=[wp.array(faces, dtype=wp.int32), geometry.points, geometry.indices,
+                                  geometry.face_object, self.flat_records])
         self.flat_triangles = sum(len(s.triangles) for s in flat)
         self.build_seconds = time.perf_counter() - t0
         self.built = True
@@ -241,11 +273,22 @@ class EmbreeBackend:
             self.build()
         g = self.geometry
         n = origins.shape[0]
-        launch_1d(embree_raycast_kernel, (n + PACKET - 1) // PACKET,
+        launch_1d(embree_raycast_kernel, (n + RAYS_PER_ELEMENT - 1) // RAYS_PER_ELEMENT,
                   [self.lib.intersect8_address, self.scene, QUERY_INCOHERENT, float(UNIT_TOLERANCE), n,
-                   self.top_face_offset, self.flat_faces, g.points, g.indices, g.face_object, origins, directions,
+                   self.top_face_offset, self.flat_records, g.points, g.indices, g.face_object, origins, directions,
                    max_range, out.distance, out.normal, out.face, out.obj], g.device, threads=threads,
-                  min_chunk=MIN_CHUNK // PACKET)
+                  min_chunk=MIN_CHUNK // RAYS_PER_ELEMENT)
+
+    def traverse_only(self, origins: wp.array, directions: wp.array, max_range: wp.array, distance: wp.array,
+                      prim: wp.array, threads: int | None = None) -> None:
+        """Benchmark only: the rays of :meth:`cast` through Embree's traversal with no post-pass (``distance``:
+        Embree's own ``t`` or ``inf``; ``prim``: Embree's primitive id or -1), the ceiling of the cast's speed."""
+        self.build()
+        n = origins.shape[0]
+        launch_1d(embree_traversal_kernel, (n + RAYS_PER_ELEMENT - 1) // RAYS_PER_ELEMENT,
+                  [self.lib.intersect8_address, self.scene, QUERY_INCOHERENT, float(UNIT_TOLERANCE), n, origins,
+                   directions, max_range, distance, prim], self.geometry.device, threads=threads,
+                  min_chunk=MIN_CHUNK // RAYS_PER_ELEMENT)
 
     def describe(self) -> str:
         if not self.built:
