@@ -38,6 +38,8 @@ from oceansim_py.kernels.imaging_sonar import range_cell
 from oceansim_py.kernels.random import pcg_hash, stream_key
 from oceansim_py.kernels.raycast import RayHit, load_hit
 
+wp.set_module_options({"enable_backward": False})
+
 #: Random stream ids (kernels/random.py) of the device chain, beyond those of the peer models.
 STREAM_JITTER = wp.constant(21)
 STREAM_PHASE = wp.constant(22)
@@ -497,8 +499,172 @@ def receive(f: wp.vec2, variance: float, g: float, h: wp.uint32,
     return detected * g
 
 
+#: Bins per block of :func:`receiver_row` (a block's point spread and noise are computed lane by lane).
+RECEIVER_BLOCK = 16
+
+_RECEIVER_ROW = r"""
+    // One receiver row (see receiver_row's docstring). Blocks of B bins: every step is a loop over the block's
+    // lanes with no branch, so the compiler vectorises it; the arithmetic is that of receive / unit_exponential /
+    // complex_noise written as separate statements (no contraction the Warp functions do not have), so every bin's
+    // value is the one of the bin-by-bin functions, bit for bit.
+    const int B = @BLOCK@;
+    const int n = n_channels;
+    const int half = (taps.shape[0] - 1) / 2;
+    const int taps_n = 2 * half + 1;
+    const unsigned int ukey = (unsigned int)key;
+    const unsigned int first = (unsigned int)(r * n);
+    const float* tap = (const float*)taps.data;
+    const float* tab = (const float*)exp_table.data;
+    const float* ph = (const float*)phasors.data;
+    float* fin = (float*)&wp::index(field_in, b, r, 0);
+    float* pin = &wp::index(power_in, b, r, 0);
+    float* out_i = &wp::index(intensity, b, r, 0);
+    float* out_c = &wp::index(clean, b, r, 0);
+    int* out_h = &wp::index(hits, b, r, 0);
+    int* out_l = &wp::index(labels, b, r, 0);
+    const float background = reverb * g;
+    const float seg_scale = 1.0f / (float)(1u << @SEG_SHIFT@u);
+    float total = 0.0f;
+    for (int j0 = 0; j0 < n; j0 += B) {
+        const int cnt = n - j0 < B ? n - j0 : B;
+        unsigned int hh[B];
+        float ex[B];
+        for (int i = 0; i < B; ++i) {
+            // bin_state and unit_exponential's table segment (the tail is done exactly below)
+            unsigned int x = ukey ^ (first + (unsigned int)(j0 + i));
+            unsigned int st = x * 747796405u + 2891336453u;
+            unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
+            unsigned int h = (w >> 22u) ^ w;
+            hh[i] = h;
+            int seg = (int)(h >> @SEG_SHIFT@u);
+            seg = seg < @SEGMENTS@ - 1 ? seg : @SEGMENTS@ - 2;
+            const float frac = (float)(int)(h & @FRAC_MASK@u) * seg_scale;
+            const float a = tab[seg];
+            const float d = tab[seg + 1] - a;
+            const float fd = frac * d;
+            ex[i] = a + fd;
+        }
+        for (int i = 0; i < cnt; ++i) {
+            const unsigned int h = hh[i];
+            const int seg = (int)(h >> @SEG_SHIFT@u);
+            if (seg >= @SEGMENTS@ - @EXACT@) {
+                const float frac = (float)(int)(h & @FRAC_MASK@u) * seg_scale;
+                ex[i] = wp::log((float)@SEGMENTS@) - wp::log((float)(@SEGMENTS@ - seg) - frac);
+            }
+        }
+        if (echo == 0) {
+            for (int i = 0; i < cnt; ++i) {
+                float detected = 0.0f;
+                if (variance > 0.0f) {
+                    detected = variance * ex[i];
+                }
+                out_i[j0 + i] = detected * g;
+                out_c[j0 + i] = background;
+                out_h[j0 + i] = 0;
+                out_l[j0 + i] = -1;
+            }
+        } else {
+            float fx[B], fy[B], fp[B];
+            for (int i = 0; i < B; ++i) {
+                fx[i] = 0.0f;
+                fy[i] = 0.0f;
+                fp[i] = 0.0f;
+            }
+            // the bearing point spread, bin j = j0 + i summed over its taps t in ascending order (source
+            // j + t - half), skipped where every source of the block is zero (adding zeros changes nothing)
+            const int lo = j0 - half > 0 ? j0 - half : 0;
+            const int hi = j0 + cnt - 1 + half < n - 1 ? j0 + cnt - 1 + half : n - 1;
+            int any = 0;
+            for (int s = lo; s <= hi; ++s) {
+                any |= (fin[2 * s] != 0.0f) | (fin[2 * s + 1] != 0.0f) | (pin[s] != 0.0f);
+            }
+            if (any) {
+                for (int t = 0; t < taps_n; ++t) {
+                    const float h1 = tap[2 * t];
+                    const float h2 = tap[2 * t + 1];
+                    const int off = j0 + t - half;
+                    const int ilo = -off > 0 ? -off : 0;
+                    const int ihi = n - off < cnt ? n - off : cnt;
+                    for (int i = ilo; i < ihi; ++i) {
+                        const float tx = h1 * fin[2 * (off + i)];
+                        const float ty = h1 * fin[2 * (off + i) + 1];
+                        const float tp = h2 * pin[off + i];
+                        fx[i] = fx[i] + tx;
+                        fy[i] = fy[i] + ty;
+                        fp[i] = fp[i] + tp;
+                    }
+                }
+            }
+            for (int i = 0; i < cnt; ++i) {
+                const wp::vec2 f(fx[i], fy[i]);
+                float detected = wp::dot(f, f);
+                if (variance > 0.0f) {
+                    // complex_noise: amplitude sqrt(V E), phase from the top PHASOR_BITS bits of pcg(h)
+                    const unsigned int h = hh[i];
+                    unsigned int st = h * 747796405u + 2891336453u;
+                    unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
+                    const int k = (int)(((w >> 22u) ^ w) >> @PHASOR_SHIFT@u);
+                    const float ve = variance * ex[i];
+                    const float amplitude = wp::sqrt(ve);
+                    const wp::vec2 nz = amplitude * wp::vec2(ph[2 * k], ph[2 * k + 1]);
+                    const wp::vec2 fn = f + nz;
+                    const float dn = wp::dot(fn, fn);
+                    detected = detected == 0.0f ? ve : dn;
+                }
+                out_i[j0 + i] = detected * g;
+                const float pr = fp[i] + reverb;
+                out_c[j0 + i] = pr * g;
+            }
+            for (int i = 0; i < cnt; ++i) {
+                int& ph_ = wp::index(pre_hits, b, j0 + i, r);
+                int& pl_ = wp::index(pre_labels, b, j0 + i, r);
+                out_h[j0 + i] = ph_;
+                out_l[j0 + i] = pl_;
+                ph_ = 0;
+                pl_ = -1;
+            }
+        }
+        if (row_sums) {
+            for (int i = 0; i < cnt; ++i) {
+                total = total + out_i[j0 + i];
+            }
+        }
+    }
+    if (echo != 0) {
+        for (int s = 0; s < 2 * n; ++s) {
+            fin[s] = 0.0f;
+        }
+        for (int s = 0; s < n; ++s) {
+            pin[s] = 0.0f;
+        }
+    }
+    return total;
+"""
+for _name, _value in (("@BLOCK@", RECEIVER_BLOCK), ("@SEG_SHIFT@", 32 - int(EXP_TABLE_BITS)),
+                      ("@SEGMENTS@", 1 << int(EXP_TABLE_BITS)), ("@EXACT@", int(EXP_EXACT_SEGMENTS)),
+                      ("@FRAC_MASK@", (1 << (32 - int(EXP_TABLE_BITS))) - 1), ("@PHASOR_SHIFT@", 32 - int(PHASOR_BITS))):
+    _RECEIVER_ROW = _RECEIVER_ROW.replace(_name, str(_value))
+
+
+@wp.func_native(_RECEIVER_ROW)
+def receiver_row(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
+                 pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
+                 taps: wp.array(dtype=wp.vec2), exp_table: wp.array(dtype=wp.float32),
+                 phasors: wp.array(dtype=wp.vec2), intensity: wp.array3d(dtype=wp.float32),
+                 clean: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
+                 labels: wp.array3d(dtype=wp.int32), b: int, r: int, n_channels: int, echo: int,
+                 key: int, variance: float, reverb: float, g: float, row_sums: int) -> float:
+    """Row r of frame b of :func:`bearing_receiver_kernel` (``echo``: the row's row_echo flag; ``key``: the frame's noise stream key;
+    V = ``variance``, R(r) = ``reverb``, G(r) = ``g``): writes the row's four outputs (contiguous along the row) and
+    sets its scratch back to rest; returns the row's intensity summed in bin order if ``row_sums`` is 1, else 0.
+    The values are those of :func:`receive`, :func:`unit_exponential`, :func:`complex_noise` and
+    :func:`bin_state` bin by bin (the same operations in the same order), computed RECEIVER_BLOCK bins at a time in
+    branch-free steps (native code: Warp's generated code is scalar)."""
+    ...
+
+
 @wp.kernel
-def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.array(dtype=wp.float32),
+def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
                             pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
                             taps: wp.array(dtype=wp.vec2), n_range: int, n_channels: int, noise_intensity: float,
                             row_reverb: wp.array(dtype=wp.float32), seed: int, frame_index: int, sensor_id: int,
@@ -507,19 +673,21 @@ def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.arra
                             row_echo: wp.array2d(dtype=wp.int32), intensity: wp.array3d(dtype=wp.float32),
                             clean: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
                             labels: wp.array3d(dtype=wp.int32), row_sum: wp.array2d(dtype=wp.float32),
-                            row_block: int, block_step: int, start: int):
-    """Element (pose b, row r): the bearing point spread and the receiver in one pass over the row's bins j; writes
-    every bin of the row's four outputs once (no zero-fill needed) and the row's sum of ``intensity`` (in bin
-    order, for the automatic gain).
+                            row_sums: int, row_block: int, block_step: int, start: int):
+    """Element (pose b, row r): the bearing point spread and the receiver in one pass over the row's bins j
+    (:func:`receiver_row`); writes every bin of the row's four outputs once (no zero-fill needed) and, with
+    ``row_sums`` 1, the row's sum of ``intensity`` (in bin order, for the automatic gain; else 0). The four outputs
+    must be contiguous along their last axis (a row).
 
-    field_in, power_in: the row-major (B, n_range, n_channels) scratch images of :func:`footprint_bin_kernel`,
-    flattened; pre_hits, pre_labels: its channel-major (B, n_channels, n_range) hit counts and labels.
+    field_in, power_in: the row-major (B, n_range, >= n_channels) scratch images of :func:`footprint_bin_kernel`
+    (rows contiguous); pre_hits, pre_labels: its channel-major (B, n_channels, >= n_range) hit counts and labels.
     taps[m] = (h[m], h[m]^2).
     Point spread across channels (beams): f = sum_m h[m] field_in[r, j - m], p = sum_m h[m]^2 power_in[r, j - m]
-    over the taps m = -M..M (h symmetric; channels outside the image contribute nothing; one tap h = 1 for none);
-    a row that :func:`footprint_bin_kernel` did not write (``row_echo`` 0) has f = p = 0, hits 0 and label -1 and
-    skips it; a row it wrote has hits and labels from pre_hits, pre_labels, and field_in, power_in, pre_hits,
-    pre_labels and row_echo of the row are set back to rest (0, label -1) after reading.
+    over the taps m = -M..M (h symmetric; channels outside the image contribute nothing; one tap h = 1 for none),
+    each bin summed over its sources in ascending order; a row that :func:`footprint_bin_kernel` did not write
+    (``row_echo`` 0) has f = p = 0, hits 0 and label -1 and skips it; a row it wrote has hits and labels from
+    pre_hits, pre_labels, and field_in, power_in, pre_hits, pre_labels and row_echo of the row are set back to rest
+    (0, label -1) after reading.
     Receiver: intensity = |f + n|^2 G(r), clean = (p + R(r)) G(r). n is one circular complex Gaussian draw
     (exponential intensity) of variance V = noise_intensity + R(r): receiver noise (re 1 uPa^2) plus the volume
     reverberation R(r) = row_reverb[r] (its sonar-equation mean per sample through the point spread, per row on
@@ -542,94 +710,14 @@ def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.arra
     if r < n_blocks * row_block:
         k = r // row_block
         r = int((wp.int64(k) * wp.int64(block_step)) % wp.int64(n_blocks)) * row_block + (r - k * row_block)
-    half = (taps.shape[0] - 1) // 2
-    echo = row_echo[b, r]
     reverb = row_reverb[r]
-    variance = noise_intensity + reverb
-    g = row_gain[r]
     key = stream_key(seed, frame_index + b, sensor_id, STREAM_NOISE)
-    first = r * n_channels
-    row = (b * n_range + r) * n_channels
-    total = float(0.0)
-    if echo == 0:
-        background = reverb * g
-        for j in range(n_channels):
-            detected = float(0.0)
-            if variance > 0.0:
-                detected = variance * unit_exponential(bin_state(key, first + j), exp_table)
-            v = detected * g
-            intensity[b, r, j] = v
-            clean[b, r, j] = background
-            hits[b, r, j] = 0
-            labels[b, r, j] = -1
-            total = total + v
-    else:
-        # four neighbouring bins j0..j0 + 3 per pass, each summed over its own taps in ascending order (the result
-        # of one bin at a time, bit for bit), sharing the loads and overlapping the four sums; a pass whose window
-        # holds only zeros (counted as the window slides: ``nonzero`` sources in [seen_lo, seen_hi]) skips them
-        seen_lo = int(0)
-        seen_hi = int(-1)
-        nonzero = int(0)
-        for quad in range((n_channels + 3) // 4):
-            j0 = 4 * quad
-            f0 = wp.vec2(0.0, 0.0)
-            f1 = wp.vec2(0.0, 0.0)
-            f2 = wp.vec2(0.0, 0.0)
-            f3 = wp.vec2(0.0, 0.0)
-            p4 = wp.vec4(0.0, 0.0, 0.0, 0.0)
-            lo = wp.max(j0 - half, 0)
-            hi = wp.min(j0 + 3 + half, n_channels - 1)
-            while seen_hi < hi:
-                seen_hi = seen_hi + 1
-                nonzero = nonzero + holds_echo(field_in[row + seen_hi], power_in[row + seen_hi])
-            while seen_lo < lo:
-                # the last read of source seen_lo: set back to rest
-                nonzero = nonzero - holds_echo(field_in[row + seen_lo], power_in[row + seen_lo])
-                field_in[row + seen_lo] = wp.vec2(0.0, 0.0)
-                power_in[row + seen_lo] = 0.0
-                seen_lo = seen_lo + 1
-            for jj in range(lo, wp.where(nonzero > 0, hi, lo - 1) + 1):
-                x = field_in[row + jj]
-                y = power_in[row + jj]
-                m = jj - j0 + half   # tap index of bin j0; of bin j0 + i it is m - i
-                if m <= 2 * half:
-                    h = taps[m]
-                    f0 = f0 + h[0] * x
-                    p4[0] = p4[0] + h[1] * y
-                if m >= 1 and m <= 2 * half + 1:
-                    h = taps[m - 1]
-                    f1 = f1 + h[0] * x
-                    p4[1] = p4[1] + h[1] * y
-                if m >= 2 and m <= 2 * half + 2:
-                    h = taps[m - 2]
-                    f2 = f2 + h[0] * x
-                    p4[2] = p4[2] + h[1] * y
-                if m >= 3:
-                    h = taps[m - 3]
-                    f3 = f3 + h[0] * x
-                    p4[3] = p4[3] + h[1] * y
-            for i in range(wp.min(4, n_channels - j0)):
-                j = j0 + i
-                f = f0
-                if i == 1:
-                    f = f1
-                elif i == 2:
-                    f = f2
-                elif i == 3:
-                    f = f3
-                v = receive(f, variance, g, bin_state(key, first + j), exp_table, phasors)
-                intensity[b, r, j] = v
-                clean[b, r, j] = (p4[i] + reverb) * g
-                hits[b, r, j] = pre_hits[b, j, r]
-                labels[b, r, j] = pre_labels[b, j, r]
-                pre_hits[b, j, r] = 0
-                pre_labels[b, j, r] = -1
-                total = total + v
-        for j in range(row + seen_lo, row + n_channels):
-            field_in[j] = wp.vec2(0.0, 0.0)
-            power_in[j] = 0.0
+    echo = row_echo[b, r]
+    row_sum[b, r] = receiver_row(field_in, power_in, pre_hits, pre_labels, taps, exp_table, phasors, intensity,
+                                 clean, hits, labels, b, r, n_channels, echo, key,
+                                 noise_intensity + reverb, reverb, row_gain[r], row_sums)
+    if echo != 0:
         row_echo[b, r] = 0
-    row_sum[b, r] = total
 
 
 @wp.kernel

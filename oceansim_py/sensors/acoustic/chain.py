@@ -197,7 +197,6 @@ class _ChainBuffers:
     def __init__(self, layout: FanLayout | TableFan, batch: int, device: Any,
                  multipath: MultipathSettings = MultipathSettings()) -> None:
         n_rays = batch * layout.rays_per_pose
-        shape = (batch, layout.n_range, layout.n_channels)
         self.poses: wp.array | None = None  # the render's uploaded poses
         self.rays = RayBuffers(n_rays, device, float(layout.max_range))
         self.ray_intensity = wp.empty(n_rays, dtype=wp.float32, device=device)
@@ -205,12 +204,16 @@ class _ChainBuffers:
         self.ray_bin = wp.empty(n_rays, dtype=wp.int32, device=device)
         self.ray_label = wp.empty(n_rays, dtype=wp.int32, device=device)
         self.ray_distance = self.rays.hits.distance  # hit distance, +inf for a miss
-        columns = (batch, layout.n_channels, layout.n_range)
+        # the scratch images' rows are padded so that a column (a step of one row) moves by an odd number of cache
+        # lines: a column walk (the range pass's writes, the receiver's hit and label reads) then spreads over the
+        # cache sets instead of thrashing one (n_range or n_channels a multiple of 1024 would step by 4 KiB)
+        rows = (batch, layout.n_range, padded_row(layout.n_channels, 8))
+        columns = (batch, layout.n_channels, padded_row(layout.n_range, 8))
         # Every image below is at rest between renders (0; labels -1): the kernels that write a bin set it back
         # after reading it (footprint_bin_kernel, bearing_receiver_kernel), so no render zero-fills an image.
         # Row-major (B, n_range, n_channels): after the range pass, read along rows by the bearing pass.
-        self.field = wp.zeros(shape, dtype=wp.vec2, device=device)
-        self.power = wp.zeros(shape, dtype=wp.float32, device=device)
+        self.field = wp.zeros(rows, dtype=wp.vec2, device=device)
+        self.power = wp.zeros(rows, dtype=wp.float32, device=device)
         # Channel-major (B, n_channels, n_range): the binning's images, a channel's bins contiguous (the hit counts
         # and labels are read from here by the bearing pass).
         self.pre_field = wp.zeros(columns, dtype=wp.vec2, device=device)
@@ -219,8 +222,6 @@ class _ChainBuffers:
         self.pre_labels = wp.full(columns, -1, dtype=wp.int32, device=device)
         self.peak = wp.empty(columns, dtype=wp.float32, device=device)
         self.row_echo = wp.zeros((batch, layout.n_range), dtype=wp.int32, device=device)
-        # the bearing pass reads the row-major images flat (one index per bin)
-        self.receiver_inputs = [self.field.flatten(), self.power.flatten(), self.pre_hits, self.pre_labels]
         self.row_max = wp.empty((batch, layout.n_range), dtype=wp.float32, device=device)
         self.row_sum = wp.empty((batch, layout.n_range), dtype=wp.float32, device=device)
         self.frame_max = wp.empty(batch, dtype=wp.float32, device=device)
@@ -246,12 +247,14 @@ class _ChainBuffers:
         """Scratch bytes: per ray 24 (intensity, range/footprint/phase, bin, label) + ``RayBuffers.BYTES_PER_RAY``
         (origin, direction and hit, distance included, for the ray-cast backend); per row 12 (maximum, sum, echo
         flag); per bin 36 (complex and intensity images before and after the range pass, hit counts and labels,
-        peak scratch). With multipath, per ray also ``BounceState.BYTES_PER_RAY``, 4 (primary distance), 24 per
+        peak scratch; rows padded by :func:`padded_row`). With multipath, per ray also ``BounceState.BYTES_PER_RAY``, 4 (primary distance), 24 per
         echo block and the mixed paths' visibility rays and cross-channel echoes (``chain_multipath_bytes_per_ray``)."""
         per_ray = 24 + RayBuffers.BYTES_PER_RAY
         if multipath.active:
             per_ray += chain_multipath_bytes_per_ray(multipath)
-        return batch * (64 + per_ray * layout.rays_per_pose + layout.n_range * (12 + 36 * layout.n_channels))
+        bins = 12 * layout.n_range * padded_row(layout.n_channels, 8) + 24 * layout.n_channels * padded_row(
+            layout.n_range, 8)
+        return batch * (64 + per_ray * layout.rays_per_pose + 12 * layout.n_range + bins)
 
 
 class DeviceChain:
@@ -479,9 +482,10 @@ class DeviceChain:
         n_bins = batch * lay.n_range * lay.n_channels
         noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
         launch_1d(k.bearing_receiver_kernel, batch * lay.n_range,
-                  [*buf.receiver_inputs, self._bearing_taps, lay.n_range, lay.n_channels, float(noise),
+                  [buf.field, buf.power, buf.pre_hits, buf.pre_labels, self._bearing_taps, lay.n_range, lay.n_channels, float(noise),
                    self._row_reverb, int(s.seed), int(frame_index), self.sensor_id, self._exp_table, self._phasors,
-                   self._row_gain, buf.row_echo, intensity, clean, hits, labels, buf.row_sum, *self._row_order], dev,
+                   self._row_gain, buf.row_echo, intensity, clean, hits, labels, buf.row_sum,
+                   int(s.agc_level_db is not None), *self._row_order], dev,
                   min_chunk=max(16, BINS_PER_CHUNK // lay.n_channels))
         if s.agc_level_db is not None:
             launch_1d(k.frame_mean_of_rows_kernel, batch, [buf.row_sum, lay.n_range, lay.n_channels, buf.frame_max],
@@ -496,6 +500,14 @@ class DeviceChain:
                       min_chunk=1)
             launch_1d(k.normalise_kernel, n_bins, [intensity, clean, buf.row_max, buf.frame_max,
                                                    int(s.normalisation == "row"), lay.n_range, lay.n_channels], dev)
+
+
+def padded_row(n: int, itemsize: int) -> int:
+    """Row length (elements, >= ``n``, less than ``n`` + 128 / itemsize) whose stride for ``itemsize``-byte elements
+    is an odd number of 64-byte cache lines (n padded to 8 mod 16 for 8 bytes: 4-byte images with the same rows
+    then step by an odd number of half lines)."""
+    period = 128 // itemsize
+    return n + (period // 2 - n) % period
 
 
 def row_order(n_range: int, n_channels: int) -> tuple[int, int]:
