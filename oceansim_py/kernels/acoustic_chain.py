@@ -65,15 +65,15 @@ def complex_gaussian(state: wp.uint32, variance: float) -> wp.vec2:
 
 
 @wp.func
-def scatterer_phase(point: wp.vec3, grid: float, key: int) -> float:
-    """Random phase in [0, 2 pi) fixed to the world-space point quantised to ``grid`` (m) and to ``key``."""
-    ix = wp.uint32(int(wp.floor(point[0] / grid)))
-    iy = wp.uint32(int(wp.floor(point[1] / grid)))
-    iz = wp.uint32(int(wp.floor(point[2] / grid)))
+def scatterer_hash(point: wp.vec3, grid: float, key: int) -> wp.uint32:
+    """32 random bits fixed to the world-space point quantised to ``grid`` (m) and to ``key``."""
+    inv = 1.0 / grid
+    ix = wp.uint32(int(wp.floor(point[0] * inv)))
+    iy = wp.uint32(int(wp.floor(point[1] * inv)))
+    iz = wp.uint32(int(wp.floor(point[2] * inv)))
     h = pcg_hash(wp.uint32(key) ^ ix)
     h = pcg_hash(h ^ iy * wp.uint32(-1640531527))
-    h = pcg_hash(h ^ iz * wp.uint32(-2048144789))
-    return TWO_PI * float(h >> wp.uint32(8)) / 16777216.0
+    return pcg_hash(h ^ iz * wp.uint32(-2048144789))
 
 
 @wp.func
@@ -90,15 +90,31 @@ def scatterer_gaussian(point: wp.vec3, grid: float, key: int) -> wp.vec2:
     return complex_gaussian(state, 1.0)
 
 
-@wp.func
-def carrier_phase(distance: float, wavelength: float) -> float:
-    """Two-way carrier phase 2 k r = 4 pi r / lambda, reduced modulo 2 pi (in cycles first, for float32)."""
-    t = 2.0 * distance / wavelength
-    return TWO_PI * (t - wp.floor(t))
-
-
-#: The footprint's random phases come from a table of 2^PHASOR_BITS unit phasors (0.09 deg steps).
+#: Phases are carried as integers n (phase 2 pi n / 2^PHASOR_BITS, steps of 0.09 deg), their unit phasors from a
+#: table of 2^PHASOR_BITS entries (no sine or cosine per echo).
 PHASOR_BITS = wp.constant(12)
+
+
+@wp.func
+def echo_phase(distance: float, wavelength: float, point: wp.vec3, grid: float, key: int) -> float:
+    """The phase code of an echo over the two-way path ``distance`` (m) from a scatterer at ``point``:
+    c + 2^PHASOR_BITS s, an integer below 2^24 (exact in the float32 it is stored as). c = (n_carrier + n_scatterer)
+    mod 2^PHASOR_BITS is the echo's phase 4 pi r / lambda + phi in steps of 2 pi / 2^PHASOR_BITS: n_carrier =
+    floor(frac(2 r / lambda) 2^PHASOR_BITS) (the carrier phase, reduced in cycles first, for float32); n_scatterer
+    and s (12 more bits, seeding the footprint's other scatterers, :func:`piece_phasor`) come from the
+    :func:`scatterer_hash` of the point quantised to ``grid`` (a random phase phi fixed to the surface point)."""
+    t = 2.0 * distance / wavelength
+    n_carrier = wp.min(int((t - wp.floor(t)) * float(1 << PHASOR_BITS)), (1 << PHASOR_BITS) - 1)
+    h = scatterer_hash(point, grid, key)
+    n = (n_carrier + int(h >> wp.uint32(32 - PHASOR_BITS))) & ((1 << PHASOR_BITS) - 1)
+    return float(n + (int((h >> wp.uint32(8)) & wp.uint32(4095)) << PHASOR_BITS))
+
+
+@wp.func
+def echo_phasor(code: float, phasors: wp.array(dtype=wp.vec2)) -> wp.vec2:
+    """exp(i phase) of an :func:`echo_phase` code: ``phasors``[c] (the table of exp(i 2 pi n / 2^PHASOR_BITS))."""
+    return phasors[int(code) & ((1 << PHASOR_BITS) - 1)]
+
 
 #: Largest range extent of one ray's footprint, in range bins (grazing rays are capped to it).
 MAX_FOOTPRINT_BINS = wp.constant(32)
@@ -155,8 +171,7 @@ def ray_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, rotation: wp.quat, 
             db = wp.dot(n_sensor, edge_b)
             extent = wp.min(r * wp.sqrt(da * da + db * db) / wp.max(h.cos_incidence, 1.0e-3),
                             float(MAX_FOOTPRINT_BINS) * range_resolution)
-            phase = carrier_phase(r, wavelength) + scatterer_phase(origin + r * direction, phase_grid, phase_key)
-            out.rng = wp.vec3(r, extent, phase)
+            out.rng = wp.vec3(r, extent, echo_phase(r, wavelength, origin + r * direction, phase_grid, phase_key))
             out.cell = cell
             out.label = object_label[h.obj]
     return out
@@ -328,11 +343,11 @@ def footprint_weight(rr: wp.vec3, kk: int, min_range: float, range_resolution: f
 @wp.func
 def piece_phasor(rr: wp.vec3, cell: int, kk: int, own: wp.vec2, phasors: wp.array(dtype=wp.vec2)) -> wp.vec2:
     """Phasor of an echo's footprint piece in range bin ``kk``: ``own`` = exp(i phase) in the echo's own bin
-    ``cell``, elsewhere ``phasors``[hash of the phase and the bin] (other scatterers, other phases)."""
+    ``cell``, elsewhere ``phasors``[hash of the phase code rr[2] (:func:`echo_phase`) and the bin] (other
+    scatterers, other phases)."""
     phasor = own
     if kk != cell:
-        seed = wp.uint32(int(rr[2] * 1.0e6))
-        hh = pcg_hash(seed ^ wp.uint32(kk) * wp.uint32(-1640531527))
+        hh = pcg_hash(wp.uint32(int(rr[2])) ^ wp.uint32(kk) * wp.uint32(-1640531527))
         phasor = phasors[int(hh >> wp.uint32(32 - PHASOR_BITS))]
     return phasor
 
@@ -347,16 +362,16 @@ def bin_echo(value: float, rr: wp.vec3, cell: int, label: int, b: int, j: int, m
     ``label``) into column j of frame b of the channel-major scratch (B, n_channels, n_range): spread over the
     range bins its footprint [r - extent/2, r + extent/2] overlaps, in proportion to the overlap (area sampling:
     no aliasing between the ray grid and the range bins). A piece of weight w in bin k adds I w to ``pre_power``
-    and sqrt(I w) exp(i phi_k) to ``pre_field``, phi_k the echo's phase in its own bin and a random phase elsewhere
-    (``phasors``[hash of the phase and the bin], a table of 2^PHASOR_BITS unit phasors exp(i 2 pi n /
-    2^PHASOR_BITS)): the footprint's scatterers in other bins are other scatterers. ``pre_hits``[cell] counts the
+    and sqrt(I w) exp(i phi_k) to ``pre_field``, phi_k the echo's phase in its own bin (:func:`echo_phasor` of the
+    code rr[2]) and a random phase elsewhere (:func:`piece_phasor`; ``phasors`` is the table of 2^PHASOR_BITS unit
+    phasors exp(i 2 pi n / 2^PHASOR_BITS)): the footprint's scatterers in other bins are other scatterers. ``pre_hits``[cell] counts the
     echo; ``pre_labels``[k] keeps the label of the strongest piece in bin k (``peak``: its intensity; a label
     of -1 means none yet). Returns ``span`` = (lowest, highest) row touched, widened by this echo's rows."""
     lo_row = wp.min(span[0], cell)
     hi_row = wp.max(span[1], cell)
     pre_hits[b, j, cell] = pre_hits[b, j, cell] + 1
     bins = footprint_bins(rr, cell, min_range, range_resolution, n_range)
-    own = wp.vec2(wp.cos(rr[2]), wp.sin(rr[2]))
+    own = echo_phasor(rr[2], phasors)
     for kk in range(bins[0], bins[1] + 1):
         w = footprint_weight(rr, kk, min_range, range_resolution)
         if w > 0.0:
@@ -366,10 +381,40 @@ def bin_echo(value: float, rr: wp.vec3, cell: int, label: int, b: int, j: int, m
             pre_power[b, j, kk] = pre_power[b, j, kk] + piece
             lo_row = wp.min(lo_row, kk)
             hi_row = wp.max(hi_row, kk)
-            if pre_labels[b, j, kk] < 0 or piece > peak[b, j, kk]:
-                peak[b, j, kk] = piece
-                pre_labels[b, j, kk] = label
+            # the strongest piece's label, without a branch (selects: which piece wins is data, not a pattern)
+            held = pre_labels[b, j, kk]
+            top = peak[b, j, kk]
+            wins = held < 0 or piece > top
+            peak[b, j, kk] = wp.where(wins, piece, top)
+            pre_labels[b, j, kk] = wp.where(wins, label, held)
     return wp.vec2i(lo_row, hi_row)
+
+
+@wp.func
+def range_spread(b: int, j: int, span: wp.vec2i, n_range: int, range_taps: wp.array(dtype=wp.float32),
+                 pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
+                 field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
+                 row_echo: wp.array2d(dtype=wp.int32)):
+    """The range pass of channel j of frame b (:func:`footprint_bin_kernel`) over the rows around ``span`` = (lo,
+    hi), the rows its echoes reached (none if hi < 0), then its pre_field and pre_power set back to rest."""
+    lo_row = span[0]
+    hi_row = span[1]
+    if hi_row >= 0:
+        half_taps = (range_taps.shape[0] - 1) // 2
+        for row in range(wp.max(lo_row - half_taps, 0), wp.min(hi_row + half_taps, n_range - 1) + 1):
+            f = wp.vec2(0.0, 0.0)
+            p = float(0.0)
+            for src in range(wp.max(row - half_taps, lo_row), wp.min(row + half_taps, hi_row) + 1):
+                h = range_taps[src - row + half_taps]
+                f = f + h * pre_field[b, j, src]
+                p = p + h * h * pre_power[b, j, src]
+            field[b, row, j] = f
+            power[b, row, j] = p
+            if row_echo[b, row] == 0:
+                row_echo[b, row] = 1  # once: the channels of other CPU threads read it, written it would bounce
+        for row in range(lo_row, hi_row + 1):
+            pre_field[b, j, row] = wp.vec2(0.0, 0.0)
+            pre_power[b, j, row] = 0.0
 
 
 @wp.kernel
@@ -406,24 +451,116 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
             span = bin_echo(ray_intensity[first + t], ray_range[first + t], cell, ray_label[first + t], b, j,
                             min_range, range_resolution, n_range, pre_field, pre_power, pre_hits, pre_labels, peak,
                             phasors, span)
-    lo_row = span[0]
-    hi_row = span[1]
-    if hi_row >= 0:
-        half_taps = (range_taps.shape[0] - 1) // 2
-        for row in range(wp.max(lo_row - half_taps, 0), wp.min(hi_row + half_taps, n_range - 1) + 1):
-            f = wp.vec2(0.0, 0.0)
-            p = float(0.0)
-            for src in range(wp.max(row - half_taps, lo_row), wp.min(row + half_taps, hi_row) + 1):
-                h = range_taps[src - row + half_taps]
-                f = f + h * pre_field[b, j, src]
-                p = p + h * h * pre_power[b, j, src]
-            field[b, row, j] = f
-            power[b, row, j] = p
-            if row_echo[b, row] == 0:
-                row_echo[b, row] = 1  # once: the channels of other CPU threads read it, written it would bounce
-        for row in range(lo_row, hi_row + 1):
-            pre_field[b, j, row] = wp.vec2(0.0, 0.0)
-            pre_power[b, j, row] = 0.0
+    range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
+
+
+@wp.func
+def echo_into_channel(h: RayHit, origin: wp.vec3, direction: wp.vec3, rotation: wp.quat, edge_a: wp.vec3,
+                      edge_b: wp.vec3, weight: float, object_mu: wp.array(dtype=wp.float32),
+                      object_label: wp.array(dtype=wp.int32), min_range: float, range_resolution: float,
+                      n_range: int, alpha_db_per_m: float, source_intensity: float, wavelength: float,
+                      phase_grid: float, phase_key: int, b: int, j: int, i: int, store_rays: int,
+                      pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
+                      pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
+                      peak: wp.array3d(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2), span: wp.vec2i,
+                      ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                      ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32)) -> wp.vec2i:
+    """Ray i's :func:`ray_echo` binned into channel j of frame b (:func:`bin_echo`; returns the widened ``span``),
+    and stored in slot i of the per-ray echo arrays if ``store_rays`` is 1."""
+    echo = ray_echo(h, origin, direction, rotation, edge_a, edge_b, weight, object_mu, object_label, min_range,
+                    range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key)
+    out = span
+    if echo.cell >= 0:
+        out = bin_echo(echo.value, echo.rng, echo.cell, echo.label, b, j, min_range, range_resolution, n_range,
+                       pre_field, pre_power, pre_hits, pre_labels, peak, phasors, span)
+    if store_rays == 1:
+        store_echo(echo.value, echo.rng, echo.cell, echo.label, i, ray_intensity, ray_range, ray_bin, ray_label)
+    return out
+
+
+@wp.kernel
+def device_fan_bin_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                          hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                          hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                          object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
+                          poses: wp.array(dtype=wp.transform), bearing_cos_sin: wp.array(dtype=wp.vec2),
+                          bearing_cell: float, elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float,
+                          n_elev: int, rays_per_pose: int, phase_key: int,
+                          min_range: float, range_resolution: float, n_range: int,
+                          alpha_db_per_m: float, source_intensity: float, wavelength: float, phase_grid: float,
+                          ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                          ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), store_rays: int,
+                          rays_per_channel: int, n_channels: int, range_taps: wp.array(dtype=wp.float32),
+                          pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
+                          pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
+                          peak: wp.array3d(dtype=wp.float32), field: wp.array3d(dtype=wp.vec2),
+                          power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
+                          phasors: wp.array(dtype=wp.vec2), start: int):
+    """Element (pose b, channel j) of a bearing x elevation fan: :func:`device_ray_echo_kernel` and
+    :func:`footprint_bin_kernel` in one pass (the echo of each of the channel's rays, in ray order, binned as it is
+    computed, then the range pass; the same values, no per-ray echo arrays unless ``store_rays`` is 1). The CPU
+    path of the chain without multipath."""
+    e = wp.tid() + start
+    b = e // n_channels
+    j = e - b * n_channels
+    rotation = wp.transform_get_rotation(poses[b])
+    first = b * rays_per_pose + j * rays_per_channel
+    span = wp.vec2i(n_range, -1)
+    for t in range(rays_per_channel):
+        i = first + t
+        local = j * rays_per_channel + t
+        c = local // n_elev
+        k = local - c * n_elev
+        et = elevation_table[k]
+        cell = fan_cell(bearing_cos_sin[c], et, bearing_cell, elevation_cell)
+        direction = directions[i]
+        h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, direction)
+        span = echo_into_channel(h, origins[i], direction, rotation, cell.edge_a, cell.edge_b, et[2], object_mu,
+                                 object_label, min_range, range_resolution, n_range, alpha_db_per_m,
+                                 source_intensity, wavelength, phase_grid, phase_key, b, j, i, store_rays, pre_field,
+                                 pre_power, pre_hits, pre_labels, peak, phasors, span, ray_intensity, ray_range,
+                                 ray_bin, ray_label)
+    range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
+
+
+@wp.kernel
+def device_table_bin_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                            hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                            hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                            object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
+                            poses: wp.array(dtype=wp.transform), edges_a: wp.array(dtype=wp.vec3),
+                            edges_b: wp.array(dtype=wp.vec3), weights: wp.array(dtype=wp.float32),
+                            rays_per_pose: int, phase_key: int, min_range: float,
+                            range_resolution: float, n_range: int, alpha_db_per_m: float,
+                            source_intensity: float, wavelength: float, phase_grid: float,
+                            ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                            ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), store_rays: int,
+                            rays_per_channel: int, n_channels: int, range_taps: wp.array(dtype=wp.float32),
+                            pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
+                            pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
+                            peak: wp.array3d(dtype=wp.float32), field: wp.array3d(dtype=wp.vec2),
+                            power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
+                            phasors: wp.array(dtype=wp.vec2), start: int):
+    """Element (pose b, channel j) of a table fan: :func:`device_table_ray_echo_kernel` and
+    :func:`footprint_bin_kernel` in one pass, as :func:`device_fan_bin_kernel` (``store_rays`` 1 also fills the
+    per-ray echo arrays a sensor's own detection reads)."""
+    e = wp.tid() + start
+    b = e // n_channels
+    j = e - b * n_channels
+    rotation = wp.transform_get_rotation(poses[b])
+    first = b * rays_per_pose + j * rays_per_channel
+    span = wp.vec2i(n_range, -1)
+    for t in range(rays_per_channel):
+        i = first + t
+        local = j * rays_per_channel + t
+        direction = directions[i]
+        h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, direction)
+        span = echo_into_channel(h, origins[i], direction, rotation, edges_a[local], edges_b[local], weights[local],
+                                 object_mu, object_label, min_range, range_resolution, n_range, alpha_db_per_m,
+                                 source_intensity, wavelength, phase_grid, phase_key, b, j, i, store_rays, pre_field,
+                                 pre_power, pre_hits, pre_labels, peak, phasors, span, ray_intensity, ray_range,
+                                 ray_bin, ray_label)
+    range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
 
 
 @wp.func

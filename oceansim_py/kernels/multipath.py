@@ -38,9 +38,9 @@ from __future__ import annotations
 
 import warp as wp
 
-from oceansim_py.kernels.acoustic_chain import (MAX_FOOTPRINT_BINS, RayEcho, carrier_phase, fan_cell,
+from oceansim_py.kernels.acoustic_chain import (MAX_FOOTPRINT_BINS, RayEcho, echo_phase, echo_phasor, fan_cell,
                                                 footprint_bins, footprint_weight, piece_phasor, scatterer_gaussian,
-                                                scatterer_phase, store_echo)
+                                                store_echo)
 from oceansim_py.kernels.imaging_sonar import range_cell, ray_return
 from oceansim_py.kernels.multibeam import MAX_FOOTPRINT_SAMPLES, NO_DELAY, deposit_pulse, device_ray_angles
 from oceansim_py.kernels.raycast import RayHit, load_hit, ray_range, sensor_to_world, two_way_absorption
@@ -339,7 +339,7 @@ def chain_bounce_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.ar
         cell = range_cell(e.path, min_range, range_resolution, n_range)
         if cell >= 0:
             extent = wp.min(e.extent, float(MAX_FOOTPRINT_BINS) * range_resolution)
-            phase = carrier_phase(e.path, wavelength) + scatterer_phase(e.point, phase_grid, phase_key)
+            phase = echo_phase(e.path, wavelength, e.point, phase_grid, phase_key)
             out.value = e.value
             out.rng = wp.vec3(e.path, extent, phase)
             out.cell = cell
@@ -520,7 +520,7 @@ def store_mixed(e: MixedEcho, pattern: float, own: int, target: int, phase_key: 
         if c >= 0:
             v = e.value * pattern
             rng = wp.vec3(e.rng, wp.min(e.extent, float(MAX_FOOTPRINT_BINS) * range_resolution),
-                          carrier_phase(e.rng, wavelength) + scatterer_phase(e.point, phase_grid, phase_key))
+                          echo_phase(e.rng, wavelength, e.point, phase_grid, phase_key))
             cell = c
             label = e.label
             if target == own:
@@ -708,7 +708,7 @@ def cross_channel_bin_kernel(cross_intensity: wp.array(dtype=wp.float32), cross_
             pre_hits[b, j, cell] = pre_hits[b, j, cell] + 1
             row_echo[b, cell] = 1
             bins = footprint_bins(rr, cell, min_range, range_resolution, n_range)
-            own = wp.vec2(wp.cos(rr[2]), wp.sin(rr[2]))
+            own = echo_phasor(rr[2], phasors)
             for kk in range(bins[0], bins[1] + 1):
                 w = footprint_weight(rr, kk, min_range, range_resolution)
                 if w > 0.0:
