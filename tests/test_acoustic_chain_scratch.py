@@ -162,3 +162,69 @@ def test_scratch_returns_to_rest_after_mixed_multipath_arrivals():
     again = render(used, room, pose)
     for key in ("intensity", "clean_intensity", "hit_count", "label_id"):
         np.testing.assert_array_equal(again[key], first[key])
+
+
+def _arrays(result) -> dict:
+    return {k: v for k, v in result.numpy().items() if isinstance(v, np.ndarray)}
+
+
+@pytest.mark.parametrize("kind", ["imaging_sonar", "sidescan", "profiling"])
+def test_fused_echo_binning_gives_the_bytes_of_the_per_ray_echo_kernel(scenes, kind):
+    # On CPU without multipath the chain computes each ray's echo where it bins it (device_fan_bin_kernel /
+    # device_table_bin_kernel); CUDA and multipath run the per-ray echo kernel first, then footprint_bin_kernel.
+    # Both must give the same bytes (the profiler's detection also reads the per-ray echoes).
+    from oceansim_py.sensors.profiling_sonar import ProfilingSonar, ProfilingSonarConfig
+    from oceansim_py.sensors.sidescan import SidescanSonar, SidescanSonarConfig
+
+    floor, _ = scenes
+    if kind == "imaging_sonar":
+        make, poses = (lambda: ImagingSonar(ImagingSonarConfig(**CHAIN), device="cpu")), pitched(25.0)
+    elif kind == "sidescan":
+        make = lambda: SidescanSonar(SidescanSonarConfig.preset(  # noqa: E731
+            "edgetech_4125_900khz", max_range=15.0, range_bins=200, across_track_rays=256), device="cpu")
+        poses = pitched(0.0)
+    else:
+        make = lambda: ProfilingSonar(ProfilingSonarConfig.preset("em2040_600khz", image=True),  # noqa: E731
+                                      device="cpu")
+        poses = pitched(60.0)
+    fused, split = make(), make()
+    assert fused._chain._fused and fused._chain.settings.multipath.bounces == 0
+    split._chain._fused = False
+    a = _arrays(fused.render(floor, np.stack([poses, poses]), 3))
+    b = _arrays(split.render(floor, np.stack([poses, poses]), 3))
+    assert a.keys() == b.keys()
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+
+
+@wp.kernel
+def _echo_phase_of(distance: wp.array(dtype=wp.float32), point: wp.array(dtype=wp.vec3), wavelength: float,
+                   grid: float, key: int, out: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    out[i] = kc.echo_phase(distance[i], wavelength, point[i], grid, key)
+
+
+def _pcg(x: int) -> int:
+    state = (x * 747796405 + 2891336453) & 0xFFFFFFFF
+    word = (((state >> ((state >> 28) + 4)) ^ state) * 277803737) & 0xFFFFFFFF
+    return ((word >> 22) ^ word) & 0xFFFFFFFF
+
+
+def test_echo_phase_code_at_hand_computed_paths():
+    # code = c + 4096 s: c = (floor(frac(2 r / lambda) 4096) + top 12 bits of the scatterer hash) mod 4096,
+    # s = bits 8..19 of the hash; the hash of the point quantised to the grid, as written out here
+    # powers of two: 2 r / lambda and p / grid exact in float32
+    wavelength, grid, key = 2.0**-9, 2.0**-11, 12345
+    r = np.array([41 * 2.0**-11, 15 * 2.0**-11, 1000 * 2.0**-10], dtype=np.float32)  # 2r/lambda = 20.5, 7.5, 1000
+    p = np.array([[0.00126, -0.0031, 2.0], [1.0, 2.0, -3.0], [-0.7, 0.0, 0.00049]], dtype=np.float32)
+    out = wp.empty(3, dtype=wp.float32, device="cpu")
+    wp.launch(_echo_phase_of, 3, [wp.array(r, device="cpu"), wp.array(p, dtype=wp.vec3, device="cpu"), wavelength,
+                                  grid, key, out], device="cpu")
+    carrier = [2048, 2048, 0]   # frac(20.5) = frac(7.5) = 0.5 -> 2048; frac(1000) = 0
+    for code, q, n_carrier in zip(out.numpy(), p, carrier):
+        i = [int(math.floor(float(v) / grid)) & 0xFFFFFFFF for v in q]
+        h = _pcg((key ^ i[0]) & 0xFFFFFFFF)
+        h = _pcg(h ^ ((i[1] * 0x9E3779B9) & 0xFFFFFFFF))
+        h = _pcg(h ^ ((i[2] * 0x85EBCA6B) & 0xFFFFFFFF))
+        expected = ((n_carrier + (h >> 20)) & 4095) + (((h >> 8) & 4095) << 12)
+        assert int(code) == expected and float(code) == code

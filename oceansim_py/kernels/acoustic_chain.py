@@ -7,7 +7,9 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
    sensor-frame direction inside its cell (:func:`fan_directions_kernel`, once per chain: it is the same every
    frame); the scene's ray-cast backend (``Scene.raycast_into``) casts it;
    :func:`device_ray_echo_kernel`, one element per ray: sonar-equation intensity of the return (re 1 uPa^2 at
-   the receiver), its range, the range extent of its footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
+   the receiver), its range, the range extent of its footprint and its phase ``2 k r + phi`` (phi a random phase
+   fixed to the quantised world-space hit point) as a 12-bit integer code into a table of unit phasors
+   (:func:`echo_phase`: steps of 0.09 deg, no sine or cosine per echo).
 2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays (:func:`bin_echo`),
    each spread over the range bins its surface footprint covers, into channel-major complex amplitude,
    intensity, hit and label scratch (a gather, no atomics), then the range pass of the separable convolution
@@ -21,7 +23,9 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
 4. Optional per-frame :func:`frame_mean_of_rows_kernel` (from the receiver's row sums) + :func:`scale_frame_kernel`
    (automatic gain), and :func:`normalise_kernel` (per-row or global maximum normalisation).
 1-3 for a table fan (side-scan, profiling, single-beam) start with :func:`table_directions_kernel` and
-:func:`device_table_ray_echo_kernel` instead.
+:func:`device_table_ray_echo_kernel` instead. On CPU without multipath, :func:`device_fan_bin_kernel` /
+:func:`device_table_bin_kernel` do the echo kernel's and :func:`footprint_bin_kernel`'s work in one launch, one
+element per (pose, channel), with the same values.
 
 Every element writes only what it owns and reads in a fixed order, so images are bit-identical whatever the
 batch size, the CPU chunking or the device. Random draws are counter-based (kernels/random.py): the jitter and
@@ -122,7 +126,8 @@ MAX_FOOTPRINT_BINS = wp.constant(32)
 
 @wp.struct
 class RayEcho:
-    """A ray's echo as the chain stores it: intensity (re 1 uPa^2), (r, footprint extent, phase), range bin
+    """A ray's echo as the chain stores it: intensity (re 1 uPa^2), (r, footprint extent, phase code of
+    :func:`echo_phase`), range bin
     (-1 outside the window or for a miss) and label."""
 
     value: float
@@ -153,7 +158,8 @@ def ray_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, rotation: wp.quat, 
 
     I = SL mu cos(psi) w / r^2 10^(-2 alpha r / 10) (Lambert: mu cos^2 psi times the footprint r^2 w / cos psi,
     two-way spreading r^-4); footprint range extent r / cos(psi) sqrt((n . edge_a)^2 + (n . edge_b)^2), capped at
-    MAX_FOOTPRINT_BINS bins; phase 4 pi r / lambda + phi, phi fixed to the hit point quantised to phase_grid."""
+    MAX_FOOTPRINT_BINS bins; phase 4 pi r / lambda + phi, phi fixed to the hit point quantised to phase_grid, as
+    the code of :func:`echo_phase`."""
     out = RayEcho()
     out.value = 0.0
     out.rng = wp.vec3(0.0, 0.0, 0.0)
@@ -319,24 +325,37 @@ def device_table_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: w
 @wp.func
 def footprint_bins(rr: wp.vec3, cell: int, min_range: float, range_resolution: float, n_range: int) -> wp.vec2i:
     """(first, last) range bin an echo's footprint [r - extent/2, r + extent/2] overlaps (``rr`` = (r, footprint
-    extent, phase) m, m, rad; ``cell``: its range bin, both bounds with no extent)."""
+    extent, phase code) m, m, :func:`echo_phase`; ``cell``: its range bin, both bounds with no extent)."""
     half = 0.5 * rr[1]
     k0 = cell
     k1 = cell
     if half > 0.0:
-        k0 = wp.max(int(wp.floor((rr[0] - half - min_range) / range_resolution)), 0)
-        k1 = wp.min(int(wp.floor((rr[0] + half - min_range) / range_resolution)), n_range - 1)
+        inv = 1.0 / range_resolution  # the same for every echo: computed once in a loop over echoes
+        k0 = wp.max(int(wp.floor((rr[0] - half - min_range) * inv)), 0)
+        k1 = wp.min(int(wp.floor((rr[0] + half - min_range) * inv)), n_range - 1)
     return wp.vec2i(k0, k1)
 
 
 @wp.func
-def footprint_weight(rr: wp.vec3, kk: int, min_range: float, range_resolution: float) -> float:
-    """Share of an echo's footprint (``rr`` as :func:`footprint_bins`) inside range bin ``kk`` (1 with no extent)."""
+def footprint_inverse(rr: wp.vec3) -> float:
+    """1 / extent of an echo's footprint (``rr`` as :func:`footprint_bins`; 0 with no extent), for
+    :func:`footprint_weight`: one division per echo, not one per piece."""
+    inv = float(0.0)
+    if rr[1] > 0.0:
+        inv = 1.0 / rr[1]
+    return inv
+
+
+@wp.func
+def footprint_weight(rr: wp.vec3, kk: int, inv_extent: float, min_range: float, range_resolution: float) -> float:
+    """Share of an echo's footprint (``rr`` as :func:`footprint_bins`; ``inv_extent`` its
+    :func:`footprint_inverse`) inside range bin ``kk``: the overlap of the footprint and the bin over the extent
+    (1 with no extent)."""
     half = 0.5 * rr[1]
     w = float(1.0)
     if half > 0.0:
         lo = min_range + float(kk) * range_resolution
-        w = (wp.min(rr[0] + half, lo + range_resolution) - wp.max(rr[0] - half, lo)) / (2.0 * half)
+        w = (wp.min(rr[0] + half, lo + range_resolution) - wp.max(rr[0] - half, lo)) * inv_extent
     return w
 
 
@@ -353,40 +372,42 @@ def piece_phasor(rr: wp.vec3, cell: int, kk: int, own: wp.vec2, phasors: wp.arra
 
 
 @wp.func
-def bin_echo(value: float, rr: wp.vec3, cell: int, label: int, b: int, j: int, min_range: float,
-             range_resolution: float, n_range: int, pre_field: wp.array3d(dtype=wp.vec2),
-             pre_power: wp.array3d(dtype=wp.float32), pre_hits: wp.array3d(dtype=wp.int32),
-             pre_labels: wp.array3d(dtype=wp.int32), peak: wp.array3d(dtype=wp.float32),
+def bin_echo(value: float, rr: wp.vec3, cell: int, label: int, min_range: float,
+             range_resolution: float, n_range: int, pre_field: wp.array(dtype=wp.vec2),
+             pre_power: wp.array(dtype=wp.float32), pre_hits: wp.array(dtype=wp.int32),
+             pre_labels: wp.array(dtype=wp.int32), peak: wp.array(dtype=wp.float32),
              phasors: wp.array(dtype=wp.vec2), span: wp.vec2i) -> wp.vec2i:
-    """Bin one echo (intensity ``value`` re 1 uPa^2, ``rr`` = (r, footprint extent, phase), range bin ``cell`` >= 0,
-    ``label``) into column j of frame b of the channel-major scratch (B, n_channels, n_range): spread over the
+    """Bin one echo (intensity ``value`` re 1 uPa^2, ``rr`` = (r, footprint extent, phase code), range bin ``cell``
+    >= 0, ``label``) into one channel's columns (``pre_*``, ``peak``: 1-d views of a channel of the channel-major
+    scratch (B, n_channels, n_range), indexed by range bin): spread over the
     range bins its footprint [r - extent/2, r + extent/2] overlaps, in proportion to the overlap (area sampling:
     no aliasing between the ray grid and the range bins). A piece of weight w in bin k adds I w to ``pre_power``
     and sqrt(I w) exp(i phi_k) to ``pre_field``, phi_k the echo's phase in its own bin (:func:`echo_phasor` of the
     code rr[2]) and a random phase elsewhere (:func:`piece_phasor`; ``phasors`` is the table of 2^PHASOR_BITS unit
-    phasors exp(i 2 pi n / 2^PHASOR_BITS)): the footprint's scatterers in other bins are other scatterers. ``pre_hits``[cell] counts the
-    echo; ``pre_labels``[k] keeps the label of the strongest piece in bin k (``peak``: its intensity; a label
+    phasors exp(i 2 pi n / 2^PHASOR_BITS)): the footprint's scatterers in other bins are other scatterers.
+    ``pre_hits``[cell] counts the echo; ``pre_labels``[k] keeps the label of the strongest piece in bin k (``peak``: its intensity; a label
     of -1 means none yet). Returns ``span`` = (lowest, highest) row touched, widened by this echo's rows."""
     lo_row = wp.min(span[0], cell)
     hi_row = wp.max(span[1], cell)
-    pre_hits[b, j, cell] = pre_hits[b, j, cell] + 1
+    pre_hits[cell] = pre_hits[cell] + 1
     bins = footprint_bins(rr, cell, min_range, range_resolution, n_range)
     own = echo_phasor(rr[2], phasors)
+    inv_extent = footprint_inverse(rr)
     for kk in range(bins[0], bins[1] + 1):
-        w = footprint_weight(rr, kk, min_range, range_resolution)
+        w = footprint_weight(rr, kk, inv_extent, min_range, range_resolution)
         if w > 0.0:
             piece = value * w
             phasor = piece_phasor(rr, cell, kk, own, phasors)
-            pre_field[b, j, kk] = pre_field[b, j, kk] + wp.sqrt(piece) * phasor
-            pre_power[b, j, kk] = pre_power[b, j, kk] + piece
+            pre_field[kk] = pre_field[kk] + wp.sqrt(piece) * phasor
+            pre_power[kk] = pre_power[kk] + piece
             lo_row = wp.min(lo_row, kk)
             hi_row = wp.max(hi_row, kk)
             # the strongest piece's label, without a branch (selects: which piece wins is data, not a pattern)
-            held = pre_labels[b, j, kk]
-            top = peak[b, j, kk]
+            held = pre_labels[kk]
+            top = peak[kk]
             wins = held < 0 or piece > top
-            peak[b, j, kk] = wp.where(wins, piece, top)
-            pre_labels[b, j, kk] = wp.where(wins, label, held)
+            peak[kk] = wp.where(wins, piece, top)
+            pre_labels[kk] = wp.where(wins, label, held)
     return wp.vec2i(lo_row, hi_row)
 
 
@@ -444,37 +465,38 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
     b = e // n_channels
     j = e - b * n_channels
     first = b * rays_per_pose + j * rays_per_channel
-    span = wp.vec2i(n_range, -1)
-    for t in range(rays_per_channel):
-        cell = ray_bin[first + t]
-        if cell >= 0:
-            span = bin_echo(ray_intensity[first + t], ray_range[first + t], cell, ray_label[first + t], b, j,
-                            min_range, range_resolution, n_range, pre_field, pre_power, pre_hits, pre_labels, peak,
-                            phasors, span)
+    span = bin_stored_echoes(first, rays_per_channel, b, j, min_range, range_resolution, n_range, ray_intensity,
+                             ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak, phasors,
+                             wp.vec2i(n_range, -1))
     range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
 
 
+#: Rays per block of the fused echo-and-binning kernels: a block's echoes are computed first (independent of each
+#: other, so the CPU overlaps them), then binned (each echo's pieces update the channel's bins in ray order).
+ECHO_BLOCK = wp.constant(32)
+
+
 @wp.func
-def echo_into_channel(h: RayHit, origin: wp.vec3, direction: wp.vec3, rotation: wp.quat, edge_a: wp.vec3,
-                      edge_b: wp.vec3, weight: float, object_mu: wp.array(dtype=wp.float32),
-                      object_label: wp.array(dtype=wp.int32), min_range: float, range_resolution: float,
-                      n_range: int, alpha_db_per_m: float, source_intensity: float, wavelength: float,
-                      phase_grid: float, phase_key: int, b: int, j: int, i: int, store_rays: int,
+def bin_stored_echoes(first: int, count: int, b: int, j: int, min_range: float, range_resolution: float,
+                      n_range: int, ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                      ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
                       pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
                       pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
-                      peak: wp.array3d(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2), span: wp.vec2i,
-                      ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
-                      ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32)) -> wp.vec2i:
-    """Ray i's :func:`ray_echo` binned into channel j of frame b (:func:`bin_echo`; returns the widened ``span``),
-    and stored in slot i of the per-ray echo arrays if ``store_rays`` is 1."""
-    echo = ray_echo(h, origin, direction, rotation, edge_a, edge_b, weight, object_mu, object_label, min_range,
-                    range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key)
+                      peak: wp.array3d(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2), span: wp.vec2i) -> wp.vec2i:
+    """:func:`bin_echo` the stored echoes ``first`` .. ``first + count - 1`` (those in the range window, in order)
+    into channel j of frame b; returns ``span`` widened by their rows."""
+    # channel j's columns of the scratch (1-d views: one index per access in the loop below)
+    field_col = pre_field[b, j]
+    power_col = pre_power[b, j]
+    hits_col = pre_hits[b, j]
+    labels_col = pre_labels[b, j]
+    peak_col = peak[b, j]
     out = span
-    if echo.cell >= 0:
-        out = bin_echo(echo.value, echo.rng, echo.cell, echo.label, b, j, min_range, range_resolution, n_range,
-                       pre_field, pre_power, pre_hits, pre_labels, peak, phasors, span)
-    if store_rays == 1:
-        store_echo(echo.value, echo.rng, echo.cell, echo.label, i, ray_intensity, ray_range, ray_bin, ray_label)
+    for i in range(first, first + count):
+        cell = ray_bin[i]
+        if cell >= 0:
+            out = bin_echo(ray_intensity[i], ray_range[i], cell, ray_label[i], min_range, range_resolution, n_range,
+                           field_col, power_col, hits_col, labels_col, peak_col, phasors, out)
     return out
 
 
@@ -489,7 +511,7 @@ def device_fan_bin_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array
                           min_range: float, range_resolution: float, n_range: int,
                           alpha_db_per_m: float, source_intensity: float, wavelength: float, phase_grid: float,
                           ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
-                          ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), store_rays: int,
+                          ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
                           rays_per_channel: int, n_channels: int, range_taps: wp.array(dtype=wp.float32),
                           pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
                           pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
@@ -497,29 +519,40 @@ def device_fan_bin_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array
                           power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
                           phasors: wp.array(dtype=wp.vec2), start: int):
     """Element (pose b, channel j) of a bearing x elevation fan: :func:`device_ray_echo_kernel` and
-    :func:`footprint_bin_kernel` in one pass (the echo of each of the channel's rays, in ray order, binned as it is
-    computed, then the range pass; the same values, no per-ray echo arrays unless ``store_rays`` is 1). The CPU
-    path of the chain without multipath."""
+    :func:`footprint_bin_kernel` in one pass over the channel's rays, ECHO_BLOCK at a time (the block's echoes into
+    the per-ray echo arrays, then binned from there while they are in cache), then the range pass. The same values
+    as the two kernels; one launch, and the echo arrays are read back from cache. The chain's CPU path without
+    multipath."""
     e = wp.tid() + start
     b = e // n_channels
     j = e - b * n_channels
-    rotation = wp.transform_get_rotation(poses[b])
+    pose = poses[b]
+    rotation = wp.transform_get_rotation(pose)
+    origin = wp.transform_get_translation(pose)  # origins[i] of every ray of the pose
     first = b * rays_per_pose + j * rays_per_channel
+    local0 = j * rays_per_channel
+    c = local0 // n_elev  # bearing ray and elevation ray of the channel's first ray, then stepped (no division)
+    k = local0 - c * n_elev
     span = wp.vec2i(n_range, -1)
-    for t in range(rays_per_channel):
-        i = first + t
-        local = j * rays_per_channel + t
-        c = local // n_elev
-        k = local - c * n_elev
-        et = elevation_table[k]
-        cell = fan_cell(bearing_cos_sin[c], et, bearing_cell, elevation_cell)
-        direction = directions[i]
-        h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, direction)
-        span = echo_into_channel(h, origins[i], direction, rotation, cell.edge_a, cell.edge_b, et[2], object_mu,
-                                 object_label, min_range, range_resolution, n_range, alpha_db_per_m,
-                                 source_intensity, wavelength, phase_grid, phase_key, b, j, i, store_rays, pre_field,
-                                 pre_power, pre_hits, pre_labels, peak, phasors, span, ray_intensity, ray_range,
-                                 ray_bin, ray_label)
+    for t0 in range(0, rays_per_channel, ECHO_BLOCK):
+        count = wp.min(ECHO_BLOCK, rays_per_channel - t0)
+        for t in range(t0, t0 + count):
+            i = first + t
+            et = elevation_table[k]
+            cell = fan_cell(bearing_cos_sin[c], et, bearing_cell, elevation_cell)
+            direction = directions[i]
+            h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, direction)
+            echo = ray_echo(h, origin, direction, rotation, cell.edge_a, cell.edge_b, et[2], object_mu,
+                            object_label, min_range, range_resolution, n_range, alpha_db_per_m, source_intensity,
+                            wavelength, phase_grid, phase_key)
+            store_echo(echo.value, echo.rng, echo.cell, echo.label, i, ray_intensity, ray_range, ray_bin, ray_label)
+            k = k + 1
+            if k == n_elev:
+                k = 0
+                c = c + 1
+        span = bin_stored_echoes(first + t0, count, b, j, min_range, range_resolution, n_range, ray_intensity,
+                                 ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak,
+                                 phasors, span)
     range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
 
 
@@ -534,7 +567,7 @@ def device_table_bin_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.arr
                             range_resolution: float, n_range: int, alpha_db_per_m: float,
                             source_intensity: float, wavelength: float, phase_grid: float,
                             ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
-                            ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), store_rays: int,
+                            ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
                             rays_per_channel: int, n_channels: int, range_taps: wp.array(dtype=wp.float32),
                             pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
                             pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
@@ -542,24 +575,29 @@ def device_table_bin_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.arr
                             power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
                             phasors: wp.array(dtype=wp.vec2), start: int):
     """Element (pose b, channel j) of a table fan: :func:`device_table_ray_echo_kernel` and
-    :func:`footprint_bin_kernel` in one pass, as :func:`device_fan_bin_kernel` (``store_rays`` 1 also fills the
-    per-ray echo arrays a sensor's own detection reads)."""
+    :func:`footprint_bin_kernel` in one pass, ECHO_BLOCK rays at a time, as :func:`device_fan_bin_kernel`."""
     e = wp.tid() + start
     b = e // n_channels
     j = e - b * n_channels
-    rotation = wp.transform_get_rotation(poses[b])
+    pose = poses[b]
+    rotation = wp.transform_get_rotation(pose)
+    origin = wp.transform_get_translation(pose)
     first = b * rays_per_pose + j * rays_per_channel
     span = wp.vec2i(n_range, -1)
-    for t in range(rays_per_channel):
-        i = first + t
-        local = j * rays_per_channel + t
-        direction = directions[i]
-        h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, direction)
-        span = echo_into_channel(h, origins[i], direction, rotation, edges_a[local], edges_b[local], weights[local],
-                                 object_mu, object_label, min_range, range_resolution, n_range, alpha_db_per_m,
-                                 source_intensity, wavelength, phase_grid, phase_key, b, j, i, store_rays, pre_field,
-                                 pre_power, pre_hits, pre_labels, peak, phasors, span, ray_intensity, ray_range,
-                                 ray_bin, ray_label)
+    for t0 in range(0, rays_per_channel, ECHO_BLOCK):
+        count = wp.min(ECHO_BLOCK, rays_per_channel - t0)
+        for t in range(t0, t0 + count):
+            i = first + t
+            local = j * rays_per_channel + t
+            direction = directions[i]
+            h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, direction)
+            echo = ray_echo(h, origin, direction, rotation, edges_a[local], edges_b[local], weights[local],
+                            object_mu, object_label, min_range, range_resolution, n_range, alpha_db_per_m,
+                            source_intensity, wavelength, phase_grid, phase_key)
+            store_echo(echo.value, echo.rng, echo.cell, echo.label, i, ray_intensity, ray_range, ray_bin, ray_label)
+        span = bin_stored_echoes(first + t0, count, b, j, min_range, range_resolution, n_range, ray_intensity,
+                                 ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak,
+                                 phasors, span)
     range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
 
 

@@ -383,10 +383,10 @@ class DeviceChain:
         lay = self.layout
         if intensity is not None:
             if self._fused:
-                # the echoes are computed and binned in one pass (the per-ray arrays filled only for ``then``)
+                # the echoes are computed and binned in one pass (filling the per-ray echo arrays as it goes)
                 launch_1d(self._fused_kernel, batch * lay.n_channels,
-                          [*self._echo_args(buf), int(then is not None), lay.rays_per_channel, lay.n_channels,
-                           *self._bin_args(buf)], self.device, min_chunk=1)
+                          [*self._echo_args(buf), lay.rays_per_channel, lay.n_channels, *self._bin_args(buf)],
+                          self.device, min_chunk=1)
             else:
                 launch_1d(k.footprint_bin_kernel, batch * lay.n_channels,
                           [buf.echo_intensity, buf.echo_range, buf.echo_bin, buf.echo_label,
