@@ -770,23 +770,28 @@ _RECEIVER_ROW = r"""
                     }
                 }
             }
-            for (int i = 0; i < cnt; ++i) {
-                const wp::vec2 f(fx[i], fy[i]);
-                float detected = wp::dot(f, f);
-                if (variance > 0.0f) {
-                    // complex_noise: amplitude sqrt(V E), phase from the top PHASOR_BITS bits of pcg(h)
+            // receive: |f + n|^2 with n = complex_noise (amplitude sqrt(V E), phase from the top PHASOR_BITS bits
+            // of pcg(h)), or V E where f = 0; every lane of the block, then the block's bins stored
+            float det[B];
+            for (int i = 0; i < B; ++i) {
+                det[i] = fx[i] * fx[i] + fy[i] * fy[i];
+            }
+            if (variance > 0.0f) {
+                for (int i = 0; i < B; ++i) {
                     const unsigned int h = hh[i];
                     unsigned int st = h * 747796405u + 2891336453u;
                     unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
                     const int k = (int)(((w >> 22u) ^ w) >> @PHASOR_SHIFT@u);
                     const float ve = variance * ex[i];
                     const float amplitude = wp::sqrt(ve);
-                    const wp::vec2 nz = amplitude * wp::vec2(ph[2 * k], ph[2 * k + 1]);
-                    const wp::vec2 fn = f + nz;
-                    const float dn = wp::dot(fn, fn);
-                    detected = detected == 0.0f ? ve : dn;
+                    const float gx = fx[i] + amplitude * ph[2 * k];
+                    const float gy = fy[i] + amplitude * ph[2 * k + 1];
+                    const float dn = gx * gx + gy * gy;
+                    det[i] = det[i] == 0.0f ? ve : dn;
                 }
-                out_i[j0 + i] = detected * g;
+            }
+            for (int i = 0; i < cnt; ++i) {
+                out_i[j0 + i] = det[i] * g;
                 const float pr = fp[i] + reverb;
                 out_c[j0 + i] = pr * g;
             }
