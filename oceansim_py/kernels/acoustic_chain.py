@@ -10,7 +10,7 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
    the receiver), its range, the range extent of its footprint and its phase ``2 k r + phi`` (phi a random phase
    fixed to the quantised world-space hit point) as a 12-bit integer code into a table of unit phasors
    (:func:`echo_phase`: steps of 0.09 deg, no sine or cosine per echo).
-2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays (:func:`bin_echo`),
+2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays (:func:`bin_stored_echoes`),
    each spread over the range bins its surface footprint covers, into channel-major complex amplitude,
    intensity, hit and label scratch (a gather, no atomics), then the range pass of the separable convolution
    (complex image with the real taps h, mean intensity with h^2) over the rows the channel reached, into
@@ -372,46 +372,6 @@ def piece_phasor(rr: wp.vec3, cell: int, kk: int, own: wp.vec2, phasors: wp.arra
 
 
 @wp.func
-def bin_echo(value: float, rr: wp.vec3, cell: int, label: int, min_range: float,
-             range_resolution: float, n_range: int, pre_field: wp.array(dtype=wp.vec2),
-             pre_power: wp.array(dtype=wp.float32), pre_hits: wp.array(dtype=wp.int32),
-             pre_labels: wp.array(dtype=wp.int32), peak: wp.array(dtype=wp.float32),
-             phasors: wp.array(dtype=wp.vec2), span: wp.vec2i) -> wp.vec2i:
-    """Bin one echo (intensity ``value`` re 1 uPa^2, ``rr`` = (r, footprint extent, phase code), range bin ``cell``
-    >= 0, ``label``) into one channel's columns (``pre_*``, ``peak``: 1-d views of a channel of the channel-major
-    scratch (B, n_channels, n_range), indexed by range bin): spread over the
-    range bins its footprint [r - extent/2, r + extent/2] overlaps, in proportion to the overlap (area sampling:
-    no aliasing between the ray grid and the range bins). A piece of weight w in bin k adds I w to ``pre_power``
-    and sqrt(I w) exp(i phi_k) to ``pre_field``, phi_k the echo's phase in its own bin (:func:`echo_phasor` of the
-    code rr[2]) and a random phase elsewhere (:func:`piece_phasor`; ``phasors`` is the table of 2^PHASOR_BITS unit
-    phasors exp(i 2 pi n / 2^PHASOR_BITS)): the footprint's scatterers in other bins are other scatterers.
-    ``pre_hits``[cell] counts the echo; ``pre_labels``[k] keeps the label of the strongest piece in bin k (``peak``: its intensity; a label
-    of -1 means none yet). Returns ``span`` = (lowest, highest) row touched, widened by this echo's rows."""
-    lo_row = wp.min(span[0], cell)
-    hi_row = wp.max(span[1], cell)
-    pre_hits[cell] = pre_hits[cell] + 1
-    bins = footprint_bins(rr, cell, min_range, range_resolution, n_range)
-    own = echo_phasor(rr[2], phasors)
-    inv_extent = footprint_inverse(rr)
-    for kk in range(bins[0], bins[1] + 1):
-        w = footprint_weight(rr, kk, inv_extent, min_range, range_resolution)
-        if w > 0.0:
-            piece = value * w
-            phasor = piece_phasor(rr, cell, kk, own, phasors)
-            pre_field[kk] = pre_field[kk] + wp.sqrt(piece) * phasor
-            pre_power[kk] = pre_power[kk] + piece
-            lo_row = wp.min(lo_row, kk)
-            hi_row = wp.max(hi_row, kk)
-            # the strongest piece's label, without a branch (selects: which piece wins is data, not a pattern)
-            held = pre_labels[kk]
-            top = peak[kk]
-            wins = held < 0 or piece > top
-            peak[kk] = wp.where(wins, piece, top)
-            pre_labels[kk] = wp.where(wins, label, held)
-    return wp.vec2i(lo_row, hi_row)
-
-
-@wp.func
 def range_spread(b: int, j: int, span: wp.vec2i, n_range: int, range_taps: wp.array(dtype=wp.float32),
                  pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
                  field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
@@ -448,7 +408,7 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
                          peak: wp.array3d(dtype=wp.float32), field: wp.array3d(dtype=wp.vec2),
                          power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
                          phasors: wp.array(dtype=wp.vec2), start: int):
-    """Element (pose b, channel j): bin the channel's rays (:func:`bin_echo`, in ray order, into the channel-major
+    """Element (pose b, channel j): bin the channel's rays (:func:`bin_stored_echoes`, in ray order, into the channel-major
     scratch pre_* (B, n_channels, n_range), so a channel's bins are contiguous), then its range point spread.
 
     Range point spread (the range pass of the separable convolution), over the rows [lo - M, hi + M] around the
@@ -476,28 +436,121 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
 ECHO_BLOCK = wp.constant(32)
 
 
-@wp.func
+_BIN_ECHOES = r"""
+    // the binning of echoes first .. first + count - 1 (see bin_stored_echoes); a channel's columns as pointers,
+    // the footprint helpers' operations written out in the same order (separate statements: no contraction)
+    const float* value_in = (const float*)ray_intensity.data;
+    const wp::vec3* range_in = (const wp::vec3*)ray_range.data;
+    const int* bin_in = (const int*)ray_bin.data;
+    const int* label_in = (const int*)ray_label.data;
+    const wp::vec2* table = (const wp::vec2*)phasors.data;
+    wp::vec2* field_col = &wp::index(pre_field, b, j, 0);
+    float* power_col = &wp::index(pre_power, b, j, 0);
+    int* hits_col = &wp::index(pre_hits, b, j, 0);
+    int* labels_col = &wp::index(pre_labels, b, j, 0);
+    float* peak_col = &wp::index(peak, b, j, 0);
+    const float inv_dr = 1.0f / range_resolution;
+    int lo_row = span[0];
+    int hi_row = span[1];
+    for (int i = first; i < first + count; ++i) {
+        const int cell = bin_in[i];
+        if (cell < 0) {
+            continue;
+        }
+        const float value = value_in[i];
+        const wp::vec3 rr = range_in[i];
+        const int label = label_in[i];
+        lo_row = cell < lo_row ? cell : lo_row;
+        hi_row = cell > hi_row ? cell : hi_row;
+        hits_col[cell] = hits_col[cell] + 1;
+        // footprint_bins, footprint_inverse
+        const float half = 0.5f * rr[1];
+        int k0 = cell;
+        int k1 = cell;
+        float inv_extent = 0.0f;
+        if (half > 0.0f) {
+            const float a = rr[0] - half;
+            const float a2 = a - min_range;
+            const float b2 = rr[0] + half;
+            const float b3 = b2 - min_range;
+            const int f0 = (int)wp::floor(a2 * inv_dr);
+            const int f1 = (int)wp::floor(b3 * inv_dr);
+            k0 = f0 > 0 ? f0 : 0;
+            k1 = f1 < n_range - 1 ? f1 : n_range - 1;
+        }
+        if (rr[1] > 0.0f) {
+            inv_extent = 1.0f / rr[1];
+        }
+        // echo_phasor, piece_phasor
+        const unsigned int code = (unsigned int)(int)rr[2];
+        const wp::vec2 own = table[code & @PHASOR_MASK@u];
+        const float up = rr[0] + half;
+        const float down = rr[0] - half;
+        for (int kk = k0; kk <= k1; ++kk) {
+            // footprint_weight
+            float w = 1.0f;
+            if (half > 0.0f) {
+                const float t = (float)kk * range_resolution;
+                const float lo = min_range + t;
+                const float hi = lo + range_resolution;
+                const float top = up < hi ? up : hi;
+                const float bottom = down > lo ? down : lo;
+                const float overlap = top - bottom;
+                w = overlap * inv_extent;
+            }
+            if (w > 0.0f) {
+                const float piece = value * w;
+                wp::vec2 phasor = own;
+                if (kk != cell) {
+                    unsigned int x = code ^ ((unsigned int)kk * 2654435769u);
+                    unsigned int st = x * 747796405u + 2891336453u;
+                    unsigned int wd = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
+                    phasor = table[((wd >> 22u) ^ wd) >> @PHASOR_SHIFT@u];
+                }
+                const float amplitude = wp::sqrt(piece);
+                const wp::vec2 add = amplitude * phasor;
+                field_col[kk] = field_col[kk] + add;
+                power_col[kk] = power_col[kk] + piece;
+                lo_row = kk < lo_row ? kk : lo_row;
+                hi_row = kk > hi_row ? kk : hi_row;
+                // the strongest piece's label
+                const int held = labels_col[kk];
+                const float strongest = peak_col[kk];
+                const bool wins = held < 0 || piece > strongest;
+                peak_col[kk] = wins ? piece : strongest;
+                labels_col[kk] = wins ? label : held;
+            }
+        }
+    }
+    return wp::vec2i(lo_row, hi_row);
+""".replace("@PHASOR_MASK@", str((1 << int(PHASOR_BITS)) - 1)).replace("@PHASOR_SHIFT@", str(32 - int(PHASOR_BITS)))
+
+
+@wp.func_native(_BIN_ECHOES)
 def bin_stored_echoes(first: int, count: int, b: int, j: int, min_range: float, range_resolution: float,
                       n_range: int, ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                       ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
                       pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
                       pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
                       peak: wp.array3d(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2), span: wp.vec2i) -> wp.vec2i:
-    """:func:`bin_echo` the stored echoes ``first`` .. ``first + count - 1`` (those in the range window, in order)
-    into channel j of frame b; returns ``span`` widened by their rows."""
-    # channel j's columns of the scratch (1-d views: one index per access in the loop below)
-    field_col = pre_field[b, j]
-    power_col = pre_power[b, j]
-    hits_col = pre_hits[b, j]
-    labels_col = pre_labels[b, j]
-    peak_col = peak[b, j]
-    out = span
-    for i in range(first, first + count):
-        cell = ray_bin[i]
-        if cell >= 0:
-            out = bin_echo(ray_intensity[i], ray_range[i], cell, ray_label[i], min_range, range_resolution, n_range,
-                           field_col, power_col, hits_col, labels_col, peak_col, phasors, out)
-    return out
+    """Bin the stored echoes ``first`` .. ``first + count - 1`` (those with a range bin, in order) into channel j of
+    frame b of the channel-major scratch (B, n_channels, n_range); returns ``span`` = (lowest, highest) row touched,
+    widened by their rows.
+
+    Each echo (intensity I = ``ray_intensity`` re 1 uPa^2, ``ray_range`` = (r, footprint extent, phase code),
+    range bin ``cell`` >= 0, label) is spread over the range bins :func:`footprint_bins` its footprint
+    [r - extent/2, r + extent/2] overlaps, in proportion to the overlap (:func:`footprint_weight`; area sampling:
+    no aliasing between the ray grid and the range bins). A piece of weight w in bin k adds I w to ``pre_power``
+    and sqrt(I w) exp(i phi_k) to ``pre_field``, phi_k the echo's phase in its own bin (:func:`echo_phasor`) and a
+    random phase elsewhere (:func:`piece_phasor`; ``phasors`` is the table of 2^PHASOR_BITS unit phasors
+    exp(i 2 pi n / 2^PHASOR_BITS)): the footprint's scatterers in other bins are other scatterers.
+    ``pre_hits``[cell] counts the echo; ``pre_labels``[k] keeps the label of the strongest piece in bin k (``peak``:
+    its intensity; a label of -1 means none yet).
+
+    Native code: the channel's columns as pointers (Warp's generated code recomputes every array address from its
+    strides), and those helpers' operations written out in the same order and roundings, so the values are theirs
+    (tests/test_acoustic_chain_scratch.py compares them with a kernel built from the helpers)."""
+    ...
 
 
 @wp.kernel
@@ -874,7 +927,7 @@ def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.ar
     the host). Every bin draws from its own counter-based state h = :func:`bin_state` (key, r n_channels + j), key
     the stream key of (seed, frame_index + b, sensor_id, STREAM_NOISE), so a bin's draw does not depend on any
     other bin: where f = 0, |n|^2 = V E with E = :func:`unit_exponential` (h, ``exp_table``); elsewhere n is
-    :func:`complex_noise` (h; ``phasors`` as in :func:`bin_echo`). G = row_gain[r]: time-varying and fixed gain
+    :func:`complex_noise` (h; ``phasors`` as in :func:`bin_stored_echoes`). G = row_gain[r]: time-varying and fixed gain
     on intensity, 10^((k log10 r + 2 alpha r + gain) / 10), per row on the host.
     clean is the expected intensity, speckle- and noise-free (echoes and reverberation).
 
