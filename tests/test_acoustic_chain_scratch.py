@@ -228,3 +228,108 @@ def test_echo_phase_code_at_hand_computed_paths():
         h = _pcg(h ^ ((i[2] * 0x85EBCA6B) & 0xFFFFFFFF))
         expected = ((n_carrier + (h >> 20)) & 4095) + (((h >> 8) & 4095) << 12)
         assert int(code) == expected and float(code) == code
+
+
+@wp.kernel
+def _native_binning(intensity: wp.array(dtype=wp.float32), rng: wp.array(dtype=wp.vec3),
+                    cell: wp.array(dtype=wp.int32), label: wp.array(dtype=wp.int32), per_channel: int,
+                    min_range: float, dr: float, n_range: int, field: wp.array3d(dtype=wp.vec2),
+                    power: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
+                    labels: wp.array3d(dtype=wp.int32), peak: wp.array3d(dtype=wp.float32),
+                    phasors: wp.array(dtype=wp.vec2), span: wp.array(dtype=wp.vec2i)):
+    j = wp.tid()
+    span[j] = kc.bin_stored_echoes(j * per_channel, per_channel, 0, j, min_range, dr, n_range, intensity, rng, cell,
+                                   label, field, power, hits, labels, peak, phasors, wp.vec2i(n_range, -1))
+
+
+@wp.kernel
+def _helper_binning(intensity: wp.array(dtype=wp.float32), rng: wp.array(dtype=wp.vec3),
+                    cell: wp.array(dtype=wp.int32), label: wp.array(dtype=wp.int32), per_channel: int,
+                    min_range: float, dr: float, n_range: int, field: wp.array3d(dtype=wp.vec2),
+                    power: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
+                    labels: wp.array3d(dtype=wp.int32), peak: wp.array3d(dtype=wp.float32),
+                    phasors: wp.array(dtype=wp.vec2), span: wp.array(dtype=wp.vec2i)):
+    # the binning as bin_stored_echoes documents it, from the Warp helpers multipath also bins with
+    j = wp.tid()
+    lo = n_range
+    hi = int(-1)
+    for i in range(j * per_channel, (j + 1) * per_channel):
+        c = cell[i]
+        if c >= 0:
+            rr = rng[i]
+            lo = wp.min(lo, c)
+            hi = wp.max(hi, c)
+            hits[0, j, c] = hits[0, j, c] + 1
+            bins = kc.footprint_bins(rr, c, min_range, dr, n_range)
+            own = kc.echo_phasor(rr[2], phasors)
+            inv = kc.footprint_inverse(rr)
+            for kk in range(bins[0], bins[1] + 1):
+                w = kc.footprint_weight(rr, kk, inv, min_range, dr)
+                if w > 0.0:
+                    piece = intensity[i] * w
+                    field[0, j, kk] = field[0, j, kk] + wp.sqrt(piece) * kc.piece_phasor(rr, c, kk, own, phasors)
+                    power[0, j, kk] = power[0, j, kk] + piece
+                    lo = wp.min(lo, kk)
+                    hi = wp.max(hi, kk)
+                    if labels[0, j, kk] < 0 or piece > peak[0, j, kk]:
+                        peak[0, j, kk] = piece
+                        labels[0, j, kk] = label[i]
+    span[j] = wp.vec2i(lo, hi)
+
+
+def test_native_binning_gives_the_values_of_the_footprint_helpers():
+    # random echoes (some outside the window, some without footprint extent, extents up to 12 bins, phase codes up
+    # to 2^24) binned into 6 channels of 90 range bins by the native bin_stored_echoes and by the Warp helpers
+    rng = np.random.default_rng(4)
+    n_ch, per, n_range, min_range, dr = 6, 64, 90, 0.5, 0.03
+    n = n_ch * per
+    r = rng.uniform(min_range, min_range + n_range * dr, n)
+    extent = np.where(rng.random(n) < 0.2, 0.0, rng.uniform(0.0, 12 * dr, n))
+    code = rng.integers(0, 2**24, n).astype(np.float32)
+    cell = np.where(rng.random(n) < 0.1, -1, np.floor((r - min_range) / dr)).astype(np.int32)
+    inputs = [wp.array(rng.exponential(1.0, n).astype(np.float32), device="cpu"),
+              wp.array(np.stack([r, extent, code], 1).astype(np.float32), dtype=wp.vec3, device="cpu"),
+              wp.array(cell, device="cpu"), wp.array(rng.integers(0, 5, n).astype(np.int32), device="cpu"),
+              per, min_range, dr, n_range]
+    angles = 2.0 * np.pi * np.arange(4096) / 4096
+    phasors = wp.array(np.stack([np.cos(angles), np.sin(angles)], 1).astype(np.float32), dtype=wp.vec2, device="cpu")
+    results = []
+    for kernel in (_native_binning, _helper_binning):
+        shape = (1, n_ch, n_range)
+        out = [wp.zeros(shape, dtype=wp.vec2, device="cpu"), wp.zeros(shape, dtype=wp.float32, device="cpu"),
+               wp.zeros(shape, dtype=wp.int32, device="cpu"), wp.full(shape, -1, dtype=wp.int32, device="cpu"),
+               wp.zeros(shape, dtype=wp.float32, device="cpu")]
+        span = wp.empty(n_ch, dtype=wp.vec2i, device="cpu")
+        wp.launch(kernel, n_ch, [*inputs, *out, phasors, span], device="cpu")
+        results.append([a.numpy() for a in (*out[:4], span)])
+    assert (results[0][2] > 0).sum() > 200 and (results[0][3] >= 0).sum() > 300
+    for native, helpers in zip(*results):
+        np.testing.assert_array_equal(native, helpers)
+
+
+@wp.kernel
+def _noise_draws(key: int, n_bins: int, table: wp.array(dtype=wp.float32), out: wp.array(dtype=wp.float32)):
+    e = wp.tid()
+    out[e] = kc.unit_exponential(kc.bin_state(key, e), table)
+
+
+def test_native_receiver_noise_is_the_draw_of_bin_state_and_unit_exponential(scenes):
+    # empty water: every bin is V E G with E = unit_exponential(bin_state(key, r n_channels + j)), V = noise +
+    # reverberation of the row and G its gain, bit for bit (float32 products in that order)
+    from oceansim_py.sensors.acoustic.chain import _host_key
+
+    _, empty = scenes
+    sonar = ImagingSonar(ImagingSonarConfig(**CHAIN), device="cpu")
+    frame = 7
+    image = sonar.render(empty, pitched(0.0), frame_index=frame).numpy()["intensity"][0]
+    chain = sonar._chain
+    n_range, n_ch = image.shape
+    key = _host_key(chain.settings.seed, frame, chain.sensor_id, int(kc.STREAM_NOISE))
+    draws = wp.empty(n_range * n_ch, dtype=wp.float32, device="cpu")
+    wp.launch(_noise_draws, n_range * n_ch, [key, n_range * n_ch, chain._exp_table, draws], device="cpu")
+    e = draws.numpy().reshape(n_range, n_ch)
+    noise = np.float32(10.0 ** (chain.settings.noise_level_db / 10.0))
+    variance = (noise + chain._row_reverb.numpy())[:, None]
+    expected = (variance * e) * chain._row_gain.numpy()[:, None]
+    assert expected.dtype == np.float32 and np.all(expected > 0)
+    np.testing.assert_array_equal(image, expected)

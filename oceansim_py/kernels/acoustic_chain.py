@@ -688,43 +688,10 @@ def unit_exponential(h: wp.uint32, table: wp.array(dtype=wp.float32)) -> float:
 
 
 @wp.func
-def complex_noise(h: wp.uint32, variance: float, table: wp.array(dtype=wp.float32),
-                  phasors: wp.array(dtype=wp.vec2)) -> wp.vec2:
-    """One circular complex Gaussian draw with E|n|^2 = ``variance`` from the uniform 32-bit word h, in polar form:
-    |n|^2 = variance E, E = :func:`unit_exponential` (h) (the squared modulus of a circular Gaussian is
-    exponential), and a uniform phase independent of it, ``phasors``[top PHASOR_BITS bits of pcg(h)] (steps of
-    2 pi / 2^PHASOR_BITS, 0.09 deg); one hash, a table read and a square root, no logarithm or rejection loop."""
-    amplitude = wp.sqrt(variance * unit_exponential(h, table))
-    return amplitude * phasors[int(pcg_hash(h) >> wp.uint32(32 - PHASOR_BITS))]
-
-
-@wp.func
 def bin_state(key: int, b_bin: int) -> wp.uint32:
     """The random state of bin ``b_bin`` (r n_channels + j) of a frame's receiver stream ``key``: one PCG hash of
     key XOR bin, distinct for every bin of the frame (a bijection of the bin index)."""
     return pcg_hash(wp.uint32(key) ^ wp.uint32(b_bin))
-
-
-@wp.func
-def holds_echo(f: wp.vec2, p: float) -> int:
-    """1 where a bin's complex amplitude or intensity is not exactly zero, else 0."""
-    return wp.where(f[0] != 0.0 or f[1] != 0.0 or p != 0.0, 1, 0)
-
-
-@wp.func
-def receive(f: wp.vec2, variance: float, g: float, h: wp.uint32,
-            table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2)) -> float:
-    """The receiver on one bin with echo amplitude f (after the point spread): |f + n|^2 G, n of variance V =
-    ``variance`` drawn from the word h (:func:`complex_noise`; where f = 0 only |n|^2 = V E,
-    :func:`unit_exponential`), G = ``g``."""
-    detected = wp.dot(f, f)
-    if variance > 0.0:
-        if detected == 0.0:
-            detected = variance * unit_exponential(h, table)
-        else:
-            fn = f + complex_noise(h, variance, table, phasors)
-            detected = wp.dot(fn, fn)
-    return detected * g
 
 
 #: Bins per block of :func:`receiver_row` (a block's point spread and noise are computed lane by lane).
@@ -732,9 +699,8 @@ RECEIVER_BLOCK = 16
 
 _RECEIVER_ROW = r"""
     // One receiver row (see receiver_row's docstring). Blocks of B bins: every step is a loop over the block's
-    // lanes with no branch, so the compiler vectorises it; the arithmetic is that of receive / unit_exponential /
-    // complex_noise written as separate statements (no contraction the Warp functions do not have), so every bin's
-    // value is the one of the bin-by-bin functions, bit for bit.
+    // lanes with no branch, so the compiler vectorises it; bin_state and unit_exponential written as separate
+    // statements (no contraction the Warp functions do not have): a noise-only bin is bit for bit theirs.
     const int B = @BLOCK@;
     const int n = n_channels;
     const int half = (taps.shape[0] - 1) / 2;
@@ -823,8 +789,8 @@ _RECEIVER_ROW = r"""
                     }
                 }
             }
-            // receive: |f + n|^2 with n = complex_noise (amplitude sqrt(V E), phase from the top PHASOR_BITS bits
-            // of pcg(h)), or V E where f = 0; every lane of the block, then the block's bins stored
+            // detection: |f + n|^2, n of amplitude sqrt(V E) and phase from the top PHASOR_BITS bits
+            // of pcg(h), or V E where f = 0; every lane of the block, then the block's bins stored
             float det[B];
             for (int i = 0; i < B; ++i) {
                 det[i] = fx[i] * fx[i] + fy[i] * fy[i];
@@ -887,12 +853,12 @@ def receiver_row(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype
                  clean: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
                  labels: wp.array3d(dtype=wp.int32), b: int, r: int, n_channels: int, echo: int,
                  key: int, variance: float, reverb: float, g: float, row_sums: int) -> float:
-    """Row r of frame b of :func:`bearing_receiver_kernel` (``echo``: the row's row_echo flag; ``key``: the frame's noise stream key;
-    V = ``variance``, R(r) = ``reverb``, G(r) = ``g``): writes the row's four outputs (contiguous along the row) and
+    """Row r of frame b of :func:`bearing_receiver_kernel` (``echo``: the row's row_echo flag; ``key``: the frame's
+    noise stream key; V = ``variance``, R(r) = ``reverb``, G(r) = ``g``): writes the row's four outputs (contiguous along the row) and
     sets its scratch back to rest; returns the row's intensity summed in bin order if ``row_sums`` is 1, else 0.
-    The values are those of :func:`receive`, :func:`unit_exponential`, :func:`complex_noise` and
-    :func:`bin_state` bin by bin (the same operations in the same order), computed RECEIVER_BLOCK bins at a time in
-    branch-free steps (native code: Warp's generated code is scalar)."""
+    The draws are those of :func:`bin_state` and :func:`unit_exponential` (the same operations in the same order;
+    tests/test_acoustic_chain_scratch.py compares them), computed RECEIVER_BLOCK bins at a time in branch-free steps
+    (native code: Warp's generated code is scalar)."""
     ...
 
 
@@ -926,9 +892,11 @@ def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.ar
     reverberation R(r) = row_reverb[r] (its sonar-equation mean per sample through the point spread, per row on
     the host). Every bin draws from its own counter-based state h = :func:`bin_state` (key, r n_channels + j), key
     the stream key of (seed, frame_index + b, sensor_id, STREAM_NOISE), so a bin's draw does not depend on any
-    other bin: where f = 0, |n|^2 = V E with E = :func:`unit_exponential` (h, ``exp_table``); elsewhere n is
-    :func:`complex_noise` (h; ``phasors`` as in :func:`bin_stored_echoes`). G = row_gain[r]: time-varying and fixed gain
-    on intensity, 10^((k log10 r + 2 alpha r + gain) / 10), per row on the host.
+    other bin: where f = 0, |n|^2 = V E with E = :func:`unit_exponential` (h, ``exp_table``); elsewhere n is drawn
+    in polar form, |n|^2 = V E (the squared modulus of a circular Gaussian is exponential) and a uniform phase
+    independent of it, ``phasors``[top PHASOR_BITS bits of pcg(h)] (steps of 2 pi / 2^PHASOR_BITS, 0.09 deg): one
+    hash, two table reads and a square root, no logarithm or rejection loop. G = row_gain[r]: time-varying and
+    fixed gain on intensity, 10^((k log10 r + 2 alpha r + gain) / 10), per row on the host.
     clean is the expected intensity, speckle- and noise-free (echoes and reverberation).
 
     Element e = b n_range + q handles row r of a permutation that keeps blocks of ``row_block`` rows together
