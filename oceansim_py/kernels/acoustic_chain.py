@@ -147,42 +147,6 @@ def store_echo(value: float, rng: wp.vec3, cell: int, label: int, o: int,
     ray_label[o] = label
 
 
-@wp.func
-def ray_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, rotation: wp.quat, edge_a: wp.vec3, edge_b: wp.vec3,
-             weight: float,
-             object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32), min_range: float,
-             range_resolution: float, n_range: int, alpha_db_per_m: float, source_intensity: float,
-             wavelength: float, phase_grid: float, phase_key: int) -> RayEcho:
-    """The echo of hit ``h`` of a ray whose cell spans the sensor-frame edge vectors ``edge_a``, ``edge_b`` (the
-    sensor's attitude is ``rotation``) and stands for ``weight`` (solid angle x two-way pattern, sr).
-
-    I = SL mu cos(psi) w / r^2 10^(-2 alpha r / 10) (Lambert: mu cos^2 psi times the footprint r^2 w / cos psi,
-    two-way spreading r^-4); footprint range extent r / cos(psi) sqrt((n . edge_a)^2 + (n . edge_b)^2), capped at
-    MAX_FOOTPRINT_BINS bins; phase 4 pi r / lambda + phi, phi fixed to the hit point quantised to phase_grid, as
-    the code of :func:`echo_phase`."""
-    out = RayEcho()
-    out.value = 0.0
-    out.rng = wp.vec3(0.0, 0.0, 0.0)
-    out.cell = -1
-    out.label = -1
-    if h.hit == 1:
-        cell = range_cell(h.distance, min_range, range_resolution, n_range)
-        if cell >= 0:
-            r = h.distance
-            # 10^(-2 alpha r / 10) as exp(-0.2 ln(10) alpha r)
-            out.value = (source_intensity * object_mu[h.obj] * h.cos_incidence * weight / (r * r)
-                         * wp.exp(-0.46051701859880914 * alpha_db_per_m * r))
-            n_sensor = wp.quat_rotate_inv(rotation, h.normal)
-            da = wp.dot(n_sensor, edge_a)
-            db = wp.dot(n_sensor, edge_b)
-            extent = wp.min(r * wp.sqrt(da * da + db * db) / wp.max(h.cos_incidence, 1.0e-3),
-                            float(MAX_FOOTPRINT_BINS) * range_resolution)
-            out.rng = wp.vec3(r, extent, echo_phase(r, wavelength, origin + r * direction, phase_grid, phase_key))
-            out.cell = cell
-            out.label = object_label[h.obj]
-    return out
-
-
 @wp.struct
 class FanCell:
     """A bearing x elevation fan ray's cell in the sensor frame (FLU): centre direction ``centre`` (unit) and edge
@@ -221,6 +185,219 @@ def jittered(d_flu: wp.vec3, edge_a: wp.vec3, edge_b: wp.vec3, jitter: int, jitt
         v = wp.randf(state) - 0.5
         d = wp.normalize(d_flu + u * edge_a + v * edge_b)
     return d
+
+
+#: Rays per block of the echo functions (:func:`fan_echoes`, :func:`table_echoes`) and of the fused echo-and-binning
+#: kernels: a block's echoes are computed lane by lane (vectorised), then binned.
+ECHO_BLOCK = wp.constant(32)
+
+_ECHO_HELPERS = r"""
+    auto pcg = [](unsigned int x) -> unsigned int {
+        const unsigned int st = x * 747796405u + 2891336453u;
+        const unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
+        return (w >> 22u) ^ w;
+    };
+    // e^x for x <= 0 (Cephes expf: x = n ln 2 + g, |g| <= ln 2 / 2, a degree-5 polynomial, 2^n in the exponent
+    // bits; relative error < 2e-7; below -87 it is e^-87 ~ 1.6e-38, never reached by 2 alpha r / (10 log10 e))
+    auto exp_neg = [](float x) -> float {
+        x = x > -87.0f ? x : -87.0f;
+        const float n = wp::floor(x * 1.44269504088896341f + 0.5f);
+        const float g = (x - n * 0.693359375f) - n * -2.12194440e-4f;
+        float p = 1.9875691500e-4f;
+        p = p * g + 1.3981999507e-3f;
+        p = p * g + 8.3334519073e-3f;
+        p = p * g + 4.1665795894e-2f;
+        p = p * g + 1.6666665459e-1f;
+        p = p * g + 5.0000001201e-1f;
+        const float y = p * g * g + g + 1.0f;
+        const int bits = ((int)n + 127) << 23;
+        union { int i; float f; } scale;
+        scale.i = bits;
+        return y * scale.f;
+    };
+    const int E = @BLOCK@;
+    float ea_x[E], ea_y[E], ea_z[E], eb_x[E], eb_y[E], eb_z[E], wt[E];
+"""
+
+_ECHO_LANES = r"""
+    // the echoes of rays first .. first + count - 1 (count <= ECHO_BLOCK) from their hits, lane by lane with no
+    // branch (the compiler vectorises the loop); lane l's cell edges and weight in ea*, eb*, wt (filled above)
+    const float* dir = (const float*)directions.data;
+    const float* nrm = (const float*)hit_normal.data;
+    const float* dist_in = (const float*)hit_distance.data;
+    const int* face_in = (const int*)hit_face.data;
+    const int* obj_in = (const int*)hit_obj.data;
+    const float* mu = (const float*)object_mu.data;
+    const int* lab = (const int*)object_label.data;
+    float* out_v = (float*)ray_intensity.data;
+    float* out_r = (float*)ray_range.data;
+    int* out_c = (int*)ray_bin.data;
+    int* out_l = (int*)ray_label.data;
+    const float qx = rotation[0];
+    const float qy = rotation[1];
+    const float qz = rotation[2];
+    const float qw = rotation[3];
+    const float qc = 2.0f * qw * qw - 1.0f;
+    const float cap = (float)@MAX_BINS@ * range_resolution;
+    const float absorb = -0.46051701859880914f * alpha_db_per_m;
+    const float inv_grid = 1.0f / phase_grid;
+    const unsigned int ukey = (unsigned int)phase_key;
+    const float ox = origin[0];
+    const float oy = origin[1];
+    const float oz = origin[2];
+    // the lanes read the hit arrays and write the echo arrays, distinct buffers: no dependence between lanes
+#if defined(__clang__) && !defined(__CUDA_ARCH__)
+#pragma clang loop vectorize(assume_safety)
+#endif
+    for (int l = 0; l < count; ++l) {
+        const int i = first + l;
+        const float dist = dist_in[i];
+        // range_cell: in the window [min_range, max_range) of a hit
+        const float f = (dist - min_range) / range_resolution;
+        const bool valid = (face_in[i] >= 0) & (f >= 0.0f) & (f < (float)n_range);
+        const float r = valid ? dist : 1.0f;
+        int cell = (int)wp::floor(valid ? f : 0.0f);
+        cell = cell < n_range - 1 ? cell : n_range - 1;
+        const int o = valid ? obj_in[i] : 0;
+        const float dx = dir[3 * i];
+        const float dy = dir[3 * i + 1];
+        const float dz = dir[3 * i + 2];
+        const float nx = nrm[3 * i];
+        const float ny = nrm[3 * i + 1];
+        const float nz = nrm[3 * i + 2];
+        float cosi = -(dx * nx + dy * ny + dz * nz);
+        cosi = cosi > 0.0f ? (cosi < 1.0f ? cosi : 1.0f) : 0.0f;
+        // sonar equation: SL mu cos(psi) w / r^2 10^(-2 alpha r / 10)
+        const float value = source_intensity * mu[o] * cosi * wt[l] / (r * r) * exp_neg(absorb * r);
+        // the normal in the sensor frame (quat_rotate_inv), the footprint's range extent
+        const float d2 = 2.0f * (qx * nx + qy * ny + qz * nz);
+        const float sx = nx * qc + qx * d2 - (qy * nz - qz * ny) * qw * 2.0f;
+        const float sy = ny * qc + qy * d2 - (qz * nx - qx * nz) * qw * 2.0f;
+        const float sz = nz * qc + qz * d2 - (qx * ny - qy * nx) * qw * 2.0f;
+        const float da = sx * ea_x[l] + sy * ea_y[l] + sz * ea_z[l];
+        const float db = sx * eb_x[l] + sy * eb_y[l] + sz * eb_z[l];
+        const float spread = r * wp::sqrt(da * da + db * db) / (cosi > 1.0e-3f ? cosi : 1.0e-3f);
+        const float extent = spread < cap ? spread : cap;
+        // echo_phase: carrier phase in 1 / 2^PHASOR_BITS cycles plus the scatterer hash of the hit point
+        const float t = 2.0f * r / wavelength;
+        const float cycles = t - wp::floor(t);
+        int carrier = (int)(cycles * (float)@PHASOR_N@);
+        carrier = carrier < @PHASOR_N@ - 1 ? carrier : @PHASOR_N@ - 1;
+        // the hit point origin + r d and its grid cell, as separate statements (no contraction: echo_phase's values)
+        const float rx = r * dx;
+        const float ry = r * dy;
+        const float rz = r * dz;
+        const float px = ox + rx;
+        const float py = oy + ry;
+        const float pz = oz + rz;
+        const unsigned int ix = (unsigned int)(int)wp::floor(px * inv_grid);
+        const unsigned int iy = (unsigned int)(int)wp::floor(py * inv_grid);
+        const unsigned int iz = (unsigned int)(int)wp::floor(pz * inv_grid);
+        const unsigned int h = pcg(pcg(pcg(ukey ^ ix) ^ iy * 2654435769u) ^ iz * 2246822507u);
+        const int code = ((carrier + (int)(h >> @PHASOR_SHIFT@u)) & (@PHASOR_N@ - 1))
+                         + ((int)((h >> 8u) & 4095u) << @PHASOR_BITS@);
+        out_v[i] = valid ? value : 0.0f;
+        out_r[3 * i] = valid ? r : 0.0f;
+        out_r[3 * i + 1] = valid ? extent : 0.0f;
+        out_r[3 * i + 2] = valid ? (float)code : 0.0f;
+        out_c[i] = valid ? cell : -1;
+        out_l[i] = valid ? lab[o] : -1;
+    }
+    return count;
+"""
+
+
+_FAN_CELLS = r"""
+    {
+        int c = local0 / n_elev;  // bearing ray and elevation ray of the block's first ray, then stepped
+        int k = local0 - c * n_elev;
+        for (int l = 0; l < count; ++l) {
+            // fan_cell: a = t_e de, b = t_b cos(e) db
+            const wp::vec2 bcs = bearing_cos_sin[c];
+            const wp::vec3 et = elevation_table[k];
+            const float ce = et[0];
+            const float se = et[1];
+            const float cb = bcs[0];
+            const float sb = bcs[1];
+            const float scale_b = ce * bearing_cell;
+            ea_x[l] = -se * cb * elevation_cell;
+            ea_y[l] = se * sb * elevation_cell;
+            ea_z[l] = ce * elevation_cell;
+            eb_x[l] = -sb * scale_b;
+            eb_y[l] = -cb * scale_b;
+            eb_z[l] = 0.0f;
+            wt[l] = et[2];
+            k = k + 1;
+            if (k == n_elev) {
+                k = 0;
+                c = c + 1;
+            }
+        }
+    }
+"""
+_TABLE_CELLS = r"""
+    for (int l = 0; l < count; ++l) {
+        const wp::vec3 a = edges_a[local0 + l];
+        const wp::vec3 b = edges_b[local0 + l];
+        ea_x[l] = a[0];
+        ea_y[l] = a[1];
+        ea_z[l] = a[2];
+        eb_x[l] = b[0];
+        eb_y[l] = b[1];
+        eb_z[l] = b[2];
+        wt[l] = weights[local0 + l];
+    }
+"""
+
+def _echo_snippet(prologue: str) -> str:
+    """The native echo function: helpers, the lanes' cell edges and weights (``prologue``), the lanes' echoes."""
+    text = _ECHO_HELPERS + prologue + _ECHO_LANES
+    for name, value in (("@BLOCK@", int(ECHO_BLOCK)), ("@MAX_BINS@", int(MAX_FOOTPRINT_BINS)),
+                        ("@PHASOR_N@", 1 << int(PHASOR_BITS)), ("@PHASOR_BITS@", int(PHASOR_BITS)),
+                        ("@PHASOR_SHIFT@", 32 - int(PHASOR_BITS))):
+        text = text.replace(name, str(value))
+    return text
+
+
+@wp.func_native(_echo_snippet(_FAN_CELLS))
+def fan_echoes(first: int, count: int, local0: int, directions: wp.array(dtype=wp.vec3),
+               hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+               hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+               object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32), origin: wp.vec3,
+               rotation: wp.quat, bearing_cos_sin: wp.array(dtype=wp.vec2), bearing_cell: float,
+               elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float, n_elev: int, min_range: float,
+               range_resolution: float, n_range: int, alpha_db_per_m: float, source_intensity: float,
+               wavelength: float, phase_grid: float, phase_key: int, ray_intensity: wp.array(dtype=wp.float32),
+               ray_range: wp.array(dtype=wp.vec3), ray_bin: wp.array(dtype=wp.int32),
+               ray_label: wp.array(dtype=wp.int32)) -> int:
+    """The echoes of rays ``first`` .. ``first + count - 1`` (``count`` <= ECHO_BLOCK; pose-local indices from
+    ``local0``) of a bearing x elevation fan, from their hits, into the per-ray echo arrays (:class:`RayEcho`'s
+    fields); returns ``count``. A ray's cell is that of :func:`fan_cell` (weight w_k = elevation_table[k][2]); the
+    sensor sits at ``origin`` with attitude ``rotation``.
+
+    Echo of a hit in the range window [min_range, min_range + n_range dr): intensity
+    I = SL mu cos(psi) w / r^2 10^(-2 alpha r / 10) (Lambert: mu cos^2 psi times the footprint r^2 w / cos psi,
+    two-way spreading r^-4; the exponential by a polynomial, relative error < 2e-7), range bin floor((r - min) / dr),
+    footprint range extent r / cos(psi) sqrt((n . edge_a)^2 + (n . edge_b)^2) (n the normal in the sensor frame,
+    cos psi floored at 1e-3), capped at MAX_FOOTPRINT_BINS bins, and the phase code of :func:`echo_phase` (the same
+    operations: tests/test_acoustic_chain_scratch.py compares them); else intensity 0, bin and label -1. Native code,
+    lane by lane with no branch: the compiler vectorises the block."""
+    ...
+
+
+@wp.func_native(_echo_snippet(_TABLE_CELLS))
+def table_echoes(first: int, count: int, local0: int, directions: wp.array(dtype=wp.vec3),
+                 hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                 hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                 object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32), origin: wp.vec3,
+                 rotation: wp.quat, edges_a: wp.array(dtype=wp.vec3), edges_b: wp.array(dtype=wp.vec3),
+                 weights: wp.array(dtype=wp.float32), min_range: float, range_resolution: float, n_range: int,
+                 alpha_db_per_m: float, source_intensity: float, wavelength: float, phase_grid: float,
+                 phase_key: int, ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                 ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32)) -> int:
+    """:func:`fan_echoes` for a table fan: ray ``local``'s cell edges a_k = ``edges_a``[local], b_k =
+    ``edges_b``[local] and weight ``weights``[local] (sr x pattern)."""
+    ...
 
 
 @wp.kernel
@@ -280,20 +457,16 @@ def device_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.arra
                            ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                            ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
     """Ray i of a bearing x elevation fan, from its hit (the backend's results for :func:`pose_rays_kernel`'s
-    rays): store its :func:`ray_echo` (cell edges of :func:`fan_cell`, weight w_k = elevation_table[k][2])."""
+    rays): its :func:`fan_echoes` (a block of one ray) into the per-ray echo arrays. ``origins`` (each pose's
+    position, as the pose gives it) is not read."""
     i = wp.tid() + start
     b = i // rays_per_pose
-    local = i - b * rays_per_pose
-    c = local // n_elev
-    k = local - c * n_elev
-    et = elevation_table[k]
-    cell = fan_cell(bearing_cos_sin[c], et, bearing_cell, elevation_cell)
-    direction = directions[i]
-    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, direction)
-    echo = ray_echo(h, origins[i], direction, wp.transform_get_rotation(poses[b]), cell.edge_a, cell.edge_b, et[2],
-                    object_mu, object_label, min_range, range_resolution, n_range, alpha_db_per_m, source_intensity,
-                    wavelength, phase_grid, phase_key)
-    store_echo(echo.value, echo.rng, echo.cell, echo.label, i, ray_intensity, ray_range, ray_bin, ray_label)
+    pose = poses[b]
+    fan_echoes(i, 1, i - b * rays_per_pose, directions, hit_distance, hit_normal, hit_face, hit_obj, object_mu,
+               object_label, wp.transform_get_translation(pose), wp.transform_get_rotation(pose), bearing_cos_sin,
+               bearing_cell, elevation_table, elevation_cell, n_elev, min_range, range_resolution, n_range,
+               alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key, ray_intensity, ray_range,
+               ray_bin, ray_label)
 
 
 @wp.kernel
@@ -308,18 +481,15 @@ def device_table_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: w
                                  source_intensity: float, wavelength: float, phase_grid: float,
                                  ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                                  ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
-    """Ray i of a table fan, from its hit (the backend's results for :func:`pose_rays_kernel`'s rays):
-    store its :func:`ray_echo` (edges a_k, b_k, weight w_k: sr x pattern). The hit distance (+inf for a miss)
-    stays in ``hit_distance``."""
+    """Ray i of a table fan, from its hit: its :func:`table_echoes` (a block of one ray) into the per-ray echo
+    arrays. The hit distance (+inf for a miss) stays in ``hit_distance``."""
     i = wp.tid() + start
     b = i // rays_per_pose
-    local = i - b * rays_per_pose
-    direction = directions[i]
-    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, direction)
-    echo = ray_echo(h, origins[i], direction, wp.transform_get_rotation(poses[b]), edges_a[local], edges_b[local],
-                    weights[local], object_mu, object_label, min_range, range_resolution, n_range, alpha_db_per_m,
-                    source_intensity, wavelength, phase_grid, phase_key)
-    store_echo(echo.value, echo.rng, echo.cell, echo.label, i, ray_intensity, ray_range, ray_bin, ray_label)
+    pose = poses[b]
+    table_echoes(i, 1, i - b * rays_per_pose, directions, hit_distance, hit_normal, hit_face, hit_obj, object_mu,
+                 object_label, wp.transform_get_translation(pose), wp.transform_get_rotation(pose), edges_a, edges_b,
+                 weights, min_range, range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength,
+                 phase_grid, phase_key, ray_intensity, ray_range, ray_bin, ray_label)
 
 
 @wp.func
@@ -429,11 +599,6 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
                              ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak, phasors,
                              wp.vec2i(n_range, -1))
     range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
-
-
-#: Rays per block of the fused echo-and-binning kernels: a block's echoes are computed first (independent of each
-#: other, so the CPU overlaps them), then binned (each echo's pieces update the channel's bins in ray order).
-ECHO_BLOCK = wp.constant(32)
 
 
 _BIN_ECHOES = r"""
@@ -584,25 +749,13 @@ def device_fan_bin_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array
     origin = wp.transform_get_translation(pose)  # origins[i] of every ray of the pose
     first = b * rays_per_pose + j * rays_per_channel
     local0 = j * rays_per_channel
-    c = local0 // n_elev  # bearing ray and elevation ray of the channel's first ray, then stepped (no division)
-    k = local0 - c * n_elev
     span = wp.vec2i(n_range, -1)
     for t0 in range(0, rays_per_channel, ECHO_BLOCK):
         count = wp.min(ECHO_BLOCK, rays_per_channel - t0)
-        for t in range(t0, t0 + count):
-            i = first + t
-            et = elevation_table[k]
-            cell = fan_cell(bearing_cos_sin[c], et, bearing_cell, elevation_cell)
-            direction = directions[i]
-            h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, direction)
-            echo = ray_echo(h, origin, direction, rotation, cell.edge_a, cell.edge_b, et[2], object_mu,
-                            object_label, min_range, range_resolution, n_range, alpha_db_per_m, source_intensity,
-                            wavelength, phase_grid, phase_key)
-            store_echo(echo.value, echo.rng, echo.cell, echo.label, i, ray_intensity, ray_range, ray_bin, ray_label)
-            k = k + 1
-            if k == n_elev:
-                k = 0
-                c = c + 1
+        fan_echoes(first + t0, count, local0 + t0, directions, hit_distance, hit_normal, hit_face, hit_obj,
+                   object_mu, object_label, origin, rotation, bearing_cos_sin, bearing_cell, elevation_table,
+                   elevation_cell, n_elev, min_range, range_resolution, n_range, alpha_db_per_m, source_intensity,
+                   wavelength, phase_grid, phase_key, ray_intensity, ray_range, ray_bin, ray_label)
         span = bin_stored_echoes(first + t0, count, b, j, min_range, range_resolution, n_range, ray_intensity,
                                  ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak,
                                  phasors, span)
@@ -639,15 +792,10 @@ def device_table_bin_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.arr
     span = wp.vec2i(n_range, -1)
     for t0 in range(0, rays_per_channel, ECHO_BLOCK):
         count = wp.min(ECHO_BLOCK, rays_per_channel - t0)
-        for t in range(t0, t0 + count):
-            i = first + t
-            local = j * rays_per_channel + t
-            direction = directions[i]
-            h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, direction)
-            echo = ray_echo(h, origin, direction, rotation, edges_a[local], edges_b[local], weights[local],
-                            object_mu, object_label, min_range, range_resolution, n_range, alpha_db_per_m,
-                            source_intensity, wavelength, phase_grid, phase_key)
-            store_echo(echo.value, echo.rng, echo.cell, echo.label, i, ray_intensity, ray_range, ray_bin, ray_label)
+        table_echoes(first + t0, count, j * rays_per_channel + t0, directions, hit_distance, hit_normal, hit_face,
+                     hit_obj, object_mu, object_label, origin, rotation, edges_a, edges_b, weights, min_range,
+                     range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key,
+                     ray_intensity, ray_range, ray_bin, ray_label)
         span = bin_stored_echoes(first + t0, count, b, j, min_range, range_resolution, n_range, ray_intensity,
                                  ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak,
                                  phasors, span)
