@@ -430,18 +430,68 @@ def table_directions_kernel(table: wp.array(dtype=wp.vec3), edges_a: wp.array(dt
     directions_flu[local] = jittered(table[local], edges_a[local], edges_b[local], jitter, jitter_key, local)
 
 
+#: Rays per element of :func:`pose_rays_kernel`.
+RAY_BLOCK = wp.constant(64)
+
+_POSE_RAYS = r"""
+    // rays first .. first + count - 1 of one pose: origin and rotated direction, lane by lane (vectorised)
+    const float* flu = (const float*)directions_flu.data;
+    float* o_out = (float*)origins.data;
+    float* d_out = (float*)directions.data;
+    const float qx = rotation[0];
+    const float qy = rotation[1];
+    const float qz = rotation[2];
+    const float qw = rotation[3];
+    const float qc = 2.0f * qw * qw - 1.0f;
+    const float w2 = qw * 2.0f;
+#if defined(__clang__) && !defined(__CUDA_ARCH__)
+#pragma clang loop vectorize(assume_safety)
+#endif
+    for (int l = 0; l < count; ++l) {
+        const int i = first + l;
+        const int k = local0 + l;
+        const float x = flu[3 * k];
+        const float y = flu[3 * k + 1];
+        const float z = flu[3 * k + 2];
+        // quat_rotate
+        const float d = 2.0f * (qx * x + qy * y + qz * z);
+        d_out[3 * i] = x * qc + qx * d + (qy * z - qz * y) * w2;
+        d_out[3 * i + 1] = y * qc + qy * d + (qz * x - qx * z) * w2;
+        d_out[3 * i + 2] = z * qc + qz * d + (qx * y - qy * x) * w2;
+        o_out[3 * i] = position[0];
+        o_out[3 * i + 1] = position[1];
+        o_out[3 * i + 2] = position[2];
+    }
+    return count;
+"""
+
+
+@wp.func_native(_POSE_RAYS)
+def pose_ray_block(first: int, count: int, local0: int, position: wp.vec3, rotation: wp.quat,
+                   directions_flu: wp.array(dtype=wp.vec3), origins: wp.array(dtype=wp.vec3),
+                   directions: wp.array(dtype=wp.vec3)) -> int:
+    """Rays ``first`` .. ``first + count - 1`` of one pose (pose-local indices from ``local0``): origin ``position``
+    and direction ``directions_flu``[local] rotated by ``rotation`` (the rotation of ``wp.quat_rotate``, up to the
+    roundings of its contraction); returns ``count``. Native code, vectorised over the rays."""
+    ...
+
+
 @wp.kernel
 def pose_rays_kernel(poses: wp.array(dtype=wp.transform), directions_flu: wp.array(dtype=wp.vec3),
                      rays_per_pose: int, origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
                      start: int):
-    """Ray i = b rays_per_pose + local of a render: world origin (pose b's position) and unit world direction
-    (``directions_flu``[local] of :func:`fan_directions_kernel` / :func:`table_directions_kernel` rotated by pose
-    b's attitude), for the scene's ray-cast backend."""
-    i = wp.tid() + start
-    b = i // rays_per_pose
+    """Rays i = b rays_per_pose + local of a render, element e = (pose b, block q) for the RAY_BLOCK rays from
+    local = q RAY_BLOCK of pose b (launch B ceil(rays_per_pose / RAY_BLOCK) elements): world origin (pose b's position) and unit world direction (``directions_flu``[local] of
+    :func:`fan_directions_kernel` / :func:`table_directions_kernel` rotated by pose b's attitude), for the scene's
+    ray-cast backend (:func:`pose_ray_block`)."""
+    e = wp.tid() + start
+    blocks = (rays_per_pose + RAY_BLOCK - 1) // RAY_BLOCK
+    b = e // blocks
+    local0 = (e - b * blocks) * RAY_BLOCK
     pose = poses[b]
-    origins[i] = wp.transform_get_translation(pose)
-    directions[i] = wp.quat_rotate(wp.transform_get_rotation(pose), directions_flu[i - b * rays_per_pose])
+    pose_ray_block(b * rays_per_pose + local0, wp.min(RAY_BLOCK, rays_per_pose - local0), local0,
+                   wp.transform_get_translation(pose), wp.transform_get_rotation(pose), directions_flu, origins,
+                   directions)
 
 
 @wp.kernel

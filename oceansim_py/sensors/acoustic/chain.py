@@ -440,8 +440,10 @@ class DeviceChain:
         buf.geometry = scene.geometry
         rays = buf.rays
         phase_key = _host_key(s.seed, 0, self.sensor_id, int(k.STREAM_PHASE))
-        launch_1d(k.pose_rays_kernel, n_rays,
-                  [buf.poses, self._directions_flu, lay.rays_per_pose, rays.origins, rays.directions], dev)
+        blocks = -(-lay.rays_per_pose // int(k.RAY_BLOCK))
+        launch_1d(k.pose_rays_kernel, batch * blocks,
+                  [buf.poses, self._directions_flu, lay.rays_per_pose, rays.origins, rays.directions], dev,
+                  min_chunk=max(1, 4096 // int(k.RAY_BLOCK)))
         rays.cast(scene)
         if self._tracer is not None:
             if isinstance(lay, TableFan):
