@@ -895,6 +895,10 @@ def bin_state(key: int, b_bin: int) -> wp.uint32:
 #: Bins per block of :func:`receiver_row` (a block's point spread and noise are computed lane by lane).
 RECEIVER_BLOCK = 16
 
+#: Bearing kernels of up to 2 RECEIVER_HALF_CAP + 1 taps take :func:`receiver_row`'s fast path (the block's sources
+#: copied once into a zero-padded window); wider ones check each tap's bounds (the same sums).
+RECEIVER_HALF_CAP = 32
+
 _RECEIVER_ROW = r"""
     // One receiver row (see receiver_row's docstring). Blocks of B bins: every step is a loop over the block's
     // lanes with no branch, so the compiler vectorises it; bin_state and unit_exponential written as separate
@@ -970,7 +974,33 @@ _RECEIVER_ROW = r"""
             for (int s = lo; s <= hi; ++s) {
                 any |= (fin[2 * s] != 0.0f) | (fin[2 * s + 1] != 0.0f) | (pin[s] != 0.0f);
             }
-            if (any) {
+            if (any && half <= @HALF_CAP@) {
+                // the block's sources j0 - half .. j0 + B - 1 + half once, de-interleaved and zero outside the row
+                // (a zero source adds nothing), then every tap over all B lanes with no bound to check
+                float sx[B + 2 * @HALF_CAP@], sy[B + 2 * @HALF_CAP@], sp[B + 2 * @HALF_CAP@];
+                const int base = j0 - half;
+                for (int q = 0; q < B + 2 * half; ++q) {
+                    const int src = base + q;
+                    const bool inside = (src >= 0) & (src < n);
+                    const int at = inside ? src : 0;
+                    sx[q] = inside ? fin[2 * at] : 0.0f;
+                    sy[q] = inside ? fin[2 * at + 1] : 0.0f;
+                    sp[q] = inside ? pin[at] : 0.0f;
+                }
+                for (int t = 0; t < taps_n; ++t) {
+                    const float h1 = tap[2 * t];
+                    const float h2 = tap[2 * t + 1];
+                    for (int i = 0; i < B; ++i) {
+                        const float tx = h1 * sx[t + i];
+                        const float ty = h1 * sy[t + i];
+                        const float tp = h2 * sp[t + i];
+                        fx[i] = fx[i] + tx;
+                        fy[i] = fy[i] + ty;
+                        fp[i] = fp[i] + tp;
+                    }
+                }
+            } else if (any) {
+                // kernels wider than 2 HALF_CAP + 1 taps: the same sums, bounds checked per tap
                 for (int t = 0; t < taps_n; ++t) {
                     const float h1 = tap[2 * t];
                     const float h2 = tap[2 * t + 1];
@@ -1037,7 +1067,7 @@ _RECEIVER_ROW = r"""
     }
     return total;
 """
-for _name, _value in (("@BLOCK@", RECEIVER_BLOCK), ("@SEG_SHIFT@", 32 - int(EXP_TABLE_BITS)),
+for _name, _value in (("@BLOCK@", RECEIVER_BLOCK), ("@HALF_CAP@", RECEIVER_HALF_CAP), ("@SEG_SHIFT@", 32 - int(EXP_TABLE_BITS)),
                       ("@SEGMENTS@", 1 << int(EXP_TABLE_BITS)), ("@EXACT@", int(EXP_EXACT_SEGMENTS)),
                       ("@FRAC_MASK@", (1 << (32 - int(EXP_TABLE_BITS))) - 1), ("@PHASOR_SHIFT@", 32 - int(PHASOR_BITS))):
     _RECEIVER_ROW = _RECEIVER_ROW.replace(_name, str(_value))
