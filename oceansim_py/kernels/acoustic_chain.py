@@ -900,9 +900,10 @@ RECEIVER_BLOCK = 16
 RECEIVER_HALF_CAP = 32
 
 _RECEIVER_ROW = r"""
-    // One receiver row (see receiver_row's docstring). Blocks of B bins: every step is a loop over the block's
-    // lanes with no branch, so the compiler vectorises it; bin_state and unit_exponential written as separate
-    // statements (no contraction the Warp functions do not have): a noise-only bin is bit for bit theirs.
+    // One receiver row (see receiver_row's docstring). Blocks of B bins (fewer in a row's last block, one for a
+    // single-channel sensor): every step is a loop over the block's lanes with no branch, so the compiler
+    // vectorises it; bin_state and unit_exponential written as separate statements (no contraction the Warp
+    // functions do not have): a noise-only bin is bit for bit theirs.
     const int B = @BLOCK@;
     const int n = n_channels;
     const int half = (taps.shape[0] - 1) / 2;
@@ -925,7 +926,7 @@ _RECEIVER_ROW = r"""
         const int cnt = n - j0 < B ? n - j0 : B;
         unsigned int hh[B];
         float ex[B];
-        for (int i = 0; i < B; ++i) {
+        for (int i = 0; i < cnt; ++i) {
             // bin_state and unit_exponential's table segment (the tail is done exactly below)
             unsigned int x = ukey ^ (first + (unsigned int)(j0 + i));
             unsigned int st = x * 747796405u + 2891336453u;
@@ -961,7 +962,7 @@ _RECEIVER_ROW = r"""
             }
         } else {
             float fx[B], fy[B], fp[B];
-            for (int i = 0; i < B; ++i) {
+            for (int i = 0; i < cnt; ++i) {
                 fx[i] = 0.0f;
                 fy[i] = 0.0f;
                 fp[i] = 0.0f;
@@ -976,10 +977,10 @@ _RECEIVER_ROW = r"""
             }
             if (any && half <= @HALF_CAP@) {
                 // the block's sources j0 - half .. j0 + B - 1 + half once, de-interleaved and zero outside the row
-                // (a zero source adds nothing), then every tap over all B lanes with no bound to check
+                // (a zero source adds nothing), then every tap over the block's lanes with no bound to check
                 float sx[B + 2 * @HALF_CAP@], sy[B + 2 * @HALF_CAP@], sp[B + 2 * @HALF_CAP@];
                 const int base = j0 - half;
-                for (int q = 0; q < B + 2 * half; ++q) {
+                for (int q = 0; q < cnt + 2 * half; ++q) {
                     const int src = base + q;
                     const bool inside = (src >= 0) & (src < n);
                     const int at = inside ? src : 0;
@@ -990,7 +991,7 @@ _RECEIVER_ROW = r"""
                 for (int t = 0; t < taps_n; ++t) {
                     const float h1 = tap[2 * t];
                     const float h2 = tap[2 * t + 1];
-                    for (int i = 0; i < B; ++i) {
+                    for (int i = 0; i < cnt; ++i) {
                         const float tx = h1 * sx[t + i];
                         const float ty = h1 * sy[t + i];
                         const float tp = h2 * sp[t + i];
@@ -1020,11 +1021,11 @@ _RECEIVER_ROW = r"""
             // detection: |f + n|^2, n of amplitude sqrt(V E) and phase from the top PHASOR_BITS bits
             // of pcg(h), or V E where f = 0; every lane of the block, then the block's bins stored
             float det[B];
-            for (int i = 0; i < B; ++i) {
+            for (int i = 0; i < cnt; ++i) {
                 det[i] = fx[i] * fx[i] + fy[i] * fy[i];
             }
             if (variance > 0.0f) {
-                for (int i = 0; i < B; ++i) {
+                for (int i = 0; i < cnt; ++i) {
                     const unsigned int h = hh[i];
                     unsigned int st = h * 747796405u + 2891336453u;
                     unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
