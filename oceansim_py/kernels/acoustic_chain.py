@@ -3,17 +3,17 @@
 A render of B poses on the device chain is, after the fan's rays are laid out as in kernels/imaging_sonar.py
 (rays of one pose ordered (channel, ray-in-channel), a channel's rays contiguous):
 
-1. :func:`pose_rays_kernel`, one element per ray: the pose's rotation of the ray's stratified, jittered
-   sensor-frame direction inside its cell (:func:`fan_directions_kernel`, once per chain: it is the same every
-   frame); the scene's ray-cast backend (``Scene.raycast_into``) casts it;
-   :func:`device_ray_echo_kernel`, one element per ray: sonar-equation intensity of the return (re 1 uPa^2 at
-   the receiver), its range, the range extent of its footprint and its phase ``2 k r + phi`` (phi a random phase
-   fixed to the quantised world-space hit point) as a 12-bit integer code into a table of unit phasors
+1. :func:`pose_rays_kernel`, one element per RAY_BLOCK rays: the pose's rotation of the rays' stratified,
+   jittered sensor-frame directions inside their cells (:func:`fan_directions_kernel`, once per chain: they are the
+   same every frame); the scene's ray-cast backend (``Scene.raycast_into``) casts them;
+   :func:`device_ray_echo_kernel`, one element per ray (:func:`fan_echoes`): sonar-equation intensity of the return
+   (re 1 uPa^2 at the receiver), its range, the range extent of its footprint and its phase ``2 k r + phi`` (phi a
+   random phase fixed to the quantised world-space hit point) as a 12-bit integer code into a table of unit phasors
    (:func:`echo_phase`: steps of 0.09 deg, no sine or cosine per echo).
-2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays (:func:`bin_stored_echoes`),
-   each spread over the range bins its surface footprint covers, into channel-major complex amplitude,
-   intensity, hit and label scratch (a gather, no atomics), then the range pass of the separable convolution
-   (complex image with the real taps h, mean intensity with h^2) over the rows the channel reached, into
+2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays
+   (:func:`bin_stored_echoes`), each spread over the range bins its surface footprint covers, into channel-major
+   complex amplitude, intensity, hit and label scratch (a gather, no atomics), then the range pass of the separable
+   convolution (complex image with the real taps h, mean intensity with h^2) over the rows the channel reached, into
    row-major images, flagging those rows.
 3. :func:`bearing_receiver_kernel`, one element per row: the bearing pass of the convolution fused with the
    receiver: volume reverberation and receiver noise as one additive complex Gaussian (a counter-based draw per
@@ -25,7 +25,10 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
 1-3 for a table fan (side-scan, profiling, single-beam) start with :func:`table_directions_kernel` and
 :func:`device_table_ray_echo_kernel` instead. On CPU without multipath, :func:`device_fan_bin_kernel` /
 :func:`device_table_bin_kernel` do the echo kernel's and :func:`footprint_bin_kernel`'s work in one launch, one
-element per (pose, channel), with the same values.
+element per (pose, channel), with the same values. The per-ray and per-bin work is native C++ (``wp.func_native``:
+:func:`pose_ray_block`, :func:`fan_echoes` / :func:`table_echoes`, :func:`bin_stored_echoes`, :func:`receiver_row`)
+written as loops the compiler vectorises where the work allows; Warp's generated code is scalar, one element at a
+time, and recomputes each array address from its strides.
 
 Every element writes only what it owns and reads in a fixed order, so images are bit-identical whatever the
 batch size, the CPU chunking or the device. Random draws are counter-based (kernels/random.py): the jitter and
@@ -38,9 +41,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from oceansim_py.kernels.imaging_sonar import range_cell
 from oceansim_py.kernels.random import pcg_hash, stream_key
-from oceansim_py.kernels.raycast import RayHit, load_hit
 
 wp.set_module_options({"enable_backward": False})
 
@@ -252,7 +253,7 @@ _ECHO_LANES = r"""
     for (int l = 0; l < count; ++l) {
         const int i = first + l;
         const float dist = dist_in[i];
-        // range_cell: in the window [min_range, max_range) of a hit
+        // the range bin (imaging_sonar.range_cell): in the window [min_range, max_range) of a hit
         const float f = (dist - min_range) / range_resolution;
         const bool valid = (face_in[i] >= 0) & (f >= 0.0f) & (f < (float)n_range);
         const float r = valid ? dist : 1.0f;
@@ -481,9 +482,10 @@ def pose_rays_kernel(poses: wp.array(dtype=wp.transform), directions_flu: wp.arr
                      rays_per_pose: int, origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
                      start: int):
     """Rays i = b rays_per_pose + local of a render, element e = (pose b, block q) for the RAY_BLOCK rays from
-    local = q RAY_BLOCK of pose b (launch B ceil(rays_per_pose / RAY_BLOCK) elements): world origin (pose b's position) and unit world direction (``directions_flu``[local] of
-    :func:`fan_directions_kernel` / :func:`table_directions_kernel` rotated by pose b's attitude), for the scene's
-    ray-cast backend (:func:`pose_ray_block`)."""
+    local = q RAY_BLOCK of pose b (launch B ceil(rays_per_pose / RAY_BLOCK) elements): world origin (pose b's
+    position) and unit world direction (``directions_flu``[local] of :func:`fan_directions_kernel` /
+    :func:`table_directions_kernel` rotated by pose b's attitude), for the scene's ray-cast backend
+    (:func:`pose_ray_block`)."""
     e = wp.tid() + start
     blocks = (rays_per_pose + RAY_BLOCK - 1) // RAY_BLOCK
     b = e // blocks
@@ -628,8 +630,9 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
                          peak: wp.array3d(dtype=wp.float32), field: wp.array3d(dtype=wp.vec2),
                          power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
                          phasors: wp.array(dtype=wp.vec2), start: int):
-    """Element (pose b, channel j): bin the channel's rays (:func:`bin_stored_echoes`, in ray order, into the channel-major
-    scratch pre_* (B, n_channels, n_range), so a channel's bins are contiguous), then its range point spread.
+    """Element (pose b, channel j): bin the channel's rays (:func:`bin_stored_echoes`, in ray order, into the
+    channel-major scratch pre_* (B, n_channels, n_range), so a channel's bins are contiguous), then its range point
+    spread.
 
     Range point spread (the range pass of the separable convolution), over the rows [lo - M, hi + M] around the
     rows lo..hi the channel's echoes reached: field[b, row, j] = sum_m h[m] pre_field[b, j, row - m + M],
@@ -1068,9 +1071,10 @@ _RECEIVER_ROW = r"""
     }
     return total;
 """
-for _name, _value in (("@BLOCK@", RECEIVER_BLOCK), ("@HALF_CAP@", RECEIVER_HALF_CAP), ("@SEG_SHIFT@", 32 - int(EXP_TABLE_BITS)),
-                      ("@SEGMENTS@", 1 << int(EXP_TABLE_BITS)), ("@EXACT@", int(EXP_EXACT_SEGMENTS)),
-                      ("@FRAC_MASK@", (1 << (32 - int(EXP_TABLE_BITS))) - 1), ("@PHASOR_SHIFT@", 32 - int(PHASOR_BITS))):
+for _name, _value in (("@BLOCK@", RECEIVER_BLOCK), ("@HALF_CAP@", RECEIVER_HALF_CAP),
+                      ("@SEG_SHIFT@", 32 - int(EXP_TABLE_BITS)), ("@SEGMENTS@", 1 << int(EXP_TABLE_BITS)),
+                      ("@EXACT@", int(EXP_EXACT_SEGMENTS)), ("@FRAC_MASK@", (1 << (32 - int(EXP_TABLE_BITS))) - 1),
+                      ("@PHASOR_SHIFT@", 32 - int(PHASOR_BITS))):
     _RECEIVER_ROW = _RECEIVER_ROW.replace(_name, str(_value))
 
 
@@ -1083,8 +1087,9 @@ def receiver_row(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype
                  labels: wp.array3d(dtype=wp.int32), b: int, r: int, n_channels: int, echo: int,
                  key: int, variance: float, reverb: float, g: float, row_sums: int) -> float:
     """Row r of frame b of :func:`bearing_receiver_kernel` (``echo``: the row's row_echo flag; ``key``: the frame's
-    noise stream key; V = ``variance``, R(r) = ``reverb``, G(r) = ``g``): writes the row's four outputs (contiguous along the row) and
-    sets its scratch back to rest; returns the row's intensity summed in bin order if ``row_sums`` is 1, else 0.
+    noise stream key; V = ``variance``, R(r) = ``reverb``, G(r) = ``g``): writes the row's four outputs (contiguous
+    along the row) and sets its scratch back to rest; returns the row's intensity summed in bin order if
+    ``row_sums`` is 1, else 0.
     The draws are those of :func:`bin_state` and :func:`unit_exponential` (the same operations in the same order;
     tests/test_acoustic_chain_scratch.py compares them), computed RECEIVER_BLOCK bins at a time in branch-free steps
     (native code: Warp's generated code is scalar)."""

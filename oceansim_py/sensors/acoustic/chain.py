@@ -248,8 +248,9 @@ class _ChainBuffers:
         """Scratch bytes: per ray 24 (intensity, range/footprint/phase, bin, label) + ``RayBuffers.BYTES_PER_RAY``
         (origin, direction and hit, distance included, for the ray-cast backend); per row 12 (maximum, sum, echo
         flag); per bin 36 (complex and intensity images before and after the range pass, hit counts and labels,
-        peak scratch; rows padded by :func:`padded_row`). With multipath, per ray also ``BounceState.BYTES_PER_RAY``, 4 (primary distance), 24 per
-        echo block and the mixed paths' visibility rays and cross-channel echoes (``chain_multipath_bytes_per_ray``)."""
+        peak scratch; rows padded by :func:`padded_row`). With multipath, per ray also ``BounceState.BYTES_PER_RAY``,
+        4 (primary distance), 24 per echo block and the mixed paths' visibility rays and cross-channel echoes
+        (``chain_multipath_bytes_per_ray``)."""
         per_ray = 24 + RayBuffers.BYTES_PER_RAY
         if multipath.active:
             per_ray += chain_multipath_bytes_per_ray(multipath)
@@ -517,9 +518,9 @@ class DeviceChain:
         n_bins = batch * lay.n_range * lay.n_channels
         noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
         launch_1d(k.bearing_receiver_kernel, batch * lay.n_range,
-                  [buf.field, buf.power, buf.pre_hits, buf.pre_labels, self._bearing_taps, lay.n_range, lay.n_channels, float(noise),
-                   self._row_reverb, int(s.seed), int(frame_index), self.sensor_id, self._exp_table, self._phasors,
-                   self._row_gain, buf.row_echo, intensity, clean, hits, labels, buf.row_sum,
+                  [buf.field, buf.power, buf.pre_hits, buf.pre_labels, self._bearing_taps, lay.n_range, lay.n_channels,
+                   float(noise), self._row_reverb, int(s.seed), int(frame_index), self.sensor_id, self._exp_table,
+                   self._phasors, self._row_gain, buf.row_echo, intensity, clean, hits, labels, buf.row_sum,
                    int(s.agc_level_db is not None), *self._row_order], dev,
                   min_chunk=max(16, BINS_PER_CHUNK // lay.n_channels))
         if s.agc_level_db is not None:
