@@ -44,6 +44,9 @@ DEVICE_CLEAN_UNIT = ("model 'device': expected (speckle- and noise-free) echo in
 #: Bins per CPU chunk of the receiver launch (at least): smaller chunks cost more in launches than they share.
 BINS_PER_CHUNK = 16384
 
+#: Rays per CPU chunk of the echo-and-binning launch (at least), for the same reason (a launch packs ~40 arguments).
+RAYS_PER_CHUNK = 4096
+
 #: Rows per block of the receiver's row permutation (:func:`row_order`).
 ROW_BLOCK = 16
 
@@ -387,7 +390,7 @@ class DeviceChain:
                 # the echoes are computed and binned in one pass (filling the per-ray echo arrays as it goes)
                 launch_1d(self._fused_kernel, batch * lay.n_channels,
                           [*self._echo_args(buf), lay.rays_per_channel, lay.n_channels, *self._bin_args(buf)],
-                          self.device, min_chunk=1)
+                          self.device, min_chunk=max(1, RAYS_PER_CHUNK // lay.rays_per_channel))
             else:
                 launch_1d(k.footprint_bin_kernel, batch * lay.n_channels,
                           [buf.echo_intensity, buf.echo_range, buf.echo_bin, buf.echo_label,
