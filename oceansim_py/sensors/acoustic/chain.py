@@ -47,6 +47,9 @@ BINS_PER_CHUNK = 16384
 #: Rays per CPU chunk of the echo-and-binning launch (at least), for the same reason (a launch packs ~40 arguments).
 RAYS_PER_CHUNK = 4096
 
+#: Rays per CPU chunk of the ray generation (at least): a rotation costs ~3 ns, a chunk's launch ~25 us.
+ROTATIONS_PER_CHUNK = 32768
+
 #: Rows per block of the receiver's row permutation (:func:`row_order`).
 ROW_BLOCK = 16
 
@@ -447,7 +450,7 @@ class DeviceChain:
         blocks = -(-lay.rays_per_pose // int(k.RAY_BLOCK))
         launch_1d(k.pose_rays_kernel, batch * blocks,
                   [buf.poses, self._directions_flu, lay.rays_per_pose, rays.origins, rays.directions], dev,
-                  min_chunk=max(1, 4096 // int(k.RAY_BLOCK)))
+                  min_chunk=max(1, ROTATIONS_PER_CHUNK // int(k.RAY_BLOCK)))
         rays.cast(scene)
         if self._tracer is not None:
             if isinstance(lay, TableFan):
