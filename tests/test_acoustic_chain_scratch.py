@@ -162,3 +162,215 @@ def test_scratch_returns_to_rest_after_mixed_multipath_arrivals():
     again = render(used, room, pose)
     for key in ("intensity", "clean_intensity", "hit_count", "label_id"):
         np.testing.assert_array_equal(again[key], first[key])
+
+
+def _arrays(result) -> dict:
+    return {k: v for k, v in result.numpy().items() if isinstance(v, np.ndarray)}
+
+
+@pytest.mark.parametrize("kind", ["imaging_sonar", "sidescan", "profiling"])
+def test_fused_echo_binning_gives_the_bytes_of_the_per_ray_echo_kernel(scenes, kind):
+    # On CPU without multipath the chain computes each ray's echo where it bins it (device_fan_bin_kernel /
+    # device_table_bin_kernel); CUDA and multipath run the per-ray echo kernel first, then footprint_bin_kernel.
+    # Both must give the same bytes (the profiler's detection also reads the per-ray echoes).
+    from oceansim_py.sensors.profiling_sonar import ProfilingSonar, ProfilingSonarConfig
+    from oceansim_py.sensors.sidescan import SidescanSonar, SidescanSonarConfig
+
+    floor, _ = scenes
+    if kind == "imaging_sonar":
+        make, poses = (lambda: ImagingSonar(ImagingSonarConfig(**CHAIN), device="cpu")), pitched(25.0)
+    elif kind == "sidescan":
+        make = lambda: SidescanSonar(SidescanSonarConfig.preset(  # noqa: E731
+            "edgetech_4125_900khz", max_range=15.0, range_bins=200, across_track_rays=256), device="cpu")
+        poses = pitched(0.0)
+    else:
+        make = lambda: ProfilingSonar(ProfilingSonarConfig.preset("em2040_600khz", image=True),  # noqa: E731
+                                      device="cpu")
+        poses = pitched(60.0)
+    fused, split = make(), make()
+    assert fused._chain._fused and fused._chain.settings.multipath.bounces == 0
+    split._chain._fused = False
+    a = _arrays(fused.render(floor, np.stack([poses, poses]), 3))
+    b = _arrays(split.render(floor, np.stack([poses, poses]), 3))
+    assert a.keys() == b.keys()
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+
+
+@wp.kernel
+def _echo_phase_of(distance: wp.array(dtype=wp.float32), point: wp.array(dtype=wp.vec3), wavelength: float,
+                   grid: float, key: int, out: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    out[i] = kc.echo_phase(distance[i], wavelength, point[i], grid, key)
+
+
+def _pcg(x: int) -> int:
+    state = (x * 747796405 + 2891336453) & 0xFFFFFFFF
+    word = (((state >> ((state >> 28) + 4)) ^ state) * 277803737) & 0xFFFFFFFF
+    return ((word >> 22) ^ word) & 0xFFFFFFFF
+
+
+def test_echo_phase_code_at_hand_computed_paths():
+    # code = c + 4096 s: c = (floor(frac(2 r / lambda) 4096) + top 12 bits of the scatterer hash) mod 4096,
+    # s = bits 8..19 of the hash; the hash of the point quantised to the grid, as written out here
+    # powers of two: 2 r / lambda and p / grid exact in float32
+    wavelength, grid, key = 2.0**-9, 2.0**-11, 12345
+    r = np.array([41 * 2.0**-11, 15 * 2.0**-11, 1000 * 2.0**-10], dtype=np.float32)  # 2r/lambda = 20.5, 7.5, 1000
+    p = np.array([[0.00126, -0.0031, 2.0], [1.0, 2.0, -3.0], [-0.7, 0.0, 0.00049]], dtype=np.float32)
+    out = wp.empty(3, dtype=wp.float32, device="cpu")
+    wp.launch(_echo_phase_of, 3, [wp.array(r, device="cpu"), wp.array(p, dtype=wp.vec3, device="cpu"), wavelength,
+                                  grid, key, out], device="cpu")
+    carrier = [2048, 2048, 0]   # frac(20.5) = frac(7.5) = 0.5 -> 2048; frac(1000) = 0
+    for code, q, n_carrier in zip(out.numpy(), p, carrier):
+        i = [int(math.floor(float(v) / grid)) & 0xFFFFFFFF for v in q]
+        h = _pcg((key ^ i[0]) & 0xFFFFFFFF)
+        h = _pcg(h ^ ((i[1] * 0x9E3779B9) & 0xFFFFFFFF))
+        h = _pcg(h ^ ((i[2] * 0x85EBCA6B) & 0xFFFFFFFF))
+        expected = ((n_carrier + (h >> 20)) & 4095) + (((h >> 8) & 4095) << 12)
+        assert int(code) == expected and float(code) == code
+
+
+@wp.kernel
+def _native_binning(intensity: wp.array(dtype=wp.float32), rng: wp.array(dtype=wp.vec3),
+                    cell: wp.array(dtype=wp.int32), label: wp.array(dtype=wp.int32), per_channel: int,
+                    min_range: float, dr: float, n_range: int, field: wp.array3d(dtype=wp.vec2),
+                    power: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
+                    labels: wp.array3d(dtype=wp.int32), peak: wp.array3d(dtype=wp.float32),
+                    phasors: wp.array(dtype=wp.vec2), span: wp.array(dtype=wp.vec2i)):
+    j = wp.tid()
+    span[j] = kc.bin_stored_echoes(j * per_channel, per_channel, 0, j, min_range, dr, n_range, intensity, rng, cell,
+                                   label, field, power, hits, labels, peak, phasors, wp.vec2i(n_range, -1))
+
+
+@wp.kernel
+def _helper_binning(intensity: wp.array(dtype=wp.float32), rng: wp.array(dtype=wp.vec3),
+                    cell: wp.array(dtype=wp.int32), label: wp.array(dtype=wp.int32), per_channel: int,
+                    min_range: float, dr: float, n_range: int, field: wp.array3d(dtype=wp.vec2),
+                    power: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
+                    labels: wp.array3d(dtype=wp.int32), peak: wp.array3d(dtype=wp.float32),
+                    phasors: wp.array(dtype=wp.vec2), span: wp.array(dtype=wp.vec2i)):
+    # the binning as bin_stored_echoes documents it, from the Warp helpers multipath also bins with
+    j = wp.tid()
+    lo = n_range
+    hi = int(-1)
+    for i in range(j * per_channel, (j + 1) * per_channel):
+        c = cell[i]
+        if c >= 0:
+            rr = rng[i]
+            lo = wp.min(lo, c)
+            hi = wp.max(hi, c)
+            hits[0, j, c] = hits[0, j, c] + 1
+            bins = kc.footprint_bins(rr, c, min_range, dr, n_range)
+            own = kc.echo_phasor(rr[2], phasors)
+            inv = kc.footprint_inverse(rr)
+            for kk in range(bins[0], bins[1] + 1):
+                w = kc.footprint_weight(rr, kk, inv, min_range, dr)
+                if w > 0.0:
+                    piece = intensity[i] * w
+                    field[0, j, kk] = field[0, j, kk] + wp.sqrt(piece) * kc.piece_phasor(rr, c, kk, own, phasors)
+                    power[0, j, kk] = power[0, j, kk] + piece
+                    lo = wp.min(lo, kk)
+                    hi = wp.max(hi, kk)
+                    if labels[0, j, kk] < 0 or piece > peak[0, j, kk]:
+                        peak[0, j, kk] = piece
+                        labels[0, j, kk] = label[i]
+    span[j] = wp.vec2i(lo, hi)
+
+
+def test_native_binning_gives_the_values_of_the_footprint_helpers():
+    # random echoes (some outside the window, some without footprint extent, extents up to 12 bins, phase codes up
+    # to 2^24) binned into 6 channels of 90 range bins by the native bin_stored_echoes and by the Warp helpers
+    rng = np.random.default_rng(4)
+    n_ch, per, n_range, min_range, dr = 6, 64, 90, 0.5, 0.03
+    n = n_ch * per
+    r = rng.uniform(min_range, min_range + n_range * dr, n)
+    extent = np.where(rng.random(n) < 0.2, 0.0, rng.uniform(0.0, 12 * dr, n))
+    code = rng.integers(0, 2**24, n).astype(np.float32)
+    cell = np.where(rng.random(n) < 0.1, -1, np.floor((r - min_range) / dr)).astype(np.int32)
+    inputs = [wp.array(rng.exponential(1.0, n).astype(np.float32), device="cpu"),
+              wp.array(np.stack([r, extent, code], 1).astype(np.float32), dtype=wp.vec3, device="cpu"),
+              wp.array(cell, device="cpu"), wp.array(rng.integers(0, 5, n).astype(np.int32), device="cpu"),
+              per, min_range, dr, n_range]
+    angles = 2.0 * np.pi * np.arange(4096) / 4096
+    phasors = wp.array(np.stack([np.cos(angles), np.sin(angles)], 1).astype(np.float32), dtype=wp.vec2, device="cpu")
+    results = []
+    for kernel in (_native_binning, _helper_binning):
+        shape = (1, n_ch, n_range)
+        out = [wp.zeros(shape, dtype=wp.vec2, device="cpu"), wp.zeros(shape, dtype=wp.float32, device="cpu"),
+               wp.zeros(shape, dtype=wp.int32, device="cpu"), wp.full(shape, -1, dtype=wp.int32, device="cpu"),
+               wp.zeros(shape, dtype=wp.float32, device="cpu")]
+        span = wp.empty(n_ch, dtype=wp.vec2i, device="cpu")
+        wp.launch(kernel, n_ch, [*inputs, *out, phasors, span], device="cpu")
+        results.append([a.numpy() for a in (*out[:4], span)])
+    assert (results[0][2] > 0).sum() > 200 and (results[0][3] >= 0).sum() > 300
+    for native, helpers in zip(*results):
+        np.testing.assert_array_equal(native, helpers)
+
+
+@wp.kernel
+def _noise_draws(key: int, n_bins: int, table: wp.array(dtype=wp.float32), out: wp.array(dtype=wp.float32)):
+    e = wp.tid()
+    out[e] = kc.unit_exponential(kc.bin_state(key, e), table)
+
+
+def test_native_receiver_noise_is_the_draw_of_bin_state_and_unit_exponential(scenes):
+    # empty water: every bin is V E G with E = unit_exponential(bin_state(key, r n_channels + j)), V = noise +
+    # reverberation of the row and G its gain, bit for bit (float32 products in that order)
+    from oceansim_py.sensors.acoustic.chain import _host_key
+
+    _, empty = scenes
+    sonar = ImagingSonar(ImagingSonarConfig(**CHAIN), device="cpu")
+    frame = 7
+    image = sonar.render(empty, pitched(0.0), frame_index=frame).numpy()["intensity"][0]
+    chain = sonar._chain
+    n_range, n_ch = image.shape
+    key = _host_key(chain.settings.seed, frame, chain.sensor_id, int(kc.STREAM_NOISE))
+    draws = wp.empty(n_range * n_ch, dtype=wp.float32, device="cpu")
+    wp.launch(_noise_draws, n_range * n_ch, [key, n_range * n_ch, chain._exp_table, draws], device="cpu")
+    e = draws.numpy().reshape(n_range, n_ch)
+    noise = np.float32(10.0 ** (chain.settings.noise_level_db / 10.0))
+    variance = (noise + chain._row_reverb.numpy())[:, None]
+    expected = (variance * e) * chain._row_gain.numpy()[:, None]
+    assert expected.dtype == np.float32 and np.all(expected > 0)
+    np.testing.assert_array_equal(image, expected)
+
+
+@wp.kernel
+def _warp_phase_of_echoes(ray_range: wp.array(dtype=wp.vec3), ray_bin: wp.array(dtype=wp.int32),
+                          directions: wp.array(dtype=wp.vec3), poses: wp.array(dtype=wp.transform),
+                          rays_per_pose: int, wavelength: float, grid: float, key: int,
+                          out: wp.array(dtype=wp.float32)):
+    i = wp.tid()
+    out[i] = -1.0
+    if ray_bin[i] >= 0:
+        r = ray_range[i][0]
+        origin = wp.transform_get_translation(poses[i // rays_per_pose])
+        out[i] = kc.echo_phase(r, wavelength, origin + r * directions[i], grid, key)
+
+
+def test_native_echoes_carry_the_phase_code_of_echo_phase(scenes):
+    # the chain's native echo block (fan_echoes) writes the phase code echo_phase (the Warp function multipath's
+    # echoes use) gives for the same path and hit point; and its intensities follow the sonar equation's law
+    from oceansim_py.sensors.acoustic.chain import _host_key
+
+    floor, _ = scenes
+    sonar = ImagingSonar(ImagingSonarConfig(**CHAIN), device="cpu")
+    chain = sonar._chain
+    kept = {}
+
+    def grab(buf):
+        kept.update(range=buf.ray_range.numpy().copy(), bin=buf.ray_bin.numpy().copy(), buf=buf)
+
+    poses = np.stack([pitched(25.0), pitched(30.0, (0.3, 0.1, 0.0))])
+    out = [wp.empty((2, 160, 48), dtype=t, device="cpu") for t in (wp.float32, wp.float32, wp.int32, wp.int32)]
+    chain.render(floor, poses.astype(np.float32), 0, *out, then=grab)
+    buf, s = kept["buf"], chain.settings
+    n = kept["bin"].size
+    warp_codes = wp.empty(n, dtype=wp.float32, device="cpu")
+    key = _host_key(s.seed, 0, chain.sensor_id, int(kc.STREAM_PHASE))
+    wp.launch(_warp_phase_of_echoes, n, [buf.ray_range, buf.ray_bin, buf.rays.directions, buf.poses,
+                                         chain.layout.rays_per_pose, float(s.wavelength), 0.25 * float(s.wavelength),
+                                         key, warp_codes], device="cpu")
+    hit = kept["bin"] >= 0
+    assert hit.sum() > 1000
+    np.testing.assert_array_equal(kept["range"][hit, 2], warp_codes.numpy()[hit])

@@ -3,15 +3,17 @@
 A render of B poses on the device chain is, after the fan's rays are laid out as in kernels/imaging_sonar.py
 (rays of one pose ordered (channel, ray-in-channel), a channel's rays contiguous):
 
-1. :func:`pose_rays_kernel`, one element per ray: the pose's rotation of the ray's stratified, jittered
-   sensor-frame direction inside its cell (:func:`fan_directions_kernel`, once per chain: it is the same every
-   frame); the scene's ray-cast backend (``Scene.raycast_into``) casts it;
-   :func:`device_ray_echo_kernel`, one element per ray: sonar-equation intensity of the return (re 1 uPa^2 at
-   the receiver), its range, the range extent of its footprint and its phase ``2 k r + phi`` with phi a random phase fixed to the quantised world-space hit point.
-2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays (:func:`bin_echo`),
-   each spread over the range bins its surface footprint covers, into channel-major complex amplitude,
-   intensity, hit and label scratch (a gather, no atomics), then the range pass of the separable convolution
-   (complex image with the real taps h, mean intensity with h^2) over the rows the channel reached, into
+1. :func:`pose_rays_kernel`, one element per RAY_BLOCK rays: the pose's rotation of the rays' stratified,
+   jittered sensor-frame directions inside their cells (:func:`fan_directions_kernel`, once per chain: they are the
+   same every frame); the scene's ray-cast backend (``Scene.raycast_into``) casts them;
+   :func:`device_ray_echo_kernel`, one element per ray (:func:`fan_echoes`): sonar-equation intensity of the return
+   (re 1 uPa^2 at the receiver), its range, the range extent of its footprint and its phase ``2 k r + phi`` (phi a
+   random phase fixed to the quantised world-space hit point) as a 12-bit integer code into a table of unit phasors
+   (:func:`echo_phase`: steps of 0.09 deg, no sine or cosine per echo).
+2. :func:`footprint_bin_kernel`, one element per (pose, channel): gathers the channel's rays
+   (:func:`bin_stored_echoes`), each spread over the range bins its surface footprint covers, into channel-major
+   complex amplitude, intensity, hit and label scratch (a gather, no atomics), then the range pass of the separable
+   convolution (complex image with the real taps h, mean intensity with h^2) over the rows the channel reached, into
    row-major images, flagging those rows.
 3. :func:`bearing_receiver_kernel`, one element per row: the bearing pass of the convolution fused with the
    receiver: volume reverberation and receiver noise as one additive complex Gaussian (a counter-based draw per
@@ -21,7 +23,12 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
 4. Optional per-frame :func:`frame_mean_of_rows_kernel` (from the receiver's row sums) + :func:`scale_frame_kernel`
    (automatic gain), and :func:`normalise_kernel` (per-row or global maximum normalisation).
 1-3 for a table fan (side-scan, profiling, single-beam) start with :func:`table_directions_kernel` and
-:func:`device_table_ray_echo_kernel` instead.
+:func:`device_table_ray_echo_kernel` instead. On CPU without multipath, :func:`device_fan_bin_kernel` /
+:func:`device_table_bin_kernel` do the echo kernel's and :func:`footprint_bin_kernel`'s work in one launch, one
+element per (pose, channel), with the same values. The per-ray and per-bin work is native C++ (``wp.func_native``:
+:func:`pose_ray_block`, :func:`fan_echoes` / :func:`table_echoes`, :func:`bin_stored_echoes`, :func:`receiver_row`)
+written as loops the compiler vectorises where the work allows; Warp's generated code is scalar, one element at a
+time, and recomputes each array address from its strides.
 
 Every element writes only what it owns and reads in a fixed order, so images are bit-identical whatever the
 batch size, the CPU chunking or the device. Random draws are counter-based (kernels/random.py): the jitter and
@@ -34,9 +41,9 @@ from __future__ import annotations
 
 import warp as wp
 
-from oceansim_py.kernels.imaging_sonar import range_cell
 from oceansim_py.kernels.random import pcg_hash, stream_key
-from oceansim_py.kernels.raycast import RayHit, load_hit
+
+wp.set_module_options({"enable_backward": False})
 
 #: Random stream ids (kernels/random.py) of the device chain, beyond those of the peer models.
 STREAM_JITTER = wp.constant(21)
@@ -63,15 +70,15 @@ def complex_gaussian(state: wp.uint32, variance: float) -> wp.vec2:
 
 
 @wp.func
-def scatterer_phase(point: wp.vec3, grid: float, key: int) -> float:
-    """Random phase in [0, 2 pi) fixed to the world-space point quantised to ``grid`` (m) and to ``key``."""
-    ix = wp.uint32(int(wp.floor(point[0] / grid)))
-    iy = wp.uint32(int(wp.floor(point[1] / grid)))
-    iz = wp.uint32(int(wp.floor(point[2] / grid)))
+def scatterer_hash(point: wp.vec3, grid: float, key: int) -> wp.uint32:
+    """32 random bits fixed to the world-space point quantised to ``grid`` (m) and to ``key``."""
+    inv = 1.0 / grid
+    ix = wp.uint32(int(wp.floor(point[0] * inv)))
+    iy = wp.uint32(int(wp.floor(point[1] * inv)))
+    iz = wp.uint32(int(wp.floor(point[2] * inv)))
     h = pcg_hash(wp.uint32(key) ^ ix)
     h = pcg_hash(h ^ iy * wp.uint32(-1640531527))
-    h = pcg_hash(h ^ iz * wp.uint32(-2048144789))
-    return TWO_PI * float(h >> wp.uint32(8)) / 16777216.0
+    return pcg_hash(h ^ iz * wp.uint32(-2048144789))
 
 
 @wp.func
@@ -88,15 +95,31 @@ def scatterer_gaussian(point: wp.vec3, grid: float, key: int) -> wp.vec2:
     return complex_gaussian(state, 1.0)
 
 
-@wp.func
-def carrier_phase(distance: float, wavelength: float) -> float:
-    """Two-way carrier phase 2 k r = 4 pi r / lambda, reduced modulo 2 pi (in cycles first, for float32)."""
-    t = 2.0 * distance / wavelength
-    return TWO_PI * (t - wp.floor(t))
-
-
-#: The footprint's random phases come from a table of 2^PHASOR_BITS unit phasors (0.09 deg steps).
+#: Phases are carried as integers n (phase 2 pi n / 2^PHASOR_BITS, steps of 0.09 deg), their unit phasors from a
+#: table of 2^PHASOR_BITS entries (no sine or cosine per echo).
 PHASOR_BITS = wp.constant(12)
+
+
+@wp.func
+def echo_phase(distance: float, wavelength: float, point: wp.vec3, grid: float, key: int) -> float:
+    """The phase code of an echo over the two-way path ``distance`` (m) from a scatterer at ``point``:
+    c + 2^PHASOR_BITS s, an integer below 2^24 (exact in the float32 it is stored as). c = (n_carrier + n_scatterer)
+    mod 2^PHASOR_BITS is the echo's phase 4 pi r / lambda + phi in steps of 2 pi / 2^PHASOR_BITS: n_carrier =
+    floor(frac(2 r / lambda) 2^PHASOR_BITS) (the carrier phase, reduced in cycles first, for float32); n_scatterer
+    and s (12 more bits, seeding the footprint's other scatterers, :func:`piece_phasor`) come from the
+    :func:`scatterer_hash` of the point quantised to ``grid`` (a random phase phi fixed to the surface point)."""
+    t = 2.0 * distance / wavelength
+    n_carrier = wp.min(int((t - wp.floor(t)) * float(1 << PHASOR_BITS)), (1 << PHASOR_BITS) - 1)
+    h = scatterer_hash(point, grid, key)
+    n = (n_carrier + int(h >> wp.uint32(32 - PHASOR_BITS))) & ((1 << PHASOR_BITS) - 1)
+    return float(n + (int((h >> wp.uint32(8)) & wp.uint32(4095)) << PHASOR_BITS))
+
+
+@wp.func
+def echo_phasor(code: float, phasors: wp.array(dtype=wp.vec2)) -> wp.vec2:
+    """exp(i phase) of an :func:`echo_phase` code: ``phasors``[c] (the table of exp(i 2 pi n / 2^PHASOR_BITS))."""
+    return phasors[int(code) & ((1 << PHASOR_BITS) - 1)]
+
 
 #: Largest range extent of one ray's footprint, in range bins (grazing rays are capped to it).
 MAX_FOOTPRINT_BINS = wp.constant(32)
@@ -104,7 +127,8 @@ MAX_FOOTPRINT_BINS = wp.constant(32)
 
 @wp.struct
 class RayEcho:
-    """A ray's echo as the chain stores it: intensity (re 1 uPa^2), (r, footprint extent, phase), range bin
+    """A ray's echo as the chain stores it: intensity (re 1 uPa^2), (r, footprint extent, phase code of
+    :func:`echo_phase`), range bin
     (-1 outside the window or for a miss) and label."""
 
     value: float
@@ -122,42 +146,6 @@ def store_echo(value: float, rng: wp.vec3, cell: int, label: int, o: int,
     ray_range[o] = rng
     ray_bin[o] = cell
     ray_label[o] = label
-
-
-@wp.func
-def ray_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, rotation: wp.quat, edge_a: wp.vec3, edge_b: wp.vec3,
-             weight: float,
-             object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32), min_range: float,
-             range_resolution: float, n_range: int, alpha_db_per_m: float, source_intensity: float,
-             wavelength: float, phase_grid: float, phase_key: int) -> RayEcho:
-    """The echo of hit ``h`` of a ray whose cell spans the sensor-frame edge vectors ``edge_a``, ``edge_b`` (the
-    sensor's attitude is ``rotation``) and stands for ``weight`` (solid angle x two-way pattern, sr).
-
-    I = SL mu cos(psi) w / r^2 10^(-2 alpha r / 10) (Lambert: mu cos^2 psi times the footprint r^2 w / cos psi,
-    two-way spreading r^-4); footprint range extent r / cos(psi) sqrt((n . edge_a)^2 + (n . edge_b)^2), capped at
-    MAX_FOOTPRINT_BINS bins; phase 4 pi r / lambda + phi, phi fixed to the hit point quantised to phase_grid."""
-    out = RayEcho()
-    out.value = 0.0
-    out.rng = wp.vec3(0.0, 0.0, 0.0)
-    out.cell = -1
-    out.label = -1
-    if h.hit == 1:
-        cell = range_cell(h.distance, min_range, range_resolution, n_range)
-        if cell >= 0:
-            r = h.distance
-            # 10^(-2 alpha r / 10) as exp(-0.2 ln(10) alpha r)
-            out.value = (source_intensity * object_mu[h.obj] * h.cos_incidence * weight / (r * r)
-                         * wp.exp(-0.46051701859880914 * alpha_db_per_m * r))
-            n_sensor = wp.quat_rotate_inv(rotation, h.normal)
-            da = wp.dot(n_sensor, edge_a)
-            db = wp.dot(n_sensor, edge_b)
-            extent = wp.min(r * wp.sqrt(da * da + db * db) / wp.max(h.cos_incidence, 1.0e-3),
-                            float(MAX_FOOTPRINT_BINS) * range_resolution)
-            phase = carrier_phase(r, wavelength) + scatterer_phase(origin + r * direction, phase_grid, phase_key)
-            out.rng = wp.vec3(r, extent, phase)
-            out.cell = cell
-            out.label = object_label[h.obj]
-    return out
 
 
 @wp.struct
@@ -200,6 +188,219 @@ def jittered(d_flu: wp.vec3, edge_a: wp.vec3, edge_b: wp.vec3, jitter: int, jitt
     return d
 
 
+#: Rays per block of the echo functions (:func:`fan_echoes`, :func:`table_echoes`) and of the fused echo-and-binning
+#: kernels: a block's echoes are computed lane by lane (vectorised), then binned.
+ECHO_BLOCK = wp.constant(32)
+
+_ECHO_HELPERS = r"""
+    auto pcg = [](unsigned int x) -> unsigned int {
+        const unsigned int st = x * 747796405u + 2891336453u;
+        const unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
+        return (w >> 22u) ^ w;
+    };
+    // e^x for x <= 0 (Cephes expf: x = n ln 2 + g, |g| <= ln 2 / 2, a degree-5 polynomial, 2^n in the exponent
+    // bits; relative error < 2e-7; below -87 it is e^-87 ~ 1.6e-38, never reached by 2 alpha r / (10 log10 e))
+    auto exp_neg = [](float x) -> float {
+        x = x > -87.0f ? x : -87.0f;
+        const float n = wp::floor(x * 1.44269504088896341f + 0.5f);
+        const float g = (x - n * 0.693359375f) - n * -2.12194440e-4f;
+        float p = 1.9875691500e-4f;
+        p = p * g + 1.3981999507e-3f;
+        p = p * g + 8.3334519073e-3f;
+        p = p * g + 4.1665795894e-2f;
+        p = p * g + 1.6666665459e-1f;
+        p = p * g + 5.0000001201e-1f;
+        const float y = p * g * g + g + 1.0f;
+        const int bits = ((int)n + 127) << 23;
+        union { int i; float f; } scale;
+        scale.i = bits;
+        return y * scale.f;
+    };
+    const int E = @BLOCK@;
+    float ea_x[E], ea_y[E], ea_z[E], eb_x[E], eb_y[E], eb_z[E], wt[E];
+"""
+
+_ECHO_LANES = r"""
+    // the echoes of rays first .. first + count - 1 (count <= ECHO_BLOCK) from their hits, lane by lane with no
+    // branch (the compiler vectorises the loop); lane l's cell edges and weight in ea*, eb*, wt (filled above)
+    const float* dir = (const float*)directions.data;
+    const float* nrm = (const float*)hit_normal.data;
+    const float* dist_in = (const float*)hit_distance.data;
+    const int* face_in = (const int*)hit_face.data;
+    const int* obj_in = (const int*)hit_obj.data;
+    const float* mu = (const float*)object_mu.data;
+    const int* lab = (const int*)object_label.data;
+    float* out_v = (float*)ray_intensity.data;
+    float* out_r = (float*)ray_range.data;
+    int* out_c = (int*)ray_bin.data;
+    int* out_l = (int*)ray_label.data;
+    const float qx = rotation[0];
+    const float qy = rotation[1];
+    const float qz = rotation[2];
+    const float qw = rotation[3];
+    const float qc = 2.0f * qw * qw - 1.0f;
+    const float cap = (float)@MAX_BINS@ * range_resolution;
+    const float absorb = -0.46051701859880914f * alpha_db_per_m;
+    const float inv_grid = 1.0f / phase_grid;
+    const unsigned int ukey = (unsigned int)phase_key;
+    const float ox = origin[0];
+    const float oy = origin[1];
+    const float oz = origin[2];
+    // the lanes read the hit arrays and write the echo arrays, distinct buffers: no dependence between lanes
+#if defined(__clang__) && !defined(__CUDA_ARCH__)
+#pragma clang loop vectorize(assume_safety)
+#endif
+    for (int l = 0; l < count; ++l) {
+        const int i = first + l;
+        const float dist = dist_in[i];
+        // the range bin (imaging_sonar.range_cell): in the window [min_range, max_range) of a hit
+        const float f = (dist - min_range) / range_resolution;
+        const bool valid = (face_in[i] >= 0) & (f >= 0.0f) & (f < (float)n_range);
+        const float r = valid ? dist : 1.0f;
+        int cell = (int)wp::floor(valid ? f : 0.0f);
+        cell = cell < n_range - 1 ? cell : n_range - 1;
+        const int o = valid ? obj_in[i] : 0;
+        const float dx = dir[3 * i];
+        const float dy = dir[3 * i + 1];
+        const float dz = dir[3 * i + 2];
+        const float nx = nrm[3 * i];
+        const float ny = nrm[3 * i + 1];
+        const float nz = nrm[3 * i + 2];
+        float cosi = -(dx * nx + dy * ny + dz * nz);
+        cosi = cosi > 0.0f ? (cosi < 1.0f ? cosi : 1.0f) : 0.0f;
+        // sonar equation: SL mu cos(psi) w / r^2 10^(-2 alpha r / 10)
+        const float value = source_intensity * mu[o] * cosi * wt[l] / (r * r) * exp_neg(absorb * r);
+        // the normal in the sensor frame (quat_rotate_inv), the footprint's range extent
+        const float d2 = 2.0f * (qx * nx + qy * ny + qz * nz);
+        const float sx = nx * qc + qx * d2 - (qy * nz - qz * ny) * qw * 2.0f;
+        const float sy = ny * qc + qy * d2 - (qz * nx - qx * nz) * qw * 2.0f;
+        const float sz = nz * qc + qz * d2 - (qx * ny - qy * nx) * qw * 2.0f;
+        const float da = sx * ea_x[l] + sy * ea_y[l] + sz * ea_z[l];
+        const float db = sx * eb_x[l] + sy * eb_y[l] + sz * eb_z[l];
+        const float spread = r * wp::sqrt(da * da + db * db) / (cosi > 1.0e-3f ? cosi : 1.0e-3f);
+        const float extent = spread < cap ? spread : cap;
+        // echo_phase: carrier phase in 1 / 2^PHASOR_BITS cycles plus the scatterer hash of the hit point
+        const float t = 2.0f * r / wavelength;
+        const float cycles = t - wp::floor(t);
+        int carrier = (int)(cycles * (float)@PHASOR_N@);
+        carrier = carrier < @PHASOR_N@ - 1 ? carrier : @PHASOR_N@ - 1;
+        // the hit point origin + r d and its grid cell, as separate statements (no contraction: echo_phase's values)
+        const float rx = r * dx;
+        const float ry = r * dy;
+        const float rz = r * dz;
+        const float px = ox + rx;
+        const float py = oy + ry;
+        const float pz = oz + rz;
+        const unsigned int ix = (unsigned int)(int)wp::floor(px * inv_grid);
+        const unsigned int iy = (unsigned int)(int)wp::floor(py * inv_grid);
+        const unsigned int iz = (unsigned int)(int)wp::floor(pz * inv_grid);
+        const unsigned int h = pcg(pcg(pcg(ukey ^ ix) ^ iy * 2654435769u) ^ iz * 2246822507u);
+        const int code = ((carrier + (int)(h >> @PHASOR_SHIFT@u)) & (@PHASOR_N@ - 1))
+                         + ((int)((h >> 8u) & 4095u) << @PHASOR_BITS@);
+        out_v[i] = valid ? value : 0.0f;
+        out_r[3 * i] = valid ? r : 0.0f;
+        out_r[3 * i + 1] = valid ? extent : 0.0f;
+        out_r[3 * i + 2] = valid ? (float)code : 0.0f;
+        out_c[i] = valid ? cell : -1;
+        out_l[i] = valid ? lab[o] : -1;
+    }
+    return count;
+"""
+
+
+_FAN_CELLS = r"""
+    {
+        int c = local0 / n_elev;  // bearing ray and elevation ray of the block's first ray, then stepped
+        int k = local0 - c * n_elev;
+        for (int l = 0; l < count; ++l) {
+            // fan_cell: a = t_e de, b = t_b cos(e) db
+            const wp::vec2 bcs = bearing_cos_sin[c];
+            const wp::vec3 et = elevation_table[k];
+            const float ce = et[0];
+            const float se = et[1];
+            const float cb = bcs[0];
+            const float sb = bcs[1];
+            const float scale_b = ce * bearing_cell;
+            ea_x[l] = -se * cb * elevation_cell;
+            ea_y[l] = se * sb * elevation_cell;
+            ea_z[l] = ce * elevation_cell;
+            eb_x[l] = -sb * scale_b;
+            eb_y[l] = -cb * scale_b;
+            eb_z[l] = 0.0f;
+            wt[l] = et[2];
+            k = k + 1;
+            if (k == n_elev) {
+                k = 0;
+                c = c + 1;
+            }
+        }
+    }
+"""
+_TABLE_CELLS = r"""
+    for (int l = 0; l < count; ++l) {
+        const wp::vec3 a = edges_a[local0 + l];
+        const wp::vec3 b = edges_b[local0 + l];
+        ea_x[l] = a[0];
+        ea_y[l] = a[1];
+        ea_z[l] = a[2];
+        eb_x[l] = b[0];
+        eb_y[l] = b[1];
+        eb_z[l] = b[2];
+        wt[l] = weights[local0 + l];
+    }
+"""
+
+def _echo_snippet(prologue: str) -> str:
+    """The native echo function: helpers, the lanes' cell edges and weights (``prologue``), the lanes' echoes."""
+    text = _ECHO_HELPERS + prologue + _ECHO_LANES
+    for name, value in (("@BLOCK@", int(ECHO_BLOCK)), ("@MAX_BINS@", int(MAX_FOOTPRINT_BINS)),
+                        ("@PHASOR_N@", 1 << int(PHASOR_BITS)), ("@PHASOR_BITS@", int(PHASOR_BITS)),
+                        ("@PHASOR_SHIFT@", 32 - int(PHASOR_BITS))):
+        text = text.replace(name, str(value))
+    return text
+
+
+@wp.func_native(_echo_snippet(_FAN_CELLS))
+def fan_echoes(first: int, count: int, local0: int, directions: wp.array(dtype=wp.vec3),
+               hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+               hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+               object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32), origin: wp.vec3,
+               rotation: wp.quat, bearing_cos_sin: wp.array(dtype=wp.vec2), bearing_cell: float,
+               elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float, n_elev: int, min_range: float,
+               range_resolution: float, n_range: int, alpha_db_per_m: float, source_intensity: float,
+               wavelength: float, phase_grid: float, phase_key: int, ray_intensity: wp.array(dtype=wp.float32),
+               ray_range: wp.array(dtype=wp.vec3), ray_bin: wp.array(dtype=wp.int32),
+               ray_label: wp.array(dtype=wp.int32)) -> int:
+    """The echoes of rays ``first`` .. ``first + count - 1`` (``count`` <= ECHO_BLOCK; pose-local indices from
+    ``local0``) of a bearing x elevation fan, from their hits, into the per-ray echo arrays (:class:`RayEcho`'s
+    fields); returns ``count``. A ray's cell is that of :func:`fan_cell` (weight w_k = elevation_table[k][2]); the
+    sensor sits at ``origin`` with attitude ``rotation``.
+
+    Echo of a hit in the range window [min_range, min_range + n_range dr): intensity
+    I = SL mu cos(psi) w / r^2 10^(-2 alpha r / 10) (Lambert: mu cos^2 psi times the footprint r^2 w / cos psi,
+    two-way spreading r^-4; the exponential by a polynomial, relative error < 2e-7), range bin floor((r - min) / dr),
+    footprint range extent r / cos(psi) sqrt((n . edge_a)^2 + (n . edge_b)^2) (n the normal in the sensor frame,
+    cos psi floored at 1e-3), capped at MAX_FOOTPRINT_BINS bins, and the phase code of :func:`echo_phase` (the same
+    operations: tests/test_acoustic_chain_scratch.py compares them); else intensity 0, bin and label -1. Native code,
+    lane by lane with no branch: the compiler vectorises the block."""
+    ...
+
+
+@wp.func_native(_echo_snippet(_TABLE_CELLS))
+def table_echoes(first: int, count: int, local0: int, directions: wp.array(dtype=wp.vec3),
+                 hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                 hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                 object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32), origin: wp.vec3,
+                 rotation: wp.quat, edges_a: wp.array(dtype=wp.vec3), edges_b: wp.array(dtype=wp.vec3),
+                 weights: wp.array(dtype=wp.float32), min_range: float, range_resolution: float, n_range: int,
+                 alpha_db_per_m: float, source_intensity: float, wavelength: float, phase_grid: float,
+                 phase_key: int, ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                 ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32)) -> int:
+    """:func:`fan_echoes` for a table fan: ray ``local``'s cell edges a_k = ``edges_a``[local], b_k =
+    ``edges_b``[local] and weight ``weights``[local] (sr x pattern)."""
+    ...
+
+
 @wp.kernel
 def fan_directions_kernel(bearing_cos_sin: wp.array(dtype=wp.vec2), bearing_cell: float,
                           elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float, n_elev: int, jitter: int,
@@ -230,18 +431,69 @@ def table_directions_kernel(table: wp.array(dtype=wp.vec3), edges_a: wp.array(dt
     directions_flu[local] = jittered(table[local], edges_a[local], edges_b[local], jitter, jitter_key, local)
 
 
+#: Rays per element of :func:`pose_rays_kernel`.
+RAY_BLOCK = wp.constant(64)
+
+_POSE_RAYS = r"""
+    // rays first .. first + count - 1 of one pose: origin and rotated direction, lane by lane (vectorised)
+    const float* flu = (const float*)directions_flu.data;
+    float* o_out = (float*)origins.data;
+    float* d_out = (float*)directions.data;
+    const float qx = rotation[0];
+    const float qy = rotation[1];
+    const float qz = rotation[2];
+    const float qw = rotation[3];
+    const float qc = 2.0f * qw * qw - 1.0f;
+    const float w2 = qw * 2.0f;
+#if defined(__clang__) && !defined(__CUDA_ARCH__)
+#pragma clang loop vectorize(assume_safety)
+#endif
+    for (int l = 0; l < count; ++l) {
+        const int i = first + l;
+        const int k = local0 + l;
+        const float x = flu[3 * k];
+        const float y = flu[3 * k + 1];
+        const float z = flu[3 * k + 2];
+        // quat_rotate
+        const float d = 2.0f * (qx * x + qy * y + qz * z);
+        d_out[3 * i] = x * qc + qx * d + (qy * z - qz * y) * w2;
+        d_out[3 * i + 1] = y * qc + qy * d + (qz * x - qx * z) * w2;
+        d_out[3 * i + 2] = z * qc + qz * d + (qx * y - qy * x) * w2;
+        o_out[3 * i] = position[0];
+        o_out[3 * i + 1] = position[1];
+        o_out[3 * i + 2] = position[2];
+    }
+    return count;
+"""
+
+
+@wp.func_native(_POSE_RAYS)
+def pose_ray_block(first: int, count: int, local0: int, position: wp.vec3, rotation: wp.quat,
+                   directions_flu: wp.array(dtype=wp.vec3), origins: wp.array(dtype=wp.vec3),
+                   directions: wp.array(dtype=wp.vec3)) -> int:
+    """Rays ``first`` .. ``first + count - 1`` of one pose (pose-local indices from ``local0``): origin ``position``
+    and direction ``directions_flu``[local] rotated by ``rotation`` (the rotation of ``wp.quat_rotate``, up to the
+    roundings of its contraction); returns ``count``. Native code, vectorised over the rays."""
+    ...
+
+
 @wp.kernel
 def pose_rays_kernel(poses: wp.array(dtype=wp.transform), directions_flu: wp.array(dtype=wp.vec3),
                      rays_per_pose: int, origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
                      start: int):
-    """Ray i = b rays_per_pose + local of a render: world origin (pose b's position) and unit world direction
-    (``directions_flu``[local] of :func:`fan_directions_kernel` / :func:`table_directions_kernel` rotated by pose
-    b's attitude), for the scene's ray-cast backend."""
-    i = wp.tid() + start
-    b = i // rays_per_pose
+    """Rays i = b rays_per_pose + local of a render, element e = (pose b, block q) for the RAY_BLOCK rays from
+    local = q RAY_BLOCK of pose b (launch B ceil(rays_per_pose / RAY_BLOCK) elements): world origin (pose b's
+    position) and unit world direction (``directions_flu``[local] of :func:`fan_directions_kernel` /
+    :func:`table_directions_kernel` rotated by pose b's attitude), for the scene's ray-cast backend
+    (:func:`pose_ray_block`)."""
+    e = wp.tid() + start
+    blocks = (rays_per_pose + RAY_BLOCK - 1) // RAY_BLOCK
+    b = e // blocks
+    local0 = (e - b * blocks) * RAY_BLOCK
     pose = poses[b]
-    origins[i] = wp.transform_get_translation(pose)
-    directions[i] = wp.quat_rotate(wp.transform_get_rotation(pose), directions_flu[i - b * rays_per_pose])
+    pose_ray_block(b * rays_per_pose + local0, wp.min(RAY_BLOCK, rays_per_pose - local0), local0,
+                   wp.transform_get_translation(pose), wp.transform_get_rotation(pose), directions_flu, origins,
+                   directions)
 
 
 @wp.kernel
@@ -257,20 +509,16 @@ def device_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.arra
                            ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                            ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
     """Ray i of a bearing x elevation fan, from its hit (the backend's results for :func:`pose_rays_kernel`'s
-    rays): store its :func:`ray_echo` (cell edges of :func:`fan_cell`, weight w_k = elevation_table[k][2])."""
+    rays): its :func:`fan_echoes` (a block of one ray) into the per-ray echo arrays. ``origins`` (each pose's
+    position, as the pose gives it) is not read."""
     i = wp.tid() + start
     b = i // rays_per_pose
-    local = i - b * rays_per_pose
-    c = local // n_elev
-    k = local - c * n_elev
-    et = elevation_table[k]
-    cell = fan_cell(bearing_cos_sin[c], et, bearing_cell, elevation_cell)
-    direction = directions[i]
-    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, direction)
-    echo = ray_echo(h, origins[i], direction, wp.transform_get_rotation(poses[b]), cell.edge_a, cell.edge_b, et[2],
-                    object_mu, object_label, min_range, range_resolution, n_range, alpha_db_per_m, source_intensity,
-                    wavelength, phase_grid, phase_key)
-    store_echo(echo.value, echo.rng, echo.cell, echo.label, i, ray_intensity, ray_range, ray_bin, ray_label)
+    pose = poses[b]
+    fan_echoes(i, 1, i - b * rays_per_pose, directions, hit_distance, hit_normal, hit_face, hit_obj, object_mu,
+               object_label, wp.transform_get_translation(pose), wp.transform_get_rotation(pose), bearing_cos_sin,
+               bearing_cell, elevation_table, elevation_cell, n_elev, min_range, range_resolution, n_range,
+               alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key, ray_intensity, ray_range,
+               ray_bin, ray_label)
 
 
 @wp.kernel
@@ -285,125 +533,73 @@ def device_table_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: w
                                  source_intensity: float, wavelength: float, phase_grid: float,
                                  ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                                  ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
-    """Ray i of a table fan, from its hit (the backend's results for :func:`pose_rays_kernel`'s rays):
-    store its :func:`ray_echo` (edges a_k, b_k, weight w_k: sr x pattern). The hit distance (+inf for a miss)
-    stays in ``hit_distance``."""
+    """Ray i of a table fan, from its hit: its :func:`table_echoes` (a block of one ray) into the per-ray echo
+    arrays. The hit distance (+inf for a miss) stays in ``hit_distance``."""
     i = wp.tid() + start
     b = i // rays_per_pose
-    local = i - b * rays_per_pose
-    direction = directions[i]
-    h = load_hit(hit_distance, hit_normal, hit_face, hit_obj, i, direction)
-    echo = ray_echo(h, origins[i], direction, wp.transform_get_rotation(poses[b]), edges_a[local], edges_b[local],
-                    weights[local], object_mu, object_label, min_range, range_resolution, n_range, alpha_db_per_m,
-                    source_intensity, wavelength, phase_grid, phase_key)
-    store_echo(echo.value, echo.rng, echo.cell, echo.label, i, ray_intensity, ray_range, ray_bin, ray_label)
+    pose = poses[b]
+    table_echoes(i, 1, i - b * rays_per_pose, directions, hit_distance, hit_normal, hit_face, hit_obj, object_mu,
+                 object_label, wp.transform_get_translation(pose), wp.transform_get_rotation(pose), edges_a, edges_b,
+                 weights, min_range, range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength,
+                 phase_grid, phase_key, ray_intensity, ray_range, ray_bin, ray_label)
 
 
 @wp.func
 def footprint_bins(rr: wp.vec3, cell: int, min_range: float, range_resolution: float, n_range: int) -> wp.vec2i:
     """(first, last) range bin an echo's footprint [r - extent/2, r + extent/2] overlaps (``rr`` = (r, footprint
-    extent, phase) m, m, rad; ``cell``: its range bin, both bounds with no extent)."""
+    extent, phase code) m, m, :func:`echo_phase`; ``cell``: its range bin, both bounds with no extent)."""
     half = 0.5 * rr[1]
     k0 = cell
     k1 = cell
     if half > 0.0:
-        k0 = wp.max(int(wp.floor((rr[0] - half - min_range) / range_resolution)), 0)
-        k1 = wp.min(int(wp.floor((rr[0] + half - min_range) / range_resolution)), n_range - 1)
+        inv = 1.0 / range_resolution  # the same for every echo: computed once in a loop over echoes
+        k0 = wp.max(int(wp.floor((rr[0] - half - min_range) * inv)), 0)
+        k1 = wp.min(int(wp.floor((rr[0] + half - min_range) * inv)), n_range - 1)
     return wp.vec2i(k0, k1)
 
 
 @wp.func
-def footprint_weight(rr: wp.vec3, kk: int, min_range: float, range_resolution: float) -> float:
-    """Share of an echo's footprint (``rr`` as :func:`footprint_bins`) inside range bin ``kk`` (1 with no extent)."""
+def footprint_inverse(rr: wp.vec3) -> float:
+    """1 / extent of an echo's footprint (``rr`` as :func:`footprint_bins`; 0 with no extent), for
+    :func:`footprint_weight`: one division per echo, not one per piece."""
+    inv = float(0.0)
+    if rr[1] > 0.0:
+        inv = 1.0 / rr[1]
+    return inv
+
+
+@wp.func
+def footprint_weight(rr: wp.vec3, kk: int, inv_extent: float, min_range: float, range_resolution: float) -> float:
+    """Share of an echo's footprint (``rr`` as :func:`footprint_bins`; ``inv_extent`` its
+    :func:`footprint_inverse`) inside range bin ``kk``: the overlap of the footprint and the bin over the extent
+    (1 with no extent)."""
     half = 0.5 * rr[1]
     w = float(1.0)
     if half > 0.0:
         lo = min_range + float(kk) * range_resolution
-        w = (wp.min(rr[0] + half, lo + range_resolution) - wp.max(rr[0] - half, lo)) / (2.0 * half)
+        w = (wp.min(rr[0] + half, lo + range_resolution) - wp.max(rr[0] - half, lo)) * inv_extent
     return w
 
 
 @wp.func
 def piece_phasor(rr: wp.vec3, cell: int, kk: int, own: wp.vec2, phasors: wp.array(dtype=wp.vec2)) -> wp.vec2:
     """Phasor of an echo's footprint piece in range bin ``kk``: ``own`` = exp(i phase) in the echo's own bin
-    ``cell``, elsewhere ``phasors``[hash of the phase and the bin] (other scatterers, other phases)."""
+    ``cell``, elsewhere ``phasors``[hash of the phase code rr[2] (:func:`echo_phase`) and the bin] (other
+    scatterers, other phases)."""
     phasor = own
     if kk != cell:
-        seed = wp.uint32(int(rr[2] * 1.0e6))
-        hh = pcg_hash(seed ^ wp.uint32(kk) * wp.uint32(-1640531527))
+        hh = pcg_hash(wp.uint32(int(rr[2])) ^ wp.uint32(kk) * wp.uint32(-1640531527))
         phasor = phasors[int(hh >> wp.uint32(32 - PHASOR_BITS))]
     return phasor
 
 
 @wp.func
-def bin_echo(value: float, rr: wp.vec3, cell: int, label: int, b: int, j: int, min_range: float,
-             range_resolution: float, n_range: int, pre_field: wp.array3d(dtype=wp.vec2),
-             pre_power: wp.array3d(dtype=wp.float32), pre_hits: wp.array3d(dtype=wp.int32),
-             pre_labels: wp.array3d(dtype=wp.int32), peak: wp.array3d(dtype=wp.float32),
-             phasors: wp.array(dtype=wp.vec2), span: wp.vec2i) -> wp.vec2i:
-    """Bin one echo (intensity ``value`` re 1 uPa^2, ``rr`` = (r, footprint extent, phase), range bin ``cell`` >= 0,
-    ``label``) into column j of frame b of the channel-major scratch (B, n_channels, n_range): spread over the
-    range bins its footprint [r - extent/2, r + extent/2] overlaps, in proportion to the overlap (area sampling:
-    no aliasing between the ray grid and the range bins). A piece of weight w in bin k adds I w to ``pre_power``
-    and sqrt(I w) exp(i phi_k) to ``pre_field``, phi_k the echo's phase in its own bin and a random phase elsewhere
-    (``phasors``[hash of the phase and the bin], a table of 2^PHASOR_BITS unit phasors exp(i 2 pi n /
-    2^PHASOR_BITS)): the footprint's scatterers in other bins are other scatterers. ``pre_hits``[cell] counts the
-    echo; ``pre_labels``[k] keeps the label of the strongest piece in bin k (``peak``: its intensity; a label
-    of -1 means none yet). Returns ``span`` = (lowest, highest) row touched, widened by this echo's rows."""
-    lo_row = wp.min(span[0], cell)
-    hi_row = wp.max(span[1], cell)
-    pre_hits[b, j, cell] = pre_hits[b, j, cell] + 1
-    bins = footprint_bins(rr, cell, min_range, range_resolution, n_range)
-    own = wp.vec2(wp.cos(rr[2]), wp.sin(rr[2]))
-    for kk in range(bins[0], bins[1] + 1):
-        w = footprint_weight(rr, kk, min_range, range_resolution)
-        if w > 0.0:
-            piece = value * w
-            phasor = piece_phasor(rr, cell, kk, own, phasors)
-            pre_field[b, j, kk] = pre_field[b, j, kk] + wp.sqrt(piece) * phasor
-            pre_power[b, j, kk] = pre_power[b, j, kk] + piece
-            lo_row = wp.min(lo_row, kk)
-            hi_row = wp.max(hi_row, kk)
-            if pre_labels[b, j, kk] < 0 or piece > peak[b, j, kk]:
-                peak[b, j, kk] = piece
-                pre_labels[b, j, kk] = label
-    return wp.vec2i(lo_row, hi_row)
-
-
-@wp.kernel
-def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
-                         ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
-                         rays_per_channel: int, rays_per_pose: int, n_channels: int, min_range: float,
-                         range_resolution: float, n_range: int, range_taps: wp.array(dtype=wp.float32),
-                         pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
-                         pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
-                         peak: wp.array3d(dtype=wp.float32), field: wp.array3d(dtype=wp.vec2),
-                         power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
-                         phasors: wp.array(dtype=wp.vec2), start: int):
-    """Element (pose b, channel j): bin the channel's rays (:func:`bin_echo`, in ray order, into the channel-major
-    scratch pre_* (B, n_channels, n_range), so a channel's bins are contiguous), then its range point spread.
-
-    Range point spread (the range pass of the separable convolution), over the rows [lo - M, hi + M] around the
-    rows lo..hi the channel's echoes reached: field[b, row, j] = sum_m h[m] pre_field[b, j, row - m + M],
-    power[b, row, j] = sum_m h[m]^2 pre_power[b, j, row - m + M] (h = ``range_taps``, symmetric, m = 0..2M; one
-    tap 1 for none), into the row-major (B, n_range, n_channels) images the bearing pass reads, and
-    row_echo[b, row] = 1 for every row written (every writer writes the same 1: the result does not depend on the
-    order). The channel's pre_field and pre_power are then set back to rest; :func:`bearing_receiver_kernel` reads
-    and resets field, power, pre_hits, pre_labels and row_echo of the flagged rows (rows not flagged hold their
-    rest values; the hit counts and labels stay channel-major: written row-major here, one cache line per bin,
-    they cost more than the bearing pass's reads of them, 16 rows of a channel per line). Expects every scratch at
-    rest: 0, and -1 for pre_labels (peak needs no initial value)."""
-    e = wp.tid() + start
-    b = e // n_channels
-    j = e - b * n_channels
-    first = b * rays_per_pose + j * rays_per_channel
-    span = wp.vec2i(n_range, -1)
-    for t in range(rays_per_channel):
-        cell = ray_bin[first + t]
-        if cell >= 0:
-            span = bin_echo(ray_intensity[first + t], ray_range[first + t], cell, ray_label[first + t], b, j,
-                            min_range, range_resolution, n_range, pre_field, pre_power, pre_hits, pre_labels, peak,
-                            phasors, span)
+def range_spread(b: int, j: int, span: wp.vec2i, n_range: int, range_taps: wp.array(dtype=wp.float32),
+                 pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
+                 field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
+                 row_echo: wp.array2d(dtype=wp.int32)):
+    """The range pass of channel j of frame b (:func:`footprint_bin_kernel`) over the rows around ``span`` = (lo,
+    hi), the rows its echoes reached (none if hi < 0), then its pre_field and pre_power set back to rest."""
     lo_row = span[0]
     hi_row = span[1]
     if hi_row >= 0:
@@ -422,6 +618,241 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
         for row in range(lo_row, hi_row + 1):
             pre_field[b, j, row] = wp.vec2(0.0, 0.0)
             pre_power[b, j, row] = 0.0
+
+
+@wp.kernel
+def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                         ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
+                         rays_per_channel: int, rays_per_pose: int, n_channels: int, min_range: float,
+                         range_resolution: float, n_range: int, range_taps: wp.array(dtype=wp.float32),
+                         pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
+                         pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
+                         peak: wp.array3d(dtype=wp.float32), field: wp.array3d(dtype=wp.vec2),
+                         power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
+                         phasors: wp.array(dtype=wp.vec2), start: int):
+    """Element (pose b, channel j): bin the channel's rays (:func:`bin_stored_echoes`, in ray order, into the
+    channel-major scratch pre_* (B, n_channels, n_range), so a channel's bins are contiguous), then its range point
+    spread.
+
+    Range point spread (the range pass of the separable convolution), over the rows [lo - M, hi + M] around the
+    rows lo..hi the channel's echoes reached: field[b, row, j] = sum_m h[m] pre_field[b, j, row - m + M],
+    power[b, row, j] = sum_m h[m]^2 pre_power[b, j, row - m + M] (h = ``range_taps``, symmetric, m = 0..2M; one
+    tap 1 for none), into the row-major (B, n_range, n_channels) images the bearing pass reads, and
+    row_echo[b, row] = 1 for every row written (every writer writes the same 1: the result does not depend on the
+    order). The channel's pre_field and pre_power are then set back to rest; :func:`bearing_receiver_kernel` reads
+    and resets field, power, pre_hits, pre_labels and row_echo of the flagged rows (rows not flagged hold their
+    rest values; the hit counts and labels stay channel-major: written row-major here, one cache line per bin,
+    they cost more than the bearing pass's reads of them, 16 rows of a channel per line). Expects every scratch at
+    rest: 0, and -1 for pre_labels (peak needs no initial value)."""
+    e = wp.tid() + start
+    b = e // n_channels
+    j = e - b * n_channels
+    first = b * rays_per_pose + j * rays_per_channel
+    span = bin_stored_echoes(first, rays_per_channel, b, j, min_range, range_resolution, n_range, ray_intensity,
+                             ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak, phasors,
+                             wp.vec2i(n_range, -1))
+    range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
+
+
+_BIN_ECHOES = r"""
+    // the binning of echoes first .. first + count - 1 (see bin_stored_echoes); a channel's columns as pointers,
+    // the footprint helpers' operations written out in the same order (separate statements: no contraction)
+    const float* value_in = (const float*)ray_intensity.data;
+    const wp::vec3* range_in = (const wp::vec3*)ray_range.data;
+    const int* bin_in = (const int*)ray_bin.data;
+    const int* label_in = (const int*)ray_label.data;
+    const wp::vec2* table = (const wp::vec2*)phasors.data;
+    wp::vec2* field_col = &wp::index(pre_field, b, j, 0);
+    float* power_col = &wp::index(pre_power, b, j, 0);
+    int* hits_col = &wp::index(pre_hits, b, j, 0);
+    int* labels_col = &wp::index(pre_labels, b, j, 0);
+    float* peak_col = &wp::index(peak, b, j, 0);
+    const float inv_dr = 1.0f / range_resolution;
+    int lo_row = span[0];
+    int hi_row = span[1];
+    for (int i = first; i < first + count; ++i) {
+        const int cell = bin_in[i];
+        if (cell < 0) {
+            continue;
+        }
+        const float value = value_in[i];
+        const wp::vec3 rr = range_in[i];
+        const int label = label_in[i];
+        lo_row = cell < lo_row ? cell : lo_row;
+        hi_row = cell > hi_row ? cell : hi_row;
+        hits_col[cell] = hits_col[cell] + 1;
+        // footprint_bins, footprint_inverse
+        const float half = 0.5f * rr[1];
+        int k0 = cell;
+        int k1 = cell;
+        float inv_extent = 0.0f;
+        if (half > 0.0f) {
+            const float a = rr[0] - half;
+            const float a2 = a - min_range;
+            const float b2 = rr[0] + half;
+            const float b3 = b2 - min_range;
+            const int f0 = (int)wp::floor(a2 * inv_dr);
+            const int f1 = (int)wp::floor(b3 * inv_dr);
+            k0 = f0 > 0 ? f0 : 0;
+            k1 = f1 < n_range - 1 ? f1 : n_range - 1;
+        }
+        if (rr[1] > 0.0f) {
+            inv_extent = 1.0f / rr[1];
+        }
+        // echo_phasor, piece_phasor
+        const unsigned int code = (unsigned int)(int)rr[2];
+        const wp::vec2 own = table[code & @PHASOR_MASK@u];
+        const float up = rr[0] + half;
+        const float down = rr[0] - half;
+        for (int kk = k0; kk <= k1; ++kk) {
+            // footprint_weight
+            float w = 1.0f;
+            if (half > 0.0f) {
+                const float t = (float)kk * range_resolution;
+                const float lo = min_range + t;
+                const float hi = lo + range_resolution;
+                const float top = up < hi ? up : hi;
+                const float bottom = down > lo ? down : lo;
+                const float overlap = top - bottom;
+                w = overlap * inv_extent;
+            }
+            if (w > 0.0f) {
+                const float piece = value * w;
+                wp::vec2 phasor = own;
+                if (kk != cell) {
+                    unsigned int x = code ^ ((unsigned int)kk * 2654435769u);
+                    unsigned int st = x * 747796405u + 2891336453u;
+                    unsigned int wd = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
+                    phasor = table[((wd >> 22u) ^ wd) >> @PHASOR_SHIFT@u];
+                }
+                const float amplitude = wp::sqrt(piece);
+                const wp::vec2 add = amplitude * phasor;
+                field_col[kk] = field_col[kk] + add;
+                power_col[kk] = power_col[kk] + piece;
+                lo_row = kk < lo_row ? kk : lo_row;
+                hi_row = kk > hi_row ? kk : hi_row;
+                // the strongest piece's label
+                const int held = labels_col[kk];
+                const float strongest = peak_col[kk];
+                const bool wins = held < 0 || piece > strongest;
+                peak_col[kk] = wins ? piece : strongest;
+                labels_col[kk] = wins ? label : held;
+            }
+        }
+    }
+    return wp::vec2i(lo_row, hi_row);
+""".replace("@PHASOR_MASK@", str((1 << int(PHASOR_BITS)) - 1)).replace("@PHASOR_SHIFT@", str(32 - int(PHASOR_BITS)))
+
+
+@wp.func_native(_BIN_ECHOES)
+def bin_stored_echoes(first: int, count: int, b: int, j: int, min_range: float, range_resolution: float,
+                      n_range: int, ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                      ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
+                      pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
+                      pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
+                      peak: wp.array3d(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2), span: wp.vec2i) -> wp.vec2i:
+    """Bin the stored echoes ``first`` .. ``first + count - 1`` (those with a range bin, in order) into channel j of
+    frame b of the channel-major scratch (B, n_channels, n_range); returns ``span`` = (lowest, highest) row touched,
+    widened by their rows.
+
+    Each echo (intensity I = ``ray_intensity`` re 1 uPa^2, ``ray_range`` = (r, footprint extent, phase code),
+    range bin ``cell`` >= 0, label) is spread over the range bins :func:`footprint_bins` its footprint
+    [r - extent/2, r + extent/2] overlaps, in proportion to the overlap (:func:`footprint_weight`; area sampling:
+    no aliasing between the ray grid and the range bins). A piece of weight w in bin k adds I w to ``pre_power``
+    and sqrt(I w) exp(i phi_k) to ``pre_field``, phi_k the echo's phase in its own bin (:func:`echo_phasor`) and a
+    random phase elsewhere (:func:`piece_phasor`; ``phasors`` is the table of 2^PHASOR_BITS unit phasors
+    exp(i 2 pi n / 2^PHASOR_BITS)): the footprint's scatterers in other bins are other scatterers.
+    ``pre_hits``[cell] counts the echo; ``pre_labels``[k] keeps the label of the strongest piece in bin k (``peak``:
+    its intensity; a label of -1 means none yet).
+
+    Native code: the channel's columns as pointers (Warp's generated code recomputes every array address from its
+    strides), and those helpers' operations written out in the same order and roundings, so the values are theirs
+    (tests/test_acoustic_chain_scratch.py compares them with a kernel built from the helpers)."""
+    ...
+
+
+@wp.kernel
+def device_fan_bin_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                          hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                          hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                          object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
+                          poses: wp.array(dtype=wp.transform), bearing_cos_sin: wp.array(dtype=wp.vec2),
+                          bearing_cell: float, elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float,
+                          n_elev: int, rays_per_pose: int, phase_key: int,
+                          min_range: float, range_resolution: float, n_range: int,
+                          alpha_db_per_m: float, source_intensity: float, wavelength: float, phase_grid: float,
+                          ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                          ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
+                          rays_per_channel: int, n_channels: int, range_taps: wp.array(dtype=wp.float32),
+                          pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
+                          pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
+                          peak: wp.array3d(dtype=wp.float32), field: wp.array3d(dtype=wp.vec2),
+                          power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
+                          phasors: wp.array(dtype=wp.vec2), start: int):
+    """Element (pose b, channel j) of a bearing x elevation fan: :func:`device_ray_echo_kernel` and
+    :func:`footprint_bin_kernel` in one pass over the channel's rays, ECHO_BLOCK at a time (the block's echoes into
+    the per-ray echo arrays, then binned from there while they are in cache), then the range pass. The same values
+    as the two kernels; one launch, and the echo arrays are read back from cache. The chain's CPU path without
+    multipath."""
+    e = wp.tid() + start
+    b = e // n_channels
+    j = e - b * n_channels
+    pose = poses[b]
+    rotation = wp.transform_get_rotation(pose)
+    origin = wp.transform_get_translation(pose)  # origins[i] of every ray of the pose
+    first = b * rays_per_pose + j * rays_per_channel
+    local0 = j * rays_per_channel
+    span = wp.vec2i(n_range, -1)
+    for t0 in range(0, rays_per_channel, ECHO_BLOCK):
+        count = wp.min(ECHO_BLOCK, rays_per_channel - t0)
+        fan_echoes(first + t0, count, local0 + t0, directions, hit_distance, hit_normal, hit_face, hit_obj,
+                   object_mu, object_label, origin, rotation, bearing_cos_sin, bearing_cell, elevation_table,
+                   elevation_cell, n_elev, min_range, range_resolution, n_range, alpha_db_per_m, source_intensity,
+                   wavelength, phase_grid, phase_key, ray_intensity, ray_range, ray_bin, ray_label)
+        span = bin_stored_echoes(first + t0, count, b, j, min_range, range_resolution, n_range, ray_intensity,
+                                 ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak,
+                                 phasors, span)
+    range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
+
+
+@wp.kernel
+def device_table_bin_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+                            hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                            hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                            object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
+                            poses: wp.array(dtype=wp.transform), edges_a: wp.array(dtype=wp.vec3),
+                            edges_b: wp.array(dtype=wp.vec3), weights: wp.array(dtype=wp.float32),
+                            rays_per_pose: int, phase_key: int, min_range: float,
+                            range_resolution: float, n_range: int, alpha_db_per_m: float,
+                            source_intensity: float, wavelength: float, phase_grid: float,
+                            ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                            ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
+                            rays_per_channel: int, n_channels: int, range_taps: wp.array(dtype=wp.float32),
+                            pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
+                            pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
+                            peak: wp.array3d(dtype=wp.float32), field: wp.array3d(dtype=wp.vec2),
+                            power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
+                            phasors: wp.array(dtype=wp.vec2), start: int):
+    """Element (pose b, channel j) of a table fan: :func:`device_table_ray_echo_kernel` and
+    :func:`footprint_bin_kernel` in one pass, ECHO_BLOCK rays at a time, as :func:`device_fan_bin_kernel`."""
+    e = wp.tid() + start
+    b = e // n_channels
+    j = e - b * n_channels
+    pose = poses[b]
+    rotation = wp.transform_get_rotation(pose)
+    origin = wp.transform_get_translation(pose)
+    first = b * rays_per_pose + j * rays_per_channel
+    span = wp.vec2i(n_range, -1)
+    for t0 in range(0, rays_per_channel, ECHO_BLOCK):
+        count = wp.min(ECHO_BLOCK, rays_per_channel - t0)
+        table_echoes(first + t0, count, j * rays_per_channel + t0, directions, hit_distance, hit_normal, hit_face,
+                     hit_obj, object_mu, object_label, origin, rotation, edges_a, edges_b, weights, min_range,
+                     range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key,
+                     ray_intensity, ray_range, ray_bin, ray_label)
+        span = bin_stored_echoes(first + t0, count, b, j, min_range, range_resolution, n_range, ray_intensity,
+                                 ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak,
+                                 phasors, span)
+    range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
 
 
 @wp.func
@@ -458,47 +889,215 @@ def unit_exponential(h: wp.uint32, table: wp.array(dtype=wp.float32)) -> float:
 
 
 @wp.func
-def complex_noise(h: wp.uint32, variance: float, table: wp.array(dtype=wp.float32),
-                  phasors: wp.array(dtype=wp.vec2)) -> wp.vec2:
-    """One circular complex Gaussian draw with E|n|^2 = ``variance`` from the uniform 32-bit word h, in polar form:
-    |n|^2 = variance E, E = :func:`unit_exponential` (h) (the squared modulus of a circular Gaussian is
-    exponential), and a uniform phase independent of it, ``phasors``[top PHASOR_BITS bits of pcg(h)] (steps of
-    2 pi / 2^PHASOR_BITS, 0.09 deg); one hash, a table read and a square root, no logarithm or rejection loop."""
-    amplitude = wp.sqrt(variance * unit_exponential(h, table))
-    return amplitude * phasors[int(pcg_hash(h) >> wp.uint32(32 - PHASOR_BITS))]
-
-
-@wp.func
 def bin_state(key: int, b_bin: int) -> wp.uint32:
     """The random state of bin ``b_bin`` (r n_channels + j) of a frame's receiver stream ``key``: one PCG hash of
     key XOR bin, distinct for every bin of the frame (a bijection of the bin index)."""
     return pcg_hash(wp.uint32(key) ^ wp.uint32(b_bin))
 
 
-@wp.func
-def holds_echo(f: wp.vec2, p: float) -> int:
-    """1 where a bin's complex amplitude or intensity is not exactly zero, else 0."""
-    return wp.where(f[0] != 0.0 or f[1] != 0.0 or p != 0.0, 1, 0)
+#: Bins per block of :func:`receiver_row` (a block's point spread and noise are computed lane by lane).
+RECEIVER_BLOCK = 16
+
+#: Bearing kernels of up to 2 RECEIVER_HALF_CAP + 1 taps take :func:`receiver_row`'s fast path (the block's sources
+#: copied once into a zero-padded window); wider ones check each tap's bounds (the same sums).
+RECEIVER_HALF_CAP = 32
+
+_RECEIVER_ROW = r"""
+    // One receiver row (see receiver_row's docstring). Blocks of B bins (fewer in a row's last block, one for a
+    // single-channel sensor): every step is a loop over the block's lanes with no branch, so the compiler
+    // vectorises it; bin_state and unit_exponential written as separate statements (no contraction the Warp
+    // functions do not have): a noise-only bin is bit for bit theirs.
+    const int B = @BLOCK@;
+    const int n = n_channels;
+    const int half = (taps.shape[0] - 1) / 2;
+    const int taps_n = 2 * half + 1;
+    const unsigned int ukey = (unsigned int)key;
+    const unsigned int first = (unsigned int)(r * n);
+    const float* tap = (const float*)taps.data;
+    const float* tab = (const float*)exp_table.data;
+    const float* ph = (const float*)phasors.data;
+    float* fin = (float*)&wp::index(field_in, b, r, 0);
+    float* pin = &wp::index(power_in, b, r, 0);
+    float* out_i = &wp::index(intensity, b, r, 0);
+    float* out_c = &wp::index(clean, b, r, 0);
+    int* out_h = &wp::index(hits, b, r, 0);
+    int* out_l = &wp::index(labels, b, r, 0);
+    const float background = reverb * g;
+    const float seg_scale = 1.0f / (float)(1u << @SEG_SHIFT@u);
+    float total = 0.0f;
+    for (int j0 = 0; j0 < n; j0 += B) {
+        const int cnt = n - j0 < B ? n - j0 : B;
+        unsigned int hh[B];
+        float ex[B];
+        for (int i = 0; i < cnt; ++i) {
+            // bin_state and unit_exponential's table segment (the tail is done exactly below)
+            unsigned int x = ukey ^ (first + (unsigned int)(j0 + i));
+            unsigned int st = x * 747796405u + 2891336453u;
+            unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
+            unsigned int h = (w >> 22u) ^ w;
+            hh[i] = h;
+            int seg = (int)(h >> @SEG_SHIFT@u);
+            seg = seg < @SEGMENTS@ - 1 ? seg : @SEGMENTS@ - 2;
+            const float frac = (float)(int)(h & @FRAC_MASK@u) * seg_scale;
+            const float a = tab[seg];
+            const float d = tab[seg + 1] - a;
+            const float fd = frac * d;
+            ex[i] = a + fd;
+        }
+        for (int i = 0; i < cnt; ++i) {
+            const unsigned int h = hh[i];
+            const int seg = (int)(h >> @SEG_SHIFT@u);
+            if (seg >= @SEGMENTS@ - @EXACT@) {
+                const float frac = (float)(int)(h & @FRAC_MASK@u) * seg_scale;
+                ex[i] = wp::log((float)@SEGMENTS@) - wp::log((float)(@SEGMENTS@ - seg) - frac);
+            }
+        }
+        if (echo == 0) {
+            for (int i = 0; i < cnt; ++i) {
+                float detected = 0.0f;
+                if (variance > 0.0f) {
+                    detected = variance * ex[i];
+                }
+                out_i[j0 + i] = detected * g;
+                out_c[j0 + i] = background;
+                out_h[j0 + i] = 0;
+                out_l[j0 + i] = -1;
+            }
+        } else {
+            float fx[B], fy[B], fp[B];
+            for (int i = 0; i < cnt; ++i) {
+                fx[i] = 0.0f;
+                fy[i] = 0.0f;
+                fp[i] = 0.0f;
+            }
+            // the bearing point spread, bin j = j0 + i summed over its taps t in ascending order (source
+            // j + t - half), skipped where every source of the block is zero (adding zeros changes nothing)
+            const int lo = j0 - half > 0 ? j0 - half : 0;
+            const int hi = j0 + cnt - 1 + half < n - 1 ? j0 + cnt - 1 + half : n - 1;
+            int any = 0;
+            for (int s = lo; s <= hi; ++s) {
+                any |= (fin[2 * s] != 0.0f) | (fin[2 * s + 1] != 0.0f) | (pin[s] != 0.0f);
+            }
+            if (any && half <= @HALF_CAP@) {
+                // the block's sources j0 - half .. j0 + B - 1 + half once, de-interleaved and zero outside the row
+                // (a zero source adds nothing), then every tap over the block's lanes with no bound to check
+                float sx[B + 2 * @HALF_CAP@], sy[B + 2 * @HALF_CAP@], sp[B + 2 * @HALF_CAP@];
+                const int base = j0 - half;
+                for (int q = 0; q < cnt + 2 * half; ++q) {
+                    const int src = base + q;
+                    const bool inside = (src >= 0) & (src < n);
+                    const int at = inside ? src : 0;
+                    sx[q] = inside ? fin[2 * at] : 0.0f;
+                    sy[q] = inside ? fin[2 * at + 1] : 0.0f;
+                    sp[q] = inside ? pin[at] : 0.0f;
+                }
+                for (int t = 0; t < taps_n; ++t) {
+                    const float h1 = tap[2 * t];
+                    const float h2 = tap[2 * t + 1];
+                    for (int i = 0; i < cnt; ++i) {
+                        const float tx = h1 * sx[t + i];
+                        const float ty = h1 * sy[t + i];
+                        const float tp = h2 * sp[t + i];
+                        fx[i] = fx[i] + tx;
+                        fy[i] = fy[i] + ty;
+                        fp[i] = fp[i] + tp;
+                    }
+                }
+            } else if (any) {
+                // kernels wider than 2 HALF_CAP + 1 taps: the same sums, bounds checked per tap
+                for (int t = 0; t < taps_n; ++t) {
+                    const float h1 = tap[2 * t];
+                    const float h2 = tap[2 * t + 1];
+                    const int off = j0 + t - half;
+                    const int ilo = -off > 0 ? -off : 0;
+                    const int ihi = n - off < cnt ? n - off : cnt;
+                    for (int i = ilo; i < ihi; ++i) {
+                        const float tx = h1 * fin[2 * (off + i)];
+                        const float ty = h1 * fin[2 * (off + i) + 1];
+                        const float tp = h2 * pin[off + i];
+                        fx[i] = fx[i] + tx;
+                        fy[i] = fy[i] + ty;
+                        fp[i] = fp[i] + tp;
+                    }
+                }
+            }
+            // detection: |f + n|^2, n of amplitude sqrt(V E) and phase from the top PHASOR_BITS bits
+            // of pcg(h), or V E where f = 0; every lane of the block, then the block's bins stored
+            float det[B];
+            for (int i = 0; i < cnt; ++i) {
+                det[i] = fx[i] * fx[i] + fy[i] * fy[i];
+            }
+            if (variance > 0.0f) {
+                for (int i = 0; i < cnt; ++i) {
+                    const unsigned int h = hh[i];
+                    unsigned int st = h * 747796405u + 2891336453u;
+                    unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
+                    const int k = (int)(((w >> 22u) ^ w) >> @PHASOR_SHIFT@u);
+                    const float ve = variance * ex[i];
+                    const float amplitude = wp::sqrt(ve);
+                    const float gx = fx[i] + amplitude * ph[2 * k];
+                    const float gy = fy[i] + amplitude * ph[2 * k + 1];
+                    const float dn = gx * gx + gy * gy;
+                    det[i] = det[i] == 0.0f ? ve : dn;
+                }
+            }
+            for (int i = 0; i < cnt; ++i) {
+                out_i[j0 + i] = det[i] * g;
+                const float pr = fp[i] + reverb;
+                out_c[j0 + i] = pr * g;
+            }
+            for (int i = 0; i < cnt; ++i) {
+                int& ph_ = wp::index(pre_hits, b, j0 + i, r);
+                int& pl_ = wp::index(pre_labels, b, j0 + i, r);
+                out_h[j0 + i] = ph_;
+                out_l[j0 + i] = pl_;
+                ph_ = 0;
+                pl_ = -1;
+            }
+        }
+        if (row_sums) {
+            for (int i = 0; i < cnt; ++i) {
+                total = total + out_i[j0 + i];
+            }
+        }
+    }
+    if (echo != 0) {
+        for (int s = 0; s < 2 * n; ++s) {
+            fin[s] = 0.0f;
+        }
+        for (int s = 0; s < n; ++s) {
+            pin[s] = 0.0f;
+        }
+    }
+    return total;
+"""
+for _name, _value in (("@BLOCK@", RECEIVER_BLOCK), ("@HALF_CAP@", RECEIVER_HALF_CAP),
+                      ("@SEG_SHIFT@", 32 - int(EXP_TABLE_BITS)), ("@SEGMENTS@", 1 << int(EXP_TABLE_BITS)),
+                      ("@EXACT@", int(EXP_EXACT_SEGMENTS)), ("@FRAC_MASK@", (1 << (32 - int(EXP_TABLE_BITS))) - 1),
+                      ("@PHASOR_SHIFT@", 32 - int(PHASOR_BITS))):
+    _RECEIVER_ROW = _RECEIVER_ROW.replace(_name, str(_value))
 
 
-@wp.func
-def receive(f: wp.vec2, variance: float, g: float, h: wp.uint32,
-            table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2)) -> float:
-    """The receiver on one bin with echo amplitude f (after the point spread): |f + n|^2 G, n of variance V =
-    ``variance`` drawn from the word h (:func:`complex_noise`; where f = 0 only |n|^2 = V E,
-    :func:`unit_exponential`), G = ``g``."""
-    detected = wp.dot(f, f)
-    if variance > 0.0:
-        if detected == 0.0:
-            detected = variance * unit_exponential(h, table)
-        else:
-            fn = f + complex_noise(h, variance, table, phasors)
-            detected = wp.dot(fn, fn)
-    return detected * g
+@wp.func_native(_RECEIVER_ROW)
+def receiver_row(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
+                 pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
+                 taps: wp.array(dtype=wp.vec2), exp_table: wp.array(dtype=wp.float32),
+                 phasors: wp.array(dtype=wp.vec2), intensity: wp.array3d(dtype=wp.float32),
+                 clean: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
+                 labels: wp.array3d(dtype=wp.int32), b: int, r: int, n_channels: int, echo: int,
+                 key: int, variance: float, reverb: float, g: float, row_sums: int) -> float:
+    """Row r of frame b of :func:`bearing_receiver_kernel` (``echo``: the row's row_echo flag; ``key``: the frame's
+    noise stream key; V = ``variance``, R(r) = ``reverb``, G(r) = ``g``): writes the row's four outputs (contiguous
+    along the row) and sets its scratch back to rest; returns the row's intensity summed in bin order if
+    ``row_sums`` is 1, else 0.
+    The draws are those of :func:`bin_state` and :func:`unit_exponential` (the same operations in the same order;
+    tests/test_acoustic_chain_scratch.py compares them), computed RECEIVER_BLOCK bins at a time in branch-free steps
+    (native code: Warp's generated code is scalar)."""
+    ...
 
 
 @wp.kernel
-def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.array(dtype=wp.float32),
+def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
                             pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
                             taps: wp.array(dtype=wp.vec2), n_range: int, n_channels: int, noise_intensity: float,
                             row_reverb: wp.array(dtype=wp.float32), seed: int, frame_index: int, sensor_id: int,
@@ -507,27 +1106,31 @@ def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.arra
                             row_echo: wp.array2d(dtype=wp.int32), intensity: wp.array3d(dtype=wp.float32),
                             clean: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
                             labels: wp.array3d(dtype=wp.int32), row_sum: wp.array2d(dtype=wp.float32),
-                            row_block: int, block_step: int, start: int):
-    """Element (pose b, row r): the bearing point spread and the receiver in one pass over the row's bins j; writes
-    every bin of the row's four outputs once (no zero-fill needed) and the row's sum of ``intensity`` (in bin
-    order, for the automatic gain).
+                            row_sums: int, row_block: int, block_step: int, start: int):
+    """Element (pose b, row r): the bearing point spread and the receiver in one pass over the row's bins j
+    (:func:`receiver_row`); writes every bin of the row's four outputs once (no zero-fill needed) and, with
+    ``row_sums`` 1, the row's sum of ``intensity`` (in bin order, for the automatic gain; else 0). The four outputs
+    must be contiguous along their last axis (a row).
 
-    field_in, power_in: the row-major (B, n_range, n_channels) scratch images of :func:`footprint_bin_kernel`,
-    flattened; pre_hits, pre_labels: its channel-major (B, n_channels, n_range) hit counts and labels.
+    field_in, power_in: the row-major (B, n_range, >= n_channels) scratch images of :func:`footprint_bin_kernel`
+    (rows contiguous); pre_hits, pre_labels: its channel-major (B, n_channels, >= n_range) hit counts and labels.
     taps[m] = (h[m], h[m]^2).
     Point spread across channels (beams): f = sum_m h[m] field_in[r, j - m], p = sum_m h[m]^2 power_in[r, j - m]
-    over the taps m = -M..M (h symmetric; channels outside the image contribute nothing; one tap h = 1 for none);
-    a row that :func:`footprint_bin_kernel` did not write (``row_echo`` 0) has f = p = 0, hits 0 and label -1 and
-    skips it; a row it wrote has hits and labels from pre_hits, pre_labels, and field_in, power_in, pre_hits,
-    pre_labels and row_echo of the row are set back to rest (0, label -1) after reading.
+    over the taps m = -M..M (h symmetric; channels outside the image contribute nothing; one tap h = 1 for none),
+    each bin summed over its sources in ascending order; a row that :func:`footprint_bin_kernel` did not write
+    (``row_echo`` 0) has f = p = 0, hits 0 and label -1 and skips it; a row it wrote has hits and labels from
+    pre_hits, pre_labels, and field_in, power_in, pre_hits, pre_labels and row_echo of the row are set back to rest
+    (0, label -1) after reading.
     Receiver: intensity = |f + n|^2 G(r), clean = (p + R(r)) G(r). n is one circular complex Gaussian draw
     (exponential intensity) of variance V = noise_intensity + R(r): receiver noise (re 1 uPa^2) plus the volume
     reverberation R(r) = row_reverb[r] (its sonar-equation mean per sample through the point spread, per row on
     the host). Every bin draws from its own counter-based state h = :func:`bin_state` (key, r n_channels + j), key
     the stream key of (seed, frame_index + b, sensor_id, STREAM_NOISE), so a bin's draw does not depend on any
-    other bin: where f = 0, |n|^2 = V E with E = :func:`unit_exponential` (h, ``exp_table``); elsewhere n is
-    :func:`complex_noise` (h; ``phasors`` as in :func:`bin_echo`). G = row_gain[r]: time-varying and fixed gain
-    on intensity, 10^((k log10 r + 2 alpha r + gain) / 10), per row on the host.
+    other bin: where f = 0, |n|^2 = V E with E = :func:`unit_exponential` (h, ``exp_table``); elsewhere n is drawn
+    in polar form, |n|^2 = V E (the squared modulus of a circular Gaussian is exponential) and a uniform phase
+    independent of it, ``phasors``[top PHASOR_BITS bits of pcg(h)] (steps of 2 pi / 2^PHASOR_BITS, 0.09 deg): one
+    hash, two table reads and a square root, no logarithm or rejection loop. G = row_gain[r]: time-varying and
+    fixed gain on intensity, 10^((k log10 r + 2 alpha r + gain) / 10), per row on the host.
     clean is the expected intensity, speckle- and noise-free (echoes and reverberation).
 
     Element e = b n_range + q handles row r of a permutation that keeps blocks of ``row_block`` rows together
@@ -542,94 +1145,14 @@ def bearing_receiver_kernel(field_in: wp.array(dtype=wp.vec2), power_in: wp.arra
     if r < n_blocks * row_block:
         k = r // row_block
         r = int((wp.int64(k) * wp.int64(block_step)) % wp.int64(n_blocks)) * row_block + (r - k * row_block)
-    half = (taps.shape[0] - 1) // 2
-    echo = row_echo[b, r]
     reverb = row_reverb[r]
-    variance = noise_intensity + reverb
-    g = row_gain[r]
     key = stream_key(seed, frame_index + b, sensor_id, STREAM_NOISE)
-    first = r * n_channels
-    row = (b * n_range + r) * n_channels
-    total = float(0.0)
-    if echo == 0:
-        background = reverb * g
-        for j in range(n_channels):
-            detected = float(0.0)
-            if variance > 0.0:
-                detected = variance * unit_exponential(bin_state(key, first + j), exp_table)
-            v = detected * g
-            intensity[b, r, j] = v
-            clean[b, r, j] = background
-            hits[b, r, j] = 0
-            labels[b, r, j] = -1
-            total = total + v
-    else:
-        # four neighbouring bins j0..j0 + 3 per pass, each summed over its own taps in ascending order (the result
-        # of one bin at a time, bit for bit), sharing the loads and overlapping the four sums; a pass whose window
-        # holds only zeros (counted as the window slides: ``nonzero`` sources in [seen_lo, seen_hi]) skips them
-        seen_lo = int(0)
-        seen_hi = int(-1)
-        nonzero = int(0)
-        for quad in range((n_channels + 3) // 4):
-            j0 = 4 * quad
-            f0 = wp.vec2(0.0, 0.0)
-            f1 = wp.vec2(0.0, 0.0)
-            f2 = wp.vec2(0.0, 0.0)
-            f3 = wp.vec2(0.0, 0.0)
-            p4 = wp.vec4(0.0, 0.0, 0.0, 0.0)
-            lo = wp.max(j0 - half, 0)
-            hi = wp.min(j0 + 3 + half, n_channels - 1)
-            while seen_hi < hi:
-                seen_hi = seen_hi + 1
-                nonzero = nonzero + holds_echo(field_in[row + seen_hi], power_in[row + seen_hi])
-            while seen_lo < lo:
-                # the last read of source seen_lo: set back to rest
-                nonzero = nonzero - holds_echo(field_in[row + seen_lo], power_in[row + seen_lo])
-                field_in[row + seen_lo] = wp.vec2(0.0, 0.0)
-                power_in[row + seen_lo] = 0.0
-                seen_lo = seen_lo + 1
-            for jj in range(lo, wp.where(nonzero > 0, hi, lo - 1) + 1):
-                x = field_in[row + jj]
-                y = power_in[row + jj]
-                m = jj - j0 + half   # tap index of bin j0; of bin j0 + i it is m - i
-                if m <= 2 * half:
-                    h = taps[m]
-                    f0 = f0 + h[0] * x
-                    p4[0] = p4[0] + h[1] * y
-                if m >= 1 and m <= 2 * half + 1:
-                    h = taps[m - 1]
-                    f1 = f1 + h[0] * x
-                    p4[1] = p4[1] + h[1] * y
-                if m >= 2 and m <= 2 * half + 2:
-                    h = taps[m - 2]
-                    f2 = f2 + h[0] * x
-                    p4[2] = p4[2] + h[1] * y
-                if m >= 3:
-                    h = taps[m - 3]
-                    f3 = f3 + h[0] * x
-                    p4[3] = p4[3] + h[1] * y
-            for i in range(wp.min(4, n_channels - j0)):
-                j = j0 + i
-                f = f0
-                if i == 1:
-                    f = f1
-                elif i == 2:
-                    f = f2
-                elif i == 3:
-                    f = f3
-                v = receive(f, variance, g, bin_state(key, first + j), exp_table, phasors)
-                intensity[b, r, j] = v
-                clean[b, r, j] = (p4[i] + reverb) * g
-                hits[b, r, j] = pre_hits[b, j, r]
-                labels[b, r, j] = pre_labels[b, j, r]
-                pre_hits[b, j, r] = 0
-                pre_labels[b, j, r] = -1
-                total = total + v
-        for j in range(row + seen_lo, row + n_channels):
-            field_in[j] = wp.vec2(0.0, 0.0)
-            power_in[j] = 0.0
+    echo = row_echo[b, r]
+    row_sum[b, r] = receiver_row(field_in, power_in, pre_hits, pre_labels, taps, exp_table, phasors, intensity,
+                                 clean, hits, labels, b, r, n_channels, echo, key,
+                                 noise_intensity + reverb, reverb, row_gain[r], row_sums)
+    if echo != 0:
         row_echo[b, r] = 0
-    row_sum[b, r] = total
 
 
 @wp.kernel

@@ -38,9 +38,9 @@ from __future__ import annotations
 
 import warp as wp
 
-from oceansim_py.kernels.acoustic_chain import (MAX_FOOTPRINT_BINS, RayEcho, carrier_phase, fan_cell,
-                                                footprint_bins, footprint_weight, piece_phasor, scatterer_gaussian,
-                                                scatterer_phase, store_echo)
+from oceansim_py.kernels.acoustic_chain import (MAX_FOOTPRINT_BINS, RayEcho, echo_phase, echo_phasor, fan_cell,
+                                                footprint_bins, footprint_inverse, footprint_weight, piece_phasor,
+                                                scatterer_gaussian, store_echo)
 from oceansim_py.kernels.imaging_sonar import range_cell, ray_return
 from oceansim_py.kernels.multibeam import MAX_FOOTPRINT_SAMPLES, NO_DELAY, deposit_pulse, device_ray_angles
 from oceansim_py.kernels.raycast import RayHit, load_hit, ray_range, sensor_to_world, two_way_absorption
@@ -320,8 +320,8 @@ def chain_bounce_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.ar
                              ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                              ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
     """Ray i's echo of bounce ``block`` (0: the direct echo) for the device chain (kernels/acoustic_chain.py
-    ``RayEcho`` layout: intensity, (L, footprint extent capped at MAX_FOOTPRINT_BINS bins, phase
-    4 pi L / lambda + phi(hit point)), range bin, label), stored at ((channel of ray i) n_blocks + block)
+    ``RayEcho`` layout: intensity, (L, footprint extent capped at MAX_FOOTPRINT_BINS bins, phase code of
+    4 pi L / lambda + phi(hit point), ``echo_phase``), range bin, label), stored at ((channel of ray i) n_blocks + block)
     rays_per_channel + (ray in channel): a channel's echoes of every bounce contiguous, so the chain's binning
     gathers them as the channel's rays."""
     i = wp.tid() + start
@@ -339,7 +339,7 @@ def chain_bounce_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.ar
         cell = range_cell(e.path, min_range, range_resolution, n_range)
         if cell >= 0:
             extent = wp.min(e.extent, float(MAX_FOOTPRINT_BINS) * range_resolution)
-            phase = carrier_phase(e.path, wavelength) + scatterer_phase(e.point, phase_grid, phase_key)
+            phase = echo_phase(e.path, wavelength, e.point, phase_grid, phase_key)
             out.value = e.value
             out.rng = wp.vec3(e.path, extent, phase)
             out.cell = cell
@@ -520,7 +520,7 @@ def store_mixed(e: MixedEcho, pattern: float, own: int, target: int, phase_key: 
         if c >= 0:
             v = e.value * pattern
             rng = wp.vec3(e.rng, wp.min(e.extent, float(MAX_FOOTPRINT_BINS) * range_resolution),
-                          carrier_phase(e.rng, wavelength) + scatterer_phase(e.point, phase_grid, phase_key))
+                          echo_phase(e.rng, wavelength, e.point, phase_grid, phase_key))
             cell = c
             label = e.label
             if target == own:
@@ -708,9 +708,10 @@ def cross_channel_bin_kernel(cross_intensity: wp.array(dtype=wp.float32), cross_
             pre_hits[b, j, cell] = pre_hits[b, j, cell] + 1
             row_echo[b, cell] = 1
             bins = footprint_bins(rr, cell, min_range, range_resolution, n_range)
-            own = wp.vec2(wp.cos(rr[2]), wp.sin(rr[2]))
+            own = echo_phasor(rr[2], phasors)
+            inv_extent = footprint_inverse(rr)
             for kk in range(bins[0], bins[1] + 1):
-                w = footprint_weight(rr, kk, min_range, range_resolution)
+                w = footprint_weight(rr, kk, inv_extent, min_range, range_resolution)
                 if w > 0.0:
                     piece = value * w
                     amplitude = wp.sqrt(piece) * piece_phasor(rr, cell, kk, own, phasors)

@@ -44,6 +44,12 @@ DEVICE_CLEAN_UNIT = ("model 'device': expected (speckle- and noise-free) echo in
 #: Bins per CPU chunk of the receiver launch (at least): smaller chunks cost more in launches than they share.
 BINS_PER_CHUNK = 16384
 
+#: Rays per CPU chunk of the echo-and-binning launch (at least), for the same reason (a launch packs ~40 arguments).
+RAYS_PER_CHUNK = 4096
+
+#: Rays per CPU chunk of the ray generation (at least): a rotation costs ~3 ns, a chunk's launch ~25 us.
+ROTATIONS_PER_CHUNK = 32768
+
 #: Rows per block of the receiver's row permutation (:func:`row_order`).
 ROW_BLOCK = 16
 
@@ -197,20 +203,24 @@ class _ChainBuffers:
     def __init__(self, layout: FanLayout | TableFan, batch: int, device: Any,
                  multipath: MultipathSettings = MultipathSettings()) -> None:
         n_rays = batch * layout.rays_per_pose
-        shape = (batch, layout.n_range, layout.n_channels)
         self.poses: wp.array | None = None  # the render's uploaded poses
+        self.geometry: Any = None  # the render's scene geometry (object reflectivities and labels)
         self.rays = RayBuffers(n_rays, device, float(layout.max_range))
         self.ray_intensity = wp.empty(n_rays, dtype=wp.float32, device=device)
         self.ray_range = wp.empty(n_rays, dtype=wp.vec3, device=device)
         self.ray_bin = wp.empty(n_rays, dtype=wp.int32, device=device)
         self.ray_label = wp.empty(n_rays, dtype=wp.int32, device=device)
         self.ray_distance = self.rays.hits.distance  # hit distance, +inf for a miss
-        columns = (batch, layout.n_channels, layout.n_range)
+        # the scratch images' rows are padded so that a column (a step of one row) moves by an odd number of cache
+        # lines: a column walk (the range pass's writes, the receiver's hit and label reads) then spreads over the
+        # cache sets instead of thrashing one (n_range or n_channels a multiple of 1024 would step by 4 KiB)
+        rows = (batch, layout.n_range, padded_row(layout.n_channels, 8))
+        columns = (batch, layout.n_channels, padded_row(layout.n_range, 8))
         # Every image below is at rest between renders (0; labels -1): the kernels that write a bin set it back
         # after reading it (footprint_bin_kernel, bearing_receiver_kernel), so no render zero-fills an image.
         # Row-major (B, n_range, n_channels): after the range pass, read along rows by the bearing pass.
-        self.field = wp.zeros(shape, dtype=wp.vec2, device=device)
-        self.power = wp.zeros(shape, dtype=wp.float32, device=device)
+        self.field = wp.zeros(rows, dtype=wp.vec2, device=device)
+        self.power = wp.zeros(rows, dtype=wp.float32, device=device)
         # Channel-major (B, n_channels, n_range): the binning's images, a channel's bins contiguous (the hit counts
         # and labels are read from here by the bearing pass).
         self.pre_field = wp.zeros(columns, dtype=wp.vec2, device=device)
@@ -219,8 +229,6 @@ class _ChainBuffers:
         self.pre_labels = wp.full(columns, -1, dtype=wp.int32, device=device)
         self.peak = wp.empty(columns, dtype=wp.float32, device=device)
         self.row_echo = wp.zeros((batch, layout.n_range), dtype=wp.int32, device=device)
-        # the bearing pass reads the row-major images flat (one index per bin)
-        self.receiver_inputs = [self.field.flatten(), self.power.flatten(), self.pre_hits, self.pre_labels]
         self.row_max = wp.empty((batch, layout.n_range), dtype=wp.float32, device=device)
         self.row_sum = wp.empty((batch, layout.n_range), dtype=wp.float32, device=device)
         self.frame_max = wp.empty(batch, dtype=wp.float32, device=device)
@@ -246,12 +254,15 @@ class _ChainBuffers:
         """Scratch bytes: per ray 24 (intensity, range/footprint/phase, bin, label) + ``RayBuffers.BYTES_PER_RAY``
         (origin, direction and hit, distance included, for the ray-cast backend); per row 12 (maximum, sum, echo
         flag); per bin 36 (complex and intensity images before and after the range pass, hit counts and labels,
-        peak scratch). With multipath, per ray also ``BounceState.BYTES_PER_RAY``, 4 (primary distance), 24 per
-        echo block and the mixed paths' visibility rays and cross-channel echoes (``chain_multipath_bytes_per_ray``)."""
+        peak scratch; rows padded by :func:`padded_row`). With multipath, per ray also ``BounceState.BYTES_PER_RAY``,
+        4 (primary distance), 24 per echo block and the mixed paths' visibility rays and cross-channel echoes
+        (``chain_multipath_bytes_per_ray``)."""
         per_ray = 24 + RayBuffers.BYTES_PER_RAY
         if multipath.active:
             per_ray += chain_multipath_bytes_per_ray(multipath)
-        return batch * (64 + per_ray * layout.rays_per_pose + layout.n_range * (12 + 36 * layout.n_channels))
+        bins = 12 * layout.n_range * padded_row(layout.n_channels, 8) + 24 * layout.n_channels * padded_row(
+            layout.n_range, 8)
+        return batch * (64 + per_ray * layout.rays_per_pose + 12 * layout.n_range + bins)
 
 
 class DeviceChain:
@@ -334,6 +345,13 @@ class DeviceChain:
                                   "uniform bearing x elevation grid, and this fan is not one; set "
                                   "multipath_mixed_paths to false")
         self._tracer = BounceTracer(mp, s.frequency_hz, s.sound_speed, device) if mp.active else None
+        # Without multipath, a CPU render computes each ray's echo where it bins it (one pass over the rays, no
+        # per-ray echo arrays); on CUDA a thread per ray computes the echoes first (the binning has a thread per
+        # channel only). Both give the same values.
+        self._fused = self._tracer is None and wp.get_device(device).is_cpu
+        table = isinstance(layout, TableFan)
+        self._echo_kernel = k.device_table_ray_echo_kernel if table else k.device_ray_echo_kernel
+        self._fused_kernel = k.device_table_bin_kernel if table else k.device_fan_bin_kernel
         self._row_order = row_order(layout.n_range, layout.n_channels)
         self._buffers: ScratchCache[_ChainBuffers] = ScratchCache(self.MAX_CACHED_BATCH_SIZES)
         self._poses = PoseUploads(device, self.MAX_CACHED_BATCH_SIZES)
@@ -368,8 +386,23 @@ class DeviceChain:
         ``then(buffers)``, if given, runs before another render may reuse the scratch: it may read the per-ray
         arrays (ray_intensity re 1 uPa^2, ray_bin, ray_label, ray_distance of a table fan, poses)."""
         buf = self._cast(scene, poses)
+        batch = int(poses.shape[0])
+        lay = self.layout
         if intensity is not None:
-            self._image(buf, int(poses.shape[0]), frame_index, intensity, clean, hits, labels)
+            if self._fused:
+                # the echoes are computed and binned in one pass (filling the per-ray echo arrays as it goes)
+                launch_1d(self._fused_kernel, batch * lay.n_channels,
+                          [*self._echo_args(buf), lay.rays_per_channel, lay.n_channels, *self._bin_args(buf)],
+                          self.device, min_chunk=max(1, RAYS_PER_CHUNK // lay.rays_per_channel))
+            else:
+                launch_1d(k.footprint_bin_kernel, batch * lay.n_channels,
+                          [buf.echo_intensity, buf.echo_range, buf.echo_bin, buf.echo_label,
+                           lay.rays_per_channel * buf.blocks, lay.rays_per_pose * buf.blocks, lay.n_channels,
+                           float(lay.min_range), float(lay.range_bin), lay.n_range, *self._bin_args(buf)],
+                          self.device, min_chunk=1)
+            self._image(buf, batch, frame_index, intensity, clean, hits, labels)
+        elif self._fused and then is not None:
+            launch_1d(self._echo_kernel, batch * lay.rays_per_pose, self._echo_args(buf), self.device)
         if then is not None:
             then(buf)
         if first_return is not None:
@@ -379,46 +412,61 @@ class DeviceChain:
                       [buf.ray_distance, self.layout.rays_per_pose, int(self.settings.seed), int(frame_index),
                        self.sensor_id, float(first_return[1]), first_return[0]], self.device, min_chunk=1)
 
+    def _echo_args(self, buf: _ChainBuffers) -> list[Any]:
+        """Arguments of the per-ray echo kernel (``device_ray_echo_kernel`` / ``device_table_ray_echo_kernel``),
+        which the fused echo-and-binning kernels start with."""
+        s, lay, rays = self.settings, self.layout, buf.rays
+        g = buf.geometry
+        phase_key = _host_key(s.seed, 0, self.sensor_id, int(k.STREAM_PHASE))
+        hits = [rays.origins, rays.directions, *rays.hit_args(), g.object_reflectivity, g.object_label, buf.poses]
+        common = [float(lay.min_range), float(lay.range_bin), lay.n_range, float(s.absorption_db_per_m),
+                  10.0 ** (s.source_level_db / 10.0), float(s.wavelength), 0.25 * float(s.wavelength),
+                  buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label]
+        if isinstance(lay, TableFan):
+            return [*hits, *self._table[1:], self._weights, lay.rays_per_pose, phase_key, *common]
+        return [*hits, *self._fan_cells(), phase_key, *common]
+
+    def _fan_cells(self) -> list[Any]:
+        lay = self.layout
+        return [self._bearings, float(lay.bearing_cell), self._elev_table, float(lay.elevation_cell), lay.n_elev,
+                lay.rays_per_pose]
+
+    def _bin_args(self, buf: _ChainBuffers) -> list[Any]:
+        """The binning kernels' last arguments: range taps, scratch images and phasor table."""
+        return [self._range_taps, buf.pre_field, buf.pre_power, buf.pre_hits, buf.pre_labels, buf.peak, buf.field,
+                buf.power, buf.row_echo, self._phasors]
+
     def _cast(self, scene: Any, poses: np.ndarray) -> _ChainBuffers:
+        """Upload ``poses``, build and cast the rays; with multipath, trace the bounces into the echo blocks; else,
+        off the fused CPU path, the per-ray echoes (the fused path computes them where it bins them)."""
         s, lay, dev = self.settings, self.layout, self.device
-        g = scene.geometry
         batch = int(poses.shape[0])
         n_rays = batch * lay.rays_per_pose
         buf = self._buffers_for(batch)
         buf.poses = self._poses.upload(poses)
+        buf.geometry = scene.geometry
         rays = buf.rays
-        dr = float(lay.range_bin)
-        alpha = float(s.absorption_db_per_m)
-        source = 10.0 ** (s.source_level_db / 10.0)
         phase_key = _host_key(s.seed, 0, self.sensor_id, int(k.STREAM_PHASE))
-        hits = [rays.origins, rays.directions, *rays.hit_args(), g.object_reflectivity, g.object_label, buf.poses]
-        common = [float(lay.min_range), dr, lay.n_range, alpha, source, float(s.wavelength),
-                  0.25 * float(s.wavelength), buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label]
-        launch_1d(k.pose_rays_kernel, n_rays,
-                  [buf.poses, self._directions_flu, lay.rays_per_pose, rays.origins, rays.directions], dev)
-        if isinstance(lay, TableFan):
-            rays.cast(scene)
-            if self._tracer is not None:
+        blocks = -(-lay.rays_per_pose // int(k.RAY_BLOCK))
+        launch_1d(k.pose_rays_kernel, batch * blocks,
+                  [buf.poses, self._directions_flu, lay.rays_per_pose, rays.origins, rays.directions], dev,
+                  min_chunk=max(1, ROTATIONS_PER_CHUNK // int(k.RAY_BLOCK)))
+        rays.cast(scene)
+        if self._tracer is not None:
+            if isinstance(lay, TableFan):
                 self._trace(scene, buf, n_rays, km.table_bounce_init_kernel,
                             [buf.poses, *self._table[1:], self._weights, lay.rays_per_pose], phase_key,
                             km.chain_mixed_echo_table_kernel,
                             [buf.poses, *self._table, self._weights, lay.rays_per_pose, lay.n_channels,
                              self._table_cones, self._cone_size, self._table_order])
-                return buf
-            launch_1d(k.device_table_ray_echo_kernel, n_rays,
-                      [*hits, *self._table[1:], self._weights, lay.rays_per_pose, phase_key, *common], dev)
-        else:
-            cells = [self._bearings, float(lay.bearing_cell), self._elev_table, float(lay.elevation_cell), lay.n_elev,
-                     lay.rays_per_pose]
-            rays.cast(scene)
-            if self._tracer is not None:
+            else:
                 n_bearing = int(lay.bearings.size)
-                self._trace(scene, buf, n_rays, km.fan_bounce_init_kernel, [buf.poses, *cells], phase_key,
-                            km.chain_mixed_echo_fan_kernel,
+                self._trace(scene, buf, n_rays, km.fan_bounce_init_kernel, [buf.poses, *self._fan_cells()],
+                            phase_key, km.chain_mixed_echo_fan_kernel,
                             [buf.poses, self._elev_table, float(lay.bearings[0]), float(lay.bearing_cell), n_bearing,
                              float(lay.elevations[0]), float(lay.elevation_cell), lay.n_elev, lay.n_channels])
-                return buf
-            launch_1d(k.device_ray_echo_kernel, n_rays, [*hits, *cells, phase_key, *common], dev)
+        elif not self._fused:
+            launch_1d(self._echo_kernel, n_rays, self._echo_args(buf), dev)
         return buf
 
     def _trace(self, scene: Any, buf: _ChainBuffers, n_rays: int, init_kernel: Any, init_args: list[Any],
@@ -464,13 +512,10 @@ class DeviceChain:
 
     def _image(self, buf: _ChainBuffers, batch: int, frame_index: int, intensity: wp.array, clean: wp.array,
                hits: wp.array, labels: wp.array) -> None:
+        """After the binning: the mixed paths' cross-channel arrivals, the receiver, automatic gain and
+        normalisation."""
         s, lay, dev = self.settings, self.layout, self.device
         dr = float(lay.range_bin)
-        launch_1d(k.footprint_bin_kernel, batch * lay.n_channels,
-                  [buf.echo_intensity, buf.echo_range, buf.echo_bin, buf.echo_label, lay.rays_per_channel * buf.blocks,
-                   lay.rays_per_pose * buf.blocks, lay.n_channels, float(lay.min_range), dr, lay.n_range,
-                   self._range_taps, buf.pre_field, buf.pre_power, buf.pre_hits, buf.pre_labels, buf.peak, buf.field,
-                   buf.power, buf.row_echo, self._phasors], dev, min_chunk=1)
         if buf.mixed is not None:
             launch_1d(km.cross_channel_bin_kernel, batch,
                       [*buf.mixed.cross_outputs(), lay.rays_per_pose * s.multipath.bounces, float(lay.min_range), dr,
@@ -479,9 +524,10 @@ class DeviceChain:
         n_bins = batch * lay.n_range * lay.n_channels
         noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
         launch_1d(k.bearing_receiver_kernel, batch * lay.n_range,
-                  [*buf.receiver_inputs, self._bearing_taps, lay.n_range, lay.n_channels, float(noise),
-                   self._row_reverb, int(s.seed), int(frame_index), self.sensor_id, self._exp_table, self._phasors,
-                   self._row_gain, buf.row_echo, intensity, clean, hits, labels, buf.row_sum, *self._row_order], dev,
+                  [buf.field, buf.power, buf.pre_hits, buf.pre_labels, self._bearing_taps, lay.n_range, lay.n_channels,
+                   float(noise), self._row_reverb, int(s.seed), int(frame_index), self.sensor_id, self._exp_table,
+                   self._phasors, self._row_gain, buf.row_echo, intensity, clean, hits, labels, buf.row_sum,
+                   int(s.agc_level_db is not None), *self._row_order], dev,
                   min_chunk=max(16, BINS_PER_CHUNK // lay.n_channels))
         if s.agc_level_db is not None:
             launch_1d(k.frame_mean_of_rows_kernel, batch, [buf.row_sum, lay.n_range, lay.n_channels, buf.frame_max],
@@ -496,6 +542,14 @@ class DeviceChain:
                       min_chunk=1)
             launch_1d(k.normalise_kernel, n_bins, [intensity, clean, buf.row_max, buf.frame_max,
                                                    int(s.normalisation == "row"), lay.n_range, lay.n_channels], dev)
+
+
+def padded_row(n: int, itemsize: int) -> int:
+    """Row length (elements, >= ``n``, less than ``n`` + 128 / itemsize) whose stride for ``itemsize``-byte elements
+    is an odd number of 64-byte cache lines (n padded to 8 mod 16 for 8 bytes: 4-byte images with the same rows
+    then step by an odd number of half lines)."""
+    period = 128 // itemsize
+    return n + (period // 2 - n) % period
 
 
 def row_order(n_range: int, n_channels: int) -> tuple[int, int]:
