@@ -216,7 +216,14 @@ _ECHO_HELPERS = r"""
         scale.i = bits;
         return y * scale.f;
     };
+#if defined(__CUDA_ARCH__)
+    // on CUDA one thread computes one ray's echo (the per-ray echo kernels; the fused block kernels run on the CPU
+    // only, DeviceChain): lane arrays of one, not ECHO_BLOCK, so they stay in registers
+    const int E = 1;
+    count = count < E ? count : E;
+#else
     const int E = @BLOCK@;
+#endif
     float ea_x[E], ea_y[E], ea_z[E], eb_x[E], eb_y[E], eb_z[E], wt[E];
 """
 
