@@ -125,26 +125,24 @@ def test_chunk_launches_cover_each_chunk_once():
     every element exactly once, with uneven chunk sizes, and leave nothing outside ``n`` touched."""
     import warp as wp
 
-    from oceansim_py.kernels.acoustic_chain import pose_rays_kernel
+    from oceansim_py.kernels.acoustic_chain import table_directions_kernel
 
     n = 1000
     rng = np.random.default_rng(3)
-    flu = rng.normal(size=(n, 3)).astype(np.float32)
-    pose = np.array([[1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0]], dtype=np.float32)
+    table = rng.normal(size=(n, 3)).astype(np.float32)
     dev = wp.get_device("cpu")
-    origins = wp.full(n + 1, wp.vec3(-7.0, -7.0, -7.0), dtype=wp.vec3, device=dev)
-    directions = wp.full(n + 1, wp.vec3(-7.0, -7.0, -7.0), dtype=wp.vec3, device=dev)
-    args = [wp.array(pose, dtype=wp.transform, device=dev), wp.array(flu, dtype=wp.vec3, device=dev), n, origins,
-            directions]
+    edges = wp.zeros(n, dtype=wp.vec3, device=dev)
+    out = wp.full(n + 1, wp.vec3(-7.0, -7.0, -7.0), dtype=wp.vec3, device=dev)
+    # jitter 0: element i copies table[i] into out[i]
+    args = [wp.array(table, dtype=wp.vec3, device=dev), edges, edges, 0, 0, out]
     bounds = [(0, 1), (1, 400), (400, 401), (401, 1000)]
-    commands = chunk_launches(pose_rays_kernel, args, dev, bounds)
+    commands = chunk_launches(table_directions_kernel, args, dev, bounds)
     assert len(commands) == len(bounds)
     for c in reversed(commands):
         c.launch()
-    d = directions.numpy()
-    assert np.array_equal(d[:n], flu)
+    d = out.numpy()
+    assert np.array_equal(d[:n], table)
     assert np.array_equal(d[n], [-7.0, -7.0, -7.0])
-    assert np.array_equal(origins.numpy()[:n], np.tile([1.0, 2.0, 3.0], (n, 1)))
 
 
 def test_bad_raycast_input(wall_scene):
