@@ -374,3 +374,30 @@ def test_native_echoes_carry_the_phase_code_of_echo_phase(scenes):
     hit = kept["bin"] >= 0
     assert hit.sum() > 1000
     np.testing.assert_array_equal(kept["range"][hit, 2], warp_codes.numpy()[hit])
+
+
+def _result_of(cfg, arrays):
+    from oceansim_py.sensors.imaging_sonar import ImagingSonarResult
+
+    return ImagingSonarResult(*arrays, None, None, [], cfg, 0)
+
+
+def test_strided_or_misshapen_result_arrays_raise_before_anything_is_written(scenes):
+    # The receiver writes each image row through a raw pointer: a transposed view of the right shape used to get a
+    # scrambled image with no error, and a clean array smaller than the images was written past its end.
+    from oceansim_py.errors import ConfigError
+
+    floor, _ = scenes
+    cfg = ImagingSonarConfig(**CHAIN)
+    sonar = ImagingSonar(cfg, device="cpu")
+    shape = (1, cfg.range_bins, cfg.n_beams)
+    good = [wp.zeros(shape, dtype=t, device="cpu") for t in (wp.float32, wp.float32, wp.int32, wp.int32)]
+    transposed = wp.zeros((1, cfg.n_beams, cfg.range_bins), dtype=wp.float32, device="cpu").transpose((0, 2, 1))
+    assert tuple(transposed.shape) == shape and not transposed.is_contiguous
+    with pytest.raises(ConfigError, match="intensity result array must be a contiguous"):
+        sonar.render(floor, pitched(25.0), out=_result_of(cfg, [transposed, *good[1:]]))
+    short = wp.full((1, 2, cfg.n_beams), 7.0, dtype=wp.float32, device="cpu")
+    with pytest.raises(ConfigError, match=r"clean result array .* got shape \(1, 2, 48\)"):
+        sonar.render(floor, pitched(25.0), out=_result_of(cfg, [good[0], short, *good[2:]]))
+    assert (short.numpy() == 7.0).all() and (good[0].numpy() == 0.0).all()
+
