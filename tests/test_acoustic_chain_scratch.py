@@ -401,3 +401,41 @@ def test_strided_or_misshapen_result_arrays_raise_before_anything_is_written(sce
         sonar.render(floor, pitched(25.0), out=_result_of(cfg, [good[0], short, *good[2:]]))
     assert (short.numpy() == 7.0).all() and (good[0].numpy() == 0.0).all()
 
+
+#: Awkward fans for the native echo, binning and receiver blocks (ECHO_BLOCK 32 rays, RECEIVER_BLOCK 16 bins,
+#: RAY_BLOCK 64 rays, bearing kernels up to 65 taps on the fast path): one beam, beams around 16, rays per beam
+#: and per pose not multiples of the blocks, one and three range bins, bearing kernels of 1 tap and wider than 65
+#: taps (and than the image), long range windows where grazing footprints are capped at MAX_FOOTPRINT_BINS.
+AWKWARD = [dict(n_beams=1, rays_per_beam=7, elevation_rays=33), dict(n_beams=15, rays_per_beam=1, elevation_rays=3),
+           dict(n_beams=17, rays_per_beam=2, elevation_rays=33), dict(n_beams=33, rays_per_beam=7, elevation_rays=1),
+           dict(n_beams=17, rays_per_beam=3, elevation_rays=5, range_bins=1),
+           dict(n_beams=5, rays_per_beam=3, elevation_rays=9, range_bins=3, bandwidth=0.0),
+           dict(n_beams=17, rays_per_beam=3, elevation_rays=5, beam_width=0.0),
+           dict(n_beams=200, rays_per_beam=1, elevation_rays=3, beam_width=12.0),
+           dict(n_beams=31, rays_per_beam=1, elevation_rays=3, beam_width=30.0),
+           dict(n_beams=19, rays_per_beam=3, elevation_rays=9, range_bins=3001)]
+
+
+@pytest.mark.parametrize("fan", AWKWARD, ids=lambda f: "-".join(f"{k}{v}" for k, v in f.items()))
+def test_awkward_fans_write_only_their_images_and_match_the_per_ray_path(fan):
+    # Images rendered into the middle of canary-filled arrays (batch 3 between two canary frames): the native
+    # blocks must write every bin of the three frames and nothing around them, with the bytes of the per-ray
+    # echo kernel + footprint_bin_kernel path (CUDA's and multipath's).
+    floor = make_scene(("floor", quad([10.0, 0.0, -2.0], [0.0, 0.0, 1.0], 80.0), 0.01),
+                       ("wall", quad([6.0, 0.0, 0.0], [-1.0, 0.0, 0.0], 3.0), 0.3))
+    cfg = ImagingSonarConfig(**{**CHAIN, **fan})
+    fused, split = ImagingSonar(cfg, device="cpu"), ImagingSonar(cfg, device="cpu")
+    split._chain._fused = False
+    poses = np.stack([pitched(3.0 + 30.0 * b, (0.1 * b, 0.0, 0.0)) for b in range(3)])
+    canaries = {wp.float32: -12345.5, wp.int32: -777777}
+    frames = [wp.full((5, cfg.range_bins, cfg.n_beams), canaries[t], dtype=t, device="cpu")
+              for t in (wp.float32, wp.float32, wp.int32, wp.int32)]
+    a = fused.render(floor, poses, 3, out=_result_of(cfg, [f[1:4] for f in frames]))
+    b = split.render(floor, poses, 3)
+    assert a.hit_count.numpy().sum() > 0
+    for f, t in zip(frames, (wp.float32, wp.float32, wp.int32, wp.int32)):
+        around = f.numpy()[[0, 4]]
+        assert (around == canaries[t]).all()
+        assert (f.numpy()[1:4] != canaries[t]).all()
+    for key in ("intensity", "clean_intensity", "hit_count", "label_id"):
+        np.testing.assert_array_equal(getattr(a, key).numpy(), getattr(b, key).numpy(), err_msg=key)
