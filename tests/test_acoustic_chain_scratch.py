@@ -439,3 +439,84 @@ def test_awkward_fans_write_only_their_images_and_match_the_per_ray_path(fan):
         assert (f.numpy()[1:4] != canaries[t]).all()
     for key in ("intensity", "clean_intensity", "hit_count", "label_id"):
         np.testing.assert_array_equal(getattr(a, key).numpy(), getattr(b, key).numpy(), err_msg=key)
+
+
+# fan_echoes as CUDA builds it (its `#if defined(__CUDA_ARCH__)` branches taken), compiled for the CPU here so that
+# the CUDA code path runs without a GPU
+@wp.func_native(kc._echo_snippet(kc._FAN_CELLS).replace("defined(__CUDA_ARCH__)", "1"))
+def _fan_echoes_cuda_branch(first: int, count: int, local0: int, directions: wp.array(dtype=wp.vec3),
+                            hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                            hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                            object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
+                            origin: wp.vec3, rotation: wp.quat, bearing_cos_sin: wp.array(dtype=wp.vec2),
+                            bearing_cell: float, elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float,
+                            n_elev: int, min_range: float, range_resolution: float, n_range: int,
+                            alpha_db_per_m: float, source_intensity: float, wavelength: float, phase_grid: float,
+                            phase_key: int, ray_intensity: wp.array(dtype=wp.float32),
+                            ray_range: wp.array(dtype=wp.vec3), ray_bin: wp.array(dtype=wp.int32),
+                            ray_label: wp.array(dtype=wp.int32)) -> int:
+    ...
+
+
+@wp.kernel
+def _fan_echo_blocks(cuda_branch: int, rays: int, directions: wp.array(dtype=wp.vec3),
+                     hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                     hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                     object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
+                     bearing_cos_sin: wp.array(dtype=wp.vec2), elevation_table: wp.array(dtype=wp.vec3), n_elev: int,
+                     ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                     ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
+                     done: wp.array(dtype=wp.int32)):
+    # blocks of ECHO_BLOCK rays, as device_fan_bin_kernel gives them (the last one partial)
+    q = wp.tid()
+    t0 = q * kc.ECHO_BLOCK
+    count = wp.min(kc.ECHO_BLOCK, rays - t0)
+    origin = wp.vec3(0.5, -1.0, 2.0)
+    rotation = wp.quat_rpy(0.1, 0.4, -0.2)
+    if cuda_branch == 1:
+        done[q] = _fan_echoes_cuda_branch(t0, count, t0, directions, hit_distance, hit_normal, hit_face, hit_obj,
+                                          object_mu, object_label, origin, rotation, bearing_cos_sin, 0.01,
+                                          elevation_table, 0.02, n_elev, 1.0, 0.05, 200, 0.1, 1.0e20, 0.002, 0.0005,
+                                          12345, ray_intensity, ray_range, ray_bin, ray_label)
+    else:
+        done[q] = kc.fan_echoes(t0, count, t0, directions, hit_distance, hit_normal, hit_face, hit_obj, object_mu,
+                                object_label, origin, rotation, bearing_cos_sin, 0.01, elevation_table, 0.02, n_elev,
+                                1.0, 0.05, 200, 0.1, 1.0e20, 0.002, 0.0005, 12345, ray_intensity, ray_range, ray_bin,
+                                ray_label)
+
+
+def test_cuda_branch_of_the_echo_blocks_computes_every_ray_of_a_block():
+    # On CUDA the echo function keeps lane arrays of one ray; it used to clamp the block to its first ray, so a
+    # fused echo-and-binning kernel run there (blocks of ECHO_BLOCK rays) left the other 31 rays' echoes unwritten.
+    # It now steps through the block one ray at a time: the CPU block's values, for full and partial blocks.
+    rng = np.random.default_rng(4)
+    n_bearing, n_elev = 9, 7
+    rays = n_bearing * n_elev  # 63: one full block and a partial one
+    dirs = rng.normal(size=(rays, 3))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    normals = rng.normal(size=(rays, 3))
+    normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+    face = rng.integers(-1, 5, rays).astype(np.int32)
+    elev = rng.uniform(-0.3, 0.3, n_elev)
+    bearing = rng.uniform(-0.5, 0.5, n_bearing)
+    with wp.ScopedDevice("cpu"):
+        inputs = [wp.array(dirs.astype(np.float32), dtype=wp.vec3),
+                  wp.array(rng.uniform(0.5, 11.0, rays).astype(np.float32), dtype=wp.float32),
+                  wp.array(normals.astype(np.float32), dtype=wp.vec3), wp.array(face, dtype=wp.int32),
+                  wp.array(rng.integers(0, 3, rays).astype(np.int32), dtype=wp.int32),
+                  wp.array(np.array([0.01, 0.2, 0.5], np.float32), dtype=wp.float32),
+                  wp.array(np.array([4, 5, 6], np.int32), dtype=wp.int32),
+                  wp.array(np.stack([np.cos(bearing), np.sin(bearing)], 1).astype(np.float32), dtype=wp.vec2),
+                  wp.array(np.stack([np.cos(elev), np.sin(elev), rng.uniform(0.5, 1.0, n_elev)], 1).astype(np.float32),
+                           dtype=wp.vec3), n_elev]
+        results = []
+        for branch in (0, 1):
+            out = [wp.full(rays, -3.0, dtype=wp.float32), wp.zeros(rays, dtype=wp.vec3),
+                   wp.full(rays, -3, dtype=wp.int32), wp.full(rays, -3, dtype=wp.int32), wp.zeros(2, dtype=wp.int32)]
+            wp.launch(_fan_echo_blocks, 2, [branch, rays, *inputs, *out])
+            results.append([a.numpy() for a in out])
+    cpu, cuda = results
+    np.testing.assert_array_equal(cpu[4], [32, 31])
+    assert (cpu[2] >= 0).sum() > 10 and (cpu[2] == -1).sum() > 5 and (cpu[0] != -3.0).all()
+    for a, b, name in zip(cpu, cuda, ("intensity", "range", "bin", "label", "returned count")):
+        np.testing.assert_array_equal(b, a, err_msg=name)
