@@ -520,3 +520,29 @@ def test_cuda_branch_of_the_echo_blocks_computes_every_ray_of_a_block():
     assert (cpu[2] >= 0).sum() > 10 and (cpu[2] == -1).sum() > 5 and (cpu[0] != -3.0).all()
     for a, b, name in zip(cpu, cuda, ("intensity", "range", "bin", "label", "returned count")):
         np.testing.assert_array_equal(b, a, err_msg=name)
+
+
+@pytest.mark.parametrize("n_beams, beam_width, taps", [(100, 2.1, 65), (100, 2.15, 67), (16, 30.0, 145)])
+def test_bearing_point_spread_on_both_sides_of_the_fast_path_cap(n_beams, beam_width, taps):
+    # receiver_row copies a block's sources into a zero-padded window for kernels of up to 2 RECEIVER_HALF_CAP + 1
+    # = 65 taps and checks each tap's bounds for wider ones (here also wider than the image). With no range spread,
+    # noise or reverberation, the clean image is sum_m h[m]^2 P[r, j - m] G(r), P G the clean image of the same
+    # fan with no bearing spread (beam_width 0): the convolution computed here in float64.
+    scene = make_scene(("floor", quad([10.0, 0.0, -2.0], [0.0, 0.0, 1.0], 80.0), 0.01),
+                       ("wall", quad([6.0, 0.0, 0.0], [-1.0, 0.0, 0.0], 3.0), 0.3))
+    base = dict(CHAIN, noise_level=None, volume_scattering=None, bandwidth=0.0, rays_per_beam=1, elevation_rays=5,
+                range_bins=50, n_beams=n_beams)
+    spread = ImagingSonar(ImagingSonarConfig(**{**base, "beam_width": beam_width}), device="cpu")
+    h = spread._chain.bearing_taps.astype(np.float64)
+    assert h.size == taps and (h.size > 65) == (taps > 65)
+    sharp = ImagingSonar(ImagingSonarConfig(**{**base, "beam_width": 0.0}), device="cpu")
+    p = sharp.render(scene, pitched(20.0)).clean_intensity.numpy()[0].astype(np.float64)
+    got = spread.render(scene, pitched(20.0)).clean_intensity.numpy()[0]
+    half = (taps - 1) // 2
+    want = np.zeros_like(p)
+    for j in range(n_beams):
+        for m in range(-half, half + 1):
+            if 0 <= j - m < n_beams:
+                want[:, j] += h[m + half] ** 2 * p[:, j - m]
+    assert (p > 0).sum() > 20
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6 * want.max())
