@@ -374,3 +374,175 @@ def test_native_echoes_carry_the_phase_code_of_echo_phase(scenes):
     hit = kept["bin"] >= 0
     assert hit.sum() > 1000
     np.testing.assert_array_equal(kept["range"][hit, 2], warp_codes.numpy()[hit])
+
+
+def _result_of(cfg, arrays):
+    from oceansim_py.sensors.imaging_sonar import ImagingSonarResult
+
+    return ImagingSonarResult(*arrays, None, None, [], cfg, 0)
+
+
+def test_strided_or_misshapen_result_arrays_raise_before_anything_is_written(scenes):
+    # The receiver writes each image row through a raw pointer: a transposed view of the right shape used to get a
+    # scrambled image with no error, and a clean array smaller than the images was written past its end.
+    from oceansim_py.errors import ConfigError
+
+    floor, _ = scenes
+    cfg = ImagingSonarConfig(**CHAIN)
+    sonar = ImagingSonar(cfg, device="cpu")
+    shape = (1, cfg.range_bins, cfg.n_beams)
+    good = [wp.zeros(shape, dtype=t, device="cpu") for t in (wp.float32, wp.float32, wp.int32, wp.int32)]
+    transposed = wp.zeros((1, cfg.n_beams, cfg.range_bins), dtype=wp.float32, device="cpu").transpose((0, 2, 1))
+    assert tuple(transposed.shape) == shape and not transposed.is_contiguous
+    with pytest.raises(ConfigError, match="intensity result array must be a contiguous"):
+        sonar.render(floor, pitched(25.0), out=_result_of(cfg, [transposed, *good[1:]]))
+    short = wp.full((1, 2, cfg.n_beams), 7.0, dtype=wp.float32, device="cpu")
+    with pytest.raises(ConfigError, match=r"clean result array .* got shape \(1, 2, 48\)"):
+        sonar.render(floor, pitched(25.0), out=_result_of(cfg, [good[0], short, *good[2:]]))
+    assert (short.numpy() == 7.0).all() and (good[0].numpy() == 0.0).all()
+
+
+#: Awkward fans for the native echo, binning and receiver blocks (ECHO_BLOCK 32 rays, RECEIVER_BLOCK 16 bins,
+#: RAY_BLOCK 64 rays, bearing kernels up to 65 taps on the fast path): one beam, beams around 16, rays per beam
+#: and per pose not multiples of the blocks, one and three range bins, bearing kernels of 1 tap and wider than 65
+#: taps (and than the image), long range windows where grazing footprints are capped at MAX_FOOTPRINT_BINS.
+AWKWARD = [dict(n_beams=1, rays_per_beam=7, elevation_rays=33), dict(n_beams=15, rays_per_beam=1, elevation_rays=3),
+           dict(n_beams=17, rays_per_beam=2, elevation_rays=33), dict(n_beams=33, rays_per_beam=7, elevation_rays=1),
+           dict(n_beams=17, rays_per_beam=3, elevation_rays=5, range_bins=1),
+           dict(n_beams=5, rays_per_beam=3, elevation_rays=9, range_bins=3, bandwidth=0.0),
+           dict(n_beams=17, rays_per_beam=3, elevation_rays=5, beam_width=0.0),
+           dict(n_beams=200, rays_per_beam=1, elevation_rays=3, beam_width=12.0),
+           dict(n_beams=31, rays_per_beam=1, elevation_rays=3, beam_width=30.0),
+           dict(n_beams=19, rays_per_beam=3, elevation_rays=9, range_bins=3001)]
+
+
+@pytest.mark.parametrize("fan", AWKWARD, ids=lambda f: "-".join(f"{k}{v}" for k, v in f.items()))
+def test_awkward_fans_write_only_their_images_and_match_the_per_ray_path(fan):
+    # Images rendered into the middle of canary-filled arrays (batch 3 between two canary frames): the native
+    # blocks must write every bin of the three frames and nothing around them, with the bytes of the per-ray
+    # echo kernel + footprint_bin_kernel path (CUDA's and multipath's).
+    floor = make_scene(("floor", quad([10.0, 0.0, -2.0], [0.0, 0.0, 1.0], 80.0), 0.01),
+                       ("wall", quad([6.0, 0.0, 0.0], [-1.0, 0.0, 0.0], 3.0), 0.3))
+    cfg = ImagingSonarConfig(**{**CHAIN, **fan})
+    fused, split = ImagingSonar(cfg, device="cpu"), ImagingSonar(cfg, device="cpu")
+    split._chain._fused = False
+    poses = np.stack([pitched(3.0 + 30.0 * b, (0.1 * b, 0.0, 0.0)) for b in range(3)])
+    canaries = {wp.float32: -12345.5, wp.int32: -777777}
+    frames = [wp.full((5, cfg.range_bins, cfg.n_beams), canaries[t], dtype=t, device="cpu")
+              for t in (wp.float32, wp.float32, wp.int32, wp.int32)]
+    a = fused.render(floor, poses, 3, out=_result_of(cfg, [f[1:4] for f in frames]))
+    b = split.render(floor, poses, 3)
+    assert a.hit_count.numpy().sum() > 0
+    for f, t in zip(frames, (wp.float32, wp.float32, wp.int32, wp.int32)):
+        around = f.numpy()[[0, 4]]
+        assert (around == canaries[t]).all()
+        assert (f.numpy()[1:4] != canaries[t]).all()
+    for key in ("intensity", "clean_intensity", "hit_count", "label_id"):
+        np.testing.assert_array_equal(getattr(a, key).numpy(), getattr(b, key).numpy(), err_msg=key)
+
+
+# fan_echoes as CUDA builds it (its `#if defined(__CUDA_ARCH__)` branches taken), compiled for the CPU here so that
+# the CUDA code path runs without a GPU
+@wp.func_native(kc._echo_snippet(kc._FAN_CELLS).replace("defined(__CUDA_ARCH__)", "1"))
+def _fan_echoes_cuda_branch(first: int, count: int, local0: int, directions: wp.array(dtype=wp.vec3),
+                            hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                            hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                            object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
+                            origin: wp.vec3, rotation: wp.quat, bearing_cos_sin: wp.array(dtype=wp.vec2),
+                            bearing_cell: float, elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float,
+                            n_elev: int, min_range: float, range_resolution: float, n_range: int,
+                            alpha_db_per_m: float, source_intensity: float, wavelength: float, phase_grid: float,
+                            phase_key: int, ray_intensity: wp.array(dtype=wp.float32),
+                            ray_range: wp.array(dtype=wp.vec3), ray_bin: wp.array(dtype=wp.int32),
+                            ray_label: wp.array(dtype=wp.int32)) -> int:
+    ...
+
+
+@wp.kernel
+def _fan_echo_blocks(cuda_branch: int, rays: int, directions: wp.array(dtype=wp.vec3),
+                     hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                     hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                     object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
+                     bearing_cos_sin: wp.array(dtype=wp.vec2), elevation_table: wp.array(dtype=wp.vec3), n_elev: int,
+                     ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                     ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
+                     done: wp.array(dtype=wp.int32)):
+    # blocks of ECHO_BLOCK rays, as device_fan_bin_kernel gives them (the last one partial)
+    q = wp.tid()
+    t0 = q * kc.ECHO_BLOCK
+    count = wp.min(kc.ECHO_BLOCK, rays - t0)
+    origin = wp.vec3(0.5, -1.0, 2.0)
+    rotation = wp.quat_rpy(0.1, 0.4, -0.2)
+    if cuda_branch == 1:
+        done[q] = _fan_echoes_cuda_branch(t0, count, t0, directions, hit_distance, hit_normal, hit_face, hit_obj,
+                                          object_mu, object_label, origin, rotation, bearing_cos_sin, 0.01,
+                                          elevation_table, 0.02, n_elev, 1.0, 0.05, 200, 0.1, 1.0e20, 0.002, 0.0005,
+                                          12345, ray_intensity, ray_range, ray_bin, ray_label)
+    else:
+        done[q] = kc.fan_echoes(t0, count, t0, directions, hit_distance, hit_normal, hit_face, hit_obj, object_mu,
+                                object_label, origin, rotation, bearing_cos_sin, 0.01, elevation_table, 0.02, n_elev,
+                                1.0, 0.05, 200, 0.1, 1.0e20, 0.002, 0.0005, 12345, ray_intensity, ray_range, ray_bin,
+                                ray_label)
+
+
+def test_cuda_branch_of_the_echo_blocks_computes_every_ray_of_a_block():
+    # On CUDA the echo function keeps lane arrays of one ray; it used to clamp the block to its first ray, so a
+    # fused echo-and-binning kernel run there (blocks of ECHO_BLOCK rays) left the other 31 rays' echoes unwritten.
+    # It now steps through the block one ray at a time: the CPU block's values, for full and partial blocks.
+    rng = np.random.default_rng(4)
+    n_bearing, n_elev = 9, 7
+    rays = n_bearing * n_elev  # 63: one full block and a partial one
+    dirs = rng.normal(size=(rays, 3))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    normals = rng.normal(size=(rays, 3))
+    normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+    face = rng.integers(-1, 5, rays).astype(np.int32)
+    elev = rng.uniform(-0.3, 0.3, n_elev)
+    bearing = rng.uniform(-0.5, 0.5, n_bearing)
+    with wp.ScopedDevice("cpu"):
+        inputs = [wp.array(dirs.astype(np.float32), dtype=wp.vec3),
+                  wp.array(rng.uniform(0.5, 11.0, rays).astype(np.float32), dtype=wp.float32),
+                  wp.array(normals.astype(np.float32), dtype=wp.vec3), wp.array(face, dtype=wp.int32),
+                  wp.array(rng.integers(0, 3, rays).astype(np.int32), dtype=wp.int32),
+                  wp.array(np.array([0.01, 0.2, 0.5], np.float32), dtype=wp.float32),
+                  wp.array(np.array([4, 5, 6], np.int32), dtype=wp.int32),
+                  wp.array(np.stack([np.cos(bearing), np.sin(bearing)], 1).astype(np.float32), dtype=wp.vec2),
+                  wp.array(np.stack([np.cos(elev), np.sin(elev), rng.uniform(0.5, 1.0, n_elev)], 1).astype(np.float32),
+                           dtype=wp.vec3), n_elev]
+        results = []
+        for branch in (0, 1):
+            out = [wp.full(rays, -3.0, dtype=wp.float32), wp.zeros(rays, dtype=wp.vec3),
+                   wp.full(rays, -3, dtype=wp.int32), wp.full(rays, -3, dtype=wp.int32), wp.zeros(2, dtype=wp.int32)]
+            wp.launch(_fan_echo_blocks, 2, [branch, rays, *inputs, *out])
+            results.append([a.numpy() for a in out])
+    cpu, cuda = results
+    np.testing.assert_array_equal(cpu[4], [32, 31])
+    assert (cpu[2] >= 0).sum() > 10 and (cpu[2] == -1).sum() > 5 and (cpu[0] != -3.0).all()
+    for a, b, name in zip(cpu, cuda, ("intensity", "range", "bin", "label", "returned count")):
+        np.testing.assert_array_equal(b, a, err_msg=name)
+
+
+@pytest.mark.parametrize("n_beams, beam_width, taps", [(100, 2.1, 65), (100, 2.15, 67), (16, 30.0, 145)])
+def test_bearing_point_spread_on_both_sides_of_the_fast_path_cap(n_beams, beam_width, taps):
+    # receiver_row copies a block's sources into a zero-padded window for kernels of up to 2 RECEIVER_HALF_CAP + 1
+    # = 65 taps and checks each tap's bounds for wider ones (here also wider than the image). With no range spread,
+    # noise or reverberation, the clean image is sum_m h[m]^2 P[r, j - m] G(r), P G the clean image of the same
+    # fan with no bearing spread (beam_width 0): the convolution computed here in float64.
+    scene = make_scene(("floor", quad([10.0, 0.0, -2.0], [0.0, 0.0, 1.0], 80.0), 0.01),
+                       ("wall", quad([6.0, 0.0, 0.0], [-1.0, 0.0, 0.0], 3.0), 0.3))
+    base = dict(CHAIN, noise_level=None, volume_scattering=None, bandwidth=0.0, rays_per_beam=1, elevation_rays=5,
+                range_bins=50, n_beams=n_beams)
+    spread = ImagingSonar(ImagingSonarConfig(**{**base, "beam_width": beam_width}), device="cpu")
+    h = spread._chain.bearing_taps.astype(np.float64)
+    assert h.size == taps and (h.size > 65) == (taps > 65)
+    sharp = ImagingSonar(ImagingSonarConfig(**{**base, "beam_width": 0.0}), device="cpu")
+    p = sharp.render(scene, pitched(20.0)).clean_intensity.numpy()[0].astype(np.float64)
+    got = spread.render(scene, pitched(20.0)).clean_intensity.numpy()[0]
+    half = (taps - 1) // 2
+    want = np.zeros_like(p)
+    for j in range(n_beams):
+        for m in range(-half, half + 1):
+            if 0 <= j - m < n_beams:
+                want[:, j] += h[m + half] ** 2 * p[:, j - m]
+    assert (p > 0).sum() > 20
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6 * want.max())

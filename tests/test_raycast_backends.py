@@ -425,3 +425,34 @@ def test_hit_records_refused_when_memory_is_short(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(runtime, "available_memory_bytes", lambda device: 1 << 30)
     e.backend.build()
     assert e.backend.flat_records.shape == (32,)
+
+
+@pytest.mark.parametrize("backend", ["warp", pytest.param("embree", marks=embree)])
+def test_strided_or_short_cast_arrays_are_refused(backend: str, wall_scene: Scene) -> None:
+    # The embree backend reads and writes the arrays through raw pointers: every other ray of a (2N,) array read as
+    # if it were N contiguous rays (wrong hits, no error), and an output shorter than the rays written past its
+    # end. Scene.raycast_into refuses both, for every backend, before casting.
+    s = Scene(list(wall_scene.nodes), raycast_backend=backend)
+    n = 4100  # past BUILD_AT_RAYS: the embree backend casts through Embree
+    with wp.ScopedDevice("cpu"):
+        o2 = wp.zeros(2 * n, dtype=wp.vec3)
+        d2 = wp.array(np.tile([1.0, 0.0, 0.0], (2 * n, 1)).astype(np.float32), dtype=wp.vec3)
+        o, d, r = wp.zeros(n, dtype=wp.vec3), d2[:n], wp.array([100.0], dtype=wp.float32)
+
+        def out(m: int = n) -> RaycastResult:
+            return RaycastResult(wp.full(m, 7.0, dtype=wp.float32), wp.empty(m, dtype=wp.vec3),
+                                 wp.empty(m, dtype=wp.int32), wp.empty(m, dtype=wp.int32))
+
+        with pytest.raises(SceneError, match="origins must be a contiguous 1-D array .* a strided view"):
+            s.raycast_into(o2[::2], d, r, out())
+        with pytest.raises(SceneError, match="directions must be a contiguous"):
+            s.raycast_into(o, d2[::2], r, out())
+        with pytest.raises(SceneError, match=r"max_range must be a contiguous 1-D array of 1 or 4100 entries"):
+            s.raycast_into(o, d, wp.array([100.0, 100.0], dtype=wp.float32), out())
+        short = out(n - 5)
+        with pytest.raises(SceneError, match=r"distance must be a contiguous 1-D array of 4100 entries .* \(4095,\)"):
+            s.raycast_into(o, d, r, short)
+        assert (short.distance.numpy() == 7.0).all()
+        good = out()
+        s.raycast_into(o, d, r, good)  # contiguous slices of larger arrays are fine
+    np.testing.assert_array_equal(good.distance.numpy(), 5.0)

@@ -217,12 +217,16 @@ _ECHO_HELPERS = r"""
         return y * scale.f;
     };
 #if defined(__CUDA_ARCH__)
-    // on CUDA one thread computes one ray's echo (the per-ray echo kernels; the fused block kernels run on the CPU
-    // only, DeviceChain): lane arrays of one, not ECHO_BLOCK, so they stay in registers
+    // on CUDA a thread computes its rays' echoes one at a time (the per-ray echo kernels give it one; the fused
+    // block kernels, which DeviceChain runs on the CPU only, up to ECHO_BLOCK): lane arrays of one, not
+    // ECHO_BLOCK, so they stay in registers
     const int E = 1;
-    count = count < E ? count : E;
+    const int block_count = count;
+    for (int one = 0; one < block_count; ++one, ++first, ++local0) {
+    count = 1;
 #else
     const int E = @BLOCK@;
+    {
 #endif
     float ea_x[E], ea_y[E], ea_z[E], eb_x[E], eb_y[E], eb_z[E], wt[E];
 """
@@ -311,7 +315,12 @@ _ECHO_LANES = r"""
         out_c[i] = valid ? cell : -1;
         out_l[i] = valid ? lab[o] : -1;
     }
+    }
+#if defined(__CUDA_ARCH__)
+    return block_count;
+#else
     return count;
+#endif
 """
 
 

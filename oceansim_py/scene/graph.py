@@ -15,6 +15,7 @@ import warp as wp
 
 from oceansim_py.errors import SceneError
 from oceansim_py.raycast import RaycastBackend, make_backend, resolve_backend_name
+from oceansim_py.raycast.backend import check_cast_arrays
 from oceansim_py.runtime import as_float32, resolve_device
 from oceansim_py.scene.animation import TransformTrack
 from oceansim_py.scene.geometry import WorldGeometry
@@ -377,7 +378,9 @@ class Scene:
     def raycast_into(self, origins: wp.array, directions: wp.array, max_range: wp.array,
                      out: RaycastResult, threads: int | None = None) -> None:
         """Device-side ray cast into preallocated arrays (no host copies) by the scene's backend; CPU work split
-        across threads. Array contract: :mod:`oceansim_py.raycast.backend`."""
+        across threads. Array contract: :mod:`oceansim_py.raycast.backend` (checked: :class:`SceneError` for
+        strided views or arrays of other lengths)."""
+        check_cast_arrays(origins, directions, max_range, out)
         self.backend.cast(origins, directions, max_range, out, threads=threads)
 
     def summary(self) -> str:

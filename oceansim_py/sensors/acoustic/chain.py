@@ -384,10 +384,15 @@ class DeviceChain:
         For a :class:`TableFan`, ``first_return`` = (altitude (B,), sigma) receives each pose's nearest hit (m,
         NaN without one) plus N(0, sigma) noise (``first_return_kernel`` of kernels/acoustic_fans.py).
         ``then(buffers)``, if given, runs before another render may reuse the scratch: it may read the per-ray
-        arrays (ray_intensity re 1 uPa^2, ray_bin, ray_label, ray_distance of a table fan, poses)."""
-        buf = self._cast(scene, poses)
+        arrays (ray_intensity re 1 uPa^2, ray_bin, ray_label, ray_distance of a table fan, poses).
+        The result arrays must be contiguous (the receiver writes each row through a pointer): a strided view or
+        an array of another shape raises :class:`ConfigError` before anything is written."""
         batch = int(poses.shape[0])
         lay = self.layout
+        if intensity is not None:
+            check_result_arrays((batch, lay.n_range, lay.n_channels), intensity=intensity, clean=clean, hits=hits,
+                                labels=labels)
+        buf = self._cast(scene, poses)
         if intensity is not None:
             if self._fused:
                 # the echoes are computed and binned in one pass (filling the per-ray echo arrays as it goes)
@@ -542,6 +547,19 @@ class DeviceChain:
                       min_chunk=1)
             launch_1d(k.normalise_kernel, n_bins, [intensity, clean, buf.row_max, buf.frame_max,
                                                    int(s.normalisation == "row"), lay.n_range, lay.n_channels], dev)
+
+
+def check_result_arrays(shape: tuple[int, int, int], **arrays: wp.array | None) -> None:
+    """Raise :class:`ConfigError` unless every one of ``arrays`` (DeviceChain.render's result arrays, by argument
+    name) is a contiguous Warp array of ``shape`` (B, n_range, n_channels): the receiver (``receiver_row`` of
+    kernels/acoustic_chain.py) writes a row through a raw pointer, so a strided view would get scrambled images
+    and a smaller array would be written past its end."""
+    for name, a in arrays.items():
+        if a is None or tuple(a.shape) != tuple(shape) or not a.is_contiguous:
+            got = "None" if a is None else f"shape {tuple(a.shape)}" + ("" if a.is_contiguous else ", not contiguous")
+            raise ConfigError(f"device-chain render: the {name} result array must be a contiguous (B, n_range, "
+                              f"n_channels) = {tuple(shape)} array, got {got}; pass arrays from wp.empty/wp.zeros "
+                              f"of that shape (or no out= to let the sensor allocate them)")
 
 
 def padded_row(n: int, itemsize: int) -> int:
