@@ -546,3 +546,34 @@ def test_bearing_point_spread_on_both_sides_of_the_fast_path_cap(n_beams, beam_w
                 want[:, j] += h[m + half] ** 2 * p[:, j - m]
     assert (p > 0).sum() > 20
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6 * want.max())
+
+
+def test_pose_rays_rotate_every_ray_of_every_pose_and_nothing_else():
+    """pose_rays_kernel (64 rays per element, native): for 3 poses of 100 rays (not a multiple of the block), each
+    ray's origin is its pose's position and its direction the sensor-frame direction rotated by the pose's
+    quaternion, to float32 rounding of a float64 rotation computed here; the canary past the last ray is untouched."""
+    from oceansim_py.poses import quat_to_matrix
+    from oceansim_py.runtime import launch_1d
+
+    rng = np.random.default_rng(11)
+    n, batch = 100, 3
+    flu = rng.normal(size=(n, 3))
+    flu /= np.linalg.norm(flu, axis=1, keepdims=True)
+    q = rng.normal(size=(batch, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    poses = np.column_stack([rng.uniform(-50, 50, size=(batch, 3)), q]).astype(np.float32)
+    dev = wp.get_device("cpu")
+    total = batch * n
+    origins = wp.full(total + 1, wp.vec3(-7.0, -7.0, -7.0), dtype=wp.vec3, device=dev)
+    directions = wp.full(total + 1, wp.vec3(-7.0, -7.0, -7.0), dtype=wp.vec3, device=dev)
+    blocks = -(-n // int(kc.RAY_BLOCK))
+    launch_1d(kc.pose_rays_kernel, batch * blocks,
+              [wp.array(poses, dtype=wp.transform, device=dev), wp.array(flu.astype(np.float32), dtype=wp.vec3,
+                                                                        device=dev), n, origins, directions], dev)
+    o, d = origins.numpy(), directions.numpy()
+    for b in range(batch):
+        rot = quat_to_matrix(poses[b, 3:].astype(np.float64))
+        expected = flu.astype(np.float32).astype(np.float64) @ rot.T
+        np.testing.assert_allclose(d[b * n:(b + 1) * n], expected, atol=2e-7)
+        assert np.array_equal(o[b * n:(b + 1) * n], np.tile(poses[b, :3], (n, 1)))
+    assert np.array_equal(d[total], [-7.0, -7.0, -7.0]) and np.array_equal(o[total], [-7.0, -7.0, -7.0])
