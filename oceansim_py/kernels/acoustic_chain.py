@@ -513,7 +513,7 @@ def pose_rays_kernel(poses: wp.array(dtype=wp.transform), directions_flu: wp.arr
 
 
 @wp.kernel
-def device_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+def device_ray_echo_kernel(directions: wp.array(dtype=wp.vec3),
                            hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
                            hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
                            object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
@@ -525,8 +525,8 @@ def device_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.arra
                            ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                            ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
     """Ray i of a bearing x elevation fan, from its hit (the backend's results for :func:`pose_rays_kernel`'s
-    rays): its :func:`fan_echoes` (a block of one ray) into the per-ray echo arrays. ``origins`` (each pose's
-    position, as the pose gives it) is not read."""
+    rays): its :func:`fan_echoes` (a block of one ray) into the per-ray echo arrays (the rays' origin is the pose's
+    position)."""
     i = wp.tid() + start
     b = i // rays_per_pose
     pose = poses[b]
@@ -538,7 +538,7 @@ def device_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.arra
 
 
 @wp.kernel
-def device_table_ray_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+def device_table_ray_echo_kernel(directions: wp.array(dtype=wp.vec3),
                                  hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
                                  hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
                                  object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
@@ -788,7 +788,7 @@ def bin_stored_echoes(first: int, count: int, b: int, j: int, min_range: float, 
 
 
 @wp.kernel
-def device_fan_bin_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+def device_fan_bin_kernel(directions: wp.array(dtype=wp.vec3),
                           hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
                           hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
                           object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
@@ -815,7 +815,7 @@ def device_fan_bin_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array
     j = e - b * n_channels
     pose = poses[b]
     rotation = wp.transform_get_rotation(pose)
-    origin = wp.transform_get_translation(pose)  # origins[i] of every ray of the pose
+    origin = wp.transform_get_translation(pose)  # the origin of every ray of the pose
     first = b * rays_per_pose + j * rays_per_channel
     local0 = j * rays_per_channel
     span = wp.vec2i(n_range, -1)
@@ -832,7 +832,7 @@ def device_fan_bin_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array
 
 
 @wp.kernel
-def device_table_bin_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(dtype=wp.vec3),
+def device_table_bin_kernel(directions: wp.array(dtype=wp.vec3),
                             hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
                             hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
                             object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),

@@ -423,7 +423,7 @@ class DeviceChain:
         s, lay, rays = self.settings, self.layout, buf.rays
         g = buf.geometry
         phase_key = _host_key(s.seed, 0, self.sensor_id, int(k.STREAM_PHASE))
-        hits = [rays.origins, rays.directions, *rays.hit_args(), g.object_reflectivity, g.object_label, buf.poses]
+        hits = [rays.directions, *rays.hit_args(), g.object_reflectivity, g.object_label, buf.poses]
         common = [float(lay.min_range), float(lay.range_bin), lay.n_range, float(s.absorption_db_per_m),
                   10.0 ** (s.source_level_db / 10.0), float(s.wavelength), 0.25 * float(s.wavelength),
                   buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label]
