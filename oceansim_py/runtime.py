@@ -1,24 +1,28 @@
 """Devices, Warp start-up, CPU thread chunking and memory checks.
 
-Warp runs a CPU launch on one thread. :func:`launch_1d` splits a 1-D launch into contiguous chunks launched
-from a thread pool (ctypes releases the GIL), so every core works. Chunkable kernels take their flattened
-element count implicitly through ``dim`` and a final ``start: int`` argument, and compute
-``i = wp.tid() + start``. Each element's result depends only on its own index, so the output is
-bit-identical whatever the chunking. On CUDA the same kernel runs as one launch with ``start = 0``.
+Warp runs a CPU launch on one thread. :func:`launch_1d` splits a 1-D launch into contiguous chunks that the
+calling thread and persistent launch threads take from a shared counter (ctypes releases the GIL while a chunk
+runs), so every core works. Chunkable kernels take their flattened element count implicitly through ``dim`` and a
+final ``start: int`` argument, and compute ``i = wp.tid() + start``. Each element's result depends only on its own
+index, so the output is bit-identical whatever the chunking. On CUDA the same kernel runs as one launch with
+``start = 0``.
 """
 
 from __future__ import annotations
 
 import copy
+import ctypes
+import functools
 import importlib
+import itertools
 import os
 import pkgutil
+import queue
 import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import warp as wp
@@ -33,8 +37,6 @@ wp.config.quiet = True
 _init_lock = threading.Lock()
 _load_lock = threading.Lock()
 _initialised = False
-_pool: ThreadPoolExecutor | None = None
-_pool_size = 0
 _threads_override: int | None = None
 
 #: CPU launches smaller than this many elements per chunk are not split further.
@@ -117,17 +119,6 @@ def set_cpu_threads(n: int | None) -> None:
     _threads_override = n
 
 
-def _get_pool(n: int) -> ThreadPoolExecutor:
-    global _pool, _pool_size
-    with _init_lock:
-        if _pool is None or _pool_size < n:
-            # the old pool is not shut down: a launch in another thread may still be submitting to it; its idle
-            # workers exit once the last reference to it is dropped
-            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="oceansim-launch")
-            _pool_size = n
-        return _pool
-
-
 def chunk_bounds(n: int, parts: int, align: int = 1) -> list[tuple[int, int]]:
     """Split ``range(n)`` into at most ``parts`` contiguous (start, stop) ranges whose starts are multiples
     of ``align`` (so a chunk never splits a group of ``align`` elements, e.g. one pose's rays)."""
@@ -140,26 +131,27 @@ def chunk_bounds(n: int, parts: int, align: int = 1) -> list[tuple[int, int]]:
     return [(a, min(b, n)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
 
 
-def load_module(kernel: Any, device: wp.context.Device) -> None:
+def load_module(kernel: Any, device: wp.context.Device) -> Any:
     """Compile or load ``kernel``'s module for ``device`` under a lock, so that renders starting in several
-    threads at once (or the launch pool's threads) never build the same module concurrently."""
+    threads at once (or the launch pool's threads) never build the same module concurrently; returns what Warp's
+    ``Module.load`` returns (the loaded module, a new object whenever the module was rebuilt)."""
     with _load_lock:
-        kernel.module.load(device)
+        return kernel.module.load(device)
 
 
 def launch_1d(kernel: Any, n: int, inputs: Sequence[Any], device: Any, align: int = 1,
               threads: int | None = None, min_chunk: int = MIN_CHUNK) -> None:
     """Launch ``kernel`` over ``n`` elements; the kernel's last argument is ``start: int``.
 
-    On CPU the range is split into up to ``CHUNKS_PER_THREAD`` chunks per thread (starts aligned to ``align``)
-    launched from a thread pool; on CUDA it is one launch. ``min_chunk``: fewest elements per chunk when ``align == 1`` (lower it for
-    kernels whose elements are heavy, e.g. one element per sonar beam looping over its rays). Returns after
-    all chunks finished.
+    On CPU the range is split into up to ``CHUNKS_PER_THREAD`` chunks per thread (starts aligned to ``align``),
+    which the calling thread and the launch threads (:class:`LaunchThreads`) take in turn; on CUDA it is one
+    launch. ``min_chunk``: fewest elements per chunk when ``align == 1`` (lower it for kernels whose elements are
+    heavy, e.g. one element per sonar beam looping over its rays). Returns after all chunks finished.
     """
     dev = wp.get_device(device)
     if n <= 0:
         return
-    load_module(kernel, dev)
+    loaded = load_module(kernel, dev)
     if not dev.is_cpu:
         wp.launch(kernel, dim=n, inputs=[*inputs, 0], device=dev)
         return
@@ -168,13 +160,12 @@ def launch_1d(kernel: Any, n: int, inputs: Sequence[Any], device: Any, align: in
     if align == 1:
         parts = min(parts, max(1, n // max(1, min_chunk)))
     bounds = chunk_bounds(n, parts, align)
-    if len(bounds) <= 1:
-        wp.launch(kernel, dim=n, inputs=[*inputs, 0], device=dev)
-        return
-    pool = _get_pool(nthreads)
-    futures = [pool.submit(command.launch) for command in chunk_launches(kernel, inputs, dev, bounds)]
-    for f in futures:
-        f.result()
+    calls, packed = _launch_plans.calls(kernel, loaded, inputs, dev, bounds)
+    if len(calls) == 1:
+        calls[0]()
+    else:
+        _launch_threads.run(calls, nthreads)
+    del packed  # held until the chunks ran (the arrays its parameters view)
 
 
 def chunk_launches(kernel: Any, inputs: Sequence[Any], device: wp.context.Device,
@@ -200,6 +191,193 @@ def chunk_launches(kernel: Any, inputs: Sequence[Any], device: wp.context.Device
         command.set_param_at_index(start_index, a)
         commands.append(command)
     return commands
+
+
+try:  # Warp's own CPU argument structs (warp/_src/context.py), to call a chunk's compiled function directly
+    from warp._src.context import _build_cpu_args_structs
+    from warp._src.context import _get_apic_capture_for_device
+    from warp._src.types import launch_bounds_t
+except ImportError:  # another Warp version: every chunk goes through wp.Launch.launch
+    _build_cpu_args_structs = None
+
+
+def chunk_calls(kernel: Any, inputs: Sequence[Any], device: wp.context.Device,
+                bounds: Sequence[tuple[int, int]]) -> tuple[list[Callable[[], None]], Any]:
+    """One zero-argument call per (start, stop) chunk of ``kernel`` over ``inputs`` + ``start`` on the CPU, and
+    the packed launch to hold until they ran (None when the calls hold what they need).
+
+    The arguments are packed once (:func:`chunk_launches`'s first command); with the Warp versions that expose
+    their CPU argument structs, its struct is built once and each chunk gets a byte copy with its own ``start`` and
+    launch bounds, and a call is the compiled kernel function itself (under 1 us; ``wp.Launch.launch`` rebuilds
+    the struct field by field, ~10 us, holding the GIL). The same function, arguments and bounds as ``wp.launch``
+    per chunk, so the same results; otherwise (other Warp versions, block launches, a CPU graph capture) each
+    chunk's ``wp.Launch.launch``."""
+    (a0, b0) = bounds[0]
+    first = wp.launch(kernel, dim=b0 - a0, inputs=[*inputs, a0], device=device, record_cmd=True)
+    if (_build_cpu_args_structs is None or getattr(first, "block_dim", 1) > 1 or getattr(first, "adjoint", False)
+            or _get_apic_capture_for_device(device) is not None):
+        return [command.launch for command in chunk_launches(kernel, inputs, device, bounds)], None
+    args0, _ = _build_cpu_args_structs(first.kernel, first.hooks, first.params, False)
+    start_field = args0._fields_[-1][0]
+    forward = first.hooks.forward
+    calls: list[Callable[[], None]] = []
+    for a, b in bounds:
+        args = type(args0).from_buffer_copy(args0)
+        setattr(args, start_field, a)
+        calls.append(functools.partial(forward, ctypes.byref(launch_bounds_t(b - a)), ctypes.byref(args)))
+    return calls, first
+
+
+def _arg_key(value: Any) -> Any:
+    """What a launch argument contributes to its packed bytes: for an array its type, dtype, data and gradient
+    pointers, shape and strides (the array struct is made of nothing else); for a number, a Warp scalar or a Warp
+    vector, matrix or transform its type and value. Raises TypeError for anything else (a struct, say), which is
+    then packed afresh at every launch."""
+    if isinstance(value, wp.array):
+        grad = value.grad
+        return (type(value), value.dtype, value.ptr, None if grad is None else grad.ptr, value.shape,
+                value.strides)
+    # numbers by their bits, not by ==: 0.0 == -0.0 but they pack differently
+    if type(value) in (int, bool):
+        return (type(value), value)
+    if type(value) is float:
+        return (float, value.hex())
+    if isinstance(value, np.generic):
+        return (type(value), value.tobytes())
+    if isinstance(value, ctypes.Array):  # Warp's vector, matrix, quaternion and transform values
+        return (type(value), bytes(value))
+    if type(value) in _WARP_SCALARS:
+        inner = value.value
+        return (type(value), inner.hex() if isinstance(inner, float) else inner)
+    raise TypeError(f"launch argument of type {type(value).__name__} is not compared by value")
+
+
+#: Warp's scalar classes (wp.float32(1.0) and the like), compared by their ``value``.
+_WARP_SCALARS = frozenset(getattr(wp, name) for name in ("int8", "uint8", "int16", "uint16", "int32", "uint32",
+                                                          "int64", "uint64", "float16", "float32", "float64")
+                          if hasattr(wp, name))
+
+
+class LaunchPlans:
+    """Recently packed CPU launches, reused while the arguments pack to the same bytes.
+
+    Packing a launch's arguments costs some 50-100 us of Python for a kernel of 20-40 arguments (more than many
+    kernels of a small sensor take to run); a frame of a sensor makes the same launches on the same scratch every
+    time. A plan is keyed by the kernel, the chunk bounds and every argument's :func:`_arg_key` (an array by its
+    pointers, shape and strides: exactly what its packed struct holds, so a reused plan passes the same bytes as a
+    fresh packing; no reference to an array is kept) and is valid while the kernel's module stays the loaded one.
+    At most ``PER_KERNEL`` plans per kernel (least recently used dropped). Only with the Warp versions whose CPU
+    argument structs :func:`chunk_calls` uses; otherwise every launch packs."""
+
+    PER_KERNEL = 16
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._plans: dict[Any, dict[Any, tuple[Any, list[Callable[[], None]]]]] = {}
+
+    def calls(self, kernel: Any, loaded: Any, inputs: Sequence[Any], device: wp.context.Device,
+              bounds: Sequence[tuple[int, int]]) -> tuple[list[Callable[[], None]], Any]:
+        """The chunk calls of ``kernel`` over ``inputs`` + ``start`` for ``bounds`` (``loaded``: its loaded
+        module, :func:`load_module`) and what to hold until they ran (:func:`chunk_calls`)."""
+        try:
+            key = (tuple(bounds), tuple(_arg_key(a) for a in inputs))
+            hash(key)
+        except TypeError:
+            key = None
+        if key is not None:
+            with self._lock:
+                per_kernel = self._plans.get(kernel)
+                plan = per_kernel.pop(key, None) if per_kernel is not None else None
+                if plan is not None and plan[0] is loaded:
+                    per_kernel[key] = plan  # most recently used last
+                    return plan[1], None
+        calls, packed = chunk_calls(kernel, inputs, device, bounds)
+        if key is not None and packed is not None:
+            with self._lock:
+                per_kernel = self._plans.setdefault(kernel, {})
+                per_kernel[key] = (loaded, calls)  # the calls' structs hold copies of the argument bytes
+                while len(per_kernel) > self.PER_KERNEL:
+                    per_kernel.pop(next(iter(per_kernel)))
+        return calls, packed
+
+
+_launch_plans = LaunchPlans()
+
+
+class _ChunkJob:
+    """The chunk calls of one launch, taken in order from a shared counter by every thread that works on it."""
+
+    def __init__(self, calls: Sequence[Callable[[], None]]) -> None:
+        self.calls = calls
+        self.n = len(calls)
+        self._next = itertools.count()  # next() on a count is atomic under the GIL
+        self._finished = itertools.count(1)
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+
+    def work(self) -> None:
+        """Run chunks until none is left (a thread that arrives late runs none)."""
+        while True:
+            i = next(self._next)
+            if i >= self.n:
+                return
+            try:
+                self.calls[i]()
+            except BaseException as exc:  # re-raised in the launching thread
+                if self.error is None:
+                    self.error = exc
+            if next(self._finished) == self.n:
+                self.done.set()
+
+
+class LaunchThreads:
+    """Persistent daemon threads that run CPU launch chunks.
+
+    A launch over T threads wakes at most T - 1 of them (one queue entry each), works on its own chunks in the
+    calling thread, and returns when every chunk has finished, whoever ran it: one wake-up per thread per launch
+    instead of one task per chunk, and never a wait for a thread that is busy elsewhere (several threads may
+    launch at once; a late thread finds the chunks taken). A forked child starts with none (they are made again
+    on its first launch)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queue: queue.SimpleQueue[_ChunkJob] = queue.SimpleQueue()
+        self._count = 0
+
+    def run(self, calls: Sequence[Callable[[], None]], nthreads: int) -> None:
+        """Run ``calls`` on up to ``nthreads`` threads, the calling one included; the first exception of a chunk
+        is raised here after every chunk finished."""
+        job = _ChunkJob(calls)
+        helpers = min(nthreads - 1, job.n - 1)
+        if helpers > 0:
+            self._start(helpers)
+            for _ in range(helpers):
+                self._queue.put(job)
+        job.work()
+        job.done.wait()
+        if job.error is not None:
+            raise job.error
+
+    def _start(self, n: int) -> None:
+        with self._lock:
+            while self._count < n:
+                threading.Thread(target=self._serve, name=f"oceansim-launch-{self._count}", daemon=True).start()
+                self._count += 1
+
+    def _serve(self) -> None:
+        while True:
+            self._queue.get().work()
+
+    def reset_after_fork(self) -> None:
+        """In a forked child: no thread of the parent exists there; start afresh."""
+        self._lock = threading.Lock()
+        self._queue = queue.SimpleQueue()
+        self._count = 0
+
+
+_launch_threads = LaunchThreads()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_launch_threads.reset_after_fork)
 
 
 def available_memory_bytes(device: Any) -> int:

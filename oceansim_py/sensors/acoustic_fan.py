@@ -26,7 +26,7 @@ from oceansim_py.limits import check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.acoustic.chain import DeviceChain
 from oceansim_py.sensors.acoustic.multipath import BounceState, BounceTracer
-from oceansim_py.sensors.batching import PoseUploads, check_render_call
+from oceansim_py.sensors.batching import PoseUploads, check_out, check_render_call
 from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
 
@@ -125,6 +125,16 @@ class FanSeries:
     clean: wp.array
     hits: wp.array
     labels: wp.array
+
+    @staticmethod
+    def allocate(shape: tuple[int, ...], device: Any) -> "FanSeries":
+        """Four new (uninitialised) arrays of ``shape`` on ``device``."""
+        return FanSeries(*(wp.empty(shape, dtype=t, device=device) for t in (wp.float32, wp.float32, wp.int32,
+                                                                              wp.int32)))
+
+    def arrays(self) -> list[wp.array]:
+        """[intensity, clean, hits, labels]."""
+        return [self.intensity, self.clean, self.hits, self.labels]
 
 
 class FanBuffers:
@@ -226,11 +236,11 @@ class AcousticFan:
         index (:func:`~oceansim_py.sensors.batching.check_render_call`)."""
         return check_render_call(self.owner, scene, self.device, poses, frame_index)
 
-    def render(self, scene: Any, poses: np.ndarray, frame_index: int,
-               series: bool = True) -> tuple[FanSeries | None, FanBuffers]:
-        """Cast the fan from (B, 7) ``poses`` and, if ``series``, gather the range series; returns them (or
-        None) and the scratch, whose ray arrays hold this render's returns until the calling thread's next
-        render of the same batch size."""
+    def render(self, scene: Any, poses: np.ndarray, frame_index: int, series: bool = True,
+               out: FanSeries | None = None) -> tuple[FanSeries | None, FanBuffers]:
+        """Cast the fan from (B, 7) ``poses`` and, if ``series``, gather the range series (into ``out``'s arrays
+        when given, else new ones); returns them (or None) and the scratch, whose ray arrays hold this render's
+        returns until the calling thread's next render of the same batch size."""
         c = self.config
         batch = poses.shape[0]
         buf = self.buffers(batch)
@@ -252,7 +262,7 @@ class AcousticFan:
                        int(c.spreading), buf.ray_value, buf.ray_bin, buf.ray_label], dev)
         if not series:
             return None, buf
-        return self._series(buf, batch, frame_index), buf
+        return self._series(buf, batch, frame_index, out), buf
 
     def _trace(self, scene: Any, buf: FanBuffers, n_rays: int) -> None:
         """The peer's multipath (sensors/acoustic/multipath.py): the direct return and one block per bounce in
@@ -283,15 +293,17 @@ class AcousticFan:
                   [buf.echo_value, buf.echo_bin, buf.echo_label, buf.blocks, self.rays_per_channel, buf.ray_value,
                    buf.ray_bin, buf.ray_label], dev)
 
-    def _series(self, buf: FanBuffers, batch: int, frame_index: int) -> FanSeries:
+    def _series(self, buf: FanBuffers, batch: int, frame_index: int, out: FanSeries | None) -> FanSeries:
         c = self.config
         dev = self.device
         dr = float(self.range_resolution)
         shape = (batch, c.range_bins, self.n_channels)
         buf.series_scratch(c.range_bins, self.n_channels)
-        series = FanSeries(wp.empty(shape, dtype=wp.float32, device=dev),
-                           wp.zeros(shape, dtype=wp.float32, device=dev), wp.zeros(shape, dtype=wp.int32, device=dev),
-                           wp.full(shape, -1, dtype=wp.int32, device=dev))
+        series = out if out is not None else FanSeries.allocate(shape, dev)
+        # the binning accumulates into clean, hits and labels: they start at rest (0, label -1)
+        series.clean.zero_()
+        series.hits.zero_()
+        series.labels.fill_(-1)
         launch_1d(sk.sonar_bin_kernel, batch * self.n_channels,
                   [buf.echo_value, buf.echo_bin, buf.echo_label, self.rays_per_channel * buf.blocks,
                    self.rays_per_pose * buf.blocks, self.n_channels, series.clean, series.hits, series.labels,
@@ -309,9 +321,11 @@ class AcousticFan:
                    float(c.additive_sigma), 0, 0.0, 1.0, buf.noise_keys, series.intensity], dev)
         return series
 
-    def altitude(self, buf: FanBuffers, batch: int, frame_index: int, range_sigma: float) -> wp.array:
-        """(B,) first return of each pose's fan (m, NaN without a hit), plus N(0, range_sigma) noise."""
-        alt = wp.empty(batch, dtype=wp.float32, device=self.device)
+    def altitude(self, buf: FanBuffers, batch: int, frame_index: int, range_sigma: float,
+                 out: wp.array | None = None) -> wp.array:
+        """(B,) first return of each pose's fan (m, NaN without a hit), plus N(0, range_sigma) noise (into ``out``
+        when given)."""
+        alt = out if out is not None else wp.empty(batch, dtype=wp.float32, device=self.device)
         launch_1d(fk.first_return_kernel, batch,
                   [buf.ray_range, self.rays_per_pose, int(self.config.seed), int(frame_index), self.sensor_id,
                    float(range_sigma), alt], self.device, min_chunk=1)
@@ -321,9 +335,11 @@ class AcousticFan:
 class FanSonar(abc.ABC):
     """Base of the sonars built on one :class:`AcousticFan` on ``device`` (``None``: cuda:0 if present, else
     cpu); ``sensor_id`` separates the noise of several sensors sharing a seed. A subclass names its config
-    class (``CONFIG``, default-constructed when ``config`` is None), its channels and its result's bytes."""
+    class (``CONFIG``, default-constructed when ``config`` is None), its result class (``RESULT``, which a
+    render's ``out`` must be), its channels and its result's bytes."""
 
     CONFIG: ClassVar[type[ConfigBase]]
+    RESULT: ClassVar[type]
 
     def __init__(self, config: Any = None, device: Any = None, sensor_id: int = 0) -> None:
         name = type(self).__name__
@@ -348,18 +364,21 @@ class FanSonar(abc.ABC):
         """Device bytes a render of ``batch`` pings needs."""
         return self._fan.memory_bytes(batch) + self._result_bytes(batch)
 
-    def _cast(self, scene: Any, poses: Any, frame_index: int,
-              series: bool = True) -> tuple[int, FanSeries | None, FanBuffers]:
-        """Validate the arguments and cast the fan; returns the batch size B and :meth:`AcousticFan.render`'s
-        series (None unless ``series``) and scratch.
-
-        Args:
-            scene: a :class:`~oceansim_py.scene.Scene` on this sensor's device.
-            poses: sensor poses in the world, (7,), (B, 7) ``[px, py, pz, qx, qy, qz, qw]`` or a Trajectory.
-            frame_index: frame number of pose 0 (pose b is frame ``frame_index + b``; keys the noise).
-        """
+    def _check(self, scene: Any, poses: Any, frame_index: Any, out: Any) -> np.ndarray:
+        """The validated (B, 7) poses of a render call (:meth:`AcousticFan.check`: the scene on this sensor's
+        device, (7,) or (B, 7) ``[px, py, pz, qx, qy, qz, qw]`` poses or a Trajectory, frame number of pose 0) and
+        its ``out`` (None, or a result of this sensor's class and config for the same batch size:
+        :func:`~oceansim_py.sensors.batching.check_out`)."""
         p = self._fan.check(scene, poses, frame_index)
-        fan_series, buf = self._fan.render(scene, p, frame_index, series=series)
+        check_out(type(self).__name__, out, self.RESULT, self.config, p.shape[0])
+        return p
+
+    def _cast(self, scene: Any, p: np.ndarray, frame_index: int, series: bool = True,
+              out: FanSeries | None = None) -> tuple[int, FanSeries | None, FanBuffers]:
+        """Cast the fan from the validated (B, 7) poses ``p`` (:meth:`_check`); returns the batch size B and
+        :meth:`AcousticFan.render`'s series (None unless ``series``; into ``out``'s arrays when given) and scratch.
+        ``frame_index``: frame number of pose 0 (pose b is frame ``frame_index + b``; keys the noise)."""
+        fan_series, buf = self._fan.render(scene, p, frame_index, series=series, out=out)
         return p.shape[0], fan_series, buf
 
     def _device_chain(self) -> DeviceChain | None:
@@ -372,18 +391,18 @@ class FanSonar(abc.ABC):
         return DeviceChain(c.device_settings(c.absorption, c.normalisation, c.seed), c.table_fan(), self.device,
                            self.sensor_id)
 
-    def _chain_series(self, chain: DeviceChain, scene: Any, poses: Any, frame_index: int,
-                      range_sigma: float) -> tuple[FanSeries, wp.array]:
-        """Validate the arguments (as :meth:`_cast`) and render the pings through the device ``chain``; returns
-        the (B, n_range, n_channels) series and the (B,) first return of each ping (m, NaN without a hit) plus
-        N(0, range_sigma) noise."""
-        p = self._fan.check(scene, poses, frame_index)
+    def _chain_series(self, chain: DeviceChain, scene: Any, p: np.ndarray, frame_index: int, range_sigma: float,
+                      out: FanSeries | None = None,
+                      first_return: wp.array | None = None) -> tuple[FanSeries, wp.array]:
+        """Render the pings of the validated (B, 7) poses ``p`` (:meth:`_check`) through the device ``chain``;
+        returns the (B, n_range, n_channels) series and the (B,) first return of each ping (m, NaN without a hit)
+        plus N(0, range_sigma) noise, written into ``out`` and ``first_return`` when given."""
         batch = p.shape[0]
         shape = (batch, self.config.range_bins, self._fan.n_channels)
         dev = self.device
-        series = FanSeries(*(wp.empty(shape, dtype=t, device=dev) for t in (wp.float32, wp.float32, wp.int32,
-                                                                            wp.int32)))
-        first_return = wp.empty(batch, dtype=wp.float32, device=dev)
+        series = out if out is not None else FanSeries.allocate(shape, dev)
+        if first_return is None:
+            first_return = wp.empty(batch, dtype=wp.float32, device=dev)
         chain.render(scene, p, frame_index, series.intensity, series.clean, series.hits, series.labels,
                      first_return=(first_return, float(range_sigma)))
         return series, first_return

@@ -32,6 +32,22 @@ def check_render_call(owner: str, scene: Any, device: Any, poses: Any, frame_ind
     return p
 
 
+def check_out(owner: str, out: Any, result_type: type, config: Any, batch: int) -> None:
+    """A render's ``out`` argument: None (new result arrays), or a result of ``result_type`` that a render of the
+    same sensor config (``config``, compared by value) and the same batch size returned, whose arrays the render
+    then overwrites (and returns in the same object). Anything else raises :class:`ConfigError` before a kernel
+    runs."""
+    if out is None:
+        return
+    if not isinstance(out, result_type):
+        raise ConfigError(f"{owner}.render: out must be a {result_type.__name__} returned by an earlier render, got "
+                          f"{type(out).__name__}")
+    if out.config != config or out.batch_size != batch:
+        raise ConfigError(f"{owner}.render: out holds {out.batch_size} pose(s) from "
+                          f"{'this' if out.config == config else 'another'} config; pass a result of this sensor's "
+                          f"config rendered with a batch of {batch}, or out=None for new arrays")
+
+
 class PoseUploads:
     """Device arrays of ``wp.transform`` poses, one per batch size (at most ``max_batch_sizes`` per thread; see
     :class:`~oceansim_py.sensors.scratch.ScratchCache`), so that a render uploads its poses without allocating."""

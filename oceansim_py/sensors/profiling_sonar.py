@@ -33,7 +33,7 @@ from oceansim_py.runtime import launch_1d
 from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.presets import PROFILING_DEVICE_PRESETS
-from oceansim_py.sensors.acoustic_fan import (FanSonar, RangeBinnedConfig, require_count, torch_tensors,
+from oceansim_py.sensors.acoustic_fan import (FanSeries, FanSonar, RangeBinnedConfig, require_count, torch_tensors,
                                               validate_range_and_noise)
 
 _OWNER = "ProfilingSonarConfig"
@@ -197,6 +197,8 @@ class ProfilingResult:
     image, clean_image: (B, n_range, n_beams) range x beam intensity with and without noise; None when the
     config's ``image`` is off.
     beam_angles: (n_beams,) rad from nadir, + starboard. ranges: (n_range,) image bin centres (m).
+    image_hits, image_labels: (B, n_range, n_beams) rays binned and label index of the strongest return per image
+    bin (-1 empty); None when the image is off. Not among :meth:`numpy`'s products.
     """
 
     bottom_range: wp.array
@@ -212,6 +214,8 @@ class ProfilingResult:
     label_names: list[str]
     config: ProfilingSonarConfig
     frame_index: int
+    image_hits: wp.array | None = None
+    image_labels: wp.array | None = None
 
     @property
     def batch_size(self) -> int:
@@ -281,6 +285,7 @@ class ProfilingSonar(FanSonar):
     ``sensor_id`` separates the noise of several sensors sharing a seed."""
 
     CONFIG = ProfilingSonarConfig
+    RESULT = ProfilingResult
 
     def __init__(self, config: ProfilingSonarConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
         super().__init__(config, device, sensor_id)
@@ -301,51 +306,53 @@ class ProfilingSonar(FanSonar):
     def _result_bytes(self, batch: int) -> int:
         return self.config.result_bytes(batch)
 
-    def render(self, scene: Any, poses: Any, frame_index: int = 0) -> ProfilingResult:
-        """Render B swaths (arguments as :meth:`FanSonar._cast`: the scene, (7,) or (B, 7) poses or a
-        Trajectory, and the frame number of pose 0)."""
+    def render(self, scene: Any, poses: Any, frame_index: int = 0,
+               out: ProfilingResult | None = None) -> ProfilingResult:
+        """Render B swaths (arguments as :meth:`FanSonar._check`: the scene, (7,) or (B, 7) poses or a
+        Trajectory, and the frame number of pose 0). ``out``: a result of an earlier render of this sensor with the
+        same batch size, whose arrays this render overwrites and which it returns (no allocation: the water-column
+        image of a multibeam is tens of MB per ping, and fresh pages cost more to touch than to render); by
+        default new arrays. With ``model = "device"`` the image goes through the acoustic device chain and the
+        soundings come from the chain's per-ray echoes by the peer model's detection (centre of gravity, range and
+        angle noise)."""
         c = self.config
-        if self._chain is not None:
-            return self._render_device(scene, poses, int(frame_index))
-        batch, series, buf = self._cast(scene, poses, frame_index, series=c.image)
-        shape = (batch, c.n_beams)
-        dev = self.device
-        rng, inten = wp.empty(shape, dtype=wp.float32, device=dev), wp.empty(shape, dtype=wp.float32, device=dev)
-        valid, label = wp.empty(shape, dtype=wp.int32, device=dev), wp.empty(shape, dtype=wp.int32, device=dev)
-        ps, pw = wp.empty(shape, dtype=wp.vec3, device=dev), wp.empty(shape, dtype=wp.vec3, device=dev)
-        launch_1d(fk.profile_detect_kernel, batch * c.n_beams,
-                  [buf.ray_value, buf.ray_bin, buf.ray_label, buf.ray_range, c.rays_per_beam, c.rays_per_pose,
-                   c.n_beams, self._beam_angles_dev, buf.poses, int(c.seed), int(frame_index), self.sensor_id,
-                   float(c.range_noise), math.radians(c.angle_noise), float(c.multiplicative_sigma), rng, inten,
-                   valid, label, ps, pw], self.device, min_chunk=64)
-        image, clean = (series.intensity, series.clean) if series is not None else (None, None)
-        return ProfilingResult(rng, inten, valid, label, ps, pw, image, clean, self._beam_angles, c.ranges(),
-                               list(scene.labels), c, int(frame_index))
-
-    def _render_device(self, scene: Any, poses: Any, frame_index: int) -> ProfilingResult:
-        """``model = "device"``: the image through the acoustic device chain, the soundings from the chain's
-        per-ray echoes by the peer model's detection (centre of gravity, range and angle noise)."""
-        c = self.config
-        p = self._fan.check(scene, poses, frame_index)
+        frame_index = int(frame_index)
+        p = self._check(scene, poses, frame_index, out)
         batch = p.shape[0]
-        shape = (batch, c.n_beams)
-        image_shape = (batch, c.range_bins, c.n_beams)
-        rng, inten = wp.empty(shape, dtype=wp.float32, device=self.device), wp.empty(shape, dtype=wp.float32, device=self.device)
-        valid, label = wp.empty(shape, dtype=wp.int32, device=self.device), wp.empty(shape, dtype=wp.int32, device=self.device)
-        ps, pw = wp.empty(shape, dtype=wp.vec3, device=self.device), wp.empty(shape, dtype=wp.vec3, device=self.device)
-        image = [wp.empty(image_shape, dtype=t, device=self.device) for t in (wp.float32, wp.float32, wp.int32, wp.int32)] \
-            if c.image else [None, None, None, None]
+        dev = self.device
+        if out is not None:
+            beams = [out.bottom_range, out.intensity, out.valid, out.label_id, out.point_sensor, out.point_world]
+            image = [out.image, out.clean_image, out.image_hits, out.image_labels]
+        else:
+            shape = (batch, c.n_beams)
+            beams = [wp.empty(shape, dtype=t, device=dev)
+                     for t in (wp.float32, wp.float32, wp.int32, wp.int32, wp.vec3, wp.vec3)]
+            image = (FanSeries.allocate((batch, c.range_bins, c.n_beams), dev).arrays() if c.image
+                     else [None, None, None, None])
 
-        def detect(buf: Any) -> None:
+        def detect(ray_value: wp.array, ray_bin: wp.array, ray_label: wp.array, ray_range: wp.array, poses: wp.array,
+                   multiplicative_sigma: float) -> None:
             launch_1d(fk.profile_detect_kernel, batch * c.n_beams,
-                      [buf.ray_intensity, buf.ray_bin, buf.ray_label, buf.ray_distance, c.rays_per_beam,
-                       c.rays_per_pose, c.n_beams, self._beam_angles_dev, buf.poses, int(c.seed), int(frame_index),
-                       self.sensor_id, float(c.range_noise), math.radians(c.angle_noise), 0.0, rng, inten, valid,
-                       label, ps, pw], self.device, min_chunk=64)
+                      [ray_value, ray_bin, ray_label, ray_range, c.rays_per_beam, c.rays_per_pose, c.n_beams,
+                       self._beam_angles_dev, poses, int(c.seed), frame_index, self.sensor_id, float(c.range_noise),
+                       math.radians(c.angle_noise), float(multiplicative_sigma), *beams], dev, min_chunk=64)
 
-        self._chain.render(scene, p, frame_index, *image, then=detect)
-        return ProfilingResult(rng, inten, valid, label, ps, pw, image[0], image[1], self._beam_angles, c.ranges(),
-                               list(scene.labels), c, frame_index)
+        if self._chain is not None:
+            self._chain.render(scene, p, frame_index, *image,
+                               then=lambda b: detect(b.ray_intensity, b.ray_bin, b.ray_label, b.ray_distance, b.poses,
+                                                     0.0))
+        else:
+            into = FanSeries(*image) if c.image else None
+            _, series, buf = self._cast(scene, p, frame_index, series=c.image, out=into)
+            detect(buf.ray_value, buf.ray_bin, buf.ray_label, buf.ray_range, buf.poses, c.multiplicative_sigma)
+            if series is not None:
+                image = series.arrays()
+        if out is not None:
+            out.label_names = list(scene.labels)
+            out.frame_index = frame_index
+            return out
+        return ProfilingResult(*beams, image[0], image[1], self._beam_angles, c.ranges(), list(scene.labels), c,
+                               frame_index, image[2], image[3])
 
 
 # --- sensor registry declaration (oceansim_py/sensors/registry.py) -------------------------------------------------

@@ -29,7 +29,7 @@ from oceansim_py.runtime import launch_1d
 from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.presets import SIDESCAN_DEVICE_PRESETS
-from oceansim_py.sensors.acoustic_fan import (FanSonar, RangeBinnedConfig, require_count, torch_tensors,
+from oceansim_py.sensors.acoustic_fan import (FanSeries, FanSonar, RangeBinnedConfig, require_count, torch_tensors,
                                               validate_range_and_noise)
 
 _OWNER = "SidescanSonarConfig"
@@ -272,6 +272,7 @@ class SidescanSonar(FanSonar):
     noise of several sensors sharing a seed. Takes a :class:`SidescanSonarConfig` (default: its defaults)."""
 
     CONFIG = SidescanSonarConfig
+    RESULT = SidescanResult
 
     def __init__(self, config: SidescanSonarConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
         super().__init__(config, device, sensor_id)
@@ -289,31 +290,35 @@ class SidescanSonar(FanSonar):
             return self._chain.memory_bytes(batch) + self._result_bytes(batch) + 16 * batch * 2 * self.config.range_bins
         return super().memory_bytes(batch)
 
-    def render(self, scene: Any, poses: Any, frame_index: int = 0) -> SidescanResult:
-        """Render B pings (arguments as :meth:`FanSonar._cast`: the scene, (7,) or (B, 7) poses or a
-        Trajectory, and the frame number of pose 0)."""
+    def render(self, scene: Any, poses: Any, frame_index: int = 0,
+               out: SidescanResult | None = None) -> SidescanResult:
+        """Render B pings (arguments as :meth:`FanSonar._check`: the scene, (7,) or (B, 7) poses or a
+        Trajectory, and the frame number of pose 0). ``out``: a result of an earlier render of this sensor with the
+        same batch size, whose arrays this render overwrites and which it returns (no allocation: a loop rendering
+        ping after ping reuses one set of arrays); by default new arrays. With ``model = "device"`` the pings go
+        through the acoustic device chain (sensors/acoustic/chain.py) and the altitude is the ping's first return,
+        as in the peer model."""
         c = self.config
+        frame_index = int(frame_index)
+        p = self._check(scene, poses, frame_index, out)
+        batch = p.shape[0]
+        into = (FanSeries(out.intensity, out.clean_intensity, out.hit_count, out.label_id)
+                if out is not None else None)
+        altitude_out = out.altitude if out is not None else None
         if self._chain is not None:
-            return self._render_device(scene, poses, int(frame_index))
-        batch, series, buf = self._cast(scene, poses, frame_index)
-        altitude = self._fan.altitude(buf, batch, frame_index, 0.0)
-        ground = wp.empty((batch, c.range_bins, 2), dtype=wp.float32, device=self.device)
+            series, altitude = self._chain_series(self._chain, scene, p, frame_index, 0.0, into, altitude_out)
+        else:
+            _, series, buf = self._cast(scene, p, frame_index, out=into)
+            altitude = self._fan.altitude(buf, batch, frame_index, 0.0, altitude_out)
+        ground = (out.ground_intensity if out is not None
+                  else wp.empty((batch, c.range_bins, 2), dtype=wp.float32, device=self.device))
         launch_1d(fk.ground_range_kernel, batch * c.range_bins * 2,
                   [series.intensity, altitude, float(c.min_range), float(c.range_resolution), c.range_bins, 2,
                    ground], self.device)
-        return SidescanResult(series.intensity, series.clean, series.hits, series.labels, altitude, ground,
-                              c.ranges(), c.ground_ranges(), list(scene.labels), c, int(frame_index))
-
-    def _render_device(self, scene: Any, poses: Any, frame_index: int) -> SidescanResult:
-        """``model = "device"``: the pings through the acoustic device chain (sensors/acoustic/chain.py); the
-        altitude is the ping's first return, as in the peer model."""
-        c = self.config
-        series, altitude = self._chain_series(self._chain, scene, poses, frame_index, 0.0)
-        batch = altitude.shape[0]
-        ground = wp.empty((batch, c.range_bins, 2), dtype=wp.float32, device=self.device)
-        launch_1d(fk.ground_range_kernel, batch * c.range_bins * 2,
-                  [series.intensity, altitude, float(c.min_range), float(c.range_resolution), c.range_bins, 2,
-                   ground], self.device)
+        if out is not None:
+            out.label_names = list(scene.labels)
+            out.frame_index = frame_index
+            return out
         return SidescanResult(series.intensity, series.clean, series.hits, series.labels, altitude, ground,
                               c.ranges(), c.ground_ranges(), list(scene.labels), c, frame_index)
 

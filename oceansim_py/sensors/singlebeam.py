@@ -28,7 +28,7 @@ from oceansim_py.io.config import require, require_non_negative, require_zero
 from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.presets import SINGLEBEAM_DEVICE_PRESETS
-from oceansim_py.sensors.acoustic_fan import (FanSonar, RangeBinnedConfig, require_count, torch_tensors,
+from oceansim_py.sensors.acoustic_fan import (FanSeries, FanSonar, RangeBinnedConfig, require_count, torch_tensors,
                                               validate_range_and_noise)
 
 _OWNER = "SinglebeamSonarConfig"
@@ -204,6 +204,7 @@ class SinglebeamSonar(FanSonar):
     defaults)."""
 
     CONFIG = SinglebeamSonarConfig
+    RESULT = SinglebeamResult
 
     def __init__(self, config: SinglebeamSonarConfig | None = None, device: Any = None, sensor_id: int = 0) -> None:
         super().__init__(config, device, sensor_id)
@@ -221,25 +222,34 @@ class SinglebeamSonar(FanSonar):
     def _result_bytes(self, batch: int) -> int:
         return self.config.result_bytes(batch)
 
-    def render(self, scene: Any, poses: Any, frame_index: int = 0) -> SinglebeamResult:
-        """Render B pings (arguments as :meth:`FanSonar._cast`: the scene, (7,) or (B, 7) poses or a
-        Trajectory, and the frame number of pose 0)."""
+    def render(self, scene: Any, poses: Any, frame_index: int = 0,
+               out: SinglebeamResult | None = None) -> SinglebeamResult:
+        """Render B pings (arguments as :meth:`FanSonar._check`: the scene, (7,) or (B, 7) poses or a
+        Trajectory, and the frame number of pose 0). ``out``: a result of an earlier render of this sensor with the
+        same batch size, whose arrays this render overwrites and which it returns (no allocation); by default new
+        arrays. With ``model = "device"`` the pings go through the acoustic device chain
+        (sensors/acoustic/chain.py); the first_return is the first return plus N(0, range_noise), as in the peer
+        model."""
         c = self.config
+        frame_index = int(frame_index)
+        p = self._check(scene, poses, frame_index, out)
+        batch = p.shape[0]
+        column = (batch, c.range_bins, 1)  # the fan's one channel
+        into = (FanSeries(*(a.reshape(column) for a in (out.intensity, out.clean_intensity, out.hit_count,
+                                                        out.label_id)))
+                if out is not None else None)
+        first_out = out.first_return_range if out is not None else None
         if self._chain is not None:
-            return self._render_device(scene, poses, int(frame_index))
-        batch, series, buf = self._cast(scene, poses, frame_index)
-        first_return = self._fan.altitude(buf, batch, frame_index, c.range_noise)
-        shape = (batch, c.range_bins)
-        return SinglebeamResult(series.intensity.reshape(shape), series.clean.reshape(shape),
-                                series.hits.reshape(shape), series.labels.reshape(shape), first_return, c.ranges(),
-                                list(scene.labels), c, int(frame_index))
-
-    def _render_device(self, scene: Any, poses: Any, frame_index: int) -> SinglebeamResult:
-        """``model = "device"``: the pings through the acoustic device chain (sensors/acoustic/chain.py); the
-        first_return is the first return plus N(0, range_noise), as in the peer model."""
-        c = self.config
-        series, first_return = self._chain_series(self._chain, scene, poses, frame_index, c.range_noise)
-        flat = (first_return.shape[0], c.range_bins)
+            series, first_return = self._chain_series(self._chain, scene, p, frame_index, c.range_noise, into,
+                                                      first_out)
+        else:
+            _, series, buf = self._cast(scene, p, frame_index, out=into)
+            first_return = self._fan.altitude(buf, batch, frame_index, c.range_noise, first_out)
+        if out is not None:
+            out.label_names = list(scene.labels)
+            out.frame_index = frame_index
+            return out
+        flat = (batch, c.range_bins)
         return SinglebeamResult(series.intensity.reshape(flat), series.clean.reshape(flat), series.hits.reshape(flat),
                                 series.labels.reshape(flat), first_return, c.ranges(), list(scene.labels), c,
                                 frame_index)
