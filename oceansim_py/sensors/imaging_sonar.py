@@ -610,10 +610,12 @@ class ImagingSonar:
         c = self.config
         batch = poses.shape[0]
         shape = (batch, c.range_bins, c.n_beams)
-        check_memory(self.memory_bytes(batch), self.device, f"imaging sonar render of {batch} pose(s) "
-                     f"({c.rays_per_pose} rays each)",
-                     "lower rays_per_beam, elevation_rays, n_beams or range_bins, or render fewer poses at once")
         if out is None:
+            # new result arrays (the chain checks its own scratch when it allocates it): reading the free memory
+            # costs more than a small frame's launches, so a render into ``out`` skips it
+            check_memory(self.memory_bytes(batch), self.device, f"imaging sonar render of {batch} pose(s) "
+                         f"({c.rays_per_pose} rays each)",
+                         "lower rays_per_beam, elevation_rays, n_beams or range_bins, or render fewer poses at once")
             out = ImagingSonarResult(wp.empty(shape, dtype=wp.float32, device=self.device), wp.empty(shape, dtype=wp.float32, device=self.device),
                                      wp.empty(shape, dtype=wp.int32, device=self.device), wp.empty(shape, dtype=wp.int32, device=self.device),
                                      self._ranges, self._bearings, list(scene.labels), c, frame_index)
