@@ -72,16 +72,49 @@ def fan_ray_return_kernel(directions: wp.array(dtype=wp.vec3), hit_distance: wp.
     ray_label[i] = ret.label
 
 
+_NEAREST = r"""
+    // the smallest of values[first .. first + count - 1], or ``none`` (see nearest_of): eight running minima (the
+    // compiler vectorises them), then the lanes and the tail in order
+    const float* v = (const float*)values.data + first;
+    float lane[8];
+    for (int l = 0; l < 8; ++l) {
+        lane[l] = none;
+    }
+    int k = 0;
+    for (; k + 8 <= count; k += 8) {
+        for (int l = 0; l < 8; ++l) {
+            const float x = v[k + l];
+            lane[l] = lane[l] < x ? lane[l] : x;
+        }
+    }
+    float m = none;
+    for (int l = 0; l < 8; ++l) {
+        m = m < lane[l] ? m : lane[l];
+    }
+    for (; k < count; ++k) {
+        const float x = v[k];
+        m = m < x ? m : x;
+    }
+    return m;
+"""
+
+
+@wp.func_native(_NEAREST)
+def nearest_of(values: wp.array(dtype=wp.float32), first: int, count: int, none: float) -> float:
+    """min(none, values[first], ..., values[first + count - 1]) of a contiguous float32 array, in native code the
+    compiler vectorises (a Warp loop costs ~7 ns an element, the side-scan's 65 536 rays 0.45 ms). The minimum of
+    values that are not NaN does not depend on the order (hit distances are finite or +inf, never NaN)."""
+    ...
+
+
 @wp.kernel
 def first_return_kernel(ray_range: wp.array(dtype=wp.float32), rays_per_pose: int, seed: int, frame_index: int,
                         sensor_id: int, range_sigma: float, altitude: wp.array(dtype=wp.float32), start: int):
-    """Element b: the nearest hit of pose b's fan (m), plus N(0, range_sigma) noise keyed by (seed,
-    frame_index + b, sensor_id, STREAM_RANGE, 0); NaN when no ray hit within max_range."""
+    """Element b: the nearest hit of pose b's fan (m; :func:`nearest_of` of its rays' hit distances, contiguous),
+    plus N(0, range_sigma) noise keyed by (seed, frame_index + b, sensor_id, STREAM_RANGE, 0); NaN when no ray hit
+    within max_range."""
     b = wp.tid() + start
-    m = float(wp.inf)
-    first = b * rays_per_pose
-    for k in range(rays_per_pose):
-        m = wp.min(m, ray_range[first + k])
+    m = nearest_of(ray_range, b * rays_per_pose, rays_per_pose, float(wp.inf))
     if m < float(wp.inf):
         if range_sigma > 0.0:
             st = stream_state(seed, frame_index + b, sensor_id, STREAM_RANGE, 0)
