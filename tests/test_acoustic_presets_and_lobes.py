@@ -4,6 +4,7 @@ elevation side lobes of the device chain, against numbers computed by hand."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -152,3 +153,65 @@ def test_field_sources_of_an_unknown_kind_or_preset_is_a_config_error_and_the_ta
     sources["frequency"] = "estimate: changed by a caller"
     assert dp.field_sources("imaging_sonar", "oculus_m750d_750khz")["frequency"] != "estimate: changed by a caller"
     assert dp.FIELD_SOURCES["imaging_sonar"]["oculus_m750d"]["frequency"] != "estimate: changed by a caller"
+
+
+def test_every_value_recalled_from_a_datasheet_says_what_was_searched():
+    # A value no stored public document states is an estimate that names the datasheet it is recalled from and what
+    # was searched for it, so a reader knows where to check it; no field is left at the bare "as recalled" label.
+    recalled = 0
+    for kind, presets in dp.FIELD_SOURCES.items():
+        for name, sources in presets.items():
+            for field, source in sources.items():
+                if "recalled" in source:
+                    recalled += 1
+                    assert "searched" in source, f"{kind} {name}.{field}: {source!r}"
+                assert "as recalled (no stored copy)" not in source, f"{kind} {name}.{field}"
+    assert recalled > 0
+
+
+FANS = [(dp.IMAGING_SONAR_DEVICE_PRESETS, "horizontal_fov"), (dp.MULTIBEAM_DEVICE_PRESETS, "fov"),
+        (dp.PROFILING_DEVICE_PRESETS, "swath_width")]
+
+
+@pytest.mark.parametrize("table, fov_field", FANS, ids=["imaging_sonar", "multibeam", "profiling"])
+def test_beams_cover_the_fan_without_gaps(table, fov_field):
+    # The beam spacing fov / n_beams is at most the -3 dB beam width (5 % margin: the ARIS lenses space their beams
+    # unevenly, 0.21-0.35 deg for the 1800's 96), so a target anywhere in the fan lies in some beam's main lobe.
+    # E.g. ARIS 1800 at 1.8 MHz: 28 / 96 = 0.292 deg <= 1.05 x 0.29; Oculus M750d 750 kHz: 130 / 512 = 0.254 <= 1.
+    for name, (values, _summary) in table.items():
+        spacing = values[fov_field] / values["n_beams"]
+        assert spacing <= 1.05 * values["beam_width"], f"{name}: spacing {spacing:.3f} deg, beam {values['beam_width']}"
+
+
+def test_aris_beam_widths_are_the_mean_of_sound_metrics_beam_width_files():
+    # Sound Metrics aris-file-sdk beam-width-metrics: the outer beam edges over the beam count, by hand:
+    # BeamWidths_ARIS1800_96.h -13.8562 .. 13.9831 -> 27.8393 / 96 = 0.2900 deg;
+    # BeamWidths_ARIS1800_1200_48.h -13.7893 .. 13.7893 -> 27.5786 / 48 = 0.5746 deg;
+    # BeamWidths_ARIS3000_128.h -14.831 .. 14.832 -> 29.663 / 128 = 0.2317 deg; the 3 MHz aperture at 1.8 MHz:
+    # 0.23 x 3.0 / 1.8 = 0.383 deg.
+    beam = {name: ImagingSonarConfig.preset(name).beam_width
+            for name in ("aris1800_1800khz", "aris1800_1100khz", "aris3000_3000khz", "aris3000_1800khz")}
+    assert beam == {"aris1800_1800khz": round(27.8393 / 96, 2), "aris1800_1100khz": round(27.5786 / 48, 2),
+                    "aris3000_3000khz": round(29.663 / 128, 2), "aris3000_1800khz": round(0.23 * 3.0 / 1.8, 2)}
+    assert beam == {"aris1800_1800khz": 0.29, "aris1800_1100khz": 0.57, "aris3000_3000khz": 0.23,
+                    "aris3000_1800khz": 0.38}
+
+
+def test_a_number_quoted_from_a_driver_constant_is_the_field_value():
+    # Where a field's source is a driver constant (liboculus Constants.h: "AzimuthBeamwidthDeg = 0.6",
+    # "ElevationBeamwidthDeg = 12.0", "MaxRange = 10"), the field holds that number: the -3 dB beam width, the
+    # vertical fan, the window end (an estimate that only mentions a constant, e.g. a window inside the maximum
+    # range, is not checked).
+    quoted = {"AzimuthBeamwidthDeg": ("beam_width",), "ElevationBeamwidthDeg": ("vertical_fov", "elevation_fov"),
+              "MaxRange": ("max_range",)}
+    checked = 0
+    for kind, table in (("imaging_sonar", dp.IMAGING_SONAR_DEVICE_PRESETS), ("multibeam", dp.MULTIBEAM_DEVICE_PRESETS)):
+        for name, (values, _summary) in table.items():
+            for field, source in dp.field_sources(kind, name).items():
+                for constant, fields in quoted.items():
+                    match = re.search(constant + r" = ([0-9.]+)", source)
+                    if match and field in fields and source.startswith("third-party document: "):
+                        assert values[field] == float(match.group(1)), f"{kind} {name}.{field}: {source!r}"
+                        checked += 1
+    # 4 imaging modes (+ the oculus_m750d alias) x beam width and vertical fan, 1 window end; the multibeam M1200d x 3
+    assert checked == 5 * 2 + 1 + 3

@@ -9,9 +9,14 @@ preset, the source of every field of the values. A source reads ``"<kind>: <docu
 - ``model file``: a peer simulator's model of the device (DAVE, nps_uw_sensors_gazebo);
 - ``paper``: a published paper (the peers' papers in shared/seeds, the absorption formula);
 - ``derived``: computed from the fields above by the stated formula;
+- ``third-party document``: a public document by a user or integrator of the device that quotes its specification
+  (an observatory's data page, an open-source driver's constants, a simulator's documentation), named with its
+  address or repository and path;
 - ``estimate``: no document in reach states it; the reasoning is given. Values that Sound Metrics, Blueprint
-  Subsea, Tritech, EdgeTech, Kongsberg, Norbit or Teledyne publish on their web datasheets but that no stored copy
-  holds are marked "estimate: ... as recalled", to be checked against the datasheet before relying on them;
+  Subsea, Tritech, EdgeTech, Kongsberg, Norbit or Teledyne publish on their web datasheets but that no stored public
+  copy holds (web pages, documentation, code and issues searched, November 2026) read "estimate: <value> as the
+  <datasheet> is recalled; no stored copy states it (searched: <what>)", to be checked against the datasheet before
+  relying on them;
 - ``simulation``: a choice of the simulation, not a property of the device (ray counts, point-spread extent).
 
 Common choices of all device presets:
@@ -59,8 +64,8 @@ PSF_EXTENT = 2.26
 ASSUMED_ACOUSTIC_POWER = 30.0
 
 #: The kinds a field source may name (module docstring).
-SOURCE_KINDS = ("datasheet", "manual", "manufacturer software", "model file", "paper", "derived", "estimate",
-                "simulation")
+SOURCE_KINDS = ("datasheet", "manual", "manufacturer software", "third-party document", "model file", "paper",
+                "derived", "estimate", "simulation")
 
 Sources = dict[str, str]
 PresetTable = dict[str, tuple[dict[str, Any], str]]
@@ -170,8 +175,23 @@ def _fls(frequency: float, hfov: float, vfov: float, beams: int, beam_width: flo
 
 
 _ARIS_SDK = "manufacturer software: Sound Metrics aris-integration-sdk, SystemConfiguration (2010-2022)"
-_ARIS_BEAMS = "manufacturer software: Sound Metrics aris-file-sdk, beam-width-metrics"
-_ARIS_RECALLED = "estimate: Sound Metrics ARIS Explorer datasheet as recalled (no stored copy)"
+_ARIS_BEAMS = ("manufacturer software: Sound Metrics aris-file-sdk beam-width-metrics/ (per beam its centre and "
+               "left / right edges, averaged from measured beam patterns; docs/understanding-aris-data.md names them "
+               "the 'Beam Width Source' of each lens and beam count)")
+#: Ocean Networks Canada's data page of its ARIS and DIDSON sonars (2017, revised 2022).
+_ARIS_ONC = ("third-party document: Ocean Networks Canada, 'Sound Metrics Sonar Data', "
+             "https://wiki.oceannetworks.ca/display/DP/119 ('Both ARIS and Didson operate with centre frequencies "
+             "from 1 to 3 MHz, with 128 beams over a swatch that covers 28 degrees horizontally and 14 degrees "
+             "vertically')")
+_ARIS_SEARCHED = ("stored web pages, docs, code and issues for 'ARIS Explorer 1800 / 3000 specifications', "
+                  "'identification range', 'detection range', 'beam width'; SoundMetrics/aris-file-sdk and "
+                  "aris-integration-sdk hold window limits, not these ranges")
+
+
+def _recalled(document: str, value: str, searched: str) -> str:
+    """The source of a value that no stored public document states: what it is, the document it is recalled from,
+    and what was searched for it."""
+    return f"estimate: {value} as the {document} is recalled; no stored copy states it (searched: {searched})"
 
 
 def _aris(frequency: float, hfov: float, beams: int, beam_width: float, pulse_us: float, max_range: float,
@@ -179,15 +199,34 @@ def _aris(frequency: float, hfov: float, beams: int, beam_width: float, pulse_us
     """An ARIS mode: range resolution c tau / 2 of a CW pulse of ``pulse_us`` microseconds."""
     return _fls(frequency, hfov, 14.0, beams, beam_width, SOUND_SPEED * pulse_us * 1e-6 / 2.0, 0.7, max_range,
                 range_bins, rays_per_beam, 128, {
-                    "vertical_fov": f"{_ARIS_RECALLED}: 14 deg (also Ocean Networks Canada's ARIS data page, 2017)",
+                    "vertical_fov": f"{_ARIS_ONC}: 14 deg",
                     "min_range": f"{_ARIS_SDK}: WindowStartLimits from 0.7 m", **src})
 
 
-_OCULUS = "estimate: Blueprint Subsea Oculus M-series datasheet as recalled (no stored copy)"
-_OCULUS_MANUAL = "manual: Blueprint Subsea Oculus M-Series User Manual, §1 (up to 130 x 20 deg, dual frequency)"
+#: apl-ocean-engineering/liboculus, the University of Washington APL driver of the Oculus sonars:
+#: include/liboculus/Constants.h, per-model constants (the "alt_constants" API, liboculus issue #27, Oct 2023).
+_LIBOCULUS = "third-party document: apl-ocean-engineering/liboculus include/liboculus/Constants.h"
+_OCULUS_MANUAL = ("manual: Blueprint Subsea Oculus M-Series Sonar User Manual (P/N BP01222, March 2017) §1, "
+                  "manualshive.com/en/manual/blueprint-subsea/m1200d/2777813?page=5 ('acoustically illuminating a "
+                  "sector up to 130° horizontally and 20° vertically depending on the selected frequency mode')")
+_OCULUS_BEAMS = f"{_LIBOCULUS}: FlagBits::Do512Beams ('use 512 beams (vs 256)')"
+_OCULUS_SEARCHED = ("stored web pages, docs, code and issues for 'Oculus M750d / M1200d specifications', 'range "
+                    "resolution', 'horizontal aperture', 'minimum range'; liboculus, oculus_ros2 and the Oculus "
+                    "M-Series user manual state beam widths and maximum ranges only")
+_OCULUS_DOC = "Blueprint Subsea Oculus M-series datasheet"
 _DAVE = "model file: DAVE / nps_uw_sensors_gazebo model files (docs/PHYSICS.md §2)"
+#: DAVE's documentation of its BlueView P900-90 model.
+_DAVE_DOC = "third-party document: Field-Robotics-Lab/dave.doc contents/fls_model_standalone.md"
 #: The BlueView P900's source level: DAVE's value (Urick's relation makes it ~3.5 kW into the 90 x 20 deg fan).
 _P900_LEVEL = (220.0, f"{_DAVE}: blueview_p900 220 dB (~3.5 kW peak acoustic power by Urick's relation: high)")
+_P900_SEARCHED = ("stored web pages, docs, code and issues for 'BlueView P900-90 specifications', 'range "
+                  "resolution', 'beam width'; the nearest statement is DAVE's documentation")
+_P900_VERTICAL = (f"{_DAVE_DOC}: 20 deg (the model's 'height of 114 (corresponding to 20 degree vertical FOV)'); "
+                  f"IOES-Lab/ROS2_Lyrical_MacOS_Native_AppleSilicon notes/upstream/submit/updaterate.md quotes the "
+                  f"Teledyne BlueView P900 Series datasheet: '1° × 20°' beam width (P900-130)")
+_P900_BEAM = f"{_DAVE_DOC}: 1 deg ('Beam width, 90 x 1 degrees'; 'Beam spacing 0.18 degrees')"
+_P900_RESOLUTION = (f"{_DAVE_DOC} states 'Range resolution 2.45 cm'; 2.5 cm kept (2 % apart, within a bin; the "
+                    f"stored source is DAVE's, not Teledyne's)")
 
 
 def _fls_window(max_range: float, range_bins: int, resolution: float, why: str) -> Sources:
@@ -196,77 +235,111 @@ def _fls_window(max_range: float, range_bins: int, resolution: float, why: str) 
                                             f"{resolution * 1000:g} mm: bins chosen for memory, not sampled at 2 B)"}
 
 
+_GEMINI_SEARCHED = ("stored web pages, docs, code and issues for 'Gemini 720i specifications', 'range resolution', "
+                    "'number of beams'; the Gemini 720is product manual 0703-SOM-00002 §2.1 and Tritech's Gemini "
+                    "SDK headers are stored, no 720i datasheet")
+
+
 _IMAGING: dict[str, tuple[dict[str, Any], Sources]] = {
     # ARIS Explorer 1800, 1.8 MHz, 96 beams (ping mode 3). Pulse: the SDK's default 14 us at 1.8 MHz -> 1.05 cm.
     # 1250 samples: the SDK's default sample count (0.7-15 m: 15.3 us per sample, within its 4-20 us).
-    "aris1800_1800khz": _aris(1.8e6, 28.0, 96, 0.3, 14.0, 15.0, 1250, 8, {
+    "aris1800_1800khz": _aris(1.8e6, 28.0, 96, 0.29, 14.0, 15.0, 1250, 8, {
         "frequency": f"{_ARIS_SDK}: Aris1800 FrequencyHigh 1.8 MHz",
         "n_beams": f"{_ARIS_SDK}: PingMode3 = 96 channels",
-        "horizontal_fov": f"{_ARIS_BEAMS}: BeamWidths_ARIS1800_96.h beam edges -13.98 to 13.98 deg (28 deg)",
-        "beam_width": f"{_ARIS_BEAMS}: BeamWidths_ARIS1800_96.h mean beam width 0.29 deg (datasheet 0.3 deg)",
+        "horizontal_fov": f"{_ARIS_BEAMS}: BeamWidths_ARIS1800_96.h beam edges -13.86 to 13.98 deg (28 deg)",
+        "beam_width": f"{_ARIS_BEAMS}: BeamWidths_ARIS1800_96.h, 27.84 deg of edges over 96 beams = 0.29 deg "
+                      f"mean (0.21-0.35 deg)",
         "resolution": f"{_ARIS_SDK}: MakeDefaultSettings1800 pulse width 14 us (c tau / 2 = 1.05 cm)",
-        "max_range": f"{_ARIS_RECALLED}: 15 m identification range (SDK window end up to 50 m)",
+        "max_range": _recalled("Sound Metrics ARIS Explorer 1800 datasheet", "15 m identification range (SDK window "
+                               "end up to 50 m)", _ARIS_SEARCHED),
         "range_bins": f"{_ARIS_SDK}: default sample count 1250 (15.3 us per sample over 0.7-15 m)"}),
     # Detection mode: 1.1 MHz, 48 beams (ping mode 1); the SDK's longest 1.1 MHz pulse setting ("wide", 24 us)
     # for the long window; samples at the SDK's longest period (20 us = 1.5 cm) -> 2300 over 0.7-35 m.
-    "aris1800_1100khz": _aris(1.1e6, 28.0, 48, 0.6, 24.0, 35.0, 2300, 16, {
+    "aris1800_1100khz": _aris(1.1e6, 28.0, 48, 0.57, 24.0, 35.0, 2300, 16, {
         "frequency": f"{_ARIS_SDK}: Aris1800 FrequencyLow 1.1 MHz",
         "n_beams": f"{_ARIS_SDK}: PingMode1 = 48 channels",
         "horizontal_fov": f"{_ARIS_BEAMS}: BeamWidths_ARIS1800_1200_48.h beam edges -13.79 to 13.79 deg (28 deg)",
-        "beam_width": f"{_ARIS_BEAMS}: BeamWidths_ARIS1800_1200_48.h mean beam width 0.57 deg (datasheet 0.6 deg)",
+        "beam_width": f"{_ARIS_BEAMS}: BeamWidths_ARIS1800_1200_48.h, 27.58 deg of edges over 48 beams = 0.57 deg "
+                      f"mean (0.43-0.69 deg)",
         "resolution": f"{_ARIS_SDK}: PulseWidthLimitsLowFrequency wide = 24 us (c tau / 2 = 1.8 cm)",
-        "max_range": f"{_ARIS_RECALLED}: 35 m detection range (SDK window end up to 50 m)",
+        "max_range": _recalled("Sound Metrics ARIS Explorer 1800 datasheet", "35 m detection range (SDK window "
+                               "end up to 50 m)", _ARIS_SEARCHED),
         "range_bins": f"{_ARIS_SDK}: 1.5 cm per sample at its longest 20 us sample period over 0.7-35 m"}),
     # ARIS Explorer 3000, 3.0 MHz, 128 beams (ping mode 9): the SDK's default 5 us pulse -> 3.75 mm; 1250 samples
     # over 0.7-5 m (4.6 us per sample, within its 4-12 us).
-    "aris3000_3000khz": _aris(3.0e6, 30.0, 128, 0.25, 5.0, 5.0, 1250, 6, {
+    "aris3000_3000khz": _aris(3.0e6, 30.0, 128, 0.23, 5.0, 5.0, 1250, 6, {
         "frequency": f"{_ARIS_SDK}: Aris3000 FrequencyHigh 3.0 MHz",
         "n_beams": f"{_ARIS_SDK}: PingMode9 = 128 channels",
         "horizontal_fov": f"{_ARIS_BEAMS}: BeamWidths_ARIS3000_128.h beam edges -14.83 to 14.83 deg (30 deg)",
-        "beam_width": f"{_ARIS_RECALLED}: 0.25 deg (beam-width-metrics: 0.23 deg beam spacing)",
+        "beam_width": f"{_ARIS_BEAMS}: BeamWidths_ARIS3000_128.h, 29.66 deg of edges over 128 beams = 0.23 deg "
+                      f"mean (0.22-0.25 deg)",
         "resolution": f"{_ARIS_SDK}: MakeDefaultSettings3000 pulse width 5 us (c tau / 2 = 3.75 mm)",
-        "max_range": f"{_ARIS_RECALLED}: 5 m identification range (SDK window end up to 20 m)",
+        "max_range": _recalled("Sound Metrics ARIS Explorer 3000 datasheet", "5 m identification range (SDK window "
+                               "end up to 20 m)", _ARIS_SEARCHED),
         "range_bins": f"{_ARIS_SDK}: default sample count 1250 (4.6 us per sample over 0.7-5 m)"}),
     # Detection mode: 1.8 MHz, same 128 beams; the receive aperture is the 3 MHz one, so the beam widens by
-    # 3.0 / 1.8: 0.25 -> 0.42 deg. Pulse 14 us (the ARIS 1800's 1.8 MHz default, inside the 3000's 6-24 us
+    # 3.0 / 1.8: 0.23 -> 0.38 deg. Pulse 14 us (the ARIS 1800's 1.8 MHz default, inside the 3000's 6-24 us
     # 1.8 MHz limits); samples at the SDK's longest period (12 us = 9 mm) -> 1600 over 0.7-15 m.
-    "aris3000_1800khz": _aris(1.8e6, 30.0, 128, 0.42, 14.0, 15.0, 1600, 6, {
+    "aris3000_1800khz": _aris(1.8e6, 30.0, 128, 0.38, 14.0, 15.0, 1600, 6, {
         "frequency": f"{_ARIS_SDK}: Aris3000 FrequencyLow 1.8 MHz",
         "n_beams": f"{_ARIS_SDK}: PingMode9 = 128 channels",
         "horizontal_fov": f"{_ARIS_BEAMS}: BeamWidths_ARIS3000_128.h beam edges -14.83 to 14.83 deg (30 deg)",
-        "beam_width": "derived: the 3 MHz beam (0.25 deg) x 3.0 / 1.8, same aperture (beam width ~ lambda / L)",
+        "beam_width": "derived: the 3 MHz beam (0.23 deg, BeamWidths_ARIS3000_128.h) x 3.0 / 1.8 = 0.38 deg, the "
+                      "same aperture (beam width ~ lambda / L)",
         "resolution": "estimate: 14 us (1.05 cm), the SDK's ARIS 1800 default at 1.8 MHz, within the SDK's "
                       "6-24 us ARIS 3000 1.8 MHz pulse limits",
-        "max_range": f"{_ARIS_RECALLED}: 15 m detection range (SDK window end up to 20 m)",
+        "max_range": _recalled("Sound Metrics ARIS Explorer 3000 datasheet", "15 m detection range (SDK window "
+                               "end up to 20 m)", _ARIS_SEARCHED),
         "range_bins": f"{_ARIS_SDK}: 9 mm per sample at its longest 12 us sample period over 0.7-15 m"}),
     "oculus_m750d_750khz": _fls(750e3, 130.0, 20.0, 512, 1.0, 0.004, 0.1, 30.0, 1024, 2, 96, {
-        "frequency": f"{_OCULUS}: M750d low-frequency mode 750 kHz", "horizontal_fov": _OCULUS_MANUAL,
-        "vertical_fov": f"{_OCULUS_MANUAL}; OceanSim (oceansim-2025.txt §III) 130 x 20 deg for the M750d",
-        "n_beams": f"{_OCULUS}: 512 beams (VideoRay Oculus training: '512 focused beams')",
-        "beam_width": f"{_OCULUS}: angular resolution 1 deg", "resolution": f"{_OCULUS}: 4 mm",
-        "min_range": f"{_OCULUS}: 0.1 m",
-        **_fls_window(30.0, 1024, 0.004, "estimate: a 30 m working window inside the recalled 120 m maximum")}),
+        "frequency": f"{_LIBOCULUS}: namespace Oculus_M750d::Freq_750kHz (pings at 650-850 kHz take its constants)",
+        "horizontal_fov": _OCULUS_MANUAL,
+        "vertical_fov": f"{_LIBOCULUS}: Oculus_M750d::Freq_750kHz ElevationBeamwidthDeg = 20.0 (also {_OCULUS_MANUAL})",
+        "n_beams": f"{_OCULUS_BEAMS} (VideoRay's Oculus training: 'the Oculus actually emits 512 focused beams')",
+        "beam_width": f"{_LIBOCULUS}: Oculus_M750d::Freq_750kHz AzimuthBeamwidthDeg = 1.0",
+        "resolution": _recalled(_OCULUS_DOC, "4 mm", _OCULUS_SEARCHED),
+        "min_range": _recalled(_OCULUS_DOC, "0.1 m", _OCULUS_SEARCHED),
+        **_fls_window(30.0, 1024, 0.004, f"estimate: a 30 m working window inside the 120 m maximum ({_LIBOCULUS}: "
+                                         f"Oculus_M750d::Freq_750kHz MaxRange = 120)")}),
     "oculus_m750d_1200khz": _fls(1.2e6, 70.0, 12.0, 512, 0.6, 0.0025, 0.1, 20.0, 1024, 2, 96, {
-        "frequency": f"{_OCULUS}: M750d high-frequency mode 1.2 MHz", "horizontal_fov": f"{_OCULUS}: 70 deg",
-        "vertical_fov": f"{_OCULUS}: 12 deg", "n_beams": f"{_OCULUS}: 512 beams",
-        "beam_width": f"{_OCULUS}: angular resolution 0.6 deg", "resolution": f"{_OCULUS}: 2.5 mm",
-        "min_range": f"{_OCULUS}: 0.1 m",
-        **_fls_window(20.0, 1024, 0.0025, "estimate: a 20 m working window inside the recalled 40 m")}),
+        "frequency": f"{_LIBOCULUS}: namespace Oculus_M750d::Freq_1200kHz",
+        "horizontal_fov": _recalled(_OCULUS_DOC, "70 deg", _OCULUS_SEARCHED + "; the user manual's playback example "
+                                    "shows a high-frequency image '80° wide rather than 130°' without naming the "
+                                    "model"),
+        "vertical_fov": f"{_LIBOCULUS}: Oculus_M750d::Freq_1200kHz ElevationBeamwidthDeg = 12.0 (liboculus issue "
+                        f"#27: 12 deg on older M750d units, 20 deg on newer ones)",
+        "n_beams": _OCULUS_BEAMS,
+        "beam_width": f"{_LIBOCULUS}: Oculus_M750d::Freq_1200kHz AzimuthBeamwidthDeg = 0.6",
+        "resolution": _recalled(_OCULUS_DOC, "2.5 mm", _OCULUS_SEARCHED),
+        "min_range": _recalled(_OCULUS_DOC, "0.1 m", _OCULUS_SEARCHED),
+        **_fls_window(20.0, 1024, 0.0025, f"estimate: a 20 m working window inside the 40 m maximum ({_LIBOCULUS}: "
+                                          f"Oculus_M750d::Freq_1200kHz MaxRange = 40)")}),
     "oculus_m1200d_1200khz": _fls(1.2e6, 130.0, 20.0, 512, 0.6, 0.0025, 0.1, 20.0, 1024, 2, 96, {
-        "frequency": f"{_OCULUS}: M1200d low-frequency mode 1.2 MHz", "horizontal_fov": _OCULUS_MANUAL,
-        "vertical_fov": _OCULUS_MANUAL, "n_beams": f"{_OCULUS}: 512 beams",
-        "beam_width": f"{_OCULUS}: angular resolution 0.6 deg", "resolution": f"{_OCULUS}: 2.5 mm",
-        "min_range": f"{_OCULUS}: 0.1 m",
-        **_fls_window(20.0, 1024, 0.0025, "estimate: a 20 m working window inside the recalled 30 m")}),
+        "frequency": f"{_LIBOCULUS}: namespace Oculus_M1200d::Freq_1200kHz (pings at 1.1-1.3 MHz take its "
+                     f"constants)",
+        "horizontal_fov": _OCULUS_MANUAL,
+        "vertical_fov": f"{_LIBOCULUS}: Oculus_M1200d::Freq_1200kHz ElevationBeamwidthDeg = 20.0 (also "
+                        f"{_OCULUS_MANUAL})",
+        "n_beams": _OCULUS_BEAMS,
+        "beam_width": f"{_LIBOCULUS}: Oculus_M1200d::Freq_1200kHz AzimuthBeamwidthDeg = 0.6",
+        "resolution": _recalled(_OCULUS_DOC, "2.5 mm", _OCULUS_SEARCHED),
+        "min_range": _recalled(_OCULUS_DOC, "0.1 m", _OCULUS_SEARCHED),
+        **_fls_window(20.0, 1024, 0.0025, f"estimate: a 20 m working window inside the 40 m maximum ({_LIBOCULUS}: "
+                                          f"Oculus_M1200d::Freq_1200kHz MaxRange = 40; its comment: 30 m on the "
+                                          f"older generation)")}),
     # The -3 dB bandwidth of the 2.5 mm resolution (300 kHz), as the multibeam preset of the same mode: DAVE's
     # 265.5 kHz is its Gaussian b, not a -3 dB bandwidth (docs/PHYSICS_ACOUSTIC_CHAIN.md §8).
     "oculus_m1200d_2100khz": _fls(2.1e6, 60.0, 12.0, 256, 0.4, 0.0025, 0.1, 10.0, 1024, 4, 96, {
-        "frequency": f"{_OCULUS}: M1200d high-frequency mode 2.1 MHz (also the DAVE model file's)",
-        "horizontal_fov": f"{_DAVE}: oculus_m1200d 60 deg", "vertical_fov": f"{_OCULUS}: 12 deg",
-        "n_beams": f"{_DAVE}: oculus_m1200d 256 beams", "beam_width": f"{_OCULUS}: angular resolution 0.4 deg",
-        "resolution": f"{_OCULUS}: 2.5 mm (DAVE's 265.5 kHz is a Gaussian b, not used)",
-        "min_range": f"{_OCULUS}: 0.1 m",
-        **_fls_window(10.0, 1024, 0.0025, f"{_OCULUS}: 10 m maximum range")}),
+        "frequency": f"{_LIBOCULUS}: namespace Oculus_M1200d::Freq_2100kHz (pings above 2 MHz take its constants; "
+                     f"also the DAVE model file's 2.1 MHz)",
+        "horizontal_fov": f"{_DAVE}: oculus_m1200d 60 deg",
+        "vertical_fov": f"{_LIBOCULUS}: Oculus_M1200d::Freq_2100kHz ElevationBeamwidthDeg = 12.0",
+        "n_beams": f"{_DAVE}: oculus_m1200d 256 beams ({_OCULUS_BEAMS}: 256 is the device's other setting)",
+        "beam_width": f"{_LIBOCULUS}: Oculus_M1200d::Freq_2100kHz AzimuthBeamwidthDeg = 0.4",
+        "resolution": _recalled(_OCULUS_DOC, "2.5 mm", _OCULUS_SEARCHED + " (DAVE's 265.5 kHz is a Gaussian b, "
+                                "not used)"),
+        "min_range": _recalled(_OCULUS_DOC, "0.1 m", _OCULUS_SEARCHED),
+        **_fls_window(10.0, 1024, 0.0025, f"{_LIBOCULUS}: Oculus_M1200d::Freq_2100kHz MaxRange = 10")}),
     # Gemini: the stored Tritech manual is the 720is's (0703-SOM-00002): 720 kHz, 120 deg sector (the 130 deg of
     # the earlier preset is the Gemini Narrow Beam Imager's), 20 deg vertical, 1.0 deg acoustic / 0.25 deg
     # effective resolution (512 beams over 120 deg = 0.23 deg).
@@ -277,17 +350,18 @@ _IMAGING: dict[str, tuple[dict[str, Any], Sources]] = {
         "vertical_fov": "manual: Tritech 0703-SOM-00002 §2.1 vertical beam width 20 deg",
         "beam_width": "manual: Tritech 0703-SOM-00002 §2.1 angular resolution 1.0 deg acoustic",
         "n_beams": "derived: 0.25 deg effective resolution (0703-SOM-00002 §2.1) over 120 deg ~ 480; 512 as the "
-                   "recalled Gemini datasheet",
-        "resolution": "estimate: Tritech Gemini 720i datasheet as recalled, 8 mm",
-        "min_range": "estimate: Tritech Gemini 720i datasheet as recalled, 0.2 m",
-        **_fls_window(50.0, 1024, 0.008, "estimate: a 50 m window inside the recalled 120 m maximum range")}),
+                   "Gemini datasheet is recalled (the stored §2.1 excerpts name 'Number of Beams' without its value; "
+                   f"searched: {_GEMINI_SEARCHED})",
+        "resolution": _recalled("Tritech Gemini 720i datasheet", "8 mm", _GEMINI_SEARCHED),
+        "min_range": _recalled("Tritech Gemini 720i datasheet", "0.2 m", _GEMINI_SEARCHED),
+        **_fls_window(50.0, 1024, 0.008, _recalled("Tritech Gemini 720i datasheet", "a 50 m window inside a 120 m "
+                                                   "maximum range", _GEMINI_SEARCHED))}),
     "blueview_p900": _fls(900e3, 90.0, 20.0, 512, 1.0, 0.025, 0.2, 10.0, 400, 2, 96, {
         "frequency": f"{_DAVE}: blueview_p900 900 kHz", "horizontal_fov": f"{_DAVE}: blueview_p900 90 deg",
-        "vertical_fov": "estimate: Teledyne BlueView P900-90 datasheet as recalled, 20 deg",
+        "vertical_fov": _P900_VERTICAL,
         "n_beams": f"{_DAVE}: blueview_p900 512 beams",
-        "beam_width": "estimate: Teledyne BlueView P900-90 datasheet as recalled, 1 deg",
-        "resolution": "estimate: Teledyne BlueView P900-90 datasheet as recalled, 2.5 cm (DAVE's 29.9 kHz is its "
-                      "Gaussian b)",
+        "beam_width": _P900_BEAM,
+        "resolution": f"{_P900_RESOLUTION} (DAVE's 29.9 kHz is its Gaussian b)",
         "min_range": "estimate: 0.2 m, the peer preset's", "max_range": f"{_DAVE}: blueview_p900 10 m",
         "range_bins": "derived: 9.8 m window / 2.5 cm resolution = 392, rounded to 400"},
         source_level=_P900_LEVEL),
@@ -297,49 +371,57 @@ _IMAGING: dict[str, tuple[dict[str, Any], Sources]] = {
 IMAGING_SONAR_DEVICE_PRESETS: PresetTable = _register("imaging_sonar", {
     "aris1800_1800khz": (*_IMAGING["aris1800_1800khz"],
                          "Sound Metrics ARIS Explorer 1800, 1.8 MHz identification mode: frequency, 96 beams, 0.7 m "
-                         "start, 14 us pulse (1.05 cm) and 1250 samples from Sound Metrics' SDK; fan and beam widths "
-                         "from its beam-width files; 14 deg, 15 m as the datasheet (recalled); source level chosen "
+                         "start, 14 us pulse (1.05 cm) and 1250 samples from Sound Metrics' SDK; fan and 0.29 deg "
+                         "beams from its beam-width files; 14 deg vertical from Ocean Networks Canada's ARIS data "
+                         "page; 15 m as the datasheet (recalled, not in the stored corpora); source level chosen "
                          "here (estimate). Field sources: FIELD_SOURCES['imaging_sonar']."),
     "aris1800_1100khz": (*_IMAGING["aris1800_1100khz"],
                          "Sound Metrics ARIS Explorer 1800, 1.1 MHz detection mode: frequency, 48 beams and a 24 us "
-                         "pulse (1.8 cm) from the SDK; 35 m as the datasheet (recalled); bins at the SDK's longest "
-                         "sample period; source level chosen here."),
+                         "pulse (1.8 cm) from the SDK; 0.57 deg beams from its beam-width file; 14 deg from Ocean "
+                         "Networks Canada; 35 m as the datasheet (recalled); bins at the SDK's longest sample "
+                         "period; source level chosen here."),
     "aris3000_3000khz": (*_IMAGING["aris3000_3000khz"],
                          "Sound Metrics ARIS Explorer 3000, 3.0 MHz identification mode: frequency, 128 beams, 5 us "
-                         "pulse (3.75 mm) and 1250 samples from the SDK; 30 deg fan from its beam-width file; "
-                         "0.25 deg beams and 5 m as the datasheet (recalled); source level chosen here."),
+                         "pulse (3.75 mm) and 1250 samples from the SDK; 30 deg fan and 0.23 deg beams from its "
+                         "beam-width file; 14 deg from Ocean Networks Canada; 5 m as the datasheet (recalled); "
+                         "source level chosen here."),
     "aris3000_1800khz": (*_IMAGING["aris3000_1800khz"],
                          "Sound Metrics ARIS Explorer 3000, 1.8 MHz detection mode: frequency and 128 beams from the "
                          "SDK; beam width scaled from the 3 MHz beam by the wavelength; 15 m as the datasheet "
                          "(recalled); pulse, bins and source level chosen here."),
     "oculus_m750d_750khz": (*_IMAGING["oculus_m750d_750khz"],
-                            "Blueprint Subsea Oculus M750d, 750 kHz mode: 130 x 20 deg (Oculus user manual), 512 "
-                            "beams, 1 deg, 4 mm, 120 m as the datasheet (recalled, no stored copy); 30 m window, "
-                            "bins and source level chosen here."),
+                            "Blueprint Subsea Oculus M750d, 750 kHz mode: 130 x 20 deg (Oculus user manual), 1 x 20 "
+                            "deg beams and 120 m maximum (liboculus Constants.h), 512 beams (liboculus); 4 mm and "
+                            "0.1 m as the datasheet (recalled, no stored copy); 30 m window, bins and source level "
+                            "chosen here."),
     "oculus_m750d_1200khz": (*_IMAGING["oculus_m750d_1200khz"],
-                             "Blueprint Subsea Oculus M750d, 1.2 MHz mode: 70 x 12 deg, 512 beams, 0.6 deg, 2.5 mm, "
-                             "40 m as the datasheet (recalled, no stored copy); 20 m window chosen here."),
+                             "Blueprint Subsea Oculus M750d, 1.2 MHz mode: 0.6 x 12 deg beams and 40 m maximum "
+                             "(liboculus Constants.h), 512 beams; 70 deg, 2.5 mm, 0.1 m as the datasheet (recalled, "
+                             "no stored copy); 20 m window chosen here."),
     "oculus_m1200d_1200khz": (*_IMAGING["oculus_m1200d_1200khz"],
-                              "Blueprint Subsea Oculus M1200d, 1.2 MHz mode: 130 x 20 deg (Oculus user manual), 512 "
-                              "beams, 0.6 deg, 2.5 mm, 30 m as the datasheet (recalled); 20 m window chosen here."),
+                              "Blueprint Subsea Oculus M1200d, 1.2 MHz mode: 130 x 20 deg (Oculus user manual), "
+                              "0.6 x 20 deg beams and 40 m maximum (liboculus Constants.h), 512 beams; 2.5 mm and "
+                              "0.1 m as the datasheet (recalled); 20 m window chosen here."),
     "oculus_m1200d_2100khz": (*_IMAGING["oculus_m1200d_2100khz"],
                               "Blueprint Subsea Oculus M1200d, 2.1 MHz mode: 60 deg and 256 beams from the DAVE "
-                              "model file; 12 deg, 0.4 deg, 2.5 mm (B = 300 kHz) and 10 m as the datasheet "
-                              "(recalled); source level chosen here."),
+                              "model file; 0.4 x 12 deg beams and 10 m (liboculus Constants.h); 2.5 mm (B = 300 kHz) "
+                              "as the datasheet (recalled); source level chosen here."),
     "gemini_720i": (*_IMAGING["gemini_720i"],
                     "Tritech Gemini 720i: 720 kHz, 120 x 20 deg, 1 deg acoustic / 0.25 deg effective from the Gemini "
                     "720is product manual 0703-SOM-00002 (no 720i datasheet stored); 512 beams, 8 mm, 0.2 m as the "
                     "datasheet (recalled); 50 m window and source level chosen here."),
     "blueview_p900": (*_IMAGING["blueview_p900"],
                       "Teledyne BlueView P900-90: 900 kHz, 90 deg, 512 beams, 10 m and 220 dB from the DAVE model "
-                      "file; 20 deg, 1 deg and 2.5 cm (B = 30 kHz) as the P900-90 datasheet (recalled)."),
+                      "file; 1 x 20 deg beams from DAVE's documentation of the P900-90 (and a quoted P900 Series "
+                      "datasheet); 2.5 cm (B = 30 kHz) kept against DAVE's documented 2.45 cm (no Teledyne datasheet "
+                      "stored)."),
 })
 
 #: "oculus_m750d" is the M750d in its default (750 kHz) mode; the peer model of that fan is "oculus_m750d_peer".
 IMAGING_SONAR_DEVICE_PRESETS["oculus_m750d"] = (
     IMAGING_SONAR_DEVICE_PRESETS["oculus_m750d_750khz"][0],
-    "The Oculus M750d in its 750 kHz mode: the same values and sources as oculus_m750d_750khz (Blueprint Subsea "
-    "Oculus M750d datasheet, recalled).")
+    "The Oculus M750d in its 750 kHz mode: the same values and sources as oculus_m750d_750khz (Oculus user manual, "
+    "liboculus Constants.h; 4 mm and 0.1 m as the datasheet, recalled).")
 FIELD_SOURCES["imaging_sonar"]["oculus_m750d"] = FIELD_SOURCES["imaging_sonar"]["oculus_m750d_750khz"]
 
 
@@ -367,7 +449,10 @@ def _sidescan(frequency: float, along_track_beamwidth: float, vertical_beamwidth
     return values, sources
 
 
-_EDGETECH = "estimate: EdgeTech 4125 datasheet as recalled (no stored copy; the stored 4125 manual has no specs)"
+_EDGETECH = ("estimate: as the EdgeTech 4125 datasheet is recalled; no stored copy states it (searched: stored web "
+             "pages, docs, code and issues for 'EdgeTech 4125 specifications', '900 kHz horizontal beam width', "
+             "'resolution across track'; the stored 4125i/4125 User Hardware Manual 0004823 pages give deployment, "
+             "not acoustic specifications)")
 
 #: Side-scan device presets: name -> (config values, summary). Common choices as for the imaging sonars (module
 #: docstring); the fan keeps the peer preset's widening to nadir so the first return gives the altitude.
@@ -375,7 +460,8 @@ SIDESCAN_DEVICE_PRESETS: PresetTable = _register("sidescan", {
     "edgetech_4125_900khz": (*_sidescan(900e3, 0.28, 80.0, 50.0, 0.015, 75.0, 4096, 4096, {
         "frequency": f"{_EDGETECH}: 900 kHz channel (400/900 kHz towfish)",
         "along_track_beamwidth": f"{_EDGETECH}: 0.28 deg horizontal beam at 900 kHz",
-        "vertical_beamwidth": "simulation: the recalled 50 deg vertical beam widened to depressions 10-90 deg so "
+        "vertical_beamwidth": "simulation: the recalled 50 deg vertical beam (searched as for the other fields) "
+                              "widened to depressions 10-90 deg so "
                               "the first return gives the altitude (a real fish sees nadir through its side lobes)",
         "depression": "simulation: centre of the widened 10-90 deg fan",
         "resolution": f"{_EDGETECH}: 1.5 cm across-track resolution at 900 kHz",
@@ -387,7 +473,10 @@ SIDESCAN_DEVICE_PRESETS: PresetTable = _register("sidescan", {
 })
 
 
-_PA500 = "estimate: Tritech PA500 altimeter datasheet as recalled (no stored copy)"
+_PA500 = ("estimate: as the Tritech PA500 datasheet is recalled; no stored copy states it (searched: stored web "
+          "pages, docs, code and issues for 'Tritech PA500 specifications', '500 kHz', 'beam width 6 degrees'; the "
+          "stored Tritech Altimeter Product Manual 0286-SOM-00001 pages give output formats and a ~10 Hz PA500 "
+          "data rate only)")
 _PA500_LEVEL = _source_level_estimate(6.0, 6.0)
 
 #: Single-beam device presets: name -> (config values, summary).
@@ -434,9 +523,15 @@ def _swath(frequency: float, swath_width: float, along_track_beamwidth: float, n
 
 
 _UNITY = "paper: unity-ros-underwater-simulator-2021.txt §V, EM 2040-04 coverage table"
-_EM2040 = "estimate: Kongsberg EM 2040 MKII datasheet as recalled (cited by the paper, no stored copy)"
+_EM2040 = ("estimate: as the Kongsberg EM 2040 MKII datasheet is recalled (cited by the paper); no stored copy "
+           "states it (searched: stored web pages, docs, code and issues for 'EM 2040 MKII specifications', "
+           "'beamwidth 0.4 degrees', 'number of soundings'; the stored EM 2040 brochure (yumpu 29734720) gives the "
+           "first EM 2040's 0.5 x 1 and 1 x 1 deg at 200-400 kHz, and the EM 2040 MKII Installation Manual 472405/A "
+           "lists a '0.4 degrees' TX transducer (drawing 337805) and a '0.7 degrees' RX transducer (338208))")
 _NORBIT_MANUAL = "manual: NORBIT WBMS / iWBMS User Manual 10.4.3 (firmware 5.2.1, April 2020)"
-_NORBIT = "estimate: NORBIT WBMS datasheet as recalled (no stored copy)"
+_NORBIT = ("estimate: as the NORBIT WBMS datasheet is recalled; no stored copy states it (searched: stored web "
+           "pages, docs, code and issues for 'NORBIT WBMS specifications', '256 beams', '0.9 x 1.9 degrees'; only "
+           "the WBMS user manual 10.4.3 is stored, without beam widths or counts)")
 
 #: Swath (multibeam bathymetry) device presets of the profiling sonar: name -> (config values, summary).
 PROFILING_DEVICE_PRESETS: PresetTable = _register("profiling", {
@@ -505,8 +600,12 @@ def _multibeam(frequency: float, fov: float, n_beams: int, beam_width: float, el
     return values, sources
 
 
-_P900 = "estimate: Teledyne BlueView P900-90 datasheet as recalled (no stored copy)"
-_F50 = "estimate: Teledyne Reson SeaBat F50 datasheet not in reach"
+_F50_SEARCHED = ("stored web pages, docs, code and issues for 'SeaBat F50 specifications', 'beam width', 'range "
+                 "resolution'; only the DAVE model file names the F50")
+_F50 = f"estimate: no Teledyne Reson SeaBat F50 datasheet or manual is stored (searched: {_F50_SEARCHED})"
+_CSUMB = ("third-party document: csumb-archives/seafloor descriptions/multibeamdescrip.html (SeaBat 7125: 'In the "
+          "200kHz configuration, the receiver forms 256 equi-angle or equi-distant dynamically focused 1° receive "
+          "beams')")
 
 #: Multibeam device presets (model "device"): name -> (config values, summary). Common choices as for the imaging
 #: sonars (module docstring); bandwidth is the -3 dB bandwidth B = c / (2 delta_r) of the datasheet range
@@ -515,34 +614,37 @@ _F50 = "estimate: Teledyne Reson SeaBat F50 datasheet not in reach"
 MULTIBEAM_DEVICE_PRESETS: PresetTable = _register("multibeam", {
     "blueview_p900": (*_multibeam(900e3, 90.0, 512, 1.0, 20.0, 0.025, 0.2, 10.0, 96, 2, {
         "frequency": f"{_DAVE}: blueview_p900 900 kHz", "fov": f"{_DAVE}: blueview_p900 90 deg",
-        "n_beams": f"{_DAVE}: blueview_p900 512 beams", "beam_width": f"{_P900}: 1 deg",
-        "elevation_fov": f"{_P900}: 20 deg", "resolution": f"{_P900}: 2.5 cm",
+        "n_beams": f"{_DAVE}: blueview_p900 512 beams", "beam_width": _P900_BEAM,
+        "elevation_fov": _P900_VERTICAL, "resolution": _P900_RESOLUTION,
         "min_range": "estimate: 0.2 m, the peer preset's", "max_range": f"{_DAVE}: blueview_p900 10 m"},
         source_level=_P900_LEVEL),
         "Teledyne BlueView P900-90: 900 kHz, 90 deg, 512 beams, 10 m window and 220 dB from the DAVE model file "
-        "(docs/PHYSICS.md §2); 20 deg, 1 deg beams and 2.5 cm (B = 30 kHz) as the P900-90 datasheet (recalled); "
-        "rays chosen here."),
+        "(docs/PHYSICS.md §2); 1 x 20 deg beams from DAVE's documentation of the P900-90 (and a quoted P900 Series "
+        "datasheet); 2.5 cm (B = 30 kHz) kept against DAVE's documented 2.45 cm; rays chosen here."),
     "oculus_m1200d": (*_multibeam(2.1e6, 60.0, 256, 0.4, 12.0, 0.0025, 0.1, 10.0, 64, 2, {
-        "frequency": f"{_OCULUS}: M1200d 2.1 MHz mode", "fov": f"{_DAVE}: oculus_m1200d 60 deg",
-        "n_beams": f"{_DAVE}: oculus_m1200d 256 beams", "beam_width": f"{_OCULUS}: 0.4 deg angular resolution",
-        "elevation_fov": f"{_OCULUS}: 12 deg", "resolution": f"{_OCULUS}: 2.5 mm",
-        "min_range": f"{_OCULUS}: 0.1 m", "max_range": f"{_OCULUS}: 10 m maximum range at 2.1 MHz"}),
-        "Blueprint Subsea Oculus M1200d, 2.1 MHz mode: 60 deg and 256 beams from the DAVE model file; 12 deg, "
-        "0.4 deg, 2.5 mm (B = 300 kHz) and 10 m as the datasheet (recalled); source level (30 W into the "
-        "60 x 12 deg fan, as the imaging preset of this mode) and rays chosen here."),
+        "frequency": f"{_LIBOCULUS}: namespace Oculus_M1200d::Freq_2100kHz (also the DAVE model file's 2.1 MHz)",
+        "fov": f"{_DAVE}: oculus_m1200d 60 deg",
+        "n_beams": f"{_DAVE}: oculus_m1200d 256 beams ({_OCULUS_BEAMS}: 256 is the device's other setting)",
+        "beam_width": f"{_LIBOCULUS}: Oculus_M1200d::Freq_2100kHz AzimuthBeamwidthDeg = 0.4",
+        "elevation_fov": f"{_LIBOCULUS}: Oculus_M1200d::Freq_2100kHz ElevationBeamwidthDeg = 12.0",
+        "resolution": _recalled(_OCULUS_DOC, "2.5 mm", _OCULUS_SEARCHED),
+        "min_range": _recalled(_OCULUS_DOC, "0.1 m", _OCULUS_SEARCHED),
+        "max_range": f"{_LIBOCULUS}: Oculus_M1200d::Freq_2100kHz MaxRange = 10"}),
+        "Blueprint Subsea Oculus M1200d, 2.1 MHz mode: 60 deg and 256 beams from the DAVE model file; 0.4 x 12 deg "
+        "beams and 10 m from liboculus Constants.h; 2.5 mm (B = 300 kHz) and 0.1 m as the datasheet (recalled); "
+        "source level (30 W into the 60 x 12 deg fan, as the imaging preset of this mode) and rays chosen here."),
     "seabat_f50": (*_multibeam(400e3, 140.0, 256, 1.0, 20.0, 0.0125, 0.5, 50.0, 64, 2, {
         "frequency": f"{_DAVE}: seabat_f50 400 kHz",
         "fov": "model file: nps_uw_sensors_gazebo models/seabat_f50/model.sdf, horizontal_fov 2.44346 rad = 140 deg",
         "n_beams": "model file: nps_uw_sensors_gazebo models/seabat_f50/model.sdf, 256 beams",
-        "beam_width": f"{_F50}; 1 deg as the SeaBat 7125's 256 receive beams at 200 kHz (CSUMB Seafloor Mapping "
-                      f"Lab description)",
+        "beam_width": f"{_F50}; 1 deg as the SeaBat 7125's 256 receive beams at 200 kHz ({_CSUMB})",
         "elevation_fov": f"{_F50}; 20 deg, the forward-looking class (P900, Oculus)",
         "resolution": f"{_F50}; 1.25 cm, a 17 us CW pulse",
         "min_range": f"{_F50}; 0.5 m blanking",
         "max_range": f"{_F50}; a 50 m window (the model file clips at 600 m)"}),
         "Teledyne SeaBat F50 at 400 kHz: 140 deg swath and 256 beams from the DAVE model file (docs/PHYSICS.md "
-        "§2); no datasheet in reach: 1 x 20 deg beams, 50 m, 1.25 cm (B = 60 kHz), source level and rays are "
-        "estimates (check before relying on them)."),
+        "§2); no datasheet in the stored corpora: 1 x 20 deg beams, 50 m, 1.25 cm (B = 60 kHz), source level and "
+        "rays are estimates (check before relying on them)."),
 })
 
 
@@ -563,9 +665,20 @@ def _msis(frequency: float, hbw: float, vbw: float, step: float, resolution: flo
 
 
 _PING360_SW = "manufacturer software: Blue Robotics ping-python / ping-viewer Ping360 code"
+_PING360_VIEWER = ("manufacturer software: bluerobotics/ping-viewer src/sensor/ping360.cpp "
+                   "(_viewerDefaultTransmitFrequency = 750 kHz, the firmware's boot default 740)")
+_PING360_PROTOCOL = ("manual: Blue Robotics ping-protocol, Ping360 messages, docs.bluerobotics.com/ping-protocol/"
+                     "pingmessage-ping360 ('Acoustic operating frequency (500~1000 kHz). It is only practical to use "
+                     "say 650 to 850 kHz')")
+_PING360_SEARCHED = ("stored web pages, docs, code and issues for 'Ping360 technical details', 'vertical beam', "
+                     "'minimum range'; the stored Blue Robotics pages give the 2 deg beam, 0.9 deg step and 50 m only")
 _PING360_FORUM = "manual: Blue Robotics staff on discuss.bluerobotics.com, 'Understanding the Ping 360 specifications'"
-_PING360 = "estimate: Blue Robotics Ping360 technical details as recalled (no stored copy)"
-_TRITECH_DST = "estimate: Tritech product information as recalled (no stored datasheet)"
+_TRITECH_SEARCHED = ("stored web pages, docs, code and issues for 'Tritech Micron / SeaKing specifications', "
+                     "'beamwidth', 'CHIRP 650-750 kHz'; stored: the Micron Echosounder manual 0650-SOM-00001 "
+                     "(CHIRP appendix only) and the SeaKing Profiling Sonar manual 0374-SOM-00002, no imaging-head "
+                     "datasheet")
+_MICRON_DOC = "Tritech Micron (DST) product information"
+_SEAKING_DOC = "Tritech SeaKing (DST) product information"
 #: Ping360 transmit duration at a 20 m range (s): 8000 R / c microseconds (Blue Robotics' firmware rule).
 _PING360_PULSE = 8000.0 * 20.0 / SOUND_SPEED * 1e-6
 
@@ -574,39 +687,48 @@ MSIS_DEVICE_PRESETS: PresetTable = _register("msis", {
     # Ping360 pulse: the firmware rule in Blue Robotics' code, tau = 8000 R / c us = 107 us at 20 m
     # (c tau / 2 = 8 cm, B = 1 / tau = 9.4 kHz); 1200 samples, the firmware maximum.
     "ping360": (*_msis(750e3, 2.0, 25.0, 0.9, SOUND_SPEED * _PING360_PULSE / 2.0, 20.0, 1200, 0.75, {
-        "frequency": f"{_PING360}: 750 kHz ({_PING360_SW}: 500-1000 kHz, practical 650-850 kHz)",
+        "frequency": f"{_PING360_VIEWER}; {_PING360_PROTOCOL}",
         "horizontal_beamwidth": f"{_PING360_FORUM}: 2 deg horizontal beam",
-        "vertical_beamwidth": f"{_PING360}: 25 deg vertical beam",
+        "vertical_beamwidth": _recalled("Blue Robotics Ping360 technical details", "25 deg vertical beam",
+                                        _PING360_SEARCHED),
         "step_angle": f"{_PING360_FORUM}: 0.9 deg mechanical resolution (1 gradian)",
         "resolution": f"{_PING360_SW}: transmit duration 8000 R / c us 'per firmware engineer' = 107 us at 20 m",
         "max_range": "estimate: a 20 m window inside the 50 m maximum (Blue Robotics forum, as above)",
         "range_bins": f"{_PING360_SW}: _firmwareMaxNumberOfPoints = 1200 samples per ping",
-        "min_range": f"{_PING360}: 0.75 m"}),
-        "Blue Robotics Ping360: 2 deg beam, 0.9 deg steps, 50 m maximum (Blue Robotics forum); pulse (107 us at "
-        "20 m: 8 cm) and 1200 samples from Blue Robotics' Ping360 code; 750 kHz, 25 deg, 0.75 m as the technical "
-        "details (recalled, no stored datasheet); 20 m window and source level chosen here."),
+        "min_range": _recalled("Blue Robotics Ping360 technical details", "0.75 m", _PING360_SEARCHED)}),
+        "Blue Robotics Ping360: 2 deg beam, 0.9 deg steps, 50 m maximum (Blue Robotics forum); 750 kHz (ping-viewer's "
+        "default), pulse (107 us at 20 m: 8 cm) and 1200 samples from Blue Robotics' Ping360 code; 25 deg and "
+        "0.75 m as the technical details (recalled, no stored datasheet); 20 m window and source level chosen "
+        "here."),
     # Tritech Micron DST: CHIRP 650-750 kHz -> 100 kHz, 7.5 mm.
     "tritech_micron": (*_msis(700e3, 3.0, 35.0, 1.8, 0.0075, 30.0, 4000, 0.3, {
-        "frequency": f"{_TRITECH_DST}: Micron CHIRP about 700 kHz (650-750 kHz sweep)",
-        "horizontal_beamwidth": f"{_TRITECH_DST}: 3 deg", "vertical_beamwidth": f"{_TRITECH_DST}: 35 deg",
-        "step_angle": f"{_TRITECH_DST}: steps 0.45 / 0.9 / 1.8 / 3.6 deg (1.8 chosen)",
-        "resolution": "estimate: the recalled 650-750 kHz CHIRP (100 kHz) gives c / 2B = 7.5 mm (Tritech Micron "
-                      "Echosounder manual 0650-SOM-00001 issue 02 App. A: CHIRP resolution follows the bandwidth)",
-        "max_range": "estimate: a 30 m window inside the recalled 75 m",
+        "frequency": _recalled(_MICRON_DOC, "CHIRP about 700 kHz (650-750 kHz sweep)", _TRITECH_SEARCHED),
+        "horizontal_beamwidth": _recalled(_MICRON_DOC, "3 deg", _TRITECH_SEARCHED),
+        "vertical_beamwidth": _recalled(_MICRON_DOC, "35 deg", _TRITECH_SEARCHED),
+        "step_angle": _recalled(_MICRON_DOC, "steps 0.45 / 0.9 / 1.8 / 3.6 deg (1.8 chosen)", _TRITECH_SEARCHED),
+        "resolution": "estimate: the recalled 650-750 kHz CHIRP (100 kHz, searched as the frequency) gives "
+                      "c / 2B = 7.5 mm (Tritech Micron "
+                      "Echosounder manual 0650-SOM-00001 issue 02 App. A, manualshive.com/en/manual/moog/"
+                      "tritech-micron-echosounder/1831535?page=19: 'In a CHIRP system, the critical factor "
+                      "determining range resolution is the bandwidth of the CHIRP pulse')",
+        "max_range": _recalled(_MICRON_DOC, "a 30 m window inside a 75 m maximum", _TRITECH_SEARCHED),
         "range_bins": "derived: 29.7 m / 7.5 mm resolution = 3960, rounded to 4000",
-        "min_range": f"{_TRITECH_DST}: 0.3 m"}),
+        "min_range": _recalled(_MICRON_DOC, "0.3 m", _TRITECH_SEARCHED)}),
         "Tritech Micron (DST): CHIRP about 700 kHz, 3 x 35 deg, 0.3-75 m, 0.45-3.6 deg steps as the product "
-        "information (recalled; check before relying on it; the stored Micron echosounder manual states only that "
-        "CHIRP resolution follows the bandwidth). 1.8 deg steps, a 30 m window, bins at the 7.5 mm resolution and "
-        "source level chosen here."),
+        "information (recalled, not in the stored corpora; check before relying on it; the stored Micron "
+        "echosounder manual states only that CHIRP resolution follows the bandwidth). 1.8 deg steps, a 30 m window, "
+        "bins at the 7.5 mm resolution and source level chosen here."),
     "seaking": (*_msis(675e3, 1.0, 20.0, 0.9, 0.05, 50.0, 1000, 0.5, {
-        "frequency": f"{_TRITECH_DST}: SeaKing DST high-frequency channel 675 kHz (325 / 675 kHz head)",
-        "horizontal_beamwidth": f"{_TRITECH_DST}: 1 deg", "vertical_beamwidth": f"{_TRITECH_DST}: 20 deg",
-        "step_angle": f"{_TRITECH_DST}: 0.9 deg step", "resolution": "estimate: 5 cm, a 67 us CW pulse",
-        "max_range": "estimate: a 50 m window inside the recalled 100 m",
+        "frequency": _recalled(_SEAKING_DOC, "high-frequency channel 675 kHz (325 / 675 kHz head)",
+                               _TRITECH_SEARCHED),
+        "horizontal_beamwidth": _recalled(_SEAKING_DOC, "1 deg", _TRITECH_SEARCHED),
+        "vertical_beamwidth": _recalled(_SEAKING_DOC, "20 deg", _TRITECH_SEARCHED),
+        "step_angle": _recalled(_SEAKING_DOC, "0.9 deg step", _TRITECH_SEARCHED),
+        "resolution": "estimate: 5 cm, a 67 us CW pulse",
+        "max_range": _recalled(_SEAKING_DOC, "a 50 m window inside a 100 m maximum", _TRITECH_SEARCHED),
         "range_bins": "derived: 49.5 m / 5 cm resolution = 990, rounded to 1000",
         "min_range": "estimate: 0.5 m blanking"}),
         "Tritech SeaKing (DST, dual frequency), 675 kHz channel: 1 x 20 deg, up to 100 m as the product information "
-        "(recalled; check before relying on it). 0.9 deg steps, a 50 m window in 1000 bins, 5 cm range resolution "
-        "(B = 15 kHz) and source level chosen here."),
+        "(recalled, not in the stored corpora; check before relying on it). 0.9 deg steps, a 50 m window in 1000 "
+        "bins, 5 cm range resolution (B = 15 kHz) and source level chosen here."),
 })
