@@ -210,6 +210,9 @@ _OCULUS_MANUAL = ("manual: Blueprint Subsea Oculus M-Series Sonar User Manual (P
                   "manualshive.com/en/manual/blueprint-subsea/m1200d/2777813?page=5 ('acoustically illuminating a "
                   "sector up to 130° horizontally and 20° vertically depending on the selected frequency mode')")
 _OCULUS_BEAMS = f"{_LIBOCULUS}: FlagBits::Do512Beams ('use 512 beams (vs 256)')"
+#: A user quoting the M1200d datasheet in Field-Robotics-Lab/nps_uw_multibeam_sonar issue #54 (2022).
+_M1200D_10M = ("also Field-Robotics-Lab/nps_uw_multibeam_sonar issue #54: 'In the oculus M1200d datasheet, it stated "
+               "that the maximum distance is 10m for 2.1MHz settings'")
 _OCULUS_SEARCHED = ("stored web pages, docs, code and issues for 'Oculus M750d / M1200d specifications', 'range "
                     "resolution', 'horizontal aperture', 'minimum range'; liboculus, oculus_ros2 and the Oculus "
                     "M-Series user manual state beam widths and maximum ranges only")
@@ -339,7 +342,7 @@ _IMAGING: dict[str, tuple[dict[str, Any], Sources]] = {
         "resolution": _recalled(_OCULUS_DOC, "2.5 mm", _OCULUS_SEARCHED + " (DAVE's 265.5 kHz is a Gaussian b, "
                                 "not used)"),
         "min_range": _recalled(_OCULUS_DOC, "0.1 m", _OCULUS_SEARCHED),
-        **_fls_window(10.0, 1024, 0.0025, f"{_LIBOCULUS}: Oculus_M1200d::Freq_2100kHz MaxRange = 10")}),
+        **_fls_window(10.0, 1024, 0.0025, f"{_LIBOCULUS}: Oculus_M1200d::Freq_2100kHz MaxRange = 10 ({_M1200D_10M})")}),
     # Gemini: the stored Tritech manual is the 720is's (0703-SOM-00002): 720 kHz, 120 deg sector (the 130 deg of
     # the earlier preset is the Gemini Narrow Beam Imager's), 20 deg vertical, 1.0 deg acoustic / 0.25 deg
     # effective resolution (512 beams over 120 deg = 0.23 deg).
@@ -629,7 +632,7 @@ MULTIBEAM_DEVICE_PRESETS: PresetTable = _register("multibeam", {
         "elevation_fov": f"{_LIBOCULUS}: Oculus_M1200d::Freq_2100kHz ElevationBeamwidthDeg = 12.0",
         "resolution": _recalled(_OCULUS_DOC, "2.5 mm", _OCULUS_SEARCHED),
         "min_range": _recalled(_OCULUS_DOC, "0.1 m", _OCULUS_SEARCHED),
-        "max_range": f"{_LIBOCULUS}: Oculus_M1200d::Freq_2100kHz MaxRange = 10"}),
+        "max_range": f"{_LIBOCULUS}: Oculus_M1200d::Freq_2100kHz MaxRange = 10 ({_M1200D_10M})"}),
         "Blueprint Subsea Oculus M1200d, 2.1 MHz mode: 60 deg and 256 beams from the DAVE model file; 0.4 x 12 deg "
         "beams and 10 m from liboculus Constants.h; 2.5 mm (B = 300 kHz) and 0.1 m as the datasheet (recalled); "
         "source level (30 W into the 60 x 12 deg fan, as the imaging preset of this mode) and rays chosen here."),
