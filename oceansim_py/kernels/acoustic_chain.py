@@ -190,8 +190,9 @@ def jittered(d_flu: wp.vec3, edge_a: wp.vec3, edge_b: wp.vec3, jitter: int, jitt
     return d
 
 
-#: Rays per block of the echo functions (:func:`fan_echoes`, :func:`table_echoes`) and of the fused echo-and-binning
-#: kernels: a block's echoes are computed lane by lane (vectorised), then binned.
+#: Lanes of the echo functions (:func:`fan_echoes`, :func:`table_echoes`) on the CPU: they take any number of rays
+#: (the fused echo-and-binning kernels give a whole channel) and compute them in sub-blocks of ECHO_BLOCK rays, lane
+#: by lane (vectorised).
 ECHO_BLOCK = wp.constant(32)
 
 _ECHO_HELPERS = r"""
@@ -218,23 +219,21 @@ _ECHO_HELPERS = r"""
         scale.i = bits;
         return y * scale.f;
     };
+    // the rays in sub-blocks of E lanes (the fused kernels give a whole channel); on CUDA one ray at a time, lane
+    // arrays of one so that they stay in registers
 #if defined(__CUDA_ARCH__)
-    // on CUDA a thread computes its rays' echoes one at a time (the per-ray echo kernels give it one; the fused
-    // block kernels, which DeviceChain runs on the CPU only, up to ECHO_BLOCK): lane arrays of one, not
-    // ECHO_BLOCK, so they stay in registers
     const int E = 1;
-    const int block_count = count;
-    for (int one = 0; one < block_count; ++one, ++first, ++local0) {
-    count = 1;
 #else
     const int E = @BLOCK@;
-    {
 #endif
+    const int total = count;
+    for (int done = 0; done < total; done += E, first += E, local0 += E) {
+    count = total - done < E ? total - done : E;
 """
 
 _ECHO_LANES = r"""
-    // the echoes of rays first .. first + count - 1 (count <= ECHO_BLOCK) from their hits, lane by lane with no
-    // branch (the compiler vectorises the loop); lane l's cell edges ea_*, eb_* and weight wt from the cells' code
+    // the echoes of rays first .. first + count - 1 (count <= E) from their hits, lane by lane with no branch (the
+    // compiler vectorises the loop); lane l's cell edges ea_*, eb_* and weight wt from the cells' lane code
     const float* dir = (const float*)directions.data;
     const float* nrm = (const float*)hit_normal.data;
     const float* dist_in = (const float*)hit_distance.data;
@@ -268,12 +267,14 @@ _ECHO_LANES = r"""
         const float dist = dist_in[i];
         // the range bin (imaging_sonar.range_cell): in the window [min_range, max_range) of a hit
         const float f = (dist - min_range) / range_resolution;
-        const bool valid = (face_in[i] >= 0) & (f >= 0.0f) & (f < (float)n_range);
+        const int face = face_in[i];
+        const int obj = obj_in[i];
+        const bool valid = (face >= 0) & (f >= 0.0f) & (f < (float)n_range);
         const float r = valid ? dist : 1.0f;
         int cell = (int)wp::floor(valid ? f : 0.0f);
         cell = cell < n_range - 1 ? cell : n_range - 1;
         // object 0 for a miss: every lane reads its object's reflectivity and label (no per-lane branch)
-        const int o = valid ? obj_in[i] : 0;
+        const int o = valid ? obj : 0;
         const float reflectivity = mu[o];
         const int label = lab[o];
         const float dx = dir[3 * i];
@@ -321,11 +322,7 @@ _ECHO_LANES = r"""
         out_l[i] = valid ? label : -1;
     }
     }
-#if defined(__CUDA_ARCH__)
-    return block_count;
-#else
-    return count;
-#endif
+    return total;
 """
 
 
@@ -428,9 +425,9 @@ def fan_echoes(first: int, count: int, local0: int, directions: wp.array(dtype=w
                wavelength: float, phase_grid: float, phase_key: int, ray_intensity: wp.array(dtype=wp.float32),
                ray_range: wp.array(dtype=wp.vec3), ray_bin: wp.array(dtype=wp.int32),
                ray_label: wp.array(dtype=wp.int32)) -> int:
-    """The echoes of rays ``first`` .. ``first + count - 1`` (``count`` <= ECHO_BLOCK; pose-local indices from
-    ``local0``) of a bearing x elevation fan, from their hits, into the per-ray echo arrays (:class:`RayEcho`'s
-    fields); returns ``count``. A ray's cell is that of :func:`fan_cell` (weight w_k = elevation_table[k][2]); the
+    """The echoes of rays ``first`` .. ``first + count - 1`` (pose-local indices from ``local0``; any ``count``,
+    computed in sub-blocks of ECHO_BLOCK rays on the CPU, one ray at a time on CUDA) of a bearing x elevation fan,
+    from their hits, into the per-ray echo arrays (:class:`RayEcho`'s fields); returns ``count``. A ray's cell is that of :func:`fan_cell` (weight w_k = elevation_table[k][2]); the
     sensor sits at ``origin`` with attitude ``rotation``.
 
     Echo of a hit in the range window [min_range, min_range + n_range dr): intensity
@@ -439,7 +436,8 @@ def fan_echoes(first: int, count: int, local0: int, directions: wp.array(dtype=w
     footprint range extent r / cos(psi) sqrt((n . edge_a)^2 + (n . edge_b)^2) (n the normal in the sensor frame,
     cos psi floored at 1e-3), capped at MAX_FOOTPRINT_BINS bins, and the phase code of :func:`echo_phase` (the same
     operations: tests/test_acoustic_chain_scratch.py compares them); else intensity 0, bin and label -1. Native code,
-    lane by lane with no branch: the compiler vectorises the block."""
+    lane by lane with no branch: the compiler vectorises a sub-block (the fan's cell data de-interleaved into lane
+    arrays first)."""
     ...
 
 
@@ -847,10 +845,10 @@ def device_fan_bin_kernel(directions: wp.array(dtype=wp.vec3),
                           power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
                           phasors: wp.array(dtype=wp.vec2), start: int):
     """Element (pose b, channel j) of a bearing x elevation fan: :func:`device_ray_echo_kernel` and
-    :func:`footprint_bin_kernel` in one pass over the channel's rays, ECHO_BLOCK at a time (the block's echoes into
-    the per-ray echo arrays, then binned from there while they are in cache), then the range pass. The same values
-    as the two kernels; one launch, and the echo arrays are read back from cache. The chain's CPU path without
-    multipath."""
+    :func:`footprint_bin_kernel` for one channel: the channel's echoes into the per-ray echo arrays (one
+    :func:`fan_echoes` call for all its rays: its setup once per channel), binned from there while they are in
+    cache, then the range pass. The same values as the two kernels; one launch, and the echo arrays are read back
+    from cache. The chain's CPU path without multipath."""
     e = wp.tid() + start
     b = e // n_channels
     j = e - b * n_channels
@@ -859,16 +857,13 @@ def device_fan_bin_kernel(directions: wp.array(dtype=wp.vec3),
     origin = wp.transform_get_translation(pose)  # the origin of every ray of the pose
     first = b * rays_per_pose + j * rays_per_channel
     local0 = j * rays_per_channel
-    span = wp.vec2i(n_range, -1)
-    for t0 in range(0, rays_per_channel, ECHO_BLOCK):
-        count = wp.min(ECHO_BLOCK, rays_per_channel - t0)
-        fan_echoes(first + t0, count, local0 + t0, directions, hit_distance, hit_normal, hit_face, hit_obj,
-                   object_mu, object_label, origin, rotation, bearing_cos_sin, bearing_cell, elevation_table,
-                   elevation_cell, n_elev, min_range, range_resolution, n_range, alpha_db_per_m, source_intensity,
-                   wavelength, phase_grid, phase_key, ray_intensity, ray_range, ray_bin, ray_label)
-        span = bin_stored_echoes(first + t0, count, b, j, min_range, range_resolution, n_range, ray_intensity,
-                                 ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak,
-                                 phasors, span)
+    fan_echoes(first, rays_per_channel, local0, directions, hit_distance, hit_normal, hit_face, hit_obj, object_mu,
+               object_label, origin, rotation, bearing_cos_sin, bearing_cell, elevation_table, elevation_cell, n_elev,
+               min_range, range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid,
+               phase_key, ray_intensity, ray_range, ray_bin, ray_label)
+    span = bin_stored_echoes(first, rays_per_channel, b, j, min_range, range_resolution, n_range, ray_intensity,
+                             ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak, phasors,
+                             wp.vec2i(n_range, -1))
     range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
 
 
@@ -891,7 +886,7 @@ def device_table_bin_kernel(directions: wp.array(dtype=wp.vec3),
                             power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
                             phasors: wp.array(dtype=wp.vec2), start: int):
     """Element (pose b, channel j) of a table fan: :func:`device_table_ray_echo_kernel` and
-    :func:`footprint_bin_kernel` in one pass, ECHO_BLOCK rays at a time, as :func:`device_fan_bin_kernel`."""
+    :func:`footprint_bin_kernel` for one channel, as :func:`device_fan_bin_kernel`."""
     e = wp.tid() + start
     b = e // n_channels
     j = e - b * n_channels
@@ -899,16 +894,13 @@ def device_table_bin_kernel(directions: wp.array(dtype=wp.vec3),
     rotation = wp.transform_get_rotation(pose)
     origin = wp.transform_get_translation(pose)
     first = b * rays_per_pose + j * rays_per_channel
-    span = wp.vec2i(n_range, -1)
-    for t0 in range(0, rays_per_channel, ECHO_BLOCK):
-        count = wp.min(ECHO_BLOCK, rays_per_channel - t0)
-        table_echoes(first + t0, count, j * rays_per_channel + t0, directions, hit_distance, hit_normal, hit_face,
-                     hit_obj, object_mu, object_label, origin, rotation, edges_a, edges_b, weights, min_range,
-                     range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key,
-                     ray_intensity, ray_range, ray_bin, ray_label)
-        span = bin_stored_echoes(first + t0, count, b, j, min_range, range_resolution, n_range, ray_intensity,
-                                 ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak,
-                                 phasors, span)
+    table_echoes(first, rays_per_channel, j * rays_per_channel, directions, hit_distance, hit_normal, hit_face,
+                 hit_obj, object_mu, object_label, origin, rotation, edges_a, edges_b, weights, min_range,
+                 range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key,
+                 ray_intensity, ray_range, ray_bin, ray_label)
+    span = bin_stored_echoes(first, rays_per_channel, b, j, min_range, range_resolution, n_range, ray_intensity,
+                             ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak, phasors,
+                             wp.vec2i(n_range, -1))
     range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
 
 
