@@ -219,21 +219,6 @@ _ECHO_HELPERS = r"""
         scale.i = bits;
         return y * scale.f;
     };
-    // the rays in sub-blocks of E lanes (the fused kernels give a whole channel); on CUDA one ray at a time, lane
-    // arrays of one so that they stay in registers
-#if defined(__CUDA_ARCH__)
-    const int E = 1;
-#else
-    const int E = @BLOCK@;
-#endif
-    const int total = count;
-    for (int done = 0; done < total; done += E, first += E, local0 += E) {
-    count = total - done < E ? total - done : E;
-"""
-
-_ECHO_LANES = r"""
-    // the echoes of rays first .. first + count - 1 (count <= E) from their hits, lane by lane with no branch (the
-    // compiler vectorises the loop); lane l's cell edges ea_*, eb_* and weight wt from the cells' lane code
     const float* dir = (const float*)directions.data;
     const float* nrm = (const float*)hit_normal.data;
     const float* dist_in = (const float*)hit_distance.data;
@@ -257,7 +242,22 @@ _ECHO_LANES = r"""
     const float ox = origin[0];
     const float oy = origin[1];
     const float oz = origin[2];
-    // the lanes read the hit arrays and write the echo arrays, distinct buffers: no dependence between lanes
+    // the rays in sub-blocks of E lanes (the fused kernels give a whole channel); on CUDA one ray at a time, lane
+    // arrays of one so that they stay in registers
+#if defined(__CUDA_ARCH__)
+    const int E = 1;
+#else
+    const int E = @BLOCK@;
+#endif
+    const int total = count;
+    for (int done = 0; done < total; done += E, first += E, local0 += E) {
+    count = total - done < E ? total - done : E;
+"""
+
+_ECHO_LANES = r"""
+    // the echoes of rays first .. first + count - 1 (count <= E) from their hits, lane by lane with no branch (the
+    // compiler vectorises the loop); lane l's cell edges ea_*, eb_* and weight wt from the cells' lane code. The
+    // lanes read the hit arrays and write the echo arrays, distinct buffers: no dependence between lanes
 #if defined(__clang__) && !defined(__CUDA_ARCH__)
 #pragma clang loop vectorize(assume_safety)
 #endif
@@ -327,8 +327,8 @@ _ECHO_LANES = r"""
 
 
 class _Cells(NamedTuple):
-    """How an echo function finds its lanes' cells: ``prologue`` (native code run once per block, before the lane
-    loop) and ``lane`` (native code at the top of the lane loop defining lane l's cell edges ea_x, ea_y, ea_z,
+    """How an echo function finds its lanes' cells: ``prologue`` (native code run once per sub-block, before the
+    lane loop) and ``lane`` (native code at the top of the lane loop defining lane l's cell edges ea_x, ea_y, ea_z,
     eb_x, eb_y, eb_z and weight wt)."""
 
     prologue: str
@@ -336,7 +336,7 @@ class _Cells(NamedTuple):
 
 
 _FAN_CELLS = _Cells(prologue=r"""
-    // the block's cells: lane l is elevation ray k = (local0 + l) mod n_elev of bearing ray c = (local0 + l) div
+    // the sub-block's cells: lane l is elevation ray k = (local0 + l) mod n_elev of bearing ray c = (local0 + l) div
     // n_elev; (cos e, sin e, w) of elevation_table[k] and (cos b, sin b) of bearing_cos_sin[c] into lane arrays
     float ce_l[E], se_l[E], w_l[E], cb_l[E], sb_l[E];
     {
@@ -345,7 +345,7 @@ _FAN_CELLS = _Cells(prologue=r"""
         int c = local0 / n_elev;
         int k = local0 - c * n_elev;
         if (k + count <= n_elev) {
-            // the whole block in bearing ray c: elevation rays k .. k + count - 1 (a copy the compiler vectorises)
+            // the whole sub-block in bearing ray c: elevation rays k .. k + count - 1 (a copy the compiler vectorises)
             const float cb = bt[2 * c];
             const float sb = bt[2 * c + 1];
             const float* e0 = et + 3 * k;
@@ -404,8 +404,8 @@ _TABLE_CELLS = _Cells(prologue=r"""
 
 
 def _echo_snippet(cells: _Cells) -> str:
-    """The native echo function: helpers, the block's ``cells`` prologue, the lanes' echoes (with the cells' lane
-    code)."""
+    """The native echo function: helpers and the sub-block loop, the sub-block's ``cells`` prologue, the lanes' echoes
+    (with the cells' lane code)."""
     text = _ECHO_HELPERS + cells.prologue + _ECHO_LANES.replace("@CELL@\n", cells.lane)
     for name, value in (("@BLOCK@", int(ECHO_BLOCK)), ("@MAX_BINS@", int(MAX_FOOTPRINT_BINS)),
                         ("@PHASOR_N@", 1 << int(PHASOR_BITS)), ("@PHASOR_BITS@", int(PHASOR_BITS)),
