@@ -427,8 +427,9 @@ def fan_echoes(first: int, count: int, local0: int, directions: wp.array(dtype=w
                ray_label: wp.array(dtype=wp.int32)) -> int:
     """The echoes of rays ``first`` .. ``first + count - 1`` (pose-local indices from ``local0``; any ``count``,
     computed in sub-blocks of ECHO_BLOCK rays on the CPU, one ray at a time on CUDA) of a bearing x elevation fan,
-    from their hits, into the per-ray echo arrays (:class:`RayEcho`'s fields); returns ``count``. A ray's cell is that of :func:`fan_cell` (weight w_k = elevation_table[k][2]); the
-    sensor sits at ``origin`` with attitude ``rotation``.
+    from their hits, into the per-ray echo arrays (:class:`RayEcho`'s fields); returns ``count``. A ray's cell is
+    that of :func:`fan_cell` (weight w_k = elevation_table[k][2]); the sensor sits at ``origin`` with attitude
+    ``rotation``.
 
     Echo of a hit in the range window [min_range, min_range + n_range dr): intensity
     I = SL mu cos(psi) w / r^2 10^(-2 alpha r / 10) (Lambert: mu cos^2 psi times the footprint r^2 w / cos psi,
