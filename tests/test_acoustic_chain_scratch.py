@@ -522,6 +522,80 @@ def test_cuda_branch_of_the_echo_blocks_computes_every_ray_of_a_block():
         np.testing.assert_array_equal(b, a, err_msg=name)
 
 
+@wp.kernel
+def _echo_spans(table: int, whole: int, rays: int, directions: wp.array(dtype=wp.vec3),
+                hit_distance: wp.array(dtype=wp.float32), hit_normal: wp.array(dtype=wp.vec3),
+                hit_face: wp.array(dtype=wp.int32), hit_obj: wp.array(dtype=wp.int32),
+                object_mu: wp.array(dtype=wp.float32), object_label: wp.array(dtype=wp.int32),
+                bearing_cos_sin: wp.array(dtype=wp.vec2), elevation_table: wp.array(dtype=wp.vec3), n_elev: int,
+                edges_a: wp.array(dtype=wp.vec3), edges_b: wp.array(dtype=wp.vec3), weights: wp.array(dtype=wp.float32),
+                ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
+                ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32),
+                done: wp.array(dtype=wp.int32)):
+    # whole = 1: element 0 computes every ray in one call (as the fused kernels give a channel); else element t ray t
+    t = wp.tid()
+    first = t
+    count = 1
+    if whole == 1:
+        first = 0
+        count = rays
+    origin = wp.vec3(0.5, -1.0, 2.0)
+    rotation = wp.quat_rpy(0.1, 0.4, -0.2)
+    if table == 1:
+        done[t] = kc.table_echoes(first, count, first, directions, hit_distance, hit_normal, hit_face, hit_obj,
+                                  object_mu, object_label, origin, rotation, edges_a, edges_b, weights, 1.0, 0.05, 200,
+                                  0.1, 1.0e20, 0.002, 0.0005, 12345, ray_intensity, ray_range, ray_bin, ray_label)
+    else:
+        done[t] = kc.fan_echoes(first, count, first, directions, hit_distance, hit_normal, hit_face, hit_obj,
+                                object_mu, object_label, origin, rotation, bearing_cos_sin, 0.01, elevation_table,
+                                0.02, n_elev, 1.0, 0.05, 200, 0.1, 1.0e20, 0.002, 0.0005, 12345, ray_intensity,
+                                ray_range, ray_bin, ray_label)
+
+
+@pytest.mark.parametrize("table, n_elev", [(0, 7), (0, 41), (1, 7)])
+def test_echo_functions_compute_a_whole_span_in_sub_blocks_with_the_values_of_single_rays(table, n_elev):
+    # The fused kernels give fan_echoes / table_echoes a whole channel (here 3 ECHO_BLOCK sub-blocks and a partial
+    # one); they compute it ECHO_BLOCK lanes at a time, a fan's sub-block read from one bearing ray's elevation rays
+    # when it lies in one (n_elev 41) and stepped through bearing rays when it does not (n_elev 7, 41): the bytes of
+    # one call per ray, and the whole count returned.
+    rng = np.random.default_rng(7)
+    n_bearing = 3 * int(kc.ECHO_BLOCK) // n_elev + 2
+    rays = n_bearing * n_elev
+    assert rays > 3 * int(kc.ECHO_BLOCK) and rays % int(kc.ECHO_BLOCK) != 0
+    dirs = rng.normal(size=(rays, 3))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    normals = rng.normal(size=(rays, 3))
+    normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+    elev = rng.uniform(-0.3, 0.3, n_elev)
+    bearing = rng.uniform(-0.5, 0.5, n_bearing)
+    with wp.ScopedDevice("cpu"):
+        inputs = [wp.array(dirs.astype(np.float32), dtype=wp.vec3),
+                  wp.array(rng.uniform(0.5, 11.0, rays).astype(np.float32), dtype=wp.float32),
+                  wp.array(normals.astype(np.float32), dtype=wp.vec3),
+                  wp.array(rng.integers(-1, 5, rays).astype(np.int32), dtype=wp.int32),
+                  wp.array(rng.integers(0, 3, rays).astype(np.int32), dtype=wp.int32),
+                  wp.array(np.array([0.01, 0.2, 0.5], np.float32), dtype=wp.float32),
+                  wp.array(np.array([4, 5, 6], np.int32), dtype=wp.int32),
+                  wp.array(np.stack([np.cos(bearing), np.sin(bearing)], 1).astype(np.float32), dtype=wp.vec2),
+                  wp.array(np.stack([np.cos(elev), np.sin(elev), rng.uniform(0.5, 1.0, n_elev)], 1).astype(np.float32),
+                           dtype=wp.vec3), n_elev,
+                  wp.array(rng.normal(0.0, 0.01, (rays, 3)).astype(np.float32), dtype=wp.vec3),
+                  wp.array(rng.normal(0.0, 0.01, (rays, 3)).astype(np.float32), dtype=wp.vec3),
+                  wp.array(rng.uniform(1e-4, 1e-3, rays).astype(np.float32), dtype=wp.float32)]
+        results = []
+        for whole in (1, 0):
+            out = [wp.full(rays, -3.0, dtype=wp.float32), wp.zeros(rays, dtype=wp.vec3),
+                   wp.full(rays, -3, dtype=wp.int32), wp.full(rays, -3, dtype=wp.int32),
+                   wp.zeros(1 if whole else rays, dtype=wp.int32)]
+            wp.launch(_echo_spans, 1 if whole else rays, [table, whole, rays, *inputs, *out])
+            results.append([a.numpy() for a in out])
+    span, single = results
+    assert span[4][0] == rays and (single[4] == 1).all()
+    assert (span[2] >= 0).sum() > 20 and (span[2] == -1).sum() > 10 and (span[0] != -3.0).all()
+    for a, b, name in zip(span[:4], single[:4], ("intensity", "range", "bin", "label")):
+        np.testing.assert_array_equal(a, b, err_msg=name)
+
+
 @pytest.mark.parametrize("n_beams, beam_width, taps", [(100, 2.1, 65), (100, 2.15, 67), (16, 30.0, 145)])
 def test_bearing_point_spread_on_both_sides_of_the_fast_path_cap(n_beams, beam_width, taps):
     # receiver_row copies a block's sources into a zero-padded window for kernels of up to 2 RECEIVER_HALF_CAP + 1

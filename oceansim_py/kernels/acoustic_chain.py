@@ -39,6 +39,8 @@ Images are (B, n_range, n_channels); ranges in metres, angles in radians, intens
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import warp as wp
 
 from oceansim_py.kernels.random import pcg_hash, stream_key
@@ -188,8 +190,9 @@ def jittered(d_flu: wp.vec3, edge_a: wp.vec3, edge_b: wp.vec3, jitter: int, jitt
     return d
 
 
-#: Rays per block of the echo functions (:func:`fan_echoes`, :func:`table_echoes`) and of the fused echo-and-binning
-#: kernels: a block's echoes are computed lane by lane (vectorised), then binned.
+#: Lanes of the echo functions (:func:`fan_echoes`, :func:`table_echoes`) on the CPU: they take any number of rays
+#: (the fused echo-and-binning kernels give a whole channel) and compute them in sub-blocks of ECHO_BLOCK rays, lane
+#: by lane (vectorised).
 ECHO_BLOCK = wp.constant(32)
 
 _ECHO_HELPERS = r"""
@@ -216,24 +219,6 @@ _ECHO_HELPERS = r"""
         scale.i = bits;
         return y * scale.f;
     };
-#if defined(__CUDA_ARCH__)
-    // on CUDA a thread computes its rays' echoes one at a time (the per-ray echo kernels give it one; the fused
-    // block kernels, which DeviceChain runs on the CPU only, up to ECHO_BLOCK): lane arrays of one, not
-    // ECHO_BLOCK, so they stay in registers
-    const int E = 1;
-    const int block_count = count;
-    for (int one = 0; one < block_count; ++one, ++first, ++local0) {
-    count = 1;
-#else
-    const int E = @BLOCK@;
-    {
-#endif
-    float ea_x[E], ea_y[E], ea_z[E], eb_x[E], eb_y[E], eb_z[E], wt[E];
-"""
-
-_ECHO_LANES = r"""
-    // the echoes of rays first .. first + count - 1 (count <= ECHO_BLOCK) from their hits, lane by lane with no
-    // branch (the compiler vectorises the loop); lane l's cell edges and weight in ea*, eb*, wt (filled above)
     const float* dir = (const float*)directions.data;
     const float* nrm = (const float*)hit_normal.data;
     const float* dist_in = (const float*)hit_distance.data;
@@ -257,20 +242,41 @@ _ECHO_LANES = r"""
     const float ox = origin[0];
     const float oy = origin[1];
     const float oz = origin[2];
-    // the lanes read the hit arrays and write the echo arrays, distinct buffers: no dependence between lanes
+    // the rays in sub-blocks of E lanes (the fused kernels give a whole channel); on CUDA one ray at a time, lane
+    // arrays of one so that they stay in registers
+#if defined(__CUDA_ARCH__)
+    const int E = 1;
+#else
+    const int E = @BLOCK@;
+#endif
+    const int total = count;
+    for (int done = 0; done < total; done += E, first += E, local0 += E) {
+    count = total - done < E ? total - done : E;
+"""
+
+_ECHO_LANES = r"""
+    // the echoes of rays first .. first + count - 1 (count <= E) from their hits, lane by lane with no branch (the
+    // compiler vectorises the loop); lane l's cell edges ea_*, eb_* and weight wt from the cells' lane code. The
+    // lanes read the hit arrays and write the echo arrays, distinct buffers: no dependence between lanes
 #if defined(__clang__) && !defined(__CUDA_ARCH__)
 #pragma clang loop vectorize(assume_safety)
 #endif
     for (int l = 0; l < count; ++l) {
         const int i = first + l;
+@CELL@
         const float dist = dist_in[i];
         // the range bin (imaging_sonar.range_cell): in the window [min_range, max_range) of a hit
         const float f = (dist - min_range) / range_resolution;
-        const bool valid = (face_in[i] >= 0) & (f >= 0.0f) & (f < (float)n_range);
+        const int face = face_in[i];
+        const int obj = obj_in[i];
+        const bool valid = (face >= 0) & (f >= 0.0f) & (f < (float)n_range);
         const float r = valid ? dist : 1.0f;
         int cell = (int)wp::floor(valid ? f : 0.0f);
         cell = cell < n_range - 1 ? cell : n_range - 1;
-        const int o = valid ? obj_in[i] : 0;
+        // object 0 for a miss: every lane reads its object's reflectivity and label (no per-lane branch)
+        const int o = valid ? obj : 0;
+        const float reflectivity = mu[o];
+        const int label = lab[o];
         const float dx = dir[3 * i];
         const float dy = dir[3 * i + 1];
         const float dz = dir[3 * i + 2];
@@ -280,14 +286,14 @@ _ECHO_LANES = r"""
         float cosi = -(dx * nx + dy * ny + dz * nz);
         cosi = cosi > 0.0f ? (cosi < 1.0f ? cosi : 1.0f) : 0.0f;
         // sonar equation: SL mu cos(psi) w / r^2 10^(-2 alpha r / 10)
-        const float value = source_intensity * mu[o] * cosi * wt[l] / (r * r) * exp_neg(absorb * r);
+        const float value = source_intensity * reflectivity * cosi * wt / (r * r) * exp_neg(absorb * r);
         // the normal in the sensor frame (quat_rotate_inv), the footprint's range extent
         const float d2 = 2.0f * (qx * nx + qy * ny + qz * nz);
         const float sx = nx * qc + qx * d2 - (qy * nz - qz * ny) * qw * 2.0f;
         const float sy = ny * qc + qy * d2 - (qz * nx - qx * nz) * qw * 2.0f;
         const float sz = nz * qc + qz * d2 - (qx * ny - qy * nx) * qw * 2.0f;
-        const float da = sx * ea_x[l] + sy * ea_y[l] + sz * ea_z[l];
-        const float db = sx * eb_x[l] + sy * eb_y[l] + sz * eb_z[l];
+        const float da = sx * ea_x + sy * ea_y + sz * ea_z;
+        const float db = sx * eb_x + sy * eb_y + sz * eb_z;
         const float spread = r * wp::sqrt(da * da + db * db) / (cosi > 1.0e-3f ? cosi : 1.0e-3f);
         const float extent = spread < cap ? spread : cap;
         // echo_phase: carrier phase in 1 / 2^PHASOR_BITS cycles plus the scatterer hash of the hit point
@@ -313,62 +319,94 @@ _ECHO_LANES = r"""
         out_r[3 * i + 1] = valid ? extent : 0.0f;
         out_r[3 * i + 2] = valid ? (float)code : 0.0f;
         out_c[i] = valid ? cell : -1;
-        out_l[i] = valid ? lab[o] : -1;
+        out_l[i] = valid ? label : -1;
     }
     }
-#if defined(__CUDA_ARCH__)
-    return block_count;
-#else
-    return count;
-#endif
+    return total;
 """
 
 
-_FAN_CELLS = r"""
+class _Cells(NamedTuple):
+    """How an echo function finds its lanes' cells: ``prologue`` (native code run once per sub-block, before the
+    lane loop) and ``lane`` (native code at the top of the lane loop defining lane l's cell edges ea_x, ea_y, ea_z,
+    eb_x, eb_y, eb_z and weight wt)."""
+
+    prologue: str
+    lane: str
+
+
+_FAN_CELLS = _Cells(prologue=r"""
+    // the sub-block's cells: lane l is elevation ray k = (local0 + l) mod n_elev of bearing ray c = (local0 + l) div
+    // n_elev; (cos e, sin e, w) of elevation_table[k] and (cos b, sin b) of bearing_cos_sin[c] into lane arrays
+    float ce_l[E], se_l[E], w_l[E], cb_l[E], sb_l[E];
     {
-        int c = local0 / n_elev;  // bearing ray and elevation ray of the block's first ray, then stepped
+        const float* et = (const float*)elevation_table.data;
+        const float* bt = (const float*)bearing_cos_sin.data;
+        int c = local0 / n_elev;
         int k = local0 - c * n_elev;
-        for (int l = 0; l < count; ++l) {
-            // fan_cell: a = t_e de, b = t_b cos(e) db
-            const wp::vec2 bcs = bearing_cos_sin[c];
-            const wp::vec3 et = elevation_table[k];
-            const float ce = et[0];
-            const float se = et[1];
-            const float cb = bcs[0];
-            const float sb = bcs[1];
-            const float scale_b = ce * bearing_cell;
-            ea_x[l] = -se * cb * elevation_cell;
-            ea_y[l] = se * sb * elevation_cell;
-            ea_z[l] = ce * elevation_cell;
-            eb_x[l] = -sb * scale_b;
-            eb_y[l] = -cb * scale_b;
-            eb_z[l] = 0.0f;
-            wt[l] = et[2];
-            k = k + 1;
-            if (k == n_elev) {
-                k = 0;
-                c = c + 1;
+        if (k + count <= n_elev) {
+            // the whole sub-block in bearing ray c: elevation rays k .. k + count - 1 (a copy the compiler vectorises)
+            const float cb = bt[2 * c];
+            const float sb = bt[2 * c + 1];
+            const float* e0 = et + 3 * k;
+            for (int l = 0; l < count; ++l) {
+                ce_l[l] = e0[3 * l];
+                se_l[l] = e0[3 * l + 1];
+                w_l[l] = e0[3 * l + 2];
+                cb_l[l] = cb;
+                sb_l[l] = sb;
+            }
+        } else {
+            for (int l = 0; l < count; ++l) {
+                ce_l[l] = et[3 * k];
+                se_l[l] = et[3 * k + 1];
+                w_l[l] = et[3 * k + 2];
+                cb_l[l] = bt[2 * c];
+                sb_l[l] = bt[2 * c + 1];
+                k = k + 1;
+                if (k == n_elev) {
+                    k = 0;
+                    c = c + 1;
+                }
             }
         }
     }
-"""
-_TABLE_CELLS = r"""
-    for (int l = 0; l < count; ++l) {
-        const wp::vec3 a = edges_a[local0 + l];
-        const wp::vec3 b = edges_b[local0 + l];
-        ea_x[l] = a[0];
-        ea_y[l] = a[1];
-        ea_z[l] = a[2];
-        eb_x[l] = b[0];
-        eb_y[l] = b[1];
-        eb_z[l] = b[2];
-        wt[l] = weights[local0 + l];
-    }
-"""
+""", lane=r"""
+        // fan_cell: a = t_e de, b = t_b cos(e) db
+        const float ce = ce_l[l];
+        const float se = se_l[l];
+        const float cb = cb_l[l];
+        const float sb = sb_l[l];
+        const float scale_b = ce * bearing_cell;
+        const float ea_x = -se * cb * elevation_cell;
+        const float ea_y = se * sb * elevation_cell;
+        const float ea_z = ce * elevation_cell;
+        const float eb_x = -sb * scale_b;
+        const float eb_y = -cb * scale_b;
+        const float eb_z = 0.0f;
+        const float wt = w_l[l];
+""")
+_TABLE_CELLS = _Cells(prologue=r"""
+    const float* edge_a_in = (const float*)edges_a.data;
+    const float* edge_b_in = (const float*)edges_b.data;
+    const float* weight_in = (const float*)weights.data;
+""", lane=r"""
+        // the ray's cell from the table
+        const int k = local0 + l;
+        const float ea_x = edge_a_in[3 * k];
+        const float ea_y = edge_a_in[3 * k + 1];
+        const float ea_z = edge_a_in[3 * k + 2];
+        const float eb_x = edge_b_in[3 * k];
+        const float eb_y = edge_b_in[3 * k + 1];
+        const float eb_z = edge_b_in[3 * k + 2];
+        const float wt = weight_in[k];
+""")
 
-def _echo_snippet(prologue: str) -> str:
-    """The native echo function: helpers, the lanes' cell edges and weights (``prologue``), the lanes' echoes."""
-    text = _ECHO_HELPERS + prologue + _ECHO_LANES
+
+def _echo_snippet(cells: _Cells) -> str:
+    """The native echo function: helpers and the sub-block loop, the sub-block's ``cells`` prologue, the lanes' echoes
+    (with the cells' lane code)."""
+    text = _ECHO_HELPERS + cells.prologue + _ECHO_LANES.replace("@CELL@\n", cells.lane)
     for name, value in (("@BLOCK@", int(ECHO_BLOCK)), ("@MAX_BINS@", int(MAX_FOOTPRINT_BINS)),
                         ("@PHASOR_N@", 1 << int(PHASOR_BITS)), ("@PHASOR_BITS@", int(PHASOR_BITS)),
                         ("@PHASOR_SHIFT@", 32 - int(PHASOR_BITS))):
@@ -387,10 +425,11 @@ def fan_echoes(first: int, count: int, local0: int, directions: wp.array(dtype=w
                wavelength: float, phase_grid: float, phase_key: int, ray_intensity: wp.array(dtype=wp.float32),
                ray_range: wp.array(dtype=wp.vec3), ray_bin: wp.array(dtype=wp.int32),
                ray_label: wp.array(dtype=wp.int32)) -> int:
-    """The echoes of rays ``first`` .. ``first + count - 1`` (``count`` <= ECHO_BLOCK; pose-local indices from
-    ``local0``) of a bearing x elevation fan, from their hits, into the per-ray echo arrays (:class:`RayEcho`'s
-    fields); returns ``count``. A ray's cell is that of :func:`fan_cell` (weight w_k = elevation_table[k][2]); the
-    sensor sits at ``origin`` with attitude ``rotation``.
+    """The echoes of rays ``first`` .. ``first + count - 1`` (pose-local indices from ``local0``; any ``count``,
+    computed in sub-blocks of ECHO_BLOCK rays on the CPU, one ray at a time on CUDA) of a bearing x elevation fan,
+    from their hits, into the per-ray echo arrays (:class:`RayEcho`'s fields); returns ``count``. A ray's cell is
+    that of :func:`fan_cell` (weight w_k = elevation_table[k][2]); the sensor sits at ``origin`` with attitude
+    ``rotation``.
 
     Echo of a hit in the range window [min_range, min_range + n_range dr): intensity
     I = SL mu cos(psi) w / r^2 10^(-2 alpha r / 10) (Lambert: mu cos^2 psi times the footprint r^2 w / cos psi,
@@ -398,7 +437,8 @@ def fan_echoes(first: int, count: int, local0: int, directions: wp.array(dtype=w
     footprint range extent r / cos(psi) sqrt((n . edge_a)^2 + (n . edge_b)^2) (n the normal in the sensor frame,
     cos psi floored at 1e-3), capped at MAX_FOOTPRINT_BINS bins, and the phase code of :func:`echo_phase` (the same
     operations: tests/test_acoustic_chain_scratch.py compares them); else intensity 0, bin and label -1. Native code,
-    lane by lane with no branch: the compiler vectorises the block."""
+    lane by lane with no branch: the compiler vectorises a sub-block (the fan's cell data de-interleaved into lane
+    arrays first)."""
     ...
 
 
@@ -806,10 +846,10 @@ def device_fan_bin_kernel(directions: wp.array(dtype=wp.vec3),
                           power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
                           phasors: wp.array(dtype=wp.vec2), start: int):
     """Element (pose b, channel j) of a bearing x elevation fan: :func:`device_ray_echo_kernel` and
-    :func:`footprint_bin_kernel` in one pass over the channel's rays, ECHO_BLOCK at a time (the block's echoes into
-    the per-ray echo arrays, then binned from there while they are in cache), then the range pass. The same values
-    as the two kernels; one launch, and the echo arrays are read back from cache. The chain's CPU path without
-    multipath."""
+    :func:`footprint_bin_kernel` for one channel: the channel's echoes into the per-ray echo arrays (one
+    :func:`fan_echoes` call for all its rays: its setup once per channel), binned from there while they are in
+    cache, then the range pass. The same values as the two kernels; one launch, and the echo arrays are read back
+    from cache. The chain's CPU path without multipath."""
     e = wp.tid() + start
     b = e // n_channels
     j = e - b * n_channels
@@ -818,16 +858,13 @@ def device_fan_bin_kernel(directions: wp.array(dtype=wp.vec3),
     origin = wp.transform_get_translation(pose)  # the origin of every ray of the pose
     first = b * rays_per_pose + j * rays_per_channel
     local0 = j * rays_per_channel
-    span = wp.vec2i(n_range, -1)
-    for t0 in range(0, rays_per_channel, ECHO_BLOCK):
-        count = wp.min(ECHO_BLOCK, rays_per_channel - t0)
-        fan_echoes(first + t0, count, local0 + t0, directions, hit_distance, hit_normal, hit_face, hit_obj,
-                   object_mu, object_label, origin, rotation, bearing_cos_sin, bearing_cell, elevation_table,
-                   elevation_cell, n_elev, min_range, range_resolution, n_range, alpha_db_per_m, source_intensity,
-                   wavelength, phase_grid, phase_key, ray_intensity, ray_range, ray_bin, ray_label)
-        span = bin_stored_echoes(first + t0, count, b, j, min_range, range_resolution, n_range, ray_intensity,
-                                 ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak,
-                                 phasors, span)
+    fan_echoes(first, rays_per_channel, local0, directions, hit_distance, hit_normal, hit_face, hit_obj, object_mu,
+               object_label, origin, rotation, bearing_cos_sin, bearing_cell, elevation_table, elevation_cell, n_elev,
+               min_range, range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid,
+               phase_key, ray_intensity, ray_range, ray_bin, ray_label)
+    span = bin_stored_echoes(first, rays_per_channel, b, j, min_range, range_resolution, n_range, ray_intensity,
+                             ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak, phasors,
+                             wp.vec2i(n_range, -1))
     range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
 
 
@@ -850,7 +887,7 @@ def device_table_bin_kernel(directions: wp.array(dtype=wp.vec3),
                             power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
                             phasors: wp.array(dtype=wp.vec2), start: int):
     """Element (pose b, channel j) of a table fan: :func:`device_table_ray_echo_kernel` and
-    :func:`footprint_bin_kernel` in one pass, ECHO_BLOCK rays at a time, as :func:`device_fan_bin_kernel`."""
+    :func:`footprint_bin_kernel` for one channel, as :func:`device_fan_bin_kernel`."""
     e = wp.tid() + start
     b = e // n_channels
     j = e - b * n_channels
@@ -858,16 +895,13 @@ def device_table_bin_kernel(directions: wp.array(dtype=wp.vec3),
     rotation = wp.transform_get_rotation(pose)
     origin = wp.transform_get_translation(pose)
     first = b * rays_per_pose + j * rays_per_channel
-    span = wp.vec2i(n_range, -1)
-    for t0 in range(0, rays_per_channel, ECHO_BLOCK):
-        count = wp.min(ECHO_BLOCK, rays_per_channel - t0)
-        table_echoes(first + t0, count, j * rays_per_channel + t0, directions, hit_distance, hit_normal, hit_face,
-                     hit_obj, object_mu, object_label, origin, rotation, edges_a, edges_b, weights, min_range,
-                     range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key,
-                     ray_intensity, ray_range, ray_bin, ray_label)
-        span = bin_stored_echoes(first + t0, count, b, j, min_range, range_resolution, n_range, ray_intensity,
-                                 ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak,
-                                 phasors, span)
+    table_echoes(first, rays_per_channel, j * rays_per_channel, directions, hit_distance, hit_normal, hit_face,
+                 hit_obj, object_mu, object_label, origin, rotation, edges_a, edges_b, weights, min_range,
+                 range_resolution, n_range, alpha_db_per_m, source_intensity, wavelength, phase_grid, phase_key,
+                 ray_intensity, ray_range, ray_bin, ray_label)
+    span = bin_stored_echoes(first, rays_per_channel, b, j, min_range, range_resolution, n_range, ray_intensity,
+                             ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak, phasors,
+                             wp.vec2i(n_range, -1))
     range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
 
 
