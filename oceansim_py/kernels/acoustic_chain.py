@@ -609,31 +609,134 @@ def piece_phasor(rr: wp.vec3, cell: int, kk: int, own: wp.vec2, phasors: wp.arra
     return phasor
 
 
-@wp.func
+#: Rows per block of :func:`range_spread`'s CPU path; range kernels of up to 2 SPREAD_HALF_CAP + 1 taps take it.
+SPREAD_ROWS = 16
+SPREAD_HALF_CAP = 32
+
+_RANGE_SPREAD = r"""
+    // the range pass of channel j of frame b (see range_spread's docstring): row = lo - M .. hi + M summed over the
+    // sources src = max(row - M, lo) .. min(row + M, hi) in ascending order, h[src - row + M] pre_field[src] and
+    // (h h) pre_power[src] (separate statements: the products and sums of the Warp expressions, no contraction)
+    const int lo_row = span[0];
+    const int hi_row = span[1];
+    if (hi_row < 0) {
+        return;
+    }
+    const int half = (range_taps.shape[0] - 1) / 2;
+    const float* tap = (const float*)range_taps.data;
+    const float* src_f = (const float*)&wp::index(pre_field, b, j, 0);
+    float* src_p = &wp::index(pre_power, b, j, 0);
+    char* out_f = (char*)&wp::index(field, b, 0, j);
+    char* out_p = (char*)&wp::index(power, b, 0, j);
+    const long long step_f = (long long)field.strides[1];
+    const long long step_p = (long long)power.strides[1];
+    int* flag = &wp::index(row_echo, b, 0);
+    const int r0 = lo_row - half > 0 ? lo_row - half : 0;
+    const int r1 = hi_row + half < n_range - 1 ? hi_row + half : n_range - 1;
+#if defined(__CUDA_ARCH__)
+    const bool blocks = false;
+#else
+    const bool blocks = half <= @HALF_CAP@;
+#endif
+    if (blocks) {
+        // blocks of R rows: the block's sources row0 - M .. row0 + R - 1 + M once, de-interleaved and zero outside
+        // lo .. hi (a zero source adds nothing to a sum that starts at zero: the same sums), then every tap over
+        // the block's lanes with no bound to check (the compiler vectorises them)
+        const int R = @ROWS@;
+        float sx[@ROWS@ + 2 * @HALF_CAP@], sy[@ROWS@ + 2 * @HALF_CAP@], sp[@ROWS@ + 2 * @HALF_CAP@];
+        for (int row0 = r0; row0 <= r1; row0 += R) {
+            const int cnt = r1 - row0 + 1 < R ? r1 - row0 + 1 : R;
+            const int width = cnt + 2 * half;
+            for (int s = 0; s < width; ++s) {
+                const int src = row0 - half + s;
+                const bool inside = (src >= lo_row) & (src <= hi_row);
+                const int at = inside ? src : lo_row;
+                sx[s] = inside ? src_f[2 * at] : 0.0f;
+                sy[s] = inside ? src_f[2 * at + 1] : 0.0f;
+                sp[s] = inside ? src_p[at] : 0.0f;
+            }
+            float ax[@ROWS@], ay[@ROWS@], ap[@ROWS@];
+            for (int l = 0; l < R; ++l) {
+                ax[l] = 0.0f;
+                ay[l] = 0.0f;
+                ap[l] = 0.0f;
+            }
+            for (int m = 0; m <= 2 * half; ++m) {
+                const float h = tap[m];
+                const float hh = h * h;
+                for (int l = 0; l < R; ++l) {
+                    const float tx = h * sx[l + m];
+                    const float ty = h * sy[l + m];
+                    const float tp = hh * sp[l + m];
+                    ax[l] = ax[l] + tx;
+                    ay[l] = ay[l] + ty;
+                    ap[l] = ap[l] + tp;
+                }
+            }
+            for (int l = 0; l < cnt; ++l) {
+                const int row = row0 + l;
+                float* f = (float*)(out_f + step_f * row);
+                f[0] = ax[l];
+                f[1] = ay[l];
+                *(float*)(out_p + step_p * row) = ap[l];
+                if (flag[row] == 0) {
+                    flag[row] = 1;  // once: the channels of other CPU threads read it, written it would bounce
+                }
+            }
+        }
+    } else {
+        for (int row = r0; row <= r1; ++row) {
+            const int s0 = row - half > lo_row ? row - half : lo_row;
+            const int s1 = row + half < hi_row ? row + half : hi_row;
+            float ax = 0.0f;
+            float ay = 0.0f;
+            float ap = 0.0f;
+            for (int src = s0; src <= s1; ++src) {
+                const float h = tap[src - row + half];
+                const float tx = h * src_f[2 * src];
+                const float ty = h * src_f[2 * src + 1];
+                const float hh = h * h;
+                const float tp = hh * src_p[src];
+                ax = ax + tx;
+                ay = ay + ty;
+                ap = ap + tp;
+            }
+            float* f = (float*)(out_f + step_f * row);
+            f[0] = ax;
+            f[1] = ay;
+            *(float*)(out_p + step_p * row) = ap;
+            if (flag[row] == 0) {
+                flag[row] = 1;
+            }
+        }
+    }
+    // the channel's columns back to rest
+    float* rest_f = (float*)src_f;
+    for (int row = 2 * lo_row; row <= 2 * hi_row + 1; ++row) {
+        rest_f[row] = 0.0f;
+    }
+    for (int row = lo_row; row <= hi_row; ++row) {
+        src_p[row] = 0.0f;
+    }
+""".replace("@ROWS@", str(SPREAD_ROWS)).replace("@HALF_CAP@", str(SPREAD_HALF_CAP))
+
+
+@wp.func_native(_RANGE_SPREAD)
 def range_spread(b: int, j: int, span: wp.vec2i, n_range: int, range_taps: wp.array(dtype=wp.float32),
                  pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
                  field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
                  row_echo: wp.array2d(dtype=wp.int32)):
     """The range pass of channel j of frame b (:func:`footprint_bin_kernel`) over the rows around ``span`` = (lo,
-    hi), the rows its echoes reached (none if hi < 0), then its pre_field and pre_power set back to rest."""
-    lo_row = span[0]
-    hi_row = span[1]
-    if hi_row >= 0:
-        half_taps = (range_taps.shape[0] - 1) // 2
-        for row in range(wp.max(lo_row - half_taps, 0), wp.min(hi_row + half_taps, n_range - 1) + 1):
-            f = wp.vec2(0.0, 0.0)
-            p = float(0.0)
-            for src in range(wp.max(row - half_taps, lo_row), wp.min(row + half_taps, hi_row) + 1):
-                h = range_taps[src - row + half_taps]
-                f = f + h * pre_field[b, j, src]
-                p = p + h * h * pre_power[b, j, src]
-            field[b, row, j] = f
-            power[b, row, j] = p
-            if row_echo[b, row] == 0:
-                row_echo[b, row] = 1  # once: the channels of other CPU threads read it, written it would bounce
-        for row in range(lo_row, hi_row + 1):
-            pre_field[b, j, row] = wp.vec2(0.0, 0.0)
-            pre_power[b, j, row] = 0.0
+    hi), the rows its echoes reached (none if hi < 0): field[b, row, j] = sum h[src - row + M] pre_field[b, j, src]
+    and power[b, row, j] = sum h^2 pre_power[b, j, src] over src = max(row - M, lo) .. min(row + M, hi) in
+    ascending order (h = ``range_taps``, 2 M + 1 taps), row_echo[b, row] set to 1, for row = lo - M .. hi + M inside
+    the image; then its pre_field and pre_power rows lo .. hi set back to rest.
+
+    Native code: on CPU, blocks of SPREAD_ROWS rows whose sources are copied once into a window that is zero
+    outside lo .. hi (a zero source adds nothing to a sum that starts at zero), every tap then a loop over the
+    block's rows with no bound to check (vectorised); range kernels wider than 2 SPREAD_HALF_CAP + 1 taps, and CUDA,
+    check each row's bounds. The same sums as the Warp reference in tests/test_acoustic_chain_scratch.py."""
+    ...
 
 
 @wp.kernel
@@ -670,6 +773,11 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
     range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
 
 
+#: Range bins per window of :func:`bin_stored_echoes`'s CPU path (one vector of lanes); footprints over at least
+#: BIN_WIDE bins take it, narrower ones the loop over their bins.
+BIN_LANES = 8
+BIN_WIDE = 4
+
 _BIN_ECHOES = r"""
     // the binning of echoes first .. first + count - 1 (see bin_stored_echoes); a channel's columns as pointers,
     // the footprint helpers' operations written out in the same order (separate statements: no contraction)
@@ -678,7 +786,7 @@ _BIN_ECHOES = r"""
     const int* bin_in = (const int*)ray_bin.data;
     const int* label_in = (const int*)ray_label.data;
     const wp::vec2* table = (const wp::vec2*)phasors.data;
-    wp::vec2* field_col = &wp::index(pre_field, b, j, 0);
+    float* field_col = (float*)&wp::index(pre_field, b, j, 0);
     float* power_col = &wp::index(pre_power, b, j, 0);
     int* hits_col = &wp::index(pre_hits, b, j, 0);
     int* labels_col = &wp::index(pre_labels, b, j, 0);
@@ -686,6 +794,54 @@ _BIN_ECHOES = r"""
     const float inv_dr = 1.0f / range_resolution;
     int lo_row = span[0];
     int hi_row = span[1];
+    // piece_phasor: the index into the phasor table of the piece in bin kk of the echo with phase code `code` and
+    // range bin `cell` (its own phase there, a hash of the code and the bin elsewhere); an index, not a phasor,
+    // is selected, so no branch
+    auto phasor_index = [](unsigned int code, int kk, int cell) -> unsigned int {
+        const unsigned int x = code ^ ((unsigned int)kk * 2654435769u);
+        const unsigned int st = x * 747796405u + 2891336453u;
+        const unsigned int wd = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
+        const unsigned int hashed = ((wd >> 22u) ^ wd) >> @PHASOR_SHIFT@u;
+        return kk == cell ? (code & @PHASOR_MASK@u) : hashed;
+    };
+    // a piece of intensity `piece` and amplitude `amplitude` (its square root) in bin kk: the sums, the span and
+    // the strongest piece's label (selected by masks on CPU: the comparison depends on the data, a branch on it
+    // is mispredicted)
+    auto add_piece = [&](int kk, float piece, float amplitude, unsigned int n, int label) {
+        const wp::vec2 phasor = table[n];
+        const float ax = amplitude * phasor[0];
+        const float ay = amplitude * phasor[1];
+        field_col[2 * kk] = field_col[2 * kk] + ax;
+        field_col[2 * kk + 1] = field_col[2 * kk + 1] + ay;
+        power_col[kk] = power_col[kk] + piece;
+        lo_row = kk < lo_row ? kk : lo_row;
+        hi_row = kk > hi_row ? kk : hi_row;
+        const int held = labels_col[kk];
+        const float strongest = peak_col[kk];
+#if defined(__CUDA_ARCH__)
+        const bool wins = held < 0 || piece > strongest;
+        peak_col[kk] = wins ? piece : strongest;
+        labels_col[kk] = wins ? label : held;
+#else
+        const int wins = -(int)((held < 0) | (piece > strongest));
+        union { float f; int i; } p, q;
+        p.f = piece;
+        q.f = strongest;
+        q.i = (p.i & wins) | (q.i & ~wins);
+        peak_col[kk] = q.f;
+        labels_col[kk] = (label & wins) | (held & ~wins);
+#endif
+    };
+#if defined(__CUDA_ARCH__)
+    const int W = 1;  // no windows on CUDA
+    const bool windows = false;
+#else
+    // a footprint's pieces lie in consecutive bins k0 .. k1: on CPU, a wide footprint's weights, amplitudes and
+    // phasor indices are computed for windows of W bins kk = base + l (base clamped so the window stays in the
+    // column) in a loop over the lanes with no branch (vectorised), then its pieces added in order
+    const int W = @LANES@;
+    const bool windows = n_range >= W;
+#endif
     for (int i = first; i < first + count; ++i) {
         const int cell = bin_in[i];
         if (cell < 0) {
@@ -715,11 +871,42 @@ _BIN_ECHOES = r"""
         if (rr[1] > 0.0f) {
             inv_extent = 1.0f / rr[1];
         }
-        // echo_phasor, piece_phasor
         const unsigned int code = (unsigned int)(int)rr[2];
-        const wp::vec2 own = table[code & @PHASOR_MASK@u];
         const float up = rr[0] + half;
         const float down = rr[0] - half;
+        if (windows && half > 0.0f && k1 - k0 >= @WIDE@ - 1) {
+            for (int s = k0; s <= k1; s += W) {
+                const int base = s < n_range - W ? s : n_range - W;
+                float piece_l[W], amp_l[W];
+                unsigned int index_l[W];
+#if defined(__clang__)
+#pragma clang loop vectorize(assume_safety)
+#endif
+                for (int l = 0; l < W; ++l) {
+                    const int kk = base + l;
+                    // footprint_weight
+                    const float t = (float)kk * range_resolution;
+                    const float lo = min_range + t;
+                    const float hi = lo + range_resolution;
+                    const float top = up < hi ? up : hi;
+                    const float bottom = down > lo ? down : lo;
+                    const float overlap = top - bottom;
+                    const float w = overlap * inv_extent;
+                    const float piece = value * w;
+                    piece_l[l] = w > 0.0f ? piece : -1.0f;  // -1: no piece (w <= 0)
+                    amp_l[l] = wp::sqrt(w > 0.0f ? piece : 0.0f);
+                    index_l[l] = phasor_index(code, kk, cell);
+                }
+                // the window's bins s .. min(k1, base + W - 1) in order
+                const int last = k1 - base < W - 1 ? k1 - base : W - 1;
+                for (int l = s - base; l <= last; ++l) {
+                    if (piece_l[l] >= 0.0f) {
+                        add_piece(base + l, piece_l[l], amp_l[l], index_l[l], label);
+                    }
+                }
+            }
+            continue;
+        }
         for (int kk = k0; kk <= k1; ++kk) {
             // footprint_weight
             float w = 1.0f;
@@ -734,30 +921,13 @@ _BIN_ECHOES = r"""
             }
             if (w > 0.0f) {
                 const float piece = value * w;
-                wp::vec2 phasor = own;
-                if (kk != cell) {
-                    unsigned int x = code ^ ((unsigned int)kk * 2654435769u);
-                    unsigned int st = x * 747796405u + 2891336453u;
-                    unsigned int wd = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
-                    phasor = table[((wd >> 22u) ^ wd) >> @PHASOR_SHIFT@u];
-                }
-                const float amplitude = wp::sqrt(piece);
-                const wp::vec2 add = amplitude * phasor;
-                field_col[kk] = field_col[kk] + add;
-                power_col[kk] = power_col[kk] + piece;
-                lo_row = kk < lo_row ? kk : lo_row;
-                hi_row = kk > hi_row ? kk : hi_row;
-                // the strongest piece's label
-                const int held = labels_col[kk];
-                const float strongest = peak_col[kk];
-                const bool wins = held < 0 || piece > strongest;
-                peak_col[kk] = wins ? piece : strongest;
-                labels_col[kk] = wins ? label : held;
+                add_piece(kk, piece, wp::sqrt(piece), phasor_index(code, kk, cell), label);
             }
         }
     }
     return wp::vec2i(lo_row, hi_row);
-""".replace("@PHASOR_MASK@", str((1 << int(PHASOR_BITS)) - 1)).replace("@PHASOR_SHIFT@", str(32 - int(PHASOR_BITS)))
+""".replace("@PHASOR_MASK@", str((1 << int(PHASOR_BITS)) - 1)).replace("@PHASOR_SHIFT@", str(32 - int(PHASOR_BITS))).replace(
+    "@LANES@", str(BIN_LANES)).replace("@WIDE@", str(BIN_WIDE))
 
 
 @wp.func_native(_BIN_ECHOES)
