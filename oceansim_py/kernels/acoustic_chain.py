@@ -773,8 +773,10 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
     range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
 
 
-#: Range bins per window of :func:`bin_stored_echoes`'s CPU path (one vector of lanes); footprints over at least
-#: BIN_WIDE bins take it, narrower ones the loop over their bins.
+#: :func:`bin_stored_echoes` on CPU: echoes per block (their footprint bounds computed lane by lane), range bins
+#: per window of a wide footprint (its pieces' weights, amplitudes and phasor indices computed lane by lane), and
+#: the fewest bins of a footprint that takes the windows (narrower ones are a loop over their bins).
+BIN_ECHOES = 32
 BIN_LANES = 8
 BIN_WIDE = 4
 
@@ -782,7 +784,7 @@ _BIN_ECHOES = r"""
     // the binning of echoes first .. first + count - 1 (see bin_stored_echoes); a channel's columns as pointers,
     // the footprint helpers' operations written out in the same order (separate statements: no contraction)
     const float* value_in = (const float*)ray_intensity.data;
-    const wp::vec3* range_in = (const wp::vec3*)ray_range.data;
+    const float* range_in = (const float*)ray_range.data;
     const int* bin_in = (const int*)ray_bin.data;
     const int* label_in = (const int*)ray_label.data;
     const wp::vec2* table = (const wp::vec2*)phasors.data;
@@ -794,9 +796,19 @@ _BIN_ECHOES = r"""
     const float inv_dr = 1.0f / range_resolution;
     int lo_row = span[0];
     int hi_row = span[1];
+    // footprint_weight of bin kk for the footprint [down, up] of extent 1 / inv_extent
+    auto weight = [&](int kk, float up, float down, float inv_extent) -> float {
+        const float t = (float)kk * range_resolution;
+        const float lo = min_range + t;
+        const float hi = lo + range_resolution;
+        const float top = up < hi ? up : hi;
+        const float bottom = down > lo ? down : lo;
+        const float overlap = top - bottom;
+        return overlap * inv_extent;
+    };
     // piece_phasor: the index into the phasor table of the piece in bin kk of the echo with phase code `code` and
-    // range bin `cell` (its own phase there, a hash of the code and the bin elsewhere); an index, not a phasor,
-    // is selected, so no branch
+    // range bin `cell`: its own phase there (echo_phasor), a hash of the code and the bin elsewhere (an index is
+    // selected, not a phasor: no branch)
     auto phasor_index = [](unsigned int code, int kk, int cell) -> unsigned int {
         const unsigned int x = code ^ ((unsigned int)kk * 2654435769u);
         const unsigned int st = x * 747796405u + 2891336453u;
@@ -805,8 +817,8 @@ _BIN_ECHOES = r"""
         return kk == cell ? (code & @PHASOR_MASK@u) : hashed;
     };
     // a piece of intensity `piece` and amplitude `amplitude` (its square root) in bin kk: the sums, the span and
-    // the strongest piece's label (selected by masks on CPU: the comparison depends on the data, a branch on it
-    // is mispredicted)
+    // the strongest piece's label (on CPU selected by masks: the comparison depends on the data, a branch on it
+    // would be mispredicted)
     auto add_piece = [&](int kk, float piece, float amplitude, unsigned int n, int label) {
         const wp::vec2 phasor = table[n];
         const float ax = amplitude * phasor[0];
@@ -833,101 +845,104 @@ _BIN_ECHOES = r"""
 #endif
     };
 #if defined(__CUDA_ARCH__)
-    const int W = 1;  // no windows on CUDA
+    // CUDA: echo by echo, the pieces of each in a loop over its bins
+    const int E = 1;
+    const int W = 1;
     const bool windows = false;
 #else
-    // a footprint's pieces lie in consecutive bins k0 .. k1: on CPU, a wide footprint's weights, amplitudes and
-    // phasor indices are computed for windows of W bins kk = base + l (base clamped so the window stays in the
-    // column) in a loop over the lanes with no branch (vectorised), then its pieces added in order
+    // CPU: blocks of E echoes, their footprint bounds lane by lane (vectorised); then echo by echo, a footprint
+    // over at least BIN_WIDE bins in windows of W bins kk = base + l (base clamped so the window stays in the
+    // column; a footprint's pieces lie in consecutive bins k0 .. k1): the window's weights, amplitudes and phasor
+    // indices lane by lane (vectorised), then its pieces added in order
+    const int E = @ECHOES@;
     const int W = @LANES@;
     const bool windows = n_range >= W;
 #endif
-    for (int i = first; i < first + count; ++i) {
-        const int cell = bin_in[i];
-        if (cell < 0) {
-            continue;
-        }
-        const float value = value_in[i];
-        const wp::vec3 rr = range_in[i];
-        const int label = label_in[i];
-        lo_row = cell < lo_row ? cell : lo_row;
-        hi_row = cell > hi_row ? cell : hi_row;
-        hits_col[cell] = hits_col[cell] + 1;
+    int k0_l[E], k1_l[E];
+    float inv_l[E];
+    for (int i0 = first; i0 < first + count; i0 += E) {
+        const int m = first + count - i0 < E ? first + count - i0 : E;
         // footprint_bins, footprint_inverse
-        const float half = 0.5f * rr[1];
-        int k0 = cell;
-        int k1 = cell;
-        float inv_extent = 0.0f;
-        if (half > 0.0f) {
-            const float a = rr[0] - half;
+#if defined(__clang__) && !defined(__CUDA_ARCH__)
+#pragma clang loop vectorize(assume_safety)
+#endif
+        for (int e = 0; e < m; ++e) {
+            const int i = i0 + e;
+            const int cell = bin_in[i];
+            const float r = range_in[3 * i];
+            const float extent = range_in[3 * i + 1];
+            const float half = 0.5f * extent;
+            const float a = r - half;
             const float a2 = a - min_range;
-            const float b2 = rr[0] + half;
+            const float b2 = r + half;
             const float b3 = b2 - min_range;
             const int f0 = (int)wp::floor(a2 * inv_dr);
             const int f1 = (int)wp::floor(b3 * inv_dr);
-            k0 = f0 > 0 ? f0 : 0;
-            k1 = f1 < n_range - 1 ? f1 : n_range - 1;
+            const int c0 = f0 > 0 ? f0 : 0;
+            const int c1 = f1 < n_range - 1 ? f1 : n_range - 1;
+            k0_l[e] = half > 0.0f ? c0 : cell;
+            k1_l[e] = half > 0.0f ? c1 : cell;
+            const float inverse = 1.0f / (extent > 0.0f ? extent : 1.0f);
+            inv_l[e] = extent > 0.0f ? inverse : 0.0f;
         }
-        if (rr[1] > 0.0f) {
-            inv_extent = 1.0f / rr[1];
-        }
-        const unsigned int code = (unsigned int)(int)rr[2];
-        const float up = rr[0] + half;
-        const float down = rr[0] - half;
-        if (windows && half > 0.0f && k1 - k0 >= @WIDE@ - 1) {
-            for (int s = k0; s <= k1; s += W) {
-                const int base = s < n_range - W ? s : n_range - W;
-                float piece_l[W], amp_l[W];
-                unsigned int index_l[W];
-#if defined(__clang__)
+        for (int e = 0; e < m; ++e) {
+            const int i = i0 + e;
+            const int cell = bin_in[i];
+            if (cell < 0) {
+                continue;
+            }
+            lo_row = cell < lo_row ? cell : lo_row;
+            hi_row = cell > hi_row ? cell : hi_row;
+            hits_col[cell] = hits_col[cell] + 1;
+            const float value = value_in[i];
+            const float r = range_in[3 * i];
+            const float half = 0.5f * range_in[3 * i + 1];
+            const unsigned int code = (unsigned int)(int)range_in[3 * i + 2];
+            const int label = label_in[i];
+            const int k0 = k0_l[e];
+            const int k1 = k1_l[e];
+            const float inv_extent = inv_l[e];
+            const float up = r + half;
+            const float down = r - half;
+            if (windows && half > 0.0f && k1 - k0 >= @WIDE@ - 1) {
+                for (int s = k0; s <= k1; s += W) {
+                    const int base = s < n_range - W ? s : n_range - W;
+                    float w_l[W], piece_l[W], amp_l[W];
+                    unsigned int index_l[W];
+#if defined(__clang__) && !defined(__CUDA_ARCH__)
 #pragma clang loop vectorize(assume_safety)
 #endif
-                for (int l = 0; l < W; ++l) {
-                    const int kk = base + l;
-                    // footprint_weight
-                    const float t = (float)kk * range_resolution;
-                    const float lo = min_range + t;
-                    const float hi = lo + range_resolution;
-                    const float top = up < hi ? up : hi;
-                    const float bottom = down > lo ? down : lo;
-                    const float overlap = top - bottom;
-                    const float w = overlap * inv_extent;
-                    const float piece = value * w;
-                    piece_l[l] = w > 0.0f ? piece : -1.0f;  // -1: no piece (w <= 0)
-                    amp_l[l] = wp::sqrt(w > 0.0f ? piece : 0.0f);
-                    index_l[l] = phasor_index(code, kk, cell);
-                }
-                // the window's bins s .. min(k1, base + W - 1) in order
-                const int last = k1 - base < W - 1 ? k1 - base : W - 1;
-                for (int l = s - base; l <= last; ++l) {
-                    if (piece_l[l] >= 0.0f) {
-                        add_piece(base + l, piece_l[l], amp_l[l], index_l[l], label);
+                    for (int l = 0; l < W; ++l) {
+                        const int kk = base + l;
+                        const float w = weight(kk, up, down, inv_extent);
+                        const float piece = value * w;
+                        w_l[l] = w;
+                        piece_l[l] = piece;
+                        amp_l[l] = wp::sqrt(w > 0.0f ? piece : 0.0f);
+                        index_l[l] = phasor_index(code, kk, cell);
+                    }
+                    // the window's bins s .. min(k1, base + W - 1) in order
+                    const int last = k1 - base < W - 1 ? k1 - base : W - 1;
+                    for (int l = s - base; l <= last; ++l) {
+                        if (w_l[l] > 0.0f) {
+                            add_piece(base + l, piece_l[l], amp_l[l], index_l[l], label);
+                        }
                     }
                 }
+                continue;
             }
-            continue;
-        }
-        for (int kk = k0; kk <= k1; ++kk) {
-            // footprint_weight
-            float w = 1.0f;
-            if (half > 0.0f) {
-                const float t = (float)kk * range_resolution;
-                const float lo = min_range + t;
-                const float hi = lo + range_resolution;
-                const float top = up < hi ? up : hi;
-                const float bottom = down > lo ? down : lo;
-                const float overlap = top - bottom;
-                w = overlap * inv_extent;
-            }
-            if (w > 0.0f) {
-                const float piece = value * w;
-                add_piece(kk, piece, wp::sqrt(piece), phasor_index(code, kk, cell), label);
+            for (int kk = k0; kk <= k1; ++kk) {
+                const float w = half > 0.0f ? weight(kk, up, down, inv_extent) : 1.0f;
+                if (w > 0.0f) {
+                    const float piece = value * w;
+                    add_piece(kk, piece, wp::sqrt(piece), phasor_index(code, kk, cell), label);
+                }
             }
         }
     }
     return wp::vec2i(lo_row, hi_row);
 """.replace("@PHASOR_MASK@", str((1 << int(PHASOR_BITS)) - 1)).replace("@PHASOR_SHIFT@", str(32 - int(PHASOR_BITS))).replace(
-    "@LANES@", str(BIN_LANES)).replace("@WIDE@", str(BIN_WIDE))
+    "@ECHOES@", str(BIN_ECHOES)).replace("@LANES@", str(BIN_LANES)).replace("@WIDE@", str(BIN_WIDE))
 
 
 @wp.func_native(_BIN_ECHOES)
