@@ -851,12 +851,12 @@ _BIN_ECHOES = r"""
     const bool windows = false;
 #else
     // CPU: blocks of E echoes, their footprint bounds lane by lane (vectorised); then echo by echo, a footprint
-    // over at least BIN_WIDE bins in windows of W bins kk = base + l (base clamped so the window stays in the
-    // column; a footprint's pieces lie in consecutive bins k0 .. k1): the window's weights, amplitudes and phasor
-    // indices lane by lane (vectorised), then its pieces added in order
+    // over at least BIN_WIDE bins in windows of W bins kk = s + l (a footprint's pieces lie in consecutive bins
+    // k0 .. k1): the window's weights, amplitudes and phasor indices lane by lane (vectorised; lanes past k1 are
+    // computed and not used), then its pieces added in order
     const int E = @ECHOES@;
     const int W = @LANES@;
-    const bool windows = n_range >= W;
+    const bool windows = true;
 #endif
     int k0_l[E], k1_l[E];
     float inv_l[E];
@@ -906,14 +906,13 @@ _BIN_ECHOES = r"""
             const float down = r - half;
             if (windows && half > 0.0f && k1 - k0 >= @WIDE@ - 1) {
                 for (int s = k0; s <= k1; s += W) {
-                    const int base = s < n_range - W ? s : n_range - W;
                     float w_l[W], piece_l[W], amp_l[W];
                     unsigned int index_l[W];
 #if defined(__clang__) && !defined(__CUDA_ARCH__)
 #pragma clang loop vectorize(assume_safety)
 #endif
                     for (int l = 0; l < W; ++l) {
-                        const int kk = base + l;
+                        const int kk = s + l;
                         const float w = weight(kk, up, down, inv_extent);
                         const float piece = value * w;
                         w_l[l] = w;
@@ -921,11 +920,11 @@ _BIN_ECHOES = r"""
                         amp_l[l] = wp::sqrt(w > 0.0f ? piece : 0.0f);
                         index_l[l] = phasor_index(code, kk, cell);
                     }
-                    // the window's bins s .. min(k1, base + W - 1) in order
-                    const int last = k1 - base < W - 1 ? k1 - base : W - 1;
-                    for (int l = s - base; l <= last; ++l) {
+                    // the window's bins s .. min(k1, s + W - 1) in order
+                    const int last = k1 - s < W - 1 ? k1 - s : W - 1;
+                    for (int l = 0; l <= last; ++l) {
                         if (w_l[l] > 0.0f) {
-                            add_piece(base + l, piece_l[l], amp_l[l], index_l[l], label);
+                            add_piece(s + l, piece_l[l], amp_l[l], index_l[l], label);
                         }
                     }
                 }
