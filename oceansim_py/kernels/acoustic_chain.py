@@ -648,12 +648,17 @@ _RANGE_SPREAD = r"""
             const int cnt = r1 - row0 + 1 < R ? r1 - row0 + 1 : R;
             const int width = cnt + 2 * half;
             for (int s = 0; s < width; ++s) {
-                const int src = row0 - half + s;
-                const bool inside = (src >= lo_row) & (src <= hi_row);
-                const int at = inside ? src : lo_row;
-                sx[s] = inside ? src_f[2 * at] : 0.0f;
-                sy[s] = inside ? src_f[2 * at + 1] : 0.0f;
-                sp[s] = inside ? src_p[at] : 0.0f;
+                sx[s] = 0.0f;
+                sy[s] = 0.0f;
+                sp[s] = 0.0f;
+            }
+            const int first_src = row0 - half > lo_row ? row0 - half : lo_row;
+            const int last_src = row0 + cnt - 1 + half < hi_row ? row0 + cnt - 1 + half : hi_row;
+            const int shift = half - row0;
+            for (int src = first_src; src <= last_src; ++src) {
+                sx[src + shift] = src_f[2 * src];
+                sy[src + shift] = src_f[2 * src + 1];
+                sp[src + shift] = src_p[src];
             }
             float ax[@ROWS@], ay[@ROWS@], ap[@ROWS@];
             for (int l = 0; l < R; ++l) {
