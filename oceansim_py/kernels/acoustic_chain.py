@@ -26,9 +26,9 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
 :func:`device_table_ray_echo_kernel` instead. On CPU without multipath, :func:`device_fan_bin_kernel` /
 :func:`device_table_bin_kernel` do the echo kernel's and :func:`footprint_bin_kernel`'s work in one launch, one
 element per (pose, channel), with the same values. The per-ray and per-bin work is native C++ (``wp.func_native``:
-:func:`pose_ray_block`, :func:`fan_echoes` / :func:`table_echoes`, :func:`bin_stored_echoes`, :func:`receiver_row`)
-written as loops the compiler vectorises where the work allows; Warp's generated code is scalar, one element at a
-time, and recomputes each array address from its strides.
+:func:`pose_ray_block`, :func:`fan_echoes` / :func:`table_echoes`, :func:`bin_stored_echoes`, :func:`range_spread`,
+:func:`receiver_row`) written as loops the compiler vectorises where the work allows; Warp's generated code is
+scalar, one element at a time, and recomputes each array address from its strides.
 
 Every element writes only what it owns and reads in a fixed order, so images are bit-identical whatever the
 batch size, the CPU chunking or the device. Random draws are counter-based (kernels/random.py): the jitter and
@@ -646,8 +646,7 @@ _RANGE_SPREAD = r"""
         float sx[@ROWS@ + 2 * @HALF_CAP@], sy[@ROWS@ + 2 * @HALF_CAP@], sp[@ROWS@ + 2 * @HALF_CAP@];
         for (int row0 = r0; row0 <= r1; row0 += R) {
             const int cnt = r1 - row0 + 1 < R ? r1 - row0 + 1 : R;
-            const int width = cnt + 2 * half;
-            for (int s = 0; s < width; ++s) {
+            for (int s = 0; s < R + 2 * half; ++s) {
                 sx[s] = 0.0f;
                 sy[s] = 0.0f;
                 sp[s] = 0.0f;
@@ -945,8 +944,10 @@ _BIN_ECHOES = r"""
         }
     }
     return wp::vec2i(lo_row, hi_row);
-""".replace("@PHASOR_MASK@", str((1 << int(PHASOR_BITS)) - 1)).replace("@PHASOR_SHIFT@", str(32 - int(PHASOR_BITS))).replace(
-    "@ECHOES@", str(BIN_ECHOES)).replace("@LANES@", str(BIN_LANES)).replace("@WIDE@", str(BIN_WIDE))
+"""
+for _name, _value in (("@PHASOR_MASK@", (1 << int(PHASOR_BITS)) - 1), ("@PHASOR_SHIFT@", 32 - int(PHASOR_BITS)),
+                      ("@ECHOES@", BIN_ECHOES), ("@LANES@", BIN_LANES), ("@WIDE@", BIN_WIDE)):
+    _BIN_ECHOES = _BIN_ECHOES.replace(_name, str(_value))
 
 
 @wp.func_native(_BIN_ECHOES)
@@ -972,7 +973,11 @@ def bin_stored_echoes(first: int, count: int, b: int, j: int, min_range: float, 
 
     Native code: the channel's columns as pointers (Warp's generated code recomputes every array address from its
     strides), and those helpers' operations written out in the same order and roundings, so the values are theirs
-    (tests/test_acoustic_chain_scratch.py compares them with a kernel built from the helpers)."""
+    (tests/test_acoustic_chain_scratch.py compares them with a kernel built from the helpers). On CPU the footprint
+    bounds of BIN_ECHOES echoes at a time are computed lane by lane, a footprint over BIN_WIDE bins or more has its
+    weights, amplitudes and phasor indices computed BIN_LANES bins at a time (vectorised), and every piece is then
+    added in order (echoes in ray order, a footprint's bins in ascending order: the same sums) with no branch on
+    the data (the phasor's table index and the strongest piece's label are selected, not branched on)."""
     ...
 
 
