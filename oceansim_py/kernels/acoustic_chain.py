@@ -792,7 +792,7 @@ _BIN_ECHOES = r"""
     const int* bin_in = (const int*)ray_bin.data;
     const int* label_in = (const int*)ray_label.data;
     const wp::vec2* table = (const wp::vec2*)phasors.data;
-    float* field_col = (float*)&wp::index(pre_field, b, j, 0);
+    wp::vec2* field_col = &wp::index(pre_field, b, j, 0);
     float* power_col = &wp::index(pre_power, b, j, 0);
     int* hits_col = &wp::index(pre_hits, b, j, 0);
     int* labels_col = &wp::index(pre_labels, b, j, 0);
@@ -824,11 +824,8 @@ _BIN_ECHOES = r"""
     // the strongest piece's label (on CPU selected by masks: the comparison depends on the data, a branch on it
     // would be mispredicted)
     auto add_piece = [&](int kk, float piece, float amplitude, unsigned int n, int label) {
-        const wp::vec2 phasor = table[n];
-        const float ax = amplitude * phasor[0];
-        const float ay = amplitude * phasor[1];
-        field_col[2 * kk] = field_col[2 * kk] + ax;
-        field_col[2 * kk + 1] = field_col[2 * kk + 1] + ay;
+        const wp::vec2 add = amplitude * table[n];
+        field_col[kk] = field_col[kk] + add;
         power_col[kk] = power_col[kk] + piece;
         lo_row = kk < lo_row ? kk : lo_row;
         hi_row = kk > hi_row ? kk : hi_row;
