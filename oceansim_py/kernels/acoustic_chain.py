@@ -777,12 +777,11 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
     range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
 
 
-#: :func:`bin_stored_echoes` on CPU: echoes per block (their footprint bounds computed lane by lane), range bins
-#: per window of a wide footprint (its pieces' weights, amplitudes and phasor indices computed lane by lane), and
-#: the fewest bins of a footprint that takes the windows (narrower ones are a loop over their bins).
+#: :func:`bin_stored_echoes` on CPU: echoes per block (their footprint bounds and first BIN_FIRST pieces computed
+#: lane by lane), and range bins per window of a footprint's further pieces (computed lane by lane).
 BIN_ECHOES = 32
+BIN_FIRST = 3
 BIN_LANES = 8
-BIN_WIDE = 4
 
 _BIN_ECHOES = r"""
     // the binning of echoes first .. first + count - 1 (see bin_stored_echoes); a channel's columns as pointers,
@@ -846,24 +845,24 @@ _BIN_ECHOES = r"""
 #endif
     };
 #if defined(__CUDA_ARCH__)
-    // CUDA: echo by echo, the pieces of each in a loop over its bins
+    // CUDA: echo by echo (blocks of one), the pieces of each a loop over its bins
     const int E = 1;
-    const int W = 1;
-    const bool windows = false;
 #else
-    // CPU: blocks of E echoes, their footprint bounds lane by lane (vectorised); then echo by echo, a footprint
-    // over at least BIN_WIDE bins in windows of W bins kk = s + l (a footprint's pieces lie in consecutive bins
-    // k0 .. k1): the window's weights, amplitudes and phasor indices lane by lane (vectorised; lanes past k1 are
-    // computed and not used), then its pieces added in order
+    // CPU: blocks of E echoes. Their footprint bounds and their first N pieces (bins k0 .. k0 + N - 1: weight,
+    // intensity, amplitude, phasor index) lane by lane with no branch (vectorised); then echo by echo, those
+    // pieces and the footprint's further bins (a footprint's pieces lie in consecutive bins k0 .. k1) in windows
+    // of W bins computed lane by lane too (lanes past k1 are computed and not used), each piece added in order.
     const int E = @ECHOES@;
+    const int N = @FIRST@;
     const int W = @LANES@;
-    const bool windows = true;
+    float first_w[N][E], first_piece[N][E], first_amp[N][E];
+    unsigned int first_index[N][E];
 #endif
     int k0_l[E], k1_l[E];
     float inv_l[E];
     for (int i0 = first; i0 < first + count; i0 += E) {
         const int m = first + count - i0 < E ? first + count - i0 : E;
-        // footprint_bins, footprint_inverse
+        // footprint_bins, footprint_inverse (and on CPU the first N pieces)
 #if defined(__clang__) && !defined(__CUDA_ARCH__)
 #pragma clang loop vectorize(assume_safety)
 #endif
@@ -884,7 +883,22 @@ _BIN_ECHOES = r"""
             k0_l[e] = half > 0.0f ? c0 : cell;
             k1_l[e] = half > 0.0f ? c1 : cell;
             const float inverse = 1.0f / (extent > 0.0f ? extent : 1.0f);
-            inv_l[e] = extent > 0.0f ? inverse : 0.0f;
+            const float inv_extent = extent > 0.0f ? inverse : 0.0f;
+            inv_l[e] = inv_extent;
+#if !defined(__CUDA_ARCH__)
+            const float value = value_in[i];
+            const unsigned int code = (unsigned int)(int)range_in[3 * i + 2];
+            const int k0 = half > 0.0f ? c0 : cell;
+            for (int p = 0; p < N; ++p) {
+                const int kk = k0 + p;
+                const float w = half > 0.0f ? weight(kk, b2, a, inv_extent) : 1.0f;
+                const float piece = value * w;
+                first_w[p][e] = w;
+                first_piece[p][e] = piece;
+                first_amp[p][e] = wp::sqrt(w > 0.0f ? piece : 0.0f);
+                first_index[p][e] = phasor_index(code, kk, cell);
+            }
+#endif
         }
         for (int e = 0; e < m; ++e) {
             const int i = i0 + e;
@@ -905,32 +919,7 @@ _BIN_ECHOES = r"""
             const float inv_extent = inv_l[e];
             const float up = r + half;
             const float down = r - half;
-            if (windows && half > 0.0f && k1 - k0 >= @WIDE@ - 1) {
-                for (int s = k0; s <= k1; s += W) {
-                    float w_l[W], piece_l[W], amp_l[W];
-                    unsigned int index_l[W];
-#if defined(__clang__) && !defined(__CUDA_ARCH__)
-#pragma clang loop vectorize(assume_safety)
-#endif
-                    for (int l = 0; l < W; ++l) {
-                        const int kk = s + l;
-                        const float w = weight(kk, up, down, inv_extent);
-                        const float piece = value * w;
-                        w_l[l] = w;
-                        piece_l[l] = piece;
-                        amp_l[l] = wp::sqrt(w > 0.0f ? piece : 0.0f);
-                        index_l[l] = phasor_index(code, kk, cell);
-                    }
-                    // the window's bins s .. min(k1, s + W - 1) in order
-                    const int last = k1 - s < W - 1 ? k1 - s : W - 1;
-                    for (int l = 0; l <= last; ++l) {
-                        if (w_l[l] > 0.0f) {
-                            add_piece(s + l, piece_l[l], amp_l[l], index_l[l], label);
-                        }
-                    }
-                }
-                continue;
-            }
+#if defined(__CUDA_ARCH__)
             for (int kk = k0; kk <= k1; ++kk) {
                 const float w = half > 0.0f ? weight(kk, up, down, inv_extent) : 1.0f;
                 if (w > 0.0f) {
@@ -938,12 +927,45 @@ _BIN_ECHOES = r"""
                     add_piece(kk, piece, wp::sqrt(piece), phasor_index(code, kk, cell), label);
                 }
             }
+#else
+            // the first N pieces (computed above), then the footprint's further bins in windows of W (a
+            // footprint with no extent is one piece, in bin k0 = k1 = cell)
+            const int n_first = k1 - k0 + 1 < N ? k1 - k0 + 1 : N;
+            for (int p = 0; p < n_first; ++p) {
+                if (first_w[p][e] > 0.0f) {
+                    add_piece(k0 + p, first_piece[p][e], first_amp[p][e], first_index[p][e], label);
+                }
+            }
+            for (int s = k0 + N; s <= k1; s += W) {
+                float w_l[W], piece_l[W], amp_l[W];
+                unsigned int index_l[W];
+#if defined(__clang__)
+#pragma clang loop vectorize(assume_safety)
+#endif
+                for (int l = 0; l < W; ++l) {
+                    const int kk = s + l;
+                    const float w = weight(kk, up, down, inv_extent);
+                    const float piece = value * w;
+                    w_l[l] = w;
+                    piece_l[l] = piece;
+                    amp_l[l] = wp::sqrt(w > 0.0f ? piece : 0.0f);
+                    index_l[l] = phasor_index(code, kk, cell);
+                }
+                // the window's bins s .. min(k1, s + W - 1) in order
+                const int last = k1 - s < W - 1 ? k1 - s : W - 1;
+                for (int l = 0; l <= last; ++l) {
+                    if (w_l[l] > 0.0f) {
+                        add_piece(s + l, piece_l[l], amp_l[l], index_l[l], label);
+                    }
+                }
+            }
+#endif
         }
     }
     return wp::vec2i(lo_row, hi_row);
 """
 for _name, _value in (("@PHASOR_MASK@", (1 << int(PHASOR_BITS)) - 1), ("@PHASOR_SHIFT@", 32 - int(PHASOR_BITS)),
-                      ("@ECHOES@", BIN_ECHOES), ("@LANES@", BIN_LANES), ("@WIDE@", BIN_WIDE)):
+                      ("@ECHOES@", BIN_ECHOES), ("@LANES@", BIN_LANES), ("@FIRST@", BIN_FIRST)):
     _BIN_ECHOES = _BIN_ECHOES.replace(_name, str(_value))
 
 
@@ -971,9 +993,9 @@ def bin_stored_echoes(first: int, count: int, b: int, j: int, min_range: float, 
     Native code: the channel's columns as pointers (Warp's generated code recomputes every array address from its
     strides), and those helpers' operations written out in the same order and roundings, so the values are theirs
     (tests/test_acoustic_chain_scratch.py compares them with a kernel built from the helpers). On CPU the footprint
-    bounds of BIN_ECHOES echoes at a time are computed lane by lane, a footprint over BIN_WIDE bins or more has its
-    weights, amplitudes and phasor indices computed BIN_LANES bins at a time (vectorised), and every piece is then
-    added in order (echoes in ray order, a footprint's bins in ascending order: the same sums) with no branch on
+    bounds and first BIN_FIRST pieces (weights, amplitudes, phasor indices) of BIN_ECHOES echoes at a time are
+    computed lane by lane, a footprint's further pieces BIN_LANES bins at a time (vectorised), and every piece is
+    then added in order (echoes in ray order, a footprint's bins in ascending order: the same sums) with no branch on
     the data (the phasor's table index and the strongest piece's label are selected, not branched on)."""
     ...
 
