@@ -277,17 +277,20 @@ def _helper_binning(intensity: wp.array(dtype=wp.float32), rng: wp.array(dtype=w
     span[j] = wp.vec2i(lo, hi)
 
 
-def test_native_binning_gives_the_values_of_the_footprint_helpers():
-    # random echoes (some outside the window, some without footprint extent, extents up to 12 bins, phase codes up
-    # to 2^24) binned into 6 channels of 90 range bins by the native bin_stored_echoes and by the Warp helpers
-    rng = np.random.default_rng(4)
-    n_ch, per, n_range, min_range, dr = 6, 64, 90, 0.5, 0.03
+def _binned_both_ways(n_ch: int, per: int, n_range: int, max_extent_bins: float, seed: int) -> list:
+    """Random echoes (some outside the window, some without footprint extent, extents up to ``max_extent_bins``
+    bins, some of zero intensity, phase codes up to 2^24) binned into ``n_ch`` channels of ``n_range`` range bins
+    by the native bin_stored_echoes and by the Warp helpers: [native, helpers] lists of (field, power, hits, labels,
+    span)."""
+    rng = np.random.default_rng(seed)
+    min_range, dr = 0.5, 0.03
     n = n_ch * per
     r = rng.uniform(min_range, min_range + n_range * dr, n)
-    extent = np.where(rng.random(n) < 0.2, 0.0, rng.uniform(0.0, 12 * dr, n))
+    extent = np.where(rng.random(n) < 0.2, 0.0, rng.uniform(0.0, max_extent_bins * dr, n))
     code = rng.integers(0, 2**24, n).astype(np.float32)
-    cell = np.where(rng.random(n) < 0.1, -1, np.floor((r - min_range) / dr)).astype(np.int32)
-    inputs = [wp.array(rng.exponential(1.0, n).astype(np.float32), device="cpu"),
+    cell = np.where(rng.random(n) < 0.1, -1, np.minimum(np.floor((r - min_range) / dr), n_range - 1)).astype(np.int32)
+    intensity = np.where(rng.random(n) < 0.05, 0.0, rng.exponential(1.0, n)).astype(np.float32)
+    inputs = [wp.array(intensity, device="cpu"),
               wp.array(np.stack([r, extent, code], 1).astype(np.float32), dtype=wp.vec3, device="cpu"),
               wp.array(cell, device="cpu"), wp.array(rng.integers(0, 5, n).astype(np.int32), device="cpu"),
               per, min_range, dr, n_range]
@@ -302,9 +305,97 @@ def test_native_binning_gives_the_values_of_the_footprint_helpers():
         span = wp.empty(n_ch, dtype=wp.vec2i, device="cpu")
         wp.launch(kernel, n_ch, [*inputs, *out, phasors, span], device="cpu")
         results.append([a.numpy() for a in (*out[:4], span)])
+    return results
+
+
+def test_native_binning_gives_the_values_of_the_footprint_helpers():
+    # random echoes (some outside the window, some without footprint extent, extents up to 12 bins, phase codes up
+    # to 2^24) binned into 6 channels of 90 range bins by the native bin_stored_echoes and by the Warp helpers
+    results = _binned_both_ways(6, 64, 90, 12.0, 4)
     assert (results[0][2] > 0).sum() > 200 and (results[0][3] >= 0).sum() > 300
     for native, helpers in zip(*results):
         np.testing.assert_array_equal(native, helpers)
+
+
+@pytest.mark.parametrize("n_range, max_extent_bins", [(5, 12.0), (8, 12.0), (90, 40.0), (2, 3.0)])
+def test_native_binning_paths_give_the_values_of_the_footprint_helpers(n_range, max_extent_bins):
+    # The native binning's CPU paths: blocks of BIN_ECHOES echoes (70 per channel: a partial block), a footprint's
+    # first BIN_FIRST pieces computed with its block, its further ones in windows of BIN_LANES bins (several per
+    # footprint up to 40 bins; lanes past the footprint or the column computed and not used); short columns.
+    results = _binned_both_ways(5, 70, n_range, max_extent_bins, n_range)
+    assert (results[1][2] > 0).sum() >= min(n_range * 5, 100)
+    assert n_range < 80 or (results[1][4][:, 1] - results[1][4][:, 0] > kc.BIN_FIRST + 2 * kc.BIN_LANES).all()
+    for native, helpers in zip(*results):
+        np.testing.assert_array_equal(native, helpers)
+
+
+@wp.kernel
+def _native_spread(span: wp.array(dtype=wp.vec2i), n_range: int, taps: wp.array(dtype=wp.float32),
+                   pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
+                   field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
+                   row_echo: wp.array2d(dtype=wp.int32)):
+    j = wp.tid()
+    kc.range_spread(0, j, span[j], n_range, taps, pre_field, pre_power, field, power, row_echo)
+
+
+@wp.kernel
+def _warp_spread(span: wp.array(dtype=wp.vec2i), n_range: int, taps: wp.array(dtype=wp.float32),
+                 pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
+                 field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
+                 row_echo: wp.array2d(dtype=wp.int32)):
+    # the range pass as range_spread documents it: rows lo - M .. hi + M, sources max(row - M, lo) .. min(row + M,
+    # hi) in ascending order, then the channel's rows lo .. hi set back to rest
+    j = wp.tid()
+    lo = span[j][0]
+    hi = span[j][1]
+    if hi >= 0:
+        half = (taps.shape[0] - 1) // 2
+        for row in range(wp.max(lo - half, 0), wp.min(hi + half, n_range - 1) + 1):
+            f = wp.vec2(0.0, 0.0)
+            p = float(0.0)
+            for src in range(wp.max(row - half, lo), wp.min(row + half, hi) + 1):
+                h = taps[src - row + half]
+                f = f + h * pre_field[0, j, src]
+                p = p + h * h * pre_power[0, j, src]
+            field[0, row, j] = f
+            power[0, row, j] = p
+            row_echo[0, row] = 1
+        for row in range(lo, hi + 1):
+            pre_field[0, j, row] = wp.vec2(0.0, 0.0)
+            pre_power[0, j, row] = 0.0
+
+
+@pytest.mark.parametrize("n_taps", [1, 3, 7, 2 * kc.SPREAD_HALF_CAP + 1, 2 * kc.SPREAD_HALF_CAP + 3])
+@pytest.mark.parametrize("n_range", [3, 90])
+def test_native_range_spread_gives_the_sums_of_the_warp_loop(n_taps, n_range):
+    # Channels whose echoes reached rows lo .. hi (none; one row at either end; a few; all), taps of both signs
+    # (the native blocks' window is zero outside lo .. hi; kernels past 2 SPREAD_HALF_CAP + 1 taps check each
+    # source's bounds), the scratch outside lo .. hi holding NaN: it must be read by neither, and the rows written,
+    # the flags and the scratch set back to rest must be the same bytes.
+    rng = np.random.default_rng(n_taps * 100 + n_range)
+    spans = [(n_range, -1), (0, 0), (n_range - 1, n_range - 1), (0, n_range - 1),
+             (n_range // 3, (2 * n_range) // 3), (1, min(n_range - 1, 1 + n_taps))]
+    n_ch, stride = len(spans), n_range + 5
+    pre_f = np.full((1, n_ch, stride, 2), np.nan, np.float32)
+    pre_p = np.full((1, n_ch, stride), np.nan, np.float32)
+    for j, (lo, hi) in enumerate(spans):
+        pre_f[0, j, lo:hi + 1] = rng.normal(0.0, 1.0, (max(hi + 1 - lo, 0), 2))
+        pre_p[0, j, lo:hi + 1] = rng.exponential(1.0, max(hi + 1 - lo, 0))
+    taps = wp.array(rng.normal(0.0, 1.0, n_taps).astype(np.float32), device="cpu")
+    results = []
+    for kernel in (_native_spread, _warp_spread):
+        scratch = [wp.array(pre_f[:, :, :n_range], dtype=wp.vec2, device="cpu"),
+                   wp.array(pre_p[:, :, :n_range], device="cpu")]
+        images = [wp.full((1, n_range, n_ch + 3), wp.vec2(-7.0, -7.0), dtype=wp.vec2, device="cpu"),
+                  wp.full((1, n_range, n_ch + 3), -7.0, dtype=wp.float32, device="cpu"),
+                  wp.zeros((1, n_range), dtype=wp.int32, device="cpu")]
+        wp.launch(kernel, n_ch, [wp.array(np.array(spans, np.int32), dtype=wp.vec2i, device="cpu"), n_range, taps,
+                                 *scratch, *images], device="cpu")
+        results.append([a.numpy() for a in (*scratch, *images)])
+    native, reference = results
+    assert np.isfinite(reference[2]).all() and (reference[2] != -7.0).any() and reference[4].any()
+    for a, b in zip(native, reference):
+        np.testing.assert_array_equal(a, b)
 
 
 @wp.kernel

@@ -26,9 +26,9 @@ A render of B poses on the device chain is, after the fan's rays are laid out as
 :func:`device_table_ray_echo_kernel` instead. On CPU without multipath, :func:`device_fan_bin_kernel` /
 :func:`device_table_bin_kernel` do the echo kernel's and :func:`footprint_bin_kernel`'s work in one launch, one
 element per (pose, channel), with the same values. The per-ray and per-bin work is native C++ (``wp.func_native``:
-:func:`pose_ray_block`, :func:`fan_echoes` / :func:`table_echoes`, :func:`bin_stored_echoes`, :func:`receiver_row`)
-written as loops the compiler vectorises where the work allows; Warp's generated code is scalar, one element at a
-time, and recomputes each array address from its strides.
+:func:`pose_ray_block`, :func:`fan_echoes` / :func:`table_echoes`, :func:`bin_stored_echoes`, :func:`range_spread`,
+:func:`receiver_row`) written as loops the compiler vectorises where the work allows; Warp's generated code is
+scalar, one element at a time, and recomputes each array address from its strides.
 
 Every element writes only what it owns and reads in a fixed order, so images are bit-identical whatever the
 batch size, the CPU chunking or the device. Random draws are counter-based (kernels/random.py): the jitter and
@@ -649,31 +649,138 @@ def piece_phasor(rr: wp.vec3, cell: int, kk: int, own: wp.vec2, phasors: wp.arra
     return phasor
 
 
-@wp.func
+#: Rows per block of :func:`range_spread`'s CPU path; range kernels of up to 2 SPREAD_HALF_CAP + 1 taps take it.
+SPREAD_ROWS = 16
+SPREAD_HALF_CAP = 32
+
+_RANGE_SPREAD = r"""
+    // the range pass of channel j of frame b (see range_spread's docstring): row = lo - M .. hi + M summed over the
+    // sources src = max(row - M, lo) .. min(row + M, hi) in ascending order, h[src - row + M] pre_field[src] and
+    // (h h) pre_power[src] (separate statements: the products and sums of the Warp expressions, no contraction)
+    const int lo_row = span[0];
+    const int hi_row = span[1];
+    if (hi_row < 0) {
+        return;
+    }
+    const int half = (range_taps.shape[0] - 1) / 2;
+    const float* tap = (const float*)range_taps.data;
+    const float* src_f = (const float*)&wp::index(pre_field, b, j, 0);
+    float* src_p = &wp::index(pre_power, b, j, 0);
+    char* out_f = (char*)&wp::index(field, b, 0, j);
+    char* out_p = (char*)&wp::index(power, b, 0, j);
+    const long long step_f = (long long)field.strides[1];
+    const long long step_p = (long long)power.strides[1];
+    int* flag = &wp::index(row_echo, b, 0);
+    const int r0 = lo_row - half > 0 ? lo_row - half : 0;
+    const int r1 = hi_row + half < n_range - 1 ? hi_row + half : n_range - 1;
+#if defined(__CUDA_ARCH__)
+    const bool blocks = false;
+#else
+    const bool blocks = half <= @HALF_CAP@;
+#endif
+    if (blocks) {
+        // blocks of R rows: the block's sources row0 - M .. row0 + R - 1 + M once, de-interleaved and zero outside
+        // lo .. hi (a zero source adds nothing to a sum that starts at zero: the same sums), then every tap over
+        // the block's lanes with no bound to check (the compiler vectorises them)
+        const int R = @ROWS@;
+        float sx[@ROWS@ + 2 * @HALF_CAP@], sy[@ROWS@ + 2 * @HALF_CAP@], sp[@ROWS@ + 2 * @HALF_CAP@];
+        for (int row0 = r0; row0 <= r1; row0 += R) {
+            const int cnt = r1 - row0 + 1 < R ? r1 - row0 + 1 : R;
+            for (int s = 0; s < R + 2 * half; ++s) {
+                sx[s] = 0.0f;
+                sy[s] = 0.0f;
+                sp[s] = 0.0f;
+            }
+            const int first_src = row0 - half > lo_row ? row0 - half : lo_row;
+            const int last_src = row0 + cnt - 1 + half < hi_row ? row0 + cnt - 1 + half : hi_row;
+            const int shift = half - row0;
+            for (int src = first_src; src <= last_src; ++src) {
+                sx[src + shift] = src_f[2 * src];
+                sy[src + shift] = src_f[2 * src + 1];
+                sp[src + shift] = src_p[src];
+            }
+            float ax[@ROWS@], ay[@ROWS@], ap[@ROWS@];
+            for (int l = 0; l < R; ++l) {
+                ax[l] = 0.0f;
+                ay[l] = 0.0f;
+                ap[l] = 0.0f;
+            }
+            for (int m = 0; m <= 2 * half; ++m) {
+                const float h = tap[m];
+                const float hh = h * h;
+                for (int l = 0; l < R; ++l) {
+                    const float tx = h * sx[l + m];
+                    const float ty = h * sy[l + m];
+                    const float tp = hh * sp[l + m];
+                    ax[l] = ax[l] + tx;
+                    ay[l] = ay[l] + ty;
+                    ap[l] = ap[l] + tp;
+                }
+            }
+            for (int l = 0; l < cnt; ++l) {
+                const int row = row0 + l;
+                float* f = (float*)(out_f + step_f * row);
+                f[0] = ax[l];
+                f[1] = ay[l];
+                *(float*)(out_p + step_p * row) = ap[l];
+                if (flag[row] == 0) {
+                    flag[row] = 1;  // once: the channels of other CPU threads read it, written it would bounce
+                }
+            }
+        }
+    } else {
+        for (int row = r0; row <= r1; ++row) {
+            const int s0 = row - half > lo_row ? row - half : lo_row;
+            const int s1 = row + half < hi_row ? row + half : hi_row;
+            float ax = 0.0f;
+            float ay = 0.0f;
+            float ap = 0.0f;
+            for (int src = s0; src <= s1; ++src) {
+                const float h = tap[src - row + half];
+                const float tx = h * src_f[2 * src];
+                const float ty = h * src_f[2 * src + 1];
+                const float hh = h * h;
+                const float tp = hh * src_p[src];
+                ax = ax + tx;
+                ay = ay + ty;
+                ap = ap + tp;
+            }
+            float* f = (float*)(out_f + step_f * row);
+            f[0] = ax;
+            f[1] = ay;
+            *(float*)(out_p + step_p * row) = ap;
+            if (flag[row] == 0) {
+                flag[row] = 1;
+            }
+        }
+    }
+    // the channel's columns back to rest
+    float* rest_f = (float*)src_f;
+    for (int row = 2 * lo_row; row <= 2 * hi_row + 1; ++row) {
+        rest_f[row] = 0.0f;
+    }
+    for (int row = lo_row; row <= hi_row; ++row) {
+        src_p[row] = 0.0f;
+    }
+""".replace("@ROWS@", str(SPREAD_ROWS)).replace("@HALF_CAP@", str(SPREAD_HALF_CAP))
+
+
+@wp.func_native(_RANGE_SPREAD)
 def range_spread(b: int, j: int, span: wp.vec2i, n_range: int, range_taps: wp.array(dtype=wp.float32),
                  pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
                  field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
                  row_echo: wp.array2d(dtype=wp.int32)):
     """The range pass of channel j of frame b (:func:`footprint_bin_kernel`) over the rows around ``span`` = (lo,
-    hi), the rows its echoes reached (none if hi < 0), then its pre_field and pre_power set back to rest."""
-    lo_row = span[0]
-    hi_row = span[1]
-    if hi_row >= 0:
-        half_taps = (range_taps.shape[0] - 1) // 2
-        for row in range(wp.max(lo_row - half_taps, 0), wp.min(hi_row + half_taps, n_range - 1) + 1):
-            f = wp.vec2(0.0, 0.0)
-            p = float(0.0)
-            for src in range(wp.max(row - half_taps, lo_row), wp.min(row + half_taps, hi_row) + 1):
-                h = range_taps[src - row + half_taps]
-                f = f + h * pre_field[b, j, src]
-                p = p + h * h * pre_power[b, j, src]
-            field[b, row, j] = f
-            power[b, row, j] = p
-            if row_echo[b, row] == 0:
-                row_echo[b, row] = 1  # once: the channels of other CPU threads read it, written it would bounce
-        for row in range(lo_row, hi_row + 1):
-            pre_field[b, j, row] = wp.vec2(0.0, 0.0)
-            pre_power[b, j, row] = 0.0
+    hi), the rows its echoes reached (none if hi < 0): field[b, row, j] = sum h[src - row + M] pre_field[b, j, src]
+    and power[b, row, j] = sum h^2 pre_power[b, j, src] over src = max(row - M, lo) .. min(row + M, hi) in
+    ascending order (h = ``range_taps``, 2 M + 1 taps), row_echo[b, row] set to 1, for row = lo - M .. hi + M inside
+    the image; then its pre_field and pre_power rows lo .. hi set back to rest.
+
+    Native code: on CPU, blocks of SPREAD_ROWS rows whose sources are copied once into a window that is zero
+    outside lo .. hi (a zero source adds nothing to a sum that starts at zero), every tap then a loop over the
+    block's rows with no bound to check (vectorised); range kernels wider than 2 SPREAD_HALF_CAP + 1 taps, and CUDA,
+    check each row's bounds. The same sums as the Warp reference in tests/test_acoustic_chain_scratch.py."""
+    ...
 
 
 @wp.kernel
@@ -710,11 +817,17 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
     range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
 
 
+#: :func:`bin_stored_echoes` on CPU: echoes per block (their footprint bounds and first BIN_FIRST pieces computed
+#: lane by lane), and range bins per window of a footprint's further pieces (computed lane by lane).
+BIN_ECHOES = 32
+BIN_FIRST = 3
+BIN_LANES = 8
+
 _BIN_ECHOES = r"""
     // the binning of echoes first .. first + count - 1 (see bin_stored_echoes); a channel's columns as pointers,
     // the footprint helpers' operations written out in the same order (separate statements: no contraction)
     const float* value_in = (const float*)ray_intensity.data;
-    const wp::vec3* range_in = (const wp::vec3*)ray_range.data;
+    const float* range_in = (const float*)ray_range.data;
     const int* bin_in = (const int*)ray_bin.data;
     const int* label_in = (const int*)ray_label.data;
     const wp::vec2* table = (const wp::vec2*)phasors.data;
@@ -726,78 +839,174 @@ _BIN_ECHOES = r"""
     const float inv_dr = 1.0f / range_resolution;
     int lo_row = span[0];
     int hi_row = span[1];
-    for (int i = first; i < first + count; ++i) {
-        const int cell = bin_in[i];
-        if (cell < 0) {
-            continue;
-        }
-        const float value = value_in[i];
-        const wp::vec3 rr = range_in[i];
-        const int label = label_in[i];
-        lo_row = cell < lo_row ? cell : lo_row;
-        hi_row = cell > hi_row ? cell : hi_row;
-        hits_col[cell] = hits_col[cell] + 1;
-        // footprint_bins, footprint_inverse
-        const float half = 0.5f * rr[1];
-        int k0 = cell;
-        int k1 = cell;
-        float inv_extent = 0.0f;
-        if (half > 0.0f) {
-            const float a = rr[0] - half;
+    // footprint_weight of bin kk for the footprint [down, up] of extent 1 / inv_extent
+    auto weight = [&](int kk, float up, float down, float inv_extent) -> float {
+        const float t = (float)kk * range_resolution;
+        const float lo = min_range + t;
+        const float hi = lo + range_resolution;
+        const float top = up < hi ? up : hi;
+        const float bottom = down > lo ? down : lo;
+        const float overlap = top - bottom;
+        return overlap * inv_extent;
+    };
+    // piece_phasor: the index into the phasor table of the piece in bin kk of the echo with phase code `code` and
+    // range bin `cell`: its own phase there (echo_phasor), a hash of the code and the bin elsewhere (an index is
+    // selected, not a phasor: no branch)
+    auto phasor_index = [](unsigned int code, int kk, int cell) -> unsigned int {
+        const unsigned int x = code ^ ((unsigned int)kk * 2654435769u);
+        const unsigned int st = x * 747796405u + 2891336453u;
+        const unsigned int wd = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
+        const unsigned int hashed = ((wd >> 22u) ^ wd) >> @PHASOR_SHIFT@u;
+        return kk == cell ? (code & @PHASOR_MASK@u) : hashed;
+    };
+    // a piece of intensity `piece` and amplitude `amplitude` (its square root) in bin kk: the sums, the span and
+    // the strongest piece's label (on CPU selected by masks: the comparison depends on the data, a branch on it
+    // would be mispredicted)
+    auto add_piece = [&](int kk, float piece, float amplitude, unsigned int n, int label) {
+        const wp::vec2 add = amplitude * table[n];
+        field_col[kk] = field_col[kk] + add;
+        power_col[kk] = power_col[kk] + piece;
+        lo_row = kk < lo_row ? kk : lo_row;
+        hi_row = kk > hi_row ? kk : hi_row;
+        const int held = labels_col[kk];
+        const float strongest = peak_col[kk];
+#if defined(__CUDA_ARCH__)
+        const bool wins = held < 0 || piece > strongest;
+        peak_col[kk] = wins ? piece : strongest;
+        labels_col[kk] = wins ? label : held;
+#else
+        const int wins = -(int)((held < 0) | (piece > strongest));
+        union { float f; int i; } p, q;
+        p.f = piece;
+        q.f = strongest;
+        q.i = (p.i & wins) | (q.i & ~wins);
+        peak_col[kk] = q.f;
+        labels_col[kk] = (label & wins) | (held & ~wins);
+#endif
+    };
+#if defined(__CUDA_ARCH__)
+    // CUDA: echo by echo (blocks of one), the pieces of each a loop over its bins
+    const int E = 1;
+#else
+    // CPU: blocks of E echoes. Their footprint bounds and their first N pieces (bins k0 .. k0 + N - 1: weight,
+    // intensity, amplitude, phasor index) lane by lane with no branch (vectorised); then echo by echo, those
+    // pieces and the footprint's further bins (a footprint's pieces lie in consecutive bins k0 .. k1) in windows
+    // of W bins computed lane by lane too (lanes past k1 are computed and not used), each piece added in order.
+    const int E = @ECHOES@;
+    const int N = @FIRST@;
+    const int W = @LANES@;
+    float first_w[N][E], first_piece[N][E], first_amp[N][E];
+    unsigned int first_index[N][E];
+#endif
+    int k0_l[E], k1_l[E];
+    float inv_l[E];
+    for (int i0 = first; i0 < first + count; i0 += E) {
+        const int m = first + count - i0 < E ? first + count - i0 : E;
+        // footprint_bins, footprint_inverse (and on CPU the first N pieces)
+#if defined(__clang__) && !defined(__CUDA_ARCH__)
+#pragma clang loop vectorize(assume_safety)
+#endif
+        for (int e = 0; e < m; ++e) {
+            const int i = i0 + e;
+            const int cell = bin_in[i];
+            const float r = range_in[3 * i];
+            const float extent = range_in[3 * i + 1];
+            const float half = 0.5f * extent;
+            const float a = r - half;
             const float a2 = a - min_range;
-            const float b2 = rr[0] + half;
+            const float b2 = r + half;
             const float b3 = b2 - min_range;
             const int f0 = (int)wp::floor(a2 * inv_dr);
             const int f1 = (int)wp::floor(b3 * inv_dr);
-            k0 = f0 > 0 ? f0 : 0;
-            k1 = f1 < n_range - 1 ? f1 : n_range - 1;
-        }
-        if (rr[1] > 0.0f) {
-            inv_extent = 1.0f / rr[1];
-        }
-        // echo_phasor, piece_phasor
-        const unsigned int code = (unsigned int)(int)rr[2];
-        const wp::vec2 own = table[code & @PHASOR_MASK@u];
-        const float up = rr[0] + half;
-        const float down = rr[0] - half;
-        for (int kk = k0; kk <= k1; ++kk) {
-            // footprint_weight
-            float w = 1.0f;
-            if (half > 0.0f) {
-                const float t = (float)kk * range_resolution;
-                const float lo = min_range + t;
-                const float hi = lo + range_resolution;
-                const float top = up < hi ? up : hi;
-                const float bottom = down > lo ? down : lo;
-                const float overlap = top - bottom;
-                w = overlap * inv_extent;
-            }
-            if (w > 0.0f) {
+            const int c0 = f0 > 0 ? f0 : 0;
+            const int c1 = f1 < n_range - 1 ? f1 : n_range - 1;
+            k0_l[e] = half > 0.0f ? c0 : cell;
+            k1_l[e] = half > 0.0f ? c1 : cell;
+            const float inverse = 1.0f / (extent > 0.0f ? extent : 1.0f);
+            const float inv_extent = extent > 0.0f ? inverse : 0.0f;
+            inv_l[e] = inv_extent;
+#if !defined(__CUDA_ARCH__)
+            const float value = value_in[i];
+            const unsigned int code = (unsigned int)(int)range_in[3 * i + 2];
+            const int k0 = half > 0.0f ? c0 : cell;
+            for (int p = 0; p < N; ++p) {
+                const int kk = k0 + p;
+                const float w = half > 0.0f ? weight(kk, b2, a, inv_extent) : 1.0f;
                 const float piece = value * w;
-                wp::vec2 phasor = own;
-                if (kk != cell) {
-                    unsigned int x = code ^ ((unsigned int)kk * 2654435769u);
-                    unsigned int st = x * 747796405u + 2891336453u;
-                    unsigned int wd = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
-                    phasor = table[((wd >> 22u) ^ wd) >> @PHASOR_SHIFT@u];
-                }
-                const float amplitude = wp::sqrt(piece);
-                const wp::vec2 add = amplitude * phasor;
-                field_col[kk] = field_col[kk] + add;
-                power_col[kk] = power_col[kk] + piece;
-                lo_row = kk < lo_row ? kk : lo_row;
-                hi_row = kk > hi_row ? kk : hi_row;
-                // the strongest piece's label
-                const int held = labels_col[kk];
-                const float strongest = peak_col[kk];
-                const bool wins = held < 0 || piece > strongest;
-                peak_col[kk] = wins ? piece : strongest;
-                labels_col[kk] = wins ? label : held;
+                first_w[p][e] = w;
+                first_piece[p][e] = piece;
+                first_amp[p][e] = wp::sqrt(w > 0.0f ? piece : 0.0f);
+                first_index[p][e] = phasor_index(code, kk, cell);
             }
+#endif
+        }
+        for (int e = 0; e < m; ++e) {
+            const int i = i0 + e;
+            const int cell = bin_in[i];
+            if (cell < 0) {
+                continue;
+            }
+            lo_row = cell < lo_row ? cell : lo_row;
+            hi_row = cell > hi_row ? cell : hi_row;
+            hits_col[cell] = hits_col[cell] + 1;
+            const float value = value_in[i];
+            const float r = range_in[3 * i];
+            const float half = 0.5f * range_in[3 * i + 1];
+            const unsigned int code = (unsigned int)(int)range_in[3 * i + 2];
+            const int label = label_in[i];
+            const int k0 = k0_l[e];
+            const int k1 = k1_l[e];
+            const float inv_extent = inv_l[e];
+            const float up = r + half;
+            const float down = r - half;
+#if defined(__CUDA_ARCH__)
+            for (int kk = k0; kk <= k1; ++kk) {
+                const float w = half > 0.0f ? weight(kk, up, down, inv_extent) : 1.0f;
+                if (w > 0.0f) {
+                    const float piece = value * w;
+                    add_piece(kk, piece, wp::sqrt(piece), phasor_index(code, kk, cell), label);
+                }
+            }
+#else
+            // the first N pieces (computed above), then the footprint's further bins in windows of W (a
+            // footprint with no extent is one piece, in bin k0 = k1 = cell)
+            const int n_first = k1 - k0 + 1 < N ? k1 - k0 + 1 : N;
+            for (int p = 0; p < n_first; ++p) {
+                if (first_w[p][e] > 0.0f) {
+                    add_piece(k0 + p, first_piece[p][e], first_amp[p][e], first_index[p][e], label);
+                }
+            }
+            for (int s = k0 + N; s <= k1; s += W) {
+                float w_l[W], piece_l[W], amp_l[W];
+                unsigned int index_l[W];
+#if defined(__clang__)
+#pragma clang loop vectorize(assume_safety)
+#endif
+                for (int l = 0; l < W; ++l) {
+                    const int kk = s + l;
+                    const float w = weight(kk, up, down, inv_extent);
+                    const float piece = value * w;
+                    w_l[l] = w;
+                    piece_l[l] = piece;
+                    amp_l[l] = wp::sqrt(w > 0.0f ? piece : 0.0f);
+                    index_l[l] = phasor_index(code, kk, cell);
+                }
+                // the window's bins s .. min(k1, s + W - 1) in order
+                const int last = k1 - s < W - 1 ? k1 - s : W - 1;
+                for (int l = 0; l <= last; ++l) {
+                    if (w_l[l] > 0.0f) {
+                        add_piece(s + l, piece_l[l], amp_l[l], index_l[l], label);
+                    }
+                }
+            }
+#endif
         }
     }
     return wp::vec2i(lo_row, hi_row);
-""".replace("@PHASOR_MASK@", str((1 << int(PHASOR_BITS)) - 1)).replace("@PHASOR_SHIFT@", str(32 - int(PHASOR_BITS)))
+"""
+for _name, _value in (("@PHASOR_MASK@", (1 << int(PHASOR_BITS)) - 1), ("@PHASOR_SHIFT@", 32 - int(PHASOR_BITS)),
+                      ("@ECHOES@", BIN_ECHOES), ("@LANES@", BIN_LANES), ("@FIRST@", BIN_FIRST)):
+    _BIN_ECHOES = _BIN_ECHOES.replace(_name, str(_value))
 
 
 @wp.func_native(_BIN_ECHOES)
@@ -823,7 +1032,11 @@ def bin_stored_echoes(first: int, count: int, b: int, j: int, min_range: float, 
 
     Native code: the channel's columns as pointers (Warp's generated code recomputes every array address from its
     strides), and those helpers' operations written out in the same order and roundings, so the values are theirs
-    (tests/test_acoustic_chain_scratch.py compares them with a kernel built from the helpers)."""
+    (tests/test_acoustic_chain_scratch.py compares them with a kernel built from the helpers). On CPU the footprint
+    bounds and first BIN_FIRST pieces (weights, amplitudes, phasor indices) of BIN_ECHOES echoes at a time are
+    computed lane by lane, a footprint's further pieces BIN_LANES bins at a time (vectorised), and every piece is
+    then added in order (echoes in ray order, a footprint's bins in ascending order: the same sums) with no branch on
+    the data (the phasor's table index and the strongest piece's label are selected, not branched on)."""
     ...
 
 
