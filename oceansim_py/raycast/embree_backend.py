@@ -30,8 +30,8 @@ sea surface's identity instance comes last among them). Each triangle of the fla
 64-byte record (``flat_records``, in Embree's primitive order; :data:`oceansim_py.kernels.embree_cast.RECORD`): its
 world vertices, the ``warp`` backend's unit normal (computed once, with Warp's operations), its world face and its
 object, so that resolving a hit reads one cache line instead of the index row, three vertices and the object id
-(64 bytes per flattened triangle: 64 MB for the 1 M-triangle seabed), on transparent huge pages where the table spans one or more:
-:func:`_huge_page_floats`).
+(64 bytes per flattened triangle: 64 MB for the 1 M-triangle seabed), on transparent huge pages where the table
+spans one or more (:func:`_huge_page_floats`).
 
 The kernel (``embree_raycast_kernel``) casts packets of eight rays (``rtcIntersect8``), two per kernel element,
 turns Embree's (top id, primitive) into the world triangle, takes the distance and normal from it (exactly as the
@@ -104,14 +104,16 @@ def _huge_page_floats(count: int) -> tuple[mmap.mmap | None, wp.array]:
     The records are read at random (one per hit, anywhere in the table): on 4 KiB pages a 1 M-triangle scene's 64 MB
     table spans 16 k pages, far more than the data TLB holds, so most hits also paid a page walk. Where the system
     offers transparent huge pages on request (Linux, ``MADV_HUGEPAGE``; ``/sys/kernel/mm/transparent_hugepage/enabled``
-    ``madvise`` or ``always``), the table is anonymous memory starting on a 2 MiB boundary and advised before it is
-    first written, so the kernel backs it with 2 MiB pages (measured: random rays on the 1 M-triangle seabed 1.13x,
-    other rows within noise). Elsewhere, or below one huge page, a plain Warp array. The memory stays mapped while the
-    returned object lives."""
+    is ``madvise`` or ``always``), the table is private anonymous memory starting on a 2 MiB boundary, advised before
+    it is first written, so that the kernel backs it with 2 MiB pages (measured, interleaved in one process, per CPU
+    second of one thread: random rays on the 1 M-triangle seabed 1.07-1.13x, the other rows within noise; the same
+    bytes). Elsewhere, or below one huge page, a plain Warp array. The memory stays mapped while the returned object
+    lives."""
     nbytes = 4 * count
     if nbytes < HUGE_PAGE_BYTES or not hasattr(mmap, "MADV_HUGEPAGE"):
         return None, wp.empty(count, dtype=wp.float32)
-    memory = mmap.mmap(-1, nbytes + HUGE_PAGE_BYTES, flags=mmap.MAP_PRIVATE)  # private: shared memory has its own THP rules
+    # private: shared anonymous memory follows its own huge-page setting (shmem_enabled, usually never)
+    memory = mmap.mmap(-1, nbytes + HUGE_PAGE_BYTES, flags=mmap.MAP_PRIVATE)
     base = ctypes.addressof(ctypes.c_char.from_buffer(memory))
     offset = -base % HUGE_PAGE_BYTES
     try:
