@@ -40,6 +40,23 @@ harbour and a 1 M-triangle seabed, two runs of 300 k rays):
   outputs for writing). The rest is now a median 15 % of the cast (0-27 %), the cast a median 1.15x faster
   (1.06-1.35x), and the results are the same bytes.
 
+Measured and rejected since (interleaved with this kernel in one process, per CPU second of one thread, medians of
+paired ratios over 11-25 repeats of 100-200 k rays; this host's 2 vCPUs were shared with other load, so single
+ratios carry about +-3 %):
+
+- reordering the rays inside an element by direction before forming packets (a counting sort of 256 or 1024 rays on
+  a 6- or 9-bit Morton key of the direction, quantised over [-1, 1] or over the block's own range; the results
+  staged on the stack and written in ray order, or stored in key order with the outputs prefetched for writing).
+  The order itself is worth 1.07-1.15x on random rays (measured by casting rays that arrive sorted so, at no cost)
+  and 1.00-1.04x on sonar fans; the sort in the kernel costs 6-8 ns a ray (key pass, histogram and scatter, gather,
+  staging) and its stack arrays crowd Embree's nodes out of L1, which left random rays at 0.98-1.04x and fans at
+  0.89-1.02x (tank fan 0.89). The same bytes in every variant: a ray's result does not depend on its packet's other
+  rays. A ray generator that can emit incoherent rays grouped by direction (bounce rays) gains the 1.07-1.15x.
+- ``rtcIntersect1`` for the lanes of a packet whose directions span octants (Embree's hybrid traversal splits such a
+  packet by octant and casts the parts a ray at a time anyway): 0.89-0.95x on random rays.
+- the post-pass without branches on hit or miss (a miss record read in place of a missing hit's): within noise
+  (0.98-1.01x); not kept.
+
 Packets never straddle launch chunks (a chunk is a whole number of elements), so a cast gives the same bytes on any
 number of threads. Warp launches CPU kernels from the engine's thread pool with the GIL released, so casts use all
 cores.
