@@ -62,6 +62,9 @@ ratios carry about +-3 %):
   packet by octant and casts the parts a ray at a time anyway): 0.89-0.95x on random rays.
 - the post-pass without branches on hit or miss (a miss record read in place of a missing hit's): within noise
   (0.98-1.01x); not kept.
+- the rays of a whole packet read as three vector loads each of origins and directions deinterleaved by shuffles, and
+  its outputs written as vector stores (the normals interleaved by shuffles), over the transposed record gather:
+  paired median 1.000x (0.976-1.020x); not kept.
 
 Packets never straddle launch chunks (a chunk is a whole number of elements), so a cast gives the same bytes on any
 number of threads. Warp launches CPU kernels from the engine's thread pool with the GIL released, so casts use all
