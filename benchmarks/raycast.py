@@ -15,7 +15,9 @@ steadiest per-thread figure on a shared machine); ``best 1->all`` is the thread 
 each (the least disturbed by other load). ``trav x warp`` (embree rows) is the ceiling: the same rays through Embree's
 traversal alone (``EmbreeBackend.traverse_only``: the same ray set-up and ``rtcIntersect8`` calls, no post-pass),
 one thread, per CPU second, over warp's per-CPU-second figure; ``post %`` is the share of the embree cast spent
-outside that traversal (the post-pass that gives warp's distances, normals, faces and objects bit for bit). The
+outside that traversal (the post-pass that gives warp's distances, normals, faces and objects bit for bit).
+``paired``: the same three figures repeat by repeat (warp's and embree's one-thread casts and the traversal of one
+repeat run back to back), then the median: on a machine shared with other load these are the steadier ones. The
 all-threads result is compared with the one-thread result bit for bit, and the embree hits with warp's: same
 hit/miss, same face except edge ties (``faces!=``), and on the same face the largest distance difference
 (``max|dt|``; 0: bit for bit) and whether the normals are the same bits.
@@ -168,12 +170,20 @@ def bench_scene(name: str, n: int, repeats: int, backends: list[str]) -> list[di
             row["ratio_1_thread"] = row["mrays_per_s_1_thread"] / base["mrays_per_s_1_thread"]
             row["ratio_all_threads"] = row["mrays_per_s_all_threads"] / base["mrays_per_s_all_threads"]
             row["ratio_cpu_1_thread"] = row["mrays_per_cpu_s_1_thread"] / base["mrays_per_cpu_s_1_thread"]
+            # the same ratio repeat by repeat (each backend's cast of that repeat, back to back), then the median: a
+            # neighbour's load that slows one repeat slows both of its casts alike
+            row["ratio_cpu_1_thread_paired"] = statistics.median(
+                w / e for w, e in zip(cpu[base["backend"]], cpu[row["backend"]]))
             if row["backend"] == "embree":
                 row["traversal_mrays_per_cpu_s_1_thread"] = n / statistics.median(traversal_cpu) / 1e6
                 row["traversal_ratio_cpu_1_thread"] = (row["traversal_mrays_per_cpu_s_1_thread"]
                                                        / base["mrays_per_cpu_s_1_thread"])
                 row["post_pass_share"] = 1.0 - (row["mrays_per_cpu_s_1_thread"]
                                                 / row["traversal_mrays_per_cpu_s_1_thread"])
+                row["traversal_ratio_cpu_1_thread_paired"] = statistics.median(
+                    w / t for w, t in zip(cpu[base["backend"]], traversal_cpu))
+                row["post_pass_share_paired"] = statistics.median(
+                    1.0 - t / e for t, e in zip(traversal_cpu, cpu[row["backend"]]))
     return rows
 
 
@@ -228,7 +238,7 @@ def main() -> None:
     print(f"{'scene':10s} {'triangles':>9s} {'rays':6s} {'backend':7s} {'build ms':>8s} {'hit %':>6s} "
           f"{'Mrays/s 1 thr':>13s} {'x warp':>6s} {'per cpu s':>9s} {'x warp':>6s} {'Mrays/s all':>11s} "
           f"{'x warp':>6s} {'thr':>3s} {'1->all':>6s} {'best':>5s} {'bitwise':>7s} {'faces!=':>7s} {'max|dt| m':>9s} "
-          f"{'trav x warp':>11s} {'post %':>6s}")
+          f"{'trav x warp':>11s} {'post %':>6s} {'paired: x warp':>14s} {'trav':>5s} {'post %':>6s}")
     for r in rows:
         build = f"{1e3 * r['build_s']:8.1f}" if r["build_s"] is not None else "       -"
         print(f"{r['scene']:10s} {r['triangles']:9d} {r['rays']:6s} {r['backend']:7s} {build} "
@@ -239,7 +249,10 @@ def main() -> None:
               f"{str(r['threaded_equals_single_bitwise']):>7s} "
               f"{r['faces_differing_from_warp']:7d} {r['max_abs_distance_difference_same_face_m']:9.1e} "
               + (f"{r['traversal_ratio_cpu_1_thread']:11.2f} {100 * r['post_pass_share']:6.1f}"
-                 if "traversal_ratio_cpu_1_thread" in r else f"{'-':>11s} {'-':>6s}"))
+                 if "traversal_ratio_cpu_1_thread" in r else f"{'-':>11s} {'-':>6s}")
+              + f" {r['ratio_cpu_1_thread_paired']:14.2f} "
+              + (f"{r['traversal_ratio_cpu_1_thread_paired']:5.2f} {100 * r['post_pass_share_paired']:6.1f}"
+                 if "traversal_ratio_cpu_1_thread_paired" in r else f"{'-':>5s} {'-':>6s}"))
     anim = bench_animation(repeats)
     print(f"set_time, pier + 4 animated spheres ({anim['triangles']} triangles): {anim['set_time_ms']:.2f} ms, of "
           f"which the embree update {anim.get('embree_update_ms', float('nan')):.3f} ms")

@@ -379,6 +379,55 @@ def test_flat_records_hold_the_world_triangles_warp_normals_faces_and_objects() 
     np.testing.assert_array_equal(rec[:, 14:], 0.0)
 
 
+def _vm_flags(address: int) -> list[str]:
+    """The VmFlags of the mapping of this process holding ``address`` (Linux /proc/self/smaps)."""
+    inside = False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()
+            if head and "-" in head[0] and not head[0].endswith(":"):
+                lo, hi = (int(x, 16) for x in head[0].split("-"))
+                inside = lo <= address < hi
+            elif inside and head[0] == "VmFlags:":
+                return head[1:]
+    raise AssertionError(f"no mapping holds {address:#x}")
+
+
+@embree
+def test_large_record_tables_start_on_a_huge_page() -> None:
+    """A 200 x 200 grid (80 000 triangles, 5.1 MB of records, more than one 2 MiB page): the table starts on a
+    2 MiB boundary, in memory advised for transparent huge pages where Linux offers them on request ('hg' in its
+    VmFlags), and holds each face's record: record q is world face q (the grid is flattened whole, in order), its
+    vertices are that face's corners, its object the grid's node; rays cast through it give warp's results."""
+    import mmap
+    import os
+
+    k = 200
+    x, y = np.meshgrid(np.arange(k + 1, dtype=np.float64), np.arange(k + 1, dtype=np.float64), indexing="ij")
+    v = np.column_stack([x.ravel(), y.ravel(), 0.01 * np.sin(x.ravel()) - 5.0])
+    a = (np.arange(k)[:, None] * (k + 1) + np.arange(k)[None, :]).ravel()
+    tris = np.concatenate([np.column_stack([a, a + k + 1, a + k + 2]), np.column_stack([a, a + k + 2, a + 1])])
+    nodes = [Node("/Grid", mesh=TriangleMesh(v, tris))]
+    e = Scene(nodes, device="cpu", raycast_backend="embree")
+    e.backend.build()
+    records = e.backend.flat_records
+    assert e.backend.flat_triangles == 2 * k * k and records.shape == (16 * 2 * k * k,)
+    assert records.ptr % (1 << 21) == 0
+    thp = "/sys/kernel/mm/transparent_hugepage/enabled"
+    if hasattr(mmap, "MADV_HUGEPAGE") and os.path.exists(thp) and "[never]" not in open(thp).read():
+        assert "hg" in _vm_flags(records.ptr)
+    rec = records.numpy().reshape(-1, 16)
+    points = e.geometry.points.numpy()
+    indices = e.geometry.indices.numpy().reshape(-1, 3)
+    np.testing.assert_array_equal(rec[:, 12].view(np.int32), np.arange(2 * k * k))
+    np.testing.assert_array_equal(rec[:, 13].view(np.int32), 0)
+    np.testing.assert_array_equal(rec[:, :9], points[indices].reshape(-1, 9))
+    w = Scene(nodes, device="cpu", raycast_backend="warp")
+    rng = np.random.default_rng(2)
+    origins = np.column_stack([rng.uniform(0, k, (6000, 2)), np.zeros(6000)])
+    compare(w, e, origins, rng.normal(size=(6000, 3)) - [0.0, 0.0, 1.0])
+
+
 @embree
 def test_traverse_only_finds_the_casts_hits(wall_scene: Scene) -> None:
     """The benchmark's traversal-only path (no post-pass) hits what the cast hits: rays along +x from x = 0 meet the

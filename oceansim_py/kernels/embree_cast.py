@@ -39,6 +39,32 @@ harbour and a 1 M-triangle seabed, two runs of 300 k rays):
   normal is computed only in a packet that has one, and the inputs and outputs 64 rays ahead are prefetched (the
   outputs for writing). The rest is now a median 15 % of the cast (0-27 %), the cast a median 1.15x faster
   (1.06-1.35x), and the results are the same bytes.
+- The eight records of a packet are read as two 8 x 8 blocks of floats (two 32-byte loads per record; a lane without
+  a record reads a constant miss record) and transposed with shuffles into the lock-step test's arrays: 16 vector
+  loads instead of 104 scalar loads, 112 scalar stores and the vector reloads that could not be forwarded from them.
+  Measured against the scalar gather (same run, 25 paired repeats of 100 k rays): medians of the paired ratios
+  1.00-1.05x on the ten scene/ray rows (median 1.012x; 0.994x on the seabed fan), the unchanged traversal-only
+  kernel timed alongside 0.98-1.01x (median 0.999x); the same bytes.
+
+Measured and rejected since (interleaved with this kernel in one process, per CPU second of one thread, medians of
+paired ratios over 11-25 repeats of 100-200 k rays; this host's 2 vCPUs were shared with other load, so single
+ratios carry about +-3 %):
+
+- reordering the rays inside an element by direction before forming packets (a counting sort of 256 or 1024 rays on
+  a 6- or 9-bit Morton key of the direction, quantised over [-1, 1] or over the block's own range; the results
+  staged on the stack and written in ray order, or stored in key order with the outputs prefetched for writing).
+  The order itself is worth 1.07-1.15x on random rays (measured by casting rays that arrive sorted so, at no cost)
+  and 1.00-1.04x on sonar fans; the sort in the kernel costs 6-8 ns a ray (key pass, histogram and scatter, gather,
+  staging) and its stack arrays crowd Embree's nodes out of L1, which left random rays at 0.98-1.04x and fans at
+  0.89-1.02x (tank fan 0.89). The same bytes in every variant: a ray's result does not depend on its packet's other
+  rays. A ray generator that can emit incoherent rays grouped by direction (bounce rays) gains the 1.07-1.15x.
+- ``rtcIntersect1`` for the lanes of a packet whose directions span octants (Embree's hybrid traversal splits such a
+  packet by octant and casts the parts a ray at a time anyway): 0.89-0.95x on random rays.
+- the post-pass without branches on hit or miss (a miss record read in place of a missing hit's): within noise
+  (0.98-1.01x); not kept.
+- the rays of a whole packet read as three vector loads each of origins and directions deinterleaved by shuffles, and
+  its outputs written as vector stores (the normals interleaved by shuffles), over the transposed record gather:
+  paired median 1.000x (0.976-1.020x); not kept.
 
 Packets never straddle launch chunks (a chunk is a whole number of elements), so a cast gives the same bytes on any
 number of threads. Warp launches CPU kernels from the engine's thread pool with the GIL released, so casts use all
@@ -216,28 +242,68 @@ _FULL = _CAST_PACKETS + r"""
                 __builtin_prefetch(&points[vic[k]]);
             }
         }
-        float ax[8], ay[8], az[8], bx[8], by[8], bz[8], cx[8], cy[8], cz[8], mx0[8], my0[8], mz0[8];
+        // the eight records (a lane without one reads the miss record: the unit triangle, normal +z, face and object
+        // -1) as two 8 x 8 blocks of floats, transposed with shuffles into one array per field: 16 vector loads
+        // instead of 104 scalar loads and stores
+        typedef float oceansim_v8 __attribute__((vector_size(32)));
+        typedef float oceansim_v8u __attribute__((vector_size(32), aligned(4)));
+        alignas(32) float ax[8], ay[8], az[8], bx[8], by[8], bz[8], cx[8], cy[8], cz[8], mx0[8], my0[8], mz0[8];
+        alignas(32) float facebits[8], objbits[8];
+        {
+            const float* rp[8];
+            for (int k = 0; k < 8; ++k) {
+                rp[k] = rec[k] != nullptr ? rec[k] : miss_record;
+            }
+            float* const fields[16] = {ax, ay, az, bx, by, bz, cx, cy, cz, mx0, my0, mz0, facebits, objbits,
+                                       nullptr, nullptr};
+            for (int half = 0; half < 2; ++half) {
+                oceansim_v8 r[8];
+                for (int k = 0; k < 8; ++k) {
+                    r[k] = *(const oceansim_v8u*)(rp[k] + 8 * half);
+                }
+                const oceansim_v8 t0 = __builtin_shufflevector(r[0], r[1], 0, 8, 1, 9, 4, 12, 5, 13);
+                const oceansim_v8 t1 = __builtin_shufflevector(r[0], r[1], 2, 10, 3, 11, 6, 14, 7, 15);
+                const oceansim_v8 t2 = __builtin_shufflevector(r[2], r[3], 0, 8, 1, 9, 4, 12, 5, 13);
+                const oceansim_v8 t3 = __builtin_shufflevector(r[2], r[3], 2, 10, 3, 11, 6, 14, 7, 15);
+                const oceansim_v8 t4 = __builtin_shufflevector(r[4], r[5], 0, 8, 1, 9, 4, 12, 5, 13);
+                const oceansim_v8 t5 = __builtin_shufflevector(r[4], r[5], 2, 10, 3, 11, 6, 14, 7, 15);
+                const oceansim_v8 t6 = __builtin_shufflevector(r[6], r[7], 0, 8, 1, 9, 4, 12, 5, 13);
+                const oceansim_v8 t7 = __builtin_shufflevector(r[6], r[7], 2, 10, 3, 11, 6, 14, 7, 15);
+                const oceansim_v8 u0 = __builtin_shufflevector(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13);
+                const oceansim_v8 u1 = __builtin_shufflevector(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15);
+                const oceansim_v8 u2 = __builtin_shufflevector(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13);
+                const oceansim_v8 u3 = __builtin_shufflevector(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15);
+                const oceansim_v8 u4 = __builtin_shufflevector(t4, t6, 0, 1, 8, 9, 4, 5, 12, 13);
+                const oceansim_v8 u5 = __builtin_shufflevector(t4, t6, 2, 3, 10, 11, 6, 7, 14, 15);
+                const oceansim_v8 u6 = __builtin_shufflevector(t5, t7, 0, 1, 8, 9, 4, 5, 12, 13);
+                const oceansim_v8 u7 = __builtin_shufflevector(t5, t7, 2, 3, 10, 11, 6, 7, 14, 15);
+                float* const* f = fields + 8 * half;
+                *(oceansim_v8*)f[0] = __builtin_shufflevector(u0, u4, 0, 1, 2, 3, 8, 9, 10, 11);
+                *(oceansim_v8*)f[1] = __builtin_shufflevector(u1, u5, 0, 1, 2, 3, 8, 9, 10, 11);
+                *(oceansim_v8*)f[2] = __builtin_shufflevector(u2, u6, 0, 1, 2, 3, 8, 9, 10, 11);
+                *(oceansim_v8*)f[3] = __builtin_shufflevector(u3, u7, 0, 1, 2, 3, 8, 9, 10, 11);
+                *(oceansim_v8*)f[4] = __builtin_shufflevector(u0, u4, 4, 5, 6, 7, 12, 13, 14, 15);
+                *(oceansim_v8*)f[5] = __builtin_shufflevector(u1, u5, 4, 5, 6, 7, 12, 13, 14, 15);
+                if (half == 0) {
+                    *(oceansim_v8*)f[6] = __builtin_shufflevector(u2, u6, 4, 5, 6, 7, 12, 13, 14, 15);
+                    *(oceansim_v8*)f[7] = __builtin_shufflevector(u3, u7, 4, 5, 6, 7, 12, 13, 14, 15);
+                }
+            }
+        }
         int fromrec[8], objid[8];
         int instanced = 0;
         for (int k = 0; k < 8; ++k) {
-            wp::vec3 a(0.0f, 0.0f, 0.0f), b(1.0f, 0.0f, 0.0f), c(0.0f, 1.0f, 0.0f), m(0.0f, 0.0f, 1.0f);
             fromrec[k] = rec[k] != nullptr;
-            objid[k] = -1;
-            if (fromrec[k]) {
-                const float* r = rec[k];
-                a = wp::vec3(r[0], r[1], r[2]); b = wp::vec3(r[3], r[4], r[5]); c = wp::vec3(r[6], r[7], r[8]);
-                m = wp::vec3(r[9], r[10], r[11]);
-                fidx[k] = __builtin_bit_cast(int, r[12]);
-                objid[k] = __builtin_bit_cast(int, r[13]);
-            } else if (hit[k]) {
-                a = points[via[k]]; b = points[vib[k]]; c = points[vic[k]];
+            objid[k] = __builtin_bit_cast(int, objbits[k]);
+            fidx[k] = fromrec[k] ? __builtin_bit_cast(int, facebits[k]) : fidx[k];
+            if (!fromrec[k] && hit[k]) {  // an instance's triangle
+                const wp::vec3 a = points[via[k]], b = points[vib[k]], c = points[vic[k]];
+                ax[k] = a[0]; ay[k] = a[1]; az[k] = a[2];
+                bx[k] = b[0]; by[k] = b[1]; bz[k] = b[2];
+                cx[k] = c[0]; cy[k] = c[1]; cz[k] = c[2];
                 objid[k] = face_object[fidx[k]];
                 instanced = 1;
             }
-            ax[k] = a[0]; ay[k] = a[1]; az[k] = a[2];
-            bx[k] = b[0]; by[k] = b[1]; bz[k] = b[2];
-            cx[k] = c[0]; cy[k] = c[1]; cz[k] = c[2];
-            mx0[k] = m[0]; my0[k] = m[1]; mz0[k] = m[2];
         }
         float tw[8], nx[8], ny[8], nz[8];
         int ok[8], exact[8];
@@ -359,7 +425,14 @@ _PREFETCH_OUTPUTS = r"""__builtin_prefetch(&distance[ahead], 1);
         for (int j = 0; j < 8 * NP * 12; j += 64) {
             __builtin_prefetch((const char*)&normal[ahead] + j, 1);
         }"""
-_FULL = (_FULL.replace("@STATE@", "int hits_[NP][8], fidxs[NP][8];\n    const float* recs[NP][8];")
+# the full cast's state: per packet, its lanes' hits, faces and records, and the miss record (the unit triangle, normal
+# +z, face and object -1) that lanes without a record read
+_FULL_STATE = r"""int hits_[NP][8], fidxs[NP][8];
+    const float* recs[NP][8];
+    alignas(64) const float miss_record[@RECORD@] = {0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f,
+                                                     0.0f, 0.0f, 1.0f, __builtin_bit_cast(float, -1),
+                                                     __builtin_bit_cast(float, -1), 0.0f, 0.0f};"""
+_FULL = (_FULL.replace("@STATE@", _FULL_STATE)
          .replace("@PREFETCH_OUTPUTS@", _PREFETCH_OUTPUTS)
          .replace("@PACKETS@", str(PACKETS)).replace("@RECORD@", str(RECORD)))
 
