@@ -133,9 +133,17 @@ def chunk_bounds(n: int, parts: int, align: int = 1) -> list[tuple[int, int]]:
 
 def load_module(kernel: Any, device: wp.context.Device) -> Any:
     """Compile or load ``kernel``'s module for ``device`` under a lock, so that renders starting in several
-    threads at once (or the launch pool's threads) never build the same module concurrently; returns what Warp's
-    ``Module.load`` returns (the loaded module, a new object whenever the module was rebuilt)."""
+    threads at once never build or load the same module concurrently (Warp's ``Module.load`` is not thread-safe:
+    two threads loading one module both load it, and the copy that loses is unloaded while the other thread may
+    be running its kernels). Loads the variant ``wp.launch`` then uses (on the CPU, Warp >= 1.10 keys a module's
+    builds by block size and launches with 1) and returns it (the loaded module, a new object whenever it was
+    rebuilt)."""
     with _load_lock:
+        if device.is_cpu:
+            try:
+                return kernel.module.load(device, 1)
+            except TypeError:  # a Warp whose Module.load takes no block size
+                pass
         return kernel.module.load(device)
 
 
