@@ -911,19 +911,31 @@ def bin_state(key: int, b_bin: int) -> wp.uint32:
     return pcg_hash(wp.uint32(key) ^ wp.uint32(b_bin))
 
 
-#: Bins per block of :func:`receiver_row` (a block's point spread and noise are computed lane by lane).
-RECEIVER_BLOCK = 16
+#: Bins per block of :func:`receiver_row` on CPU (a block's point spread and noise are computed lane by lane; 16 on
+#: CUDA, where a thread's block lives in local memory).
+RECEIVER_BLOCK = 32
 
 #: Bearing kernels of up to 2 RECEIVER_HALF_CAP + 1 taps take :func:`receiver_row`'s fast path (the block's sources
 #: copied once into a zero-padded window); wider ones check each tap's bounds (the same sums).
 RECEIVER_HALF_CAP = 32
 
 _RECEIVER_ROW = r"""
-    // One receiver row (see receiver_row's docstring). Blocks of B bins (fewer in a row's last block, one for a
-    // single-channel sensor): every step is a loop over the block's lanes with no branch, so the compiler
-    // vectorises it; bin_state and unit_exponential written as separate statements (no contraction the Warp
-    // functions do not have): a noise-only bin is bit for bit theirs.
+    // One receiver row (see receiver_row's docstring). Blocks of B bins (fewer in a row's last block): every step is
+    // a loop over the block's lanes with no branch, so the compiler vectorises it; bin_state and unit_exponential
+    // written as separate statements (no contraction the Warp functions do not have): a noise-only bin is bit for
+    // bit theirs.
+#if defined(__CUDA_ARCH__)
+    const int B = 16;
+#define RX_VECTORISE
+#else
     const int B = @BLOCK@;
+#define RX_VECTORISE _Pragma("clang loop vectorize(assume_safety)")
+#endif
+#if defined(__AVX2__) && !defined(__CUDA_ARCH__)
+    typedef int rx_i8 __attribute__((vector_size(32)));
+    typedef float rx_f8 __attribute__((vector_size(32)));
+    const rx_f8 rx_all = (rx_f8)(rx_i8{} == rx_i8{});
+#endif
     const int n = n_channels;
     const int half = (taps.shape[0] - 1) / 2;
     const int taps_n = 2 * half + 1;
@@ -945,36 +957,75 @@ _RECEIVER_ROW = r"""
         const int cnt = n - j0 < B ? n - j0 : B;
         unsigned int hh[B];
         float ex[B];
-        for (int i = 0; i < cnt; ++i) {
-            // bin_state and unit_exponential's table segment (the tail is done exactly below)
-            unsigned int x = ukey ^ (first + (unsigned int)(j0 + i));
-            unsigned int st = x * 747796405u + 2891336453u;
-            unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
-            unsigned int h = (w >> 22u) ^ w;
-            hh[i] = h;
-            int seg = (int)(h >> @SEG_SHIFT@u);
-            seg = seg < @SEGMENTS@ - 1 ? seg : @SEGMENTS@ - 2;
-            const float frac = (float)(int)(h & @FRAC_MASK@u) * seg_scale;
-            const float a = tab[seg];
-            const float d = tab[seg + 1] - a;
-            const float fd = frac * d;
-            ex[i] = a + fd;
+        float det[B];
+        // bin_state: one PCG hash per bin (every lane of the block: lanes past the row's end are never stored)
+        RX_VECTORISE
+        for (int i = 0; i < B; ++i) {
+            const unsigned int x = ukey ^ (first + (unsigned int)(j0 + i));
+            const unsigned int st = x * 747796405u + 2891336453u;
+            const unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
+            hh[i] = (w >> 22u) ^ w;
         }
-        for (int i = 0; i < cnt; ++i) {
+        // unit_exponential's table segment; the tail (the last EXACT segments) is done exactly below
+        int seg_of[B];
+        float frac_of[B], ta[B], tb[B];
+        int tail = 0;
+        RX_VECTORISE
+        for (int i = 0; i < B; ++i) {
             const unsigned int h = hh[i];
             const int seg = (int)(h >> @SEG_SHIFT@u);
-            if (seg >= @SEGMENTS@ - @EXACT@) {
-                const float frac = (float)(int)(h & @FRAC_MASK@u) * seg_scale;
-                ex[i] = wp::log((float)@SEGMENTS@) - wp::log((float)(@SEGMENTS@ - seg) - frac);
+            tail |= seg >= @SEGMENTS@ - @EXACT@;
+            seg_of[i] = seg < @SEGMENTS@ - 1 ? seg : @SEGMENTS@ - 2;
+            frac_of[i] = (float)(int)(h & @FRAC_MASK@u) * seg_scale;
+        }
+#if defined(__AVX2__) && !defined(__CUDA_ARCH__)
+        for (int i = 0; i < B; i += 8) {
+            rx_i8 at;
+            __builtin_memcpy(&at, &seg_of[i], sizeof(at));
+            const rx_f8 a = __builtin_ia32_gatherd_ps256(rx_f8{}, tab, at, rx_all, 4);
+            const rx_f8 c = __builtin_ia32_gatherd_ps256(rx_f8{}, tab + 1, at, rx_all, 4);
+            __builtin_memcpy(&ta[i], &a, sizeof(a));
+            __builtin_memcpy(&tb[i], &c, sizeof(c));
+        }
+#else
+        for (int i = 0; i < B; ++i) {
+            ta[i] = tab[seg_of[i]];
+            tb[i] = tab[seg_of[i] + 1];
+        }
+#endif
+        RX_VECTORISE
+        for (int i = 0; i < B; ++i) {
+            const float a = ta[i];
+            const float d = tb[i] - a;
+            const float fd = frac_of[i] * d;
+            ex[i] = a + fd;
+        }
+        if (tail) {
+            for (int i = 0; i < cnt; ++i) {
+                const unsigned int h = hh[i];
+                const int seg = (int)(h >> @SEG_SHIFT@u);
+                if (seg >= @SEGMENTS@ - @EXACT@) {
+                    const float frac = (float)(int)(h & @FRAC_MASK@u) * seg_scale;
+                    ex[i] = wp::log((float)@SEGMENTS@) - wp::log((float)(@SEGMENTS@ - seg) - frac);
+                }
             }
         }
         if (echo == 0) {
-            for (int i = 0; i < cnt; ++i) {
-                float detected = 0.0f;
-                if (variance > 0.0f) {
-                    detected = variance * ex[i];
+            if (variance > 0.0f) {
+                RX_VECTORISE
+                for (int i = 0; i < cnt; ++i) {
+                    const float detected = variance * ex[i];
+                    det[i] = detected * g;
                 }
-                out_i[j0 + i] = detected * g;
+            } else {
+                const float detected = 0.0f * g;
+                for (int i = 0; i < cnt; ++i) {
+                    det[i] = detected;
+                }
+            }
+            RX_VECTORISE
+            for (int i = 0; i < cnt; ++i) {
+                out_i[j0 + i] = det[i];
                 out_c[j0 + i] = background;
                 out_h[j0 + i] = 0;
                 out_l[j0 + i] = -1;
@@ -988,38 +1039,54 @@ _RECEIVER_ROW = r"""
             }
             // the bearing point spread, bin j = j0 + i summed over its taps t in ascending order (source
             // j + t - half), skipped where every source of the block is zero (adding zeros changes nothing)
-            const int lo = j0 - half > 0 ? j0 - half : 0;
-            const int hi = j0 + cnt - 1 + half < n - 1 ? j0 + cnt - 1 + half : n - 1;
-            int any = 0;
-            for (int s = lo; s <= hi; ++s) {
-                any |= (fin[2 * s] != 0.0f) | (fin[2 * s + 1] != 0.0f) | (pin[s] != 0.0f);
-            }
-            if (any && half <= @HALF_CAP@) {
-                // the block's sources j0 - half .. j0 + B - 1 + half once, de-interleaved and zero outside the row
+            if (half <= @HALF_CAP@) {
+                // the block's sources j0 - half .. j0 + cnt - 1 + half once, de-interleaved and zero outside the row
                 // (a zero source adds nothing), then every tap over the block's lanes with no bound to check
                 float sx[B + 2 * @HALF_CAP@], sy[B + 2 * @HALF_CAP@], sp[B + 2 * @HALF_CAP@];
                 const int base = j0 - half;
-                for (int q = 0; q < cnt + 2 * half; ++q) {
+                int any = 0;
+                RX_VECTORISE
+                for (int q = 0; q < B + 2 * half; ++q) {
                     const int src = base + q;
                     const bool inside = (src >= 0) & (src < n);
                     const int at = inside ? src : 0;
-                    sx[q] = inside ? fin[2 * at] : 0.0f;
-                    sy[q] = inside ? fin[2 * at + 1] : 0.0f;
-                    sp[q] = inside ? pin[at] : 0.0f;
+                    const float x = inside ? fin[2 * at] : 0.0f;
+                    const float y = inside ? fin[2 * at + 1] : 0.0f;
+                    const float p = inside ? pin[at] : 0.0f;
+                    sx[q] = x;
+                    sy[q] = y;
+                    sp[q] = p;
+                    any |= (x != 0.0f) | (y != 0.0f) | (p != 0.0f);
                 }
-                for (int t = 0; t < taps_n; ++t) {
-                    const float h1 = tap[2 * t];
-                    const float h2 = tap[2 * t + 1];
-                    for (int i = 0; i < cnt; ++i) {
-                        const float tx = h1 * sx[t + i];
-                        const float ty = h1 * sy[t + i];
-                        const float tp = h2 * sp[t + i];
-                        fx[i] = fx[i] + tx;
-                        fy[i] = fy[i] + ty;
-                        fp[i] = fp[i] + tp;
+                if (any) {
+                    // 16 lanes at a time, their sums held in registers over every tap
+                    for (int i0 = 0; i0 < B; i0 += 16) {
+                        float ax[16], ay[16], ap[16];
+                        for (int l = 0; l < 16; ++l) {
+                            ax[l] = 0.0f;
+                            ay[l] = 0.0f;
+                            ap[l] = 0.0f;
+                        }
+                        for (int t = 0; t < taps_n; ++t) {
+                            const float h1 = tap[2 * t];
+                            const float h2 = tap[2 * t + 1];
+                            for (int l = 0; l < 16; ++l) {
+                                const float tx = h1 * sx[t + i0 + l];
+                                const float ty = h1 * sy[t + i0 + l];
+                                const float tp = h2 * sp[t + i0 + l];
+                                ax[l] = ax[l] + tx;
+                                ay[l] = ay[l] + ty;
+                                ap[l] = ap[l] + tp;
+                            }
+                        }
+                        for (int l = 0; l < 16; ++l) {
+                            fx[i0 + l] = ax[l];
+                            fy[i0 + l] = ay[l];
+                            fp[i0 + l] = ap[l];
+                        }
                     }
                 }
-            } else if (any) {
+            } else {
                 // kernels wider than 2 HALF_CAP + 1 taps: the same sums, bounds checked per tap
                 for (int t = 0; t < taps_n; ++t) {
                     const float h1 = tap[2 * t];
@@ -1039,15 +1106,16 @@ _RECEIVER_ROW = r"""
             }
             // detection: |f + n|^2, n of amplitude sqrt(V E) and phase from the top PHASOR_BITS bits
             // of pcg(h), or V E where f = 0; every lane of the block, then the block's bins stored
-            float det[B];
+            RX_VECTORISE
             for (int i = 0; i < cnt; ++i) {
                 det[i] = fx[i] * fx[i] + fy[i] * fy[i];
             }
             if (variance > 0.0f) {
+                RX_VECTORISE
                 for (int i = 0; i < cnt; ++i) {
                     const unsigned int h = hh[i];
-                    unsigned int st = h * 747796405u + 2891336453u;
-                    unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
+                    const unsigned int st = h * 747796405u + 2891336453u;
+                    const unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
                     const int k = (int)(((w >> 22u) ^ w) >> @PHASOR_SHIFT@u);
                     const float ve = variance * ex[i];
                     const float amplitude = wp::sqrt(ve);
@@ -1057,8 +1125,11 @@ _RECEIVER_ROW = r"""
                     det[i] = det[i] == 0.0f ? ve : dn;
                 }
             }
+            RX_VECTORISE
             for (int i = 0; i < cnt; ++i) {
-                out_i[j0 + i] = det[i] * g;
+                const float d = det[i] * g;
+                det[i] = d;
+                out_i[j0 + i] = d;
                 const float pr = fp[i] + reverb;
                 out_c[j0 + i] = pr * g;
             }
@@ -1073,7 +1144,7 @@ _RECEIVER_ROW = r"""
         }
         if (row_sums) {
             for (int i = 0; i < cnt; ++i) {
-                total = total + out_i[j0 + i];
+                total = total + det[i];
             }
         }
     }
@@ -1085,6 +1156,7 @@ _RECEIVER_ROW = r"""
             pin[s] = 0.0f;
         }
     }
+#undef RX_VECTORISE
     return total;
 """
 for _name, _value in (("@BLOCK@", RECEIVER_BLOCK), ("@HALF_CAP@", RECEIVER_HALF_CAP),
