@@ -934,7 +934,23 @@ _RECEIVER_ROW = r"""
 #if defined(__AVX2__) && !defined(__CUDA_ARCH__)
     typedef int rx_i8 __attribute__((vector_size(32)));
     typedef float rx_f8 __attribute__((vector_size(32)));
-    const rx_f8 rx_all = (rx_f8)(rx_i8{} == rx_i8{});
+    typedef int rx_i4 __attribute__((vector_size(16)));
+    typedef long long rx_q4 __attribute__((vector_size(32)));
+    struct rx_pair8 { rx_f8 first, second; };
+    // lanes 0..7 of the 8-byte elements at base + scale * at (scale 4: a float and the next; 8: a vec2), split
+    // into their first and second floats
+    const auto rx_gather_pairs = [](const float* base, rx_i8 at, int scale) -> rx_pair8 {
+        const rx_q4 all = (rx_q4)(rx_i8{} == rx_i8{});
+        const rx_i4 lo = __builtin_shufflevector(at, at, 0, 1, 4, 5);
+        const rx_i4 hi = __builtin_shufflevector(at, at, 2, 3, 6, 7);
+        const long long* q = (const long long*)base;
+        const rx_f8 g0 = (rx_f8)(scale == 4 ? __builtin_ia32_gatherd_q256(rx_q4{}, q, lo, all, 4)
+                                            : __builtin_ia32_gatherd_q256(rx_q4{}, q, lo, all, 8));
+        const rx_f8 g1 = (rx_f8)(scale == 4 ? __builtin_ia32_gatherd_q256(rx_q4{}, q, hi, all, 4)
+                                            : __builtin_ia32_gatherd_q256(rx_q4{}, q, hi, all, 8));
+        return rx_pair8{__builtin_shufflevector(g0, g1, 0, 2, 8, 10, 4, 6, 12, 14),
+                        __builtin_shufflevector(g0, g1, 1, 3, 9, 11, 5, 7, 13, 15)};
+    };
 #endif
     const int n = n_channels;
     const int half = (taps.shape[0] - 1) / 2;
@@ -979,13 +995,13 @@ _RECEIVER_ROW = r"""
             frac_of[i] = (float)(int)(h & @FRAC_MASK@u) * seg_scale;
         }
 #if defined(__AVX2__) && !defined(__CUDA_ARCH__)
+        // (tab[seg], tab[seg + 1]) as one 8-byte element per lane: two 4-lane gathers per 8 lanes, de-interleaved
         for (int i = 0; i < B; i += 8) {
             rx_i8 at;
             __builtin_memcpy(&at, &seg_of[i], sizeof(at));
-            const rx_f8 a = __builtin_ia32_gatherd_ps256(rx_f8{}, tab, at, rx_all, 4);
-            const rx_f8 c = __builtin_ia32_gatherd_ps256(rx_f8{}, tab + 1, at, rx_all, 4);
-            __builtin_memcpy(&ta[i], &a, sizeof(a));
-            __builtin_memcpy(&tb[i], &c, sizeof(c));
+            rx_pair8 pair = rx_gather_pairs(tab, at, 4);
+            __builtin_memcpy(&ta[i], &pair.first, sizeof(rx_f8));
+            __builtin_memcpy(&tb[i], &pair.second, sizeof(rx_f8));
         }
 #else
         for (int i = 0; i < B; ++i) {
@@ -1031,6 +1047,18 @@ _RECEIVER_ROW = r"""
                 out_l[j0 + i] = -1;
             }
         } else {
+            // the block's hits and labels (a column of the channel-major scratch: a cache line and a page per bin)
+            // asked for now, read after the point spread
+            int* hits_at = &wp::index(pre_hits, b, j0, r);
+            int* labels_at = &wp::index(pre_labels, b, j0, r);
+            const long long hits_step = pre_hits.strides[1] / (long long)sizeof(int);
+            const long long labels_step = pre_labels.strides[1] / (long long)sizeof(int);
+#if !defined(__CUDA_ARCH__)
+            for (int i = 0; i < cnt; ++i) {
+                __builtin_prefetch(&hits_at[i * hits_step], 1);
+                __builtin_prefetch(&labels_at[i * labels_step], 1);
+            }
+#endif
             float fx[B], fy[B], fp[B];
             for (int i = 0; i < cnt; ++i) {
                 fx[i] = 0.0f;
@@ -1111,16 +1139,35 @@ _RECEIVER_ROW = r"""
                 det[i] = fx[i] * fx[i] + fy[i] * fy[i];
             }
             if (variance > 0.0f) {
+                int k_of[B];
+                float cx[B], cy[B];
                 RX_VECTORISE
-                for (int i = 0; i < cnt; ++i) {
+                for (int i = 0; i < B; ++i) {
                     const unsigned int h = hh[i];
                     const unsigned int st = h * 747796405u + 2891336453u;
                     const unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
-                    const int k = (int)(((w >> 22u) ^ w) >> @PHASOR_SHIFT@u);
+                    k_of[i] = (int)(((w >> 22u) ^ w) >> @PHASOR_SHIFT@u);
+                }
+#if defined(__AVX2__) && !defined(__CUDA_ARCH__)
+                for (int i = 0; i < B; i += 8) {
+                    rx_i8 at;
+                    __builtin_memcpy(&at, &k_of[i], sizeof(at));
+                    rx_pair8 pair = rx_gather_pairs(ph, at, 8);
+                    __builtin_memcpy(&cx[i], &pair.first, sizeof(rx_f8));
+                    __builtin_memcpy(&cy[i], &pair.second, sizeof(rx_f8));
+                }
+#else
+                for (int i = 0; i < B; ++i) {
+                    cx[i] = ph[2 * k_of[i]];
+                    cy[i] = ph[2 * k_of[i] + 1];
+                }
+#endif
+                RX_VECTORISE
+                for (int i = 0; i < cnt; ++i) {
                     const float ve = variance * ex[i];
                     const float amplitude = wp::sqrt(ve);
-                    const float gx = fx[i] + amplitude * ph[2 * k];
-                    const float gy = fy[i] + amplitude * ph[2 * k + 1];
+                    const float gx = fx[i] + amplitude * cx[i];
+                    const float gy = fy[i] + amplitude * cy[i];
                     const float dn = gx * gx + gy * gy;
                     det[i] = det[i] == 0.0f ? ve : dn;
                 }
@@ -1134,8 +1181,8 @@ _RECEIVER_ROW = r"""
                 out_c[j0 + i] = pr * g;
             }
             for (int i = 0; i < cnt; ++i) {
-                int& ph_ = wp::index(pre_hits, b, j0 + i, r);
-                int& pl_ = wp::index(pre_labels, b, j0 + i, r);
+                int& ph_ = hits_at[i * hits_step];
+                int& pl_ = labels_at[i * labels_step];
                 out_h[j0 + i] = ph_;
                 out_l[j0 + i] = pl_;
                 ph_ = 0;
