@@ -925,10 +925,10 @@ _RECEIVER_ROW = r"""
     // written as separate statements (no contraction the Warp functions do not have): a noise-only bin is bit for
     // bit theirs.
 #if defined(__CUDA_ARCH__)
-    const int B = 16;
+    constexpr int B = 16;
 #define RX_VECTORISE
 #else
-    const int B = @BLOCK@;
+    constexpr int B = @BLOCK@;
 #define RX_VECTORISE _Pragma("clang loop vectorize(assume_safety)")
 #endif
 #if defined(__AVX2__) && !defined(__CUDA_ARCH__)
@@ -969,14 +969,23 @@ _RECEIVER_ROW = r"""
     const float background = reverb * g;
     const float seg_scale = 1.0f / (float)(1u << @SEG_SHIFT@u);
     float total = 0.0f;
-    for (int j0 = 0; j0 < n; j0 += B) {
-        const int cnt = n - j0 < B ? n - j0 : B;
+    // one block of cnt bins from j0, its lanes computed W at a time (W a constant of the instantiation: the loops
+    // over the lanes unroll): W = B, or B / 2 for a row's last block of at most B / 2 bins (a short row's only
+    // one); values of lanes past the row are never stored
+    struct rx_full {
+        int operator()() const { return B; }
+    };
+    struct rx_half {
+        int operator()() const { return B / 2; }
+    };
+    const auto block = [&](const int j0, const int cnt, const auto width) {
+        const int W = width();
         unsigned int hh[B];
         float ex[B];
         float det[B];
         // bin_state: one PCG hash per bin (every lane of the block: lanes past the row's end are never stored)
         RX_VECTORISE
-        for (int i = 0; i < B; ++i) {
+        for (int i = 0; i < W; ++i) {
             const unsigned int x = ukey ^ (first + (unsigned int)(j0 + i));
             const unsigned int st = x * 747796405u + 2891336453u;
             const unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
@@ -987,7 +996,7 @@ _RECEIVER_ROW = r"""
         float frac_of[B], ta[B], tb[B];
         int tail = 0;
         RX_VECTORISE
-        for (int i = 0; i < B; ++i) {
+        for (int i = 0; i < W; ++i) {
             const unsigned int h = hh[i];
             const int seg = (int)(h >> @SEG_SHIFT@u);
             tail |= seg >= @SEGMENTS@ - @EXACT@;
@@ -996,7 +1005,7 @@ _RECEIVER_ROW = r"""
         }
 #if defined(__AVX2__) && !defined(__CUDA_ARCH__)
         // (tab[seg], tab[seg + 1]) as one 8-byte element per lane: two 4-lane gathers per 8 lanes, de-interleaved
-        for (int i = 0; i < B; i += 8) {
+        for (int i = 0; i < W; i += 8) {
             rx_i8 at;
             __builtin_memcpy(&at, &seg_of[i], sizeof(at));
             rx_pair8 pair = rx_gather_pairs(tab, at, 4);
@@ -1004,13 +1013,13 @@ _RECEIVER_ROW = r"""
             __builtin_memcpy(&tb[i], &pair.second, sizeof(rx_f8));
         }
 #else
-        for (int i = 0; i < B; ++i) {
+        for (int i = 0; i < W; ++i) {
             ta[i] = tab[seg_of[i]];
             tb[i] = tab[seg_of[i] + 1];
         }
 #endif
         RX_VECTORISE
-        for (int i = 0; i < B; ++i) {
+        for (int i = 0; i < W; ++i) {
             const float a = ta[i];
             const float d = tb[i] - a;
             const float fd = frac_of[i] * d;
@@ -1068,13 +1077,14 @@ _RECEIVER_ROW = r"""
             // the bearing point spread, bin j = j0 + i summed over its taps t in ascending order (source
             // j + t - half), skipped where every source of the block is zero (adding zeros changes nothing)
             if (half <= @HALF_CAP@) {
-                // the block's sources j0 - half .. j0 + cnt - 1 + half once, de-interleaved and zero outside the row
+                // the sources of the block's point-spread tiles (16 lanes each) j0 - half .. j0 + max(W, 16) - 1 + half
+                // once, de-interleaved and zero outside the row
                 // (a zero source adds nothing), then every tap over the block's lanes with no bound to check
                 float sx[B + 2 * @HALF_CAP@], sy[B + 2 * @HALF_CAP@], sp[B + 2 * @HALF_CAP@];
                 const int base = j0 - half;
                 int any = 0;
                 RX_VECTORISE
-                for (int q = 0; q < B + 2 * half; ++q) {
+                for (int q = 0; q < (W > 16 ? W : 16) + 2 * half; ++q) {
                     const int src = base + q;
                     const bool inside = (src >= 0) & (src < n);
                     const int at = inside ? src : 0;
@@ -1088,7 +1098,7 @@ _RECEIVER_ROW = r"""
                 }
                 if (any) {
                     // 16 lanes at a time, their sums held in registers over every tap
-                    for (int i0 = 0; i0 < B; i0 += 16) {
+                    for (int i0 = 0; i0 < W; i0 += 16) {
                         float ax[16], ay[16], ap[16];
                         for (int l = 0; l < 16; ++l) {
                             ax[l] = 0.0f;
@@ -1142,14 +1152,14 @@ _RECEIVER_ROW = r"""
                 int k_of[B];
                 float cx[B], cy[B];
                 RX_VECTORISE
-                for (int i = 0; i < B; ++i) {
+                for (int i = 0; i < W; ++i) {
                     const unsigned int h = hh[i];
                     const unsigned int st = h * 747796405u + 2891336453u;
                     const unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
                     k_of[i] = (int)(((w >> 22u) ^ w) >> @PHASOR_SHIFT@u);
                 }
 #if defined(__AVX2__) && !defined(__CUDA_ARCH__)
-                for (int i = 0; i < B; i += 8) {
+                for (int i = 0; i < W; i += 8) {
                     rx_i8 at;
                     __builtin_memcpy(&at, &k_of[i], sizeof(at));
                     rx_pair8 pair = rx_gather_pairs(ph, at, 8);
@@ -1157,7 +1167,7 @@ _RECEIVER_ROW = r"""
                     __builtin_memcpy(&cy[i], &pair.second, sizeof(rx_f8));
                 }
 #else
-                for (int i = 0; i < B; ++i) {
+                for (int i = 0; i < W; ++i) {
                     cx[i] = ph[2 * k_of[i]];
                     cy[i] = ph[2 * k_of[i] + 1];
                 }
@@ -1193,6 +1203,14 @@ _RECEIVER_ROW = r"""
             for (int i = 0; i < cnt; ++i) {
                 total = total + det[i];
             }
+        }
+    };
+    for (int j0 = 0; j0 < n; j0 += B) {
+        const int cnt = n - j0 < B ? n - j0 : B;
+        if (cnt > B / 2) {
+            block(j0, cnt, rx_full{});
+        } else {
+            block(j0, cnt, rx_half{});
         }
     }
     if (echo != 0) {
@@ -1277,7 +1295,7 @@ def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.ar
     b = e // n_range
     r = e - b * n_range
     n_blocks = n_range // row_block
-    if r < n_blocks * row_block:
+    if row_block > 1 and r < n_blocks * row_block:
         k = r // row_block
         r = int((wp.int64(k) * wp.int64(block_step)) % wp.int64(n_blocks)) * row_block + (r - k * row_block)
     reverb = row_reverb[r]
