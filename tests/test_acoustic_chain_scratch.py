@@ -15,7 +15,8 @@ from conftest import make_scene, quad
 from oceansim_py.kernels import acoustic_chain as kc
 from oceansim_py.kernels.random import pcg_hash
 from oceansim_py.runtime import set_cpu_threads
-from oceansim_py.sensors.acoustic.chain import exponential_table, row_order
+from oceansim_py.runtime import CHUNKS_PER_THREAD, chunk_bounds
+from oceansim_py.sensors.acoustic.chain import exponential_table, receiver_chunk, row_order
 from oceansim_py.sensors.imaging_sonar import ImagingSonar, ImagingSonarConfig
 
 
@@ -81,6 +82,23 @@ def test_receiver_row_permutation_visits_every_row_once(n_range):
         assert block == 16 and rows[:2] == [0, 1] and rows[16] == 16 * step    # blocks of 16 rows, spread
     assert row_order(n_range, 2) == (1, 1)
 
+
+
+@pytest.mark.parametrize("n_rows, n_channels, threads, chunks", [
+    (1024, 512, 2, 2),     # Oculus M750d: one chunk of 512 rows per thread
+    (1025, 512, 2, 2),     # a remainder row does not make a third chunk
+    (3 * 1024, 512, 2, 2),  # a batch of 3 frames: still one chunk per thread
+    (2300, 48, 3, 3),
+    (400, 512, 1, 1),
+    (4096, 2, 2, 1),       # side-scan: 8192 bins, less than BINS_PER_CHUNK (16384): one chunk
+    (5725, 172, 2, 2),
+])
+def test_receiver_launch_makes_one_chunk_per_thread_of_at_least_bins_per_chunk_bins(n_rows, n_channels, threads,
+                                                                                     chunks):
+    # launch_1d splits n rows into min(CHUNKS_PER_THREAD threads, n // min_chunk) chunks
+    min_chunk = receiver_chunk(n_rows, n_channels, threads)
+    parts = 1 if threads == 1 else min(CHUNKS_PER_THREAD * threads, n_rows // min_chunk)
+    assert len(chunk_bounds(n_rows, parts)) == chunks
 
 #: A small fan with every stage of the chain on (range and bearing point spread, noise, reverberation, TVG).
 CHAIN = dict(model="device", multiplicative_sigma=0.0, additive_sigma=0.0, normalisation="none",
