@@ -1209,8 +1209,40 @@ _RECEIVER_ROW = r"""
         const int cnt = n - j0 < B ? n - j0 : B;
         if (cnt > B / 2) {
             block(j0, cnt, rx_full{});
-        } else {
+        } else if (echo != 0 || cnt > B / 4) {
             block(j0, cnt, rx_half{});
+        } else {
+            // noise only, at most B / 4 bins (a side-scan row: 2): bin by bin, the block's setup costs more than
+            // its lanes save here
+            for (int i = 0; i < cnt; ++i) {
+                const unsigned int x = ukey ^ (first + (unsigned int)(j0 + i));
+                const unsigned int st = x * 747796405u + 2891336453u;
+                const unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
+                const unsigned int h = (w >> 22u) ^ w;
+                const int seg = (int)(h >> @SEG_SHIFT@u);
+                const float frac = (float)(int)(h & @FRAC_MASK@u) * seg_scale;
+                float e;
+                if (seg >= @SEGMENTS@ - @EXACT@) {
+                    e = wp::log((float)@SEGMENTS@) - wp::log((float)(@SEGMENTS@ - seg) - frac);
+                } else {
+                    const float a = tab[seg];
+                    const float d = tab[seg + 1] - a;
+                    const float fd = frac * d;
+                    e = a + fd;
+                }
+                float detected = 0.0f;
+                if (variance > 0.0f) {
+                    detected = variance * e;
+                }
+                const float out = detected * g;
+                out_i[j0 + i] = out;
+                out_c[j0 + i] = background;
+                out_h[j0 + i] = 0;
+                out_l[j0 + i] = -1;
+                if (row_sums) {
+                    total = total + out;
+                }
+            }
         }
     }
     if (echo != 0) {
