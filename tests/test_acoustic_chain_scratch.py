@@ -15,7 +15,8 @@ from conftest import make_scene, quad
 from oceansim_py.kernels import acoustic_chain as kc
 from oceansim_py.kernels.random import pcg_hash
 from oceansim_py.runtime import set_cpu_threads
-from oceansim_py.sensors.acoustic.chain import exponential_table, row_order
+from oceansim_py.runtime import CHUNKS_PER_THREAD, chunk_bounds
+from oceansim_py.sensors.acoustic.chain import exponential_table, receiver_chunk, row_order
 from oceansim_py.sensors.imaging_sonar import ImagingSonar, ImagingSonarConfig
 
 
@@ -81,6 +82,23 @@ def test_receiver_row_permutation_visits_every_row_once(n_range):
         assert block == 16 and rows[:2] == [0, 1] and rows[16] == 16 * step    # blocks of 16 rows, spread
     assert row_order(n_range, 2) == (1, 1)
 
+
+
+@pytest.mark.parametrize("n_rows, n_channels, threads, chunks", [
+    (1024, 512, 2, 2),     # Oculus M750d: one chunk of 512 rows per thread
+    (1025, 512, 2, 2),     # a remainder row does not make a third chunk
+    (3 * 1024, 512, 2, 2),  # a batch of 3 frames: still one chunk per thread
+    (2300, 48, 3, 3),
+    (400, 512, 1, 1),
+    (4096, 2, 2, 1),       # side-scan: 8192 bins, less than BINS_PER_CHUNK (16384): one chunk
+    (5725, 172, 2, 2),
+])
+def test_receiver_launch_makes_one_chunk_per_thread_of_at_least_bins_per_chunk_bins(n_rows, n_channels, threads,
+                                                                                     chunks):
+    # launch_1d splits n rows into min(CHUNKS_PER_THREAD threads, n // min_chunk) chunks
+    min_chunk = receiver_chunk(n_rows, n_channels, threads)
+    parts = 1 if threads == 1 else min(CHUNKS_PER_THREAD * threads, n_rows // min_chunk)
+    assert len(chunk_bounds(n_rows, parts)) == chunks
 
 #: A small fan with every stage of the chain on (range and bearing point spread, noise, reverberation, TVG).
 CHAIN = dict(model="device", multiplicative_sigma=0.0, additive_sigma=0.0, normalisation="none",
@@ -742,3 +760,174 @@ def test_pose_rays_rotate_every_ray_of_every_pose_and_nothing_else():
         np.testing.assert_allclose(d[b * n:(b + 1) * n], expected, atol=2e-7)
         assert np.array_equal(o[b * n:(b + 1) * n], np.tile(poses[b, :3], (n, 1)))
     assert np.array_equal(d[total], [-7.0, -7.0, -7.0]) and np.array_equal(o[total], [-7.0, -7.0, -7.0])
+
+
+# receiver_row as CUDA builds it (16-lane blocks, table and phasor reads one lane at a time, no prefetch), compiled
+# for the CPU here so that the CUDA code path runs without a GPU
+@wp.func_native(kc._RECEIVER_ROW.replace("defined(__CUDA_ARCH__)", "1"))
+def _receiver_row_cuda_branch(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
+                              pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
+                              taps: wp.array(dtype=wp.vec2), exp_table: wp.array(dtype=wp.float32),
+                              phasors: wp.array(dtype=wp.vec2), intensity: wp.array3d(dtype=wp.float32),
+                              clean: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
+                              labels: wp.array3d(dtype=wp.int32), b: int, r: int, n_channels: int, echo: int,
+                              key: int, variance: float, reverb: float, g: float, row_sums: int) -> float:
+    ...
+
+
+@wp.kernel
+def _receiver_rows_cuda_branch(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
+                               pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
+                               taps: wp.array(dtype=wp.vec2), n_channels: int, noise: float,
+                               row_reverb: wp.array(dtype=wp.float32), key: int,
+                               exp_table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2),
+                               row_gain: wp.array(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
+                               intensity: wp.array3d(dtype=wp.float32), clean: wp.array3d(dtype=wp.float32),
+                               hits: wp.array3d(dtype=wp.int32), labels: wp.array3d(dtype=wp.int32),
+                               row_sum: wp.array2d(dtype=wp.float32)):
+    r = wp.tid()
+    reverb = row_reverb[r]
+    row_sum[0, r] = _receiver_row_cuda_branch(field_in, power_in, pre_hits, pre_labels, taps, exp_table, phasors,
+                                              intensity, clean, hits, labels, 0, r, n_channels, row_echo[0, r], key,
+                                              noise + reverb, reverb, row_gain[r], 1)
+    row_echo[0, r] = 0
+
+
+@wp.kernel
+def _warp_receiver_bins(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
+                        pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
+                        taps: wp.array(dtype=wp.vec2), n_channels: int, noise: float,
+                        row_reverb: wp.array(dtype=wp.float32), key: int, exp_table: wp.array(dtype=wp.float32),
+                        phasors: wp.array(dtype=wp.vec2), row_gain: wp.array(dtype=wp.float32),
+                        row_echo: wp.array2d(dtype=wp.int32), intensity: wp.array2d(dtype=wp.float32),
+                        clean: wp.array2d(dtype=wp.float32), hits: wp.array2d(dtype=wp.int32),
+                        labels: wp.array2d(dtype=wp.int32)):
+    # bin (r, j) of the receiver from its definition (bearing_receiver_kernel's docstring) with the Warp helpers:
+    # the point spread summed over the taps in ascending order, sources outside the row skipped
+    r, j = wp.tid()
+    reverb = row_reverb[r]
+    variance = noise + reverb
+    h = kc.bin_state(key, r * n_channels + j)
+    e = kc.unit_exponential(h, exp_table)
+    fx = float(0.0)
+    fy = float(0.0)
+    fp = float(0.0)
+    hit = int(0)
+    label = int(-1)
+    if row_echo[0, r] != 0:
+        half = (taps.shape[0] - 1) // 2
+        for t in range(2 * half + 1):
+            s = j + t - half
+            if s >= 0 and s < n_channels:
+                fx = fx + taps[t][0] * field_in[0, r, s][0]
+                fy = fy + taps[t][0] * field_in[0, r, s][1]
+                fp = fp + taps[t][1] * power_in[0, r, s]
+        hit = pre_hits[0, j, r]
+        label = pre_labels[0, j, r]
+    det = fx * fx + fy * fy
+    if variance > 0.0:
+        k = int(pcg_hash(h) >> wp.uint32(32 - kc.PHASOR_BITS))
+        ve = variance * e
+        amplitude = wp.sqrt(ve)
+        gx = fx + amplitude * phasors[k][0]
+        gy = fy + amplitude * phasors[k][1]
+        if det == 0.0:
+            det = ve
+        else:
+            det = gx * gx + gy * gy
+    g = row_gain[r]
+    intensity[r, j] = det * g
+    clean[r, j] = (fp + reverb) * g
+    hits[r, j] = hit
+    labels[r, j] = label
+
+
+@pytest.mark.parametrize("n_channels, taps", [(1, 1), (2, 7), (15, 19), (17, 19), (33, 19), (48, 27), (70, 67)])
+def test_receiver_rows_match_the_warp_definition_on_cpu_and_on_the_cuda_branch(n_channels, taps):
+    # bearing_receiver_kernel (32-bin native blocks, 16 for a row's short last block; gathers on AVX2) and
+    # receiver_row's CUDA branch (16-bin blocks, one lane at a time) against the receiver's definition written bin
+    # by bin with the Warp helpers: the same bytes for the four outputs, row sums in bin order, and every row's
+    # scratch (field, power, hits, labels, row_echo) back at rest; rows with and without echoes, blocks whose
+    # sources are all zero, point-spread kernels narrower and wider (67 taps) than the fast path's 65.
+    rng = np.random.default_rng(n_channels * 100 + taps)
+    n_range, pad = 40, 3
+    field = rng.normal(size=(1, n_range, n_channels + pad, 2)).astype(np.float32)
+    power = rng.uniform(0.0, 2.0, size=(1, n_range, n_channels + pad)).astype(np.float32)
+    quiet = rng.random(size=(1, n_range, n_channels + pad)) < 0.5
+    quiet[:, :, : n_channels // 2] = True   # a run of zero sources (whole blocks of wide rows skip their taps)
+    field[quiet] = 0.0
+    power[quiet] = 0.0
+    field[:, :, n_channels:] = 0.0          # the padding of a row is at rest
+    power[:, :, n_channels:] = 0.0
+    echo = (rng.random(size=(1, n_range)) < 0.6).astype(np.int32)
+    field[echo == 0] = 0.0                  # a row without echoes is at rest
+    power[echo == 0] = 0.0
+    pre_hits = np.zeros((1, n_channels, n_range + pad), np.int32)
+    pre_labels = np.full((1, n_channels, n_range + pad), -1, np.int32)
+    rows = np.flatnonzero(echo[0])
+    pre_hits[0][:, rows] = rng.integers(0, 4, size=(n_channels, rows.size))
+    pre_labels[0][:, rows] = np.where(pre_hits[0][:, rows] > 0, rng.integers(0, 5, size=(n_channels, rows.size)), -1)
+    h = np.exp(-0.5 * np.linspace(-2.5, 2.5, taps) ** 2).astype(np.float32)
+    tap_pairs = np.stack([h, h * h], 1)
+    reverb = rng.uniform(0.0, 0.3, n_range).astype(np.float32)
+    reverb[::7] = 0.0
+    gain = rng.uniform(0.5, 3.0, n_range).astype(np.float32)
+    key, noise = 987654, 0.25   # the CUDA-branch rows' stream key; the kernel's is its frame's
+    angles = 2.0 * np.pi * np.arange(1 << int(kc.PHASOR_BITS)) / (1 << int(kc.PHASOR_BITS))
+    with wp.ScopedDevice("cpu"):
+        consts = dict(taps=wp.array(tap_pairs, dtype=wp.vec2),
+                      exp_table=wp.array(exponential_table(int(kc.EXP_TABLE_BITS)), dtype=wp.float32),
+                      phasors=wp.array(np.stack([np.cos(angles), np.sin(angles)], 1).astype(np.float32),
+                                       dtype=wp.vec2),
+                      reverb=wp.array(reverb, dtype=wp.float32), gain=wp.array(gain, dtype=wp.float32))
+
+        def scratch():
+            return (wp.array(field, dtype=wp.vec2), wp.array(power, dtype=wp.float32),
+                    wp.array(pre_hits, dtype=wp.int32), wp.array(pre_labels, dtype=wp.int32),
+                    wp.array(echo, dtype=wp.int32))
+
+        def reference(used_key):
+            f, p, ph, pl, re = scratch()
+            ref = [wp.empty((n_range, n_channels), dtype=t) for t in (wp.float32, wp.float32, wp.int32, wp.int32)]
+            wp.launch(_warp_receiver_bins, (n_range, n_channels),
+                      [f, p, ph, pl, consts["taps"], n_channels, noise, consts["reverb"], used_key,
+                       consts["exp_table"], consts["phasors"], consts["gain"], re, *ref])
+            return [a.numpy() for a in ref]
+
+        def outputs():
+            return [wp.full((1, n_range, n_channels), v, dtype=t) for v, t in
+                    ((-7.0, wp.float32), (-7.0, wp.float32), (-7, wp.int32), (-7, wp.int32))]
+
+        got = []
+        f, p, ph, pl, re = scratch()
+        out, row_sum = outputs(), wp.zeros((1, n_range), dtype=wp.float32)
+        block, step = row_order(n_range, n_channels)
+        seed, frame, sensor = 5, 3, 2
+        wp.launch(kc.bearing_receiver_kernel, n_range,
+                  [f, p, ph, pl, consts["taps"], n_range, n_channels, noise, consts["reverb"], seed, frame, sensor,
+                   consts["exp_table"], consts["phasors"], consts["gain"], re, *out, row_sum, 1, block, step, 0])
+        got.append(("cpu", out, row_sum, (f, p, ph, pl, re), _host_key_of(seed, frame, sensor)))
+        f, p, ph, pl, re = scratch()
+        out, row_sum = outputs(), wp.zeros((1, n_range), dtype=wp.float32)
+        wp.launch(_receiver_rows_cuda_branch, n_range,
+                  [f, p, ph, pl, consts["taps"], n_channels, noise, consts["reverb"], key, consts["exp_table"],
+                   consts["phasors"], consts["gain"], re, *out, row_sum])
+        got.append(("cuda branch", out, row_sum, (f, p, ph, pl, re), key))
+        for name, out, row_sum, rest, used_key in got:
+            expect = reference(used_key)
+            assert (expect[0] > 0).all() and (expect[2] > 0).sum() > 10 and (expect[3] >= 0).sum() > 10
+            sums = np.zeros(n_range, np.float32)   # bin order, float32
+            for r in range(n_range):
+                for j in range(n_channels):
+                    sums[r] = np.float32(sums[r] + expect[0][r, j])
+            for a, b, what in zip(out, expect, ("intensity", "clean", "hits", "labels")):
+                np.testing.assert_array_equal(a.numpy()[0], b, err_msg=f"{name}: {what}")
+            np.testing.assert_array_equal(row_sum.numpy()[0], sums, err_msg=f"{name}: row sums")
+            f, p, ph, pl, re = (a.numpy() for a in rest)
+            assert not f.any() and not p.any() and not ph.any() and (pl == -1).all() and not re.any(), name
+
+
+def _host_key_of(seed: int, frame: int, sensor: int) -> int:
+    from oceansim_py.sensors.acoustic.chain import _host_key
+
+    return _host_key(seed, frame, sensor, int(kc.STREAM_NOISE))

@@ -1158,19 +1158,47 @@ def bin_state(key: int, b_bin: int) -> wp.uint32:
     return pcg_hash(wp.uint32(key) ^ wp.uint32(b_bin))
 
 
-#: Bins per block of :func:`receiver_row` (a block's point spread and noise are computed lane by lane).
-RECEIVER_BLOCK = 16
+#: Bins per block of :func:`receiver_row` on CPU (a block's point spread and noise are computed lane by lane; 16 on
+#: CUDA, where a thread's block lives in local memory).
+RECEIVER_BLOCK = 32
 
 #: Bearing kernels of up to 2 RECEIVER_HALF_CAP + 1 taps take :func:`receiver_row`'s fast path (the block's sources
 #: copied once into a zero-padded window); wider ones check each tap's bounds (the same sums).
 RECEIVER_HALF_CAP = 32
 
 _RECEIVER_ROW = r"""
-    // One receiver row (see receiver_row's docstring). Blocks of B bins (fewer in a row's last block, one for a
-    // single-channel sensor): every step is a loop over the block's lanes with no branch, so the compiler
-    // vectorises it; bin_state and unit_exponential written as separate statements (no contraction the Warp
-    // functions do not have): a noise-only bin is bit for bit theirs.
-    const int B = @BLOCK@;
+    // One receiver row (see receiver_row's docstring). Blocks of B bins (fewer in a row's last block): every step is
+    // a loop over the block's lanes with no branch, so the compiler vectorises it; bin_state and unit_exponential
+    // written as separate statements (no contraction the Warp functions do not have): a noise-only bin is bit for
+    // bit theirs.
+#if defined(__CUDA_ARCH__)
+    constexpr int B = 16;
+#define RX_VECTORISE
+#else
+    constexpr int B = @BLOCK@;
+#define RX_VECTORISE _Pragma("clang loop vectorize(assume_safety)")
+#endif
+#if defined(__AVX2__) && !defined(__CUDA_ARCH__)
+    typedef int rx_i8 __attribute__((vector_size(32)));
+    typedef float rx_f8 __attribute__((vector_size(32)));
+    typedef int rx_i4 __attribute__((vector_size(16)));
+    typedef long long rx_q4 __attribute__((vector_size(32)));
+    struct rx_pair8 { rx_f8 first, second; };
+    // lanes 0..7 of the 8-byte elements at base + scale * at (scale 4: a float and the next; 8: a vec2), split
+    // into their first and second floats
+    const auto rx_gather_pairs = [](const float* base, rx_i8 at, int scale) -> rx_pair8 {
+        const rx_q4 all = (rx_q4)(rx_i8{} == rx_i8{});
+        const rx_i4 lo = __builtin_shufflevector(at, at, 0, 1, 4, 5);
+        const rx_i4 hi = __builtin_shufflevector(at, at, 2, 3, 6, 7);
+        const long long* q = (const long long*)base;
+        const rx_f8 g0 = (rx_f8)(scale == 4 ? __builtin_ia32_gatherd_q256(rx_q4{}, q, lo, all, 4)
+                                            : __builtin_ia32_gatherd_q256(rx_q4{}, q, lo, all, 8));
+        const rx_f8 g1 = (rx_f8)(scale == 4 ? __builtin_ia32_gatherd_q256(rx_q4{}, q, hi, all, 4)
+                                            : __builtin_ia32_gatherd_q256(rx_q4{}, q, hi, all, 8));
+        return rx_pair8{__builtin_shufflevector(g0, g1, 0, 2, 8, 10, 4, 6, 12, 14),
+                        __builtin_shufflevector(g0, g1, 1, 3, 9, 11, 5, 7, 13, 15)};
+    };
+#endif
     const int n = n_channels;
     const int half = (taps.shape[0] - 1) / 2;
     const int taps_n = 2 * half + 1;
@@ -1188,45 +1216,105 @@ _RECEIVER_ROW = r"""
     const float background = reverb * g;
     const float seg_scale = 1.0f / (float)(1u << @SEG_SHIFT@u);
     float total = 0.0f;
-    for (int j0 = 0; j0 < n; j0 += B) {
-        const int cnt = n - j0 < B ? n - j0 : B;
+    // one block of cnt bins from j0, its lanes computed W at a time (W a constant of the instantiation: the loops
+    // over the lanes unroll): W = B, or B / 2 for a row's last block of at most B / 2 bins (a short row's only
+    // one); values of lanes past the row are never stored
+    struct rx_full {
+        int operator()() const { return B; }
+    };
+    struct rx_half {
+        int operator()() const { return B / 2; }
+    };
+    const auto block = [&](const int j0, const int cnt, const auto width) {
+        const int W = width();
         unsigned int hh[B];
         float ex[B];
-        for (int i = 0; i < cnt; ++i) {
-            // bin_state and unit_exponential's table segment (the tail is done exactly below)
-            unsigned int x = ukey ^ (first + (unsigned int)(j0 + i));
-            unsigned int st = x * 747796405u + 2891336453u;
-            unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
-            unsigned int h = (w >> 22u) ^ w;
-            hh[i] = h;
-            int seg = (int)(h >> @SEG_SHIFT@u);
-            seg = seg < @SEGMENTS@ - 1 ? seg : @SEGMENTS@ - 2;
-            const float frac = (float)(int)(h & @FRAC_MASK@u) * seg_scale;
-            const float a = tab[seg];
-            const float d = tab[seg + 1] - a;
-            const float fd = frac * d;
-            ex[i] = a + fd;
+        float det[B];
+        // bin_state: one PCG hash per bin (every lane of the block: lanes past the row's end are never stored)
+        RX_VECTORISE
+        for (int i = 0; i < W; ++i) {
+            const unsigned int x = ukey ^ (first + (unsigned int)(j0 + i));
+            const unsigned int st = x * 747796405u + 2891336453u;
+            const unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
+            hh[i] = (w >> 22u) ^ w;
         }
-        for (int i = 0; i < cnt; ++i) {
+        // unit_exponential's table segment; the tail (the last EXACT segments) is done exactly below
+        int seg_of[B];
+        float frac_of[B], ta[B], tb[B];
+        int tail = 0;
+        RX_VECTORISE
+        for (int i = 0; i < W; ++i) {
             const unsigned int h = hh[i];
             const int seg = (int)(h >> @SEG_SHIFT@u);
-            if (seg >= @SEGMENTS@ - @EXACT@) {
-                const float frac = (float)(int)(h & @FRAC_MASK@u) * seg_scale;
-                ex[i] = wp::log((float)@SEGMENTS@) - wp::log((float)(@SEGMENTS@ - seg) - frac);
+            tail |= seg >= @SEGMENTS@ - @EXACT@;
+            seg_of[i] = seg < @SEGMENTS@ - 1 ? seg : @SEGMENTS@ - 2;
+            frac_of[i] = (float)(int)(h & @FRAC_MASK@u) * seg_scale;
+        }
+#if defined(__AVX2__) && !defined(__CUDA_ARCH__)
+        // (tab[seg], tab[seg + 1]) as one 8-byte element per lane: two 4-lane gathers per 8 lanes, de-interleaved
+        for (int i = 0; i < W; i += 8) {
+            rx_i8 at;
+            __builtin_memcpy(&at, &seg_of[i], sizeof(at));
+            rx_pair8 pair = rx_gather_pairs(tab, at, 4);
+            __builtin_memcpy(&ta[i], &pair.first, sizeof(rx_f8));
+            __builtin_memcpy(&tb[i], &pair.second, sizeof(rx_f8));
+        }
+#else
+        for (int i = 0; i < W; ++i) {
+            ta[i] = tab[seg_of[i]];
+            tb[i] = tab[seg_of[i] + 1];
+        }
+#endif
+        RX_VECTORISE
+        for (int i = 0; i < W; ++i) {
+            const float a = ta[i];
+            const float d = tb[i] - a;
+            const float fd = frac_of[i] * d;
+            ex[i] = a + fd;
+        }
+        if (tail) {
+            for (int i = 0; i < cnt; ++i) {
+                const unsigned int h = hh[i];
+                const int seg = (int)(h >> @SEG_SHIFT@u);
+                if (seg >= @SEGMENTS@ - @EXACT@) {
+                    const float frac = (float)(int)(h & @FRAC_MASK@u) * seg_scale;
+                    ex[i] = wp::log((float)@SEGMENTS@) - wp::log((float)(@SEGMENTS@ - seg) - frac);
+                }
             }
         }
         if (echo == 0) {
-            for (int i = 0; i < cnt; ++i) {
-                float detected = 0.0f;
-                if (variance > 0.0f) {
-                    detected = variance * ex[i];
+            if (variance > 0.0f) {
+                RX_VECTORISE
+                for (int i = 0; i < cnt; ++i) {
+                    const float detected = variance * ex[i];
+                    det[i] = detected * g;
                 }
-                out_i[j0 + i] = detected * g;
+            } else {
+                const float detected = 0.0f * g;
+                for (int i = 0; i < cnt; ++i) {
+                    det[i] = detected;
+                }
+            }
+            RX_VECTORISE
+            for (int i = 0; i < cnt; ++i) {
+                out_i[j0 + i] = det[i];
                 out_c[j0 + i] = background;
                 out_h[j0 + i] = 0;
                 out_l[j0 + i] = -1;
             }
         } else {
+            // the block's hits and labels (a column of the channel-major scratch: a cache line and a page per bin)
+            // asked for now, read after the point spread
+            int* hits_at = &wp::index(pre_hits, b, j0, r);
+            int* labels_at = &wp::index(pre_labels, b, j0, r);
+            const long long hits_step = pre_hits.strides[1] / (long long)sizeof(int);
+            const long long labels_step = pre_labels.strides[1] / (long long)sizeof(int);
+#if !defined(__CUDA_ARCH__)
+            for (int i = 0; i < cnt; ++i) {
+                __builtin_prefetch(&hits_at[i * hits_step], 1);
+                __builtin_prefetch(&labels_at[i * labels_step], 1);
+            }
+#endif
             float fx[B], fy[B], fp[B];
             for (int i = 0; i < cnt; ++i) {
                 fx[i] = 0.0f;
@@ -1235,38 +1323,55 @@ _RECEIVER_ROW = r"""
             }
             // the bearing point spread, bin j = j0 + i summed over its taps t in ascending order (source
             // j + t - half), skipped where every source of the block is zero (adding zeros changes nothing)
-            const int lo = j0 - half > 0 ? j0 - half : 0;
-            const int hi = j0 + cnt - 1 + half < n - 1 ? j0 + cnt - 1 + half : n - 1;
-            int any = 0;
-            for (int s = lo; s <= hi; ++s) {
-                any |= (fin[2 * s] != 0.0f) | (fin[2 * s + 1] != 0.0f) | (pin[s] != 0.0f);
-            }
-            if (any && half <= @HALF_CAP@) {
-                // the block's sources j0 - half .. j0 + B - 1 + half once, de-interleaved and zero outside the row
+            if (half <= @HALF_CAP@) {
+                // the sources of the block's point-spread tiles (16 lanes each) j0 - half .. j0 + max(W, 16) - 1 + half
+                // once, de-interleaved and zero outside the row
                 // (a zero source adds nothing), then every tap over the block's lanes with no bound to check
                 float sx[B + 2 * @HALF_CAP@], sy[B + 2 * @HALF_CAP@], sp[B + 2 * @HALF_CAP@];
                 const int base = j0 - half;
-                for (int q = 0; q < cnt + 2 * half; ++q) {
+                int any = 0;
+                RX_VECTORISE
+                for (int q = 0; q < (W > 16 ? W : 16) + 2 * half; ++q) {
                     const int src = base + q;
                     const bool inside = (src >= 0) & (src < n);
                     const int at = inside ? src : 0;
-                    sx[q] = inside ? fin[2 * at] : 0.0f;
-                    sy[q] = inside ? fin[2 * at + 1] : 0.0f;
-                    sp[q] = inside ? pin[at] : 0.0f;
+                    const float x = inside ? fin[2 * at] : 0.0f;
+                    const float y = inside ? fin[2 * at + 1] : 0.0f;
+                    const float p = inside ? pin[at] : 0.0f;
+                    sx[q] = x;
+                    sy[q] = y;
+                    sp[q] = p;
+                    any |= (x != 0.0f) | (y != 0.0f) | (p != 0.0f);
                 }
-                for (int t = 0; t < taps_n; ++t) {
-                    const float h1 = tap[2 * t];
-                    const float h2 = tap[2 * t + 1];
-                    for (int i = 0; i < cnt; ++i) {
-                        const float tx = h1 * sx[t + i];
-                        const float ty = h1 * sy[t + i];
-                        const float tp = h2 * sp[t + i];
-                        fx[i] = fx[i] + tx;
-                        fy[i] = fy[i] + ty;
-                        fp[i] = fp[i] + tp;
+                if (any) {
+                    // 16 lanes at a time, their sums held in registers over every tap
+                    for (int i0 = 0; i0 < W; i0 += 16) {
+                        float ax[16], ay[16], ap[16];
+                        for (int l = 0; l < 16; ++l) {
+                            ax[l] = 0.0f;
+                            ay[l] = 0.0f;
+                            ap[l] = 0.0f;
+                        }
+                        for (int t = 0; t < taps_n; ++t) {
+                            const float h1 = tap[2 * t];
+                            const float h2 = tap[2 * t + 1];
+                            for (int l = 0; l < 16; ++l) {
+                                const float tx = h1 * sx[t + i0 + l];
+                                const float ty = h1 * sy[t + i0 + l];
+                                const float tp = h2 * sp[t + i0 + l];
+                                ax[l] = ax[l] + tx;
+                                ay[l] = ay[l] + ty;
+                                ap[l] = ap[l] + tp;
+                            }
+                        }
+                        for (int l = 0; l < 16; ++l) {
+                            fx[i0 + l] = ax[l];
+                            fy[i0 + l] = ay[l];
+                            fp[i0 + l] = ap[l];
+                        }
                     }
                 }
-            } else if (any) {
+            } else {
                 // kernels wider than 2 HALF_CAP + 1 taps: the same sums, bounds checked per tap
                 for (int t = 0; t < taps_n; ++t) {
                     const float h1 = tap[2 * t];
@@ -1286,32 +1391,55 @@ _RECEIVER_ROW = r"""
             }
             // detection: |f + n|^2, n of amplitude sqrt(V E) and phase from the top PHASOR_BITS bits
             // of pcg(h), or V E where f = 0; every lane of the block, then the block's bins stored
-            float det[B];
+            RX_VECTORISE
             for (int i = 0; i < cnt; ++i) {
                 det[i] = fx[i] * fx[i] + fy[i] * fy[i];
             }
             if (variance > 0.0f) {
-                for (int i = 0; i < cnt; ++i) {
+                int k_of[B];
+                float cx[B], cy[B];
+                RX_VECTORISE
+                for (int i = 0; i < W; ++i) {
                     const unsigned int h = hh[i];
-                    unsigned int st = h * 747796405u + 2891336453u;
-                    unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
-                    const int k = (int)(((w >> 22u) ^ w) >> @PHASOR_SHIFT@u);
+                    const unsigned int st = h * 747796405u + 2891336453u;
+                    const unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
+                    k_of[i] = (int)(((w >> 22u) ^ w) >> @PHASOR_SHIFT@u);
+                }
+#if defined(__AVX2__) && !defined(__CUDA_ARCH__)
+                for (int i = 0; i < W; i += 8) {
+                    rx_i8 at;
+                    __builtin_memcpy(&at, &k_of[i], sizeof(at));
+                    rx_pair8 pair = rx_gather_pairs(ph, at, 8);
+                    __builtin_memcpy(&cx[i], &pair.first, sizeof(rx_f8));
+                    __builtin_memcpy(&cy[i], &pair.second, sizeof(rx_f8));
+                }
+#else
+                for (int i = 0; i < W; ++i) {
+                    cx[i] = ph[2 * k_of[i]];
+                    cy[i] = ph[2 * k_of[i] + 1];
+                }
+#endif
+                RX_VECTORISE
+                for (int i = 0; i < cnt; ++i) {
                     const float ve = variance * ex[i];
                     const float amplitude = wp::sqrt(ve);
-                    const float gx = fx[i] + amplitude * ph[2 * k];
-                    const float gy = fy[i] + amplitude * ph[2 * k + 1];
+                    const float gx = fx[i] + amplitude * cx[i];
+                    const float gy = fy[i] + amplitude * cy[i];
                     const float dn = gx * gx + gy * gy;
                     det[i] = det[i] == 0.0f ? ve : dn;
                 }
             }
+            RX_VECTORISE
             for (int i = 0; i < cnt; ++i) {
-                out_i[j0 + i] = det[i] * g;
+                const float d = det[i] * g;
+                det[i] = d;
+                out_i[j0 + i] = d;
                 const float pr = fp[i] + reverb;
                 out_c[j0 + i] = pr * g;
             }
             for (int i = 0; i < cnt; ++i) {
-                int& ph_ = wp::index(pre_hits, b, j0 + i, r);
-                int& pl_ = wp::index(pre_labels, b, j0 + i, r);
+                int& ph_ = hits_at[i * hits_step];
+                int& pl_ = labels_at[i * labels_step];
                 out_h[j0 + i] = ph_;
                 out_l[j0 + i] = pl_;
                 ph_ = 0;
@@ -1320,7 +1448,47 @@ _RECEIVER_ROW = r"""
         }
         if (row_sums) {
             for (int i = 0; i < cnt; ++i) {
-                total = total + out_i[j0 + i];
+                total = total + det[i];
+            }
+        }
+    };
+    for (int j0 = 0; j0 < n; j0 += B) {
+        const int cnt = n - j0 < B ? n - j0 : B;
+        if (cnt > B / 2) {
+            block(j0, cnt, rx_full{});
+        } else if (echo != 0 || cnt > B / 4) {
+            block(j0, cnt, rx_half{});
+        } else {
+            // noise only, at most B / 4 bins (a side-scan row: 2): bin by bin, the block's setup costs more than
+            // its lanes save here
+            for (int i = 0; i < cnt; ++i) {
+                const unsigned int x = ukey ^ (first + (unsigned int)(j0 + i));
+                const unsigned int st = x * 747796405u + 2891336453u;
+                const unsigned int w = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
+                const unsigned int h = (w >> 22u) ^ w;
+                const int seg = (int)(h >> @SEG_SHIFT@u);
+                const float frac = (float)(int)(h & @FRAC_MASK@u) * seg_scale;
+                float e;
+                if (seg >= @SEGMENTS@ - @EXACT@) {
+                    e = wp::log((float)@SEGMENTS@) - wp::log((float)(@SEGMENTS@ - seg) - frac);
+                } else {
+                    const float a = tab[seg];
+                    const float d = tab[seg + 1] - a;
+                    const float fd = frac * d;
+                    e = a + fd;
+                }
+                float detected = 0.0f;
+                if (variance > 0.0f) {
+                    detected = variance * e;
+                }
+                const float out = detected * g;
+                out_i[j0 + i] = out;
+                out_c[j0 + i] = background;
+                out_h[j0 + i] = 0;
+                out_l[j0 + i] = -1;
+                if (row_sums) {
+                    total = total + out;
+                }
             }
         }
     }
@@ -1332,6 +1500,7 @@ _RECEIVER_ROW = r"""
             pin[s] = 0.0f;
         }
     }
+#undef RX_VECTORISE
     return total;
 """
 for _name, _value in (("@BLOCK@", RECEIVER_BLOCK), ("@HALF_CAP@", RECEIVER_HALF_CAP),
@@ -1405,7 +1574,7 @@ def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.ar
     b = e // n_range
     r = e - b * n_range
     n_blocks = n_range // row_block
-    if r < n_blocks * row_block:
+    if row_block > 1 and r < n_blocks * row_block:
         k = r // row_block
         r = int((wp.int64(k) * wp.int64(block_step)) % wp.int64(n_blocks)) * row_block + (r - k * row_block)
     reverb = row_reverb[r]

@@ -27,7 +27,7 @@ from oceansim_py.kernels import acoustic_chain as k
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.kernels import imaging_sonar as ks
 from oceansim_py.kernels import multipath as km
-from oceansim_py.runtime import check_memory, launch_1d
+from oceansim_py.runtime import check_memory, cpu_threads, launch_1d
 from oceansim_py.sensors.acoustic.beam_pattern import LineArray, bearing_kernel, range_kernel
 from oceansim_py.sensors.acoustic.multipath import (BounceState, BounceTracer, MixedPathBuffers, MultipathSettings,
                                                     chain_multipath_bytes_per_ray)
@@ -533,7 +533,7 @@ class DeviceChain:
                    float(noise), self._row_reverb, int(s.seed), int(frame_index), self.sensor_id, self._exp_table,
                    self._phasors, self._row_gain, buf.row_echo, intensity, clean, hits, labels, buf.row_sum,
                    int(s.agc_level_db is not None), *self._row_order], dev,
-                  min_chunk=max(16, BINS_PER_CHUNK // lay.n_channels))
+                  min_chunk=receiver_chunk(batch * lay.n_range, lay.n_channels, cpu_threads()))
         if s.agc_level_db is not None:
             launch_1d(k.frame_mean_of_rows_kernel, batch, [buf.row_sum, lay.n_range, lay.n_channels, buf.frame_max],
                       dev, min_chunk=1)
@@ -568,6 +568,15 @@ def padded_row(n: int, itemsize: int) -> int:
     then step by an odd number of half lines)."""
     period = 128 // itemsize
     return n + (period // 2 - n) % period
+
+
+def receiver_chunk(n_rows: int, n_channels: int, threads: int) -> int:
+    """Rows per CPU chunk of the receiver launch (``launch_1d``'s min_chunk) for ``n_rows`` rows (all frames) of
+    ``n_channels`` bins on ``threads`` threads: one chunk per thread (the row permutation of :func:`row_order`
+    gives each its share of the rows with echoes, and every further chunk costs its launch, ~0.1 ms of CPU time on
+    a 2-core host against ~2 ms of receiver work for an Oculus frame), none smaller than ``BINS_PER_CHUNK`` bins
+    (16 rows at least)."""
+    return max(16, BINS_PER_CHUNK // max(1, n_channels), n_rows // max(1, threads))
 
 
 def row_order(n_range: int, n_channels: int) -> tuple[int, int]:
