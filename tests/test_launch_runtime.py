@@ -11,7 +11,7 @@ import warp as wp
 
 import oceansim_py.runtime as rt
 from oceansim_py.runtime import LaunchThreads, _arg_key, launch_1d
-from tests.kernels_for_launch_tests import affine_kernel
+from kernels_for_launch_tests import affine_kernel  # noqa: E402 - tests/ is on the path (rootdir conftest)
 
 DEV = "cpu"
 
