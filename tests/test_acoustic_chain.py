@@ -454,6 +454,17 @@ def test_singlebeam_device_preset_altitude_and_echo():
     assert peak == pytest.approx(8.0, abs=0.04)
 
 
+def test_the_default_device_model_gives_physical_units():
+    # ImagingSonarConfig(model="device") with every other field at its default (no preset): its intensities are
+    # re 1 uPa^2 (the chain's stated unit), not the peer's row-normalised image. Empty water with the default
+    # receiver noise (60 dB re 1 uPa^2) and no reverberation: the frame's mean is 10^6 (3 %), its rows' maxima
+    # are not 1; the peer model's default stays the row normalisation.
+    cfg = ImagingSonarConfig(model="device", volume_scattering=None)
+    assert cfg.normalisation_mode == "none" and ImagingSonarConfig().normalisation_mode == "row"
+    img = ImagingSonar(cfg, device="cpu").render(far_quad(), pitched(0.0)).numpy()["intensity"][0]
+    assert img.astype(np.float64).mean() == pytest.approx(1e6, rel=0.03)
+
+
 def test_device_chain_row_normalisation_stays_available():
     cfg = ImagingSonarConfig(**{**BARE, "noise_level": 60.0, "normalisation": "row"}, horizontal_fov=60.0,
                              vertical_fov=10.0, n_beams=64, rays_per_beam=1, elevation_rays=2, min_range=1.0,
