@@ -143,6 +143,11 @@ def test_profiling_beam_energy_and_centre_of_gravity_on_a_flat_floor():
     wa = math.radians(1.5)
     hand = 10 ** (SL / 10) * 1e-3 / h**2 * int_cos3(edges[:-1], edges[1:]) * int_cos3(-wa / 2, wa / 2)
     assert db(res["clean_image"][0].astype(np.float64).sum(axis=0) / hand) == pytest.approx(np.zeros(50), abs=0.01)
+    # the beams' intensity output is that energy too (the sum of the rays' echoes, before TVG, point spread and
+    # noise), whatever the receiver does to the image
+    loud = cfg.replace(noise_level=70.0, tvg="20log", bandwidth=30000.0)
+    beams = ProfilingSonar(loud, device="cpu").render(floor, LEVEL).numpy()["intensity"][0].astype(np.float64)
+    assert db(beams / hand) == pytest.approx(np.zeros(50), abs=0.01)
     t = np.linspace(edges[:-1], edges[1:], 2001)
     cog = np.trapezoid(np.cos(t) ** 2 * h, t, axis=0) / np.trapezoid(np.cos(t) ** 3, t, axis=0)
     np.testing.assert_allclose(res["bottom_range"][0], cog, atol=0.003)
