@@ -348,6 +348,7 @@ def test_preset_noise_level_by_hand():
 @pytest.mark.parametrize("field, value, match", [
     ("bandwidth", -1.0, "bandwidth"),
     ("noise_level", 250.0, "noise_level"),
+    ("noise_level", -1e9, r"noise_level.*\[-100, source_level"),
     ("tvg", "50log", "tvg"),
     ("beam_taper", "kaiser", "beam_taper"),
     ("sidelobe_level", 0.0, "sidelobe_level"),
@@ -453,6 +454,17 @@ def test_singlebeam_device_preset_altitude_and_echo():
     assert peak == pytest.approx(8.0, abs=0.04)
 
 
+def test_the_default_device_model_gives_physical_units():
+    # ImagingSonarConfig(model="device") with every other field at its default (no preset): its intensities are
+    # re 1 uPa^2 (the chain's stated unit), not the peer's row-normalised image. Empty water with the default
+    # receiver noise (60 dB re 1 uPa^2) and no reverberation: the frame's mean is 10^6 (3 %), its rows' maxima
+    # are not 1; the peer model's default stays the row normalisation.
+    cfg = ImagingSonarConfig(model="device", volume_scattering=None)
+    assert cfg.normalisation_mode == "none" and ImagingSonarConfig().normalisation_mode == "row"
+    img = ImagingSonar(cfg, device="cpu").render(far_quad(), pitched(0.0)).numpy()["intensity"][0]
+    assert img.astype(np.float64).mean() == pytest.approx(1e6, rel=0.03)
+
+
 def test_device_chain_row_normalisation_stays_available():
     cfg = ImagingSonarConfig(**{**BARE, "noise_level": 60.0, "normalisation": "row"}, horizontal_fov=60.0,
                              vertical_fov=10.0, n_beams=64, rays_per_beam=1, elevation_rays=2, min_range=1.0,
@@ -481,3 +493,20 @@ def test_profiling_device_presets_sound_the_floor(name):
     i, c = img["image"][0], img["clean_image"][0]
     x = (i[c > 0] / c[c > 0]).astype(np.float64)
     assert x.mean() == pytest.approx(1.0, abs=0.15)
+
+
+@pytest.mark.parametrize("r", [5.0, 20.0, 40.0])
+def test_plate_facing_the_sensor_keeps_its_echo_energy_at_long_range(r):
+    # A 3 cm plate at normal incidence: each ray that hits it returns SL mu cos(psi) dOmega / r^2 (alpha = 0,
+    # cos psi = 1 to 1e-6), dOmega = cos e db de with db = 20 deg / 640, de = 4 deg / 512 (cos e = 1 to 3e-4):
+    # the image's total is hits x SL mu db de / r^2. The rays' footprints here are a few float32 ulps of r deep;
+    # their overlap weights must still sum to 1 (they gave +0.5 dB at 20 m, +1.0 dB at 40 m; a 1 cm plate at
+    # 20 m in a side-scan fan lost all of its echo).
+    scene = make_scene(("plate", quad([r, 0.0, 0.0], [-1.0, 0.0, 0.0], 0.03), 0.5))
+    cfg = ImagingSonarConfig(**BARE, horizontal_fov=20.0, vertical_fov=4.0, n_beams=160, rays_per_beam=4,
+                             elevation_rays=512, min_range=r - 0.5, max_range=r + 0.5, range_bins=200, absorption=0.0)
+    res = ImagingSonar(cfg, device="cpu").render(scene, pitched(0.0)).numpy()
+    hits = int(res["hit_count"].sum())
+    assert hits > 5
+    hand = 10.0 ** (SL / 10.0) * 0.5 * hits * math.radians(20.0) / 640 * math.radians(4.0) / 512 / r**2
+    assert db(res["clean_intensity"].astype(np.float64).sum()) == pytest.approx(db(hand), abs=0.01)

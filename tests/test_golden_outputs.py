@@ -152,7 +152,10 @@ GENERATE_HASHES: dict[str, str] = {
 #: 9d3039f7929dde95da9321a9263e5a0590f498957bc2eaf127be63e4b447deb3. Every acoustic config gained
 #: multipath_mixed_paths (issue 16, mixed-path returns; default true): without that key (five sensors) the manifest
 #: hashes to the previous 1adb28b3a7b3b9e25220e0467da73f4d99cd8277d79671f070c8c0db144fda67, and no data file changed.
-MANIFEST_HASH = "b37bd719d2a813815234132cc784ef6cf24952500effb46abde73bd401eeaf1a"
+#: The profiling sonar's schema states its device-model units (beam `intensity`: the sum of the rays' echoes before
+#: TVG; `image`: the chain's intensity unit): with the former texts the manifest hashes to the previous
+#: b37bd719d2a813815234132cc784ef6cf24952500effb46abde73bd401eeaf1a, and no data file changed.
+MANIFEST_HASH = "d0af17c95d9061cb2c1d8398188c008adc840e9f397e00ad387c756569e8c3e4"
 
 #: ``oceansim-py render TARGET`` arguments (tank scene, fixed pose, tiny sizes) -> file -> SHA-256
 RENDERS: dict[str, list[str]] = {

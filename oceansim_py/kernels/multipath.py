@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from oceansim_py.kernels.acoustic_chain import (MAX_FOOTPRINT_BINS, RayEcho, echo_phase, echo_phasor, fan_cell,
+from oceansim_py.kernels.acoustic_chain import (RayEcho, binned_extent, echo_phase, echo_phasor, fan_cell,
                                                 footprint_bins, footprint_inverse, footprint_weight, piece_phasor,
                                                 scatterer_gaussian, store_echo)
 from oceansim_py.kernels.imaging_sonar import range_cell, ray_return
@@ -320,7 +320,7 @@ def chain_bounce_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.ar
                              ray_intensity: wp.array(dtype=wp.float32), ray_range: wp.array(dtype=wp.vec3),
                              ray_bin: wp.array(dtype=wp.int32), ray_label: wp.array(dtype=wp.int32), start: int):
     """Ray i's echo of bounce ``block`` (0: the direct echo) for the device chain (kernels/acoustic_chain.py
-    ``RayEcho`` layout: intensity, (L, footprint extent capped at MAX_FOOTPRINT_BINS bins, phase code of
+    ``RayEcho`` layout: intensity, (L, footprint extent as :func:`binned_extent` bins it, phase code of
     4 pi L / lambda + phi(hit point), ``echo_phase``), range bin, label), stored at ((channel of ray i) n_blocks + block)
     rays_per_channel + (ray in channel): a channel's echoes of every bounce contiguous, so the chain's binning
     gathers them as the channel's rays."""
@@ -338,7 +338,7 @@ def chain_bounce_echo_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.ar
     if e.valid == 1:
         cell = range_cell(e.path, min_range, range_resolution, n_range)
         if cell >= 0:
-            extent = wp.min(e.extent, float(MAX_FOOTPRINT_BINS) * range_resolution)
+            extent = binned_extent(e.extent, e.path, range_resolution)
             phase = echo_phase(e.path, wavelength, e.point, phase_grid, phase_key)
             out.value = e.value
             out.rng = wp.vec3(e.path, extent, phase)
@@ -519,7 +519,7 @@ def store_mixed(e: MixedEcho, pattern: float, own: int, target: int, phase_key: 
         c = range_cell(e.rng, min_range, range_resolution, n_range)
         if c >= 0:
             v = e.value * pattern
-            rng = wp.vec3(e.rng, wp.min(e.extent, float(MAX_FOOTPRINT_BINS) * range_resolution),
+            rng = wp.vec3(e.rng, binned_extent(e.extent, e.rng, range_resolution),
                           echo_phase(e.rng, wavelength, e.point, phase_grid, phase_key))
             cell = c
             label = e.label

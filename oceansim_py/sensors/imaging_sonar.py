@@ -60,7 +60,10 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
             -3 dB width is Phi, side lobes included; pair it with ``elevation_span`` > Phi).
         aggregation: "sum" of the returns in a bin, or their "mean" (HoloOcean 2022 eq. 2; a mean scales with
             the ray solid angle, so pair it with a normalisation).
-        normalisation: "none" (physical units, sr), "row" (each range row by its maximum), "global".
+        normalisation: "none" (physical units: sr for the peer model, re 1 uPa^2 for the device model), "row" (each
+            range row by its maximum), "global"; ``None`` (the default): the model's own, "row" for the peer model
+            (OceanSim's) and "none" for the device model (its intensities in physical units, as every device
+            preset sets): :attr:`normalisation_mode`.
         multiplicative_sigma: sigma_m of the Gaussian speckle w_m.
         additive_sigma: sigma_a of the Rayleigh additive noise w_a (in the units of the normalised image).
         additive_range_scaled: h = (r / r_max)^2 * (1 + additive_beam_gain * exp(-(b / additive_beam_width)^2))
@@ -94,7 +97,7 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
     spreading: bool = False
     elevation_pattern: Literal["flat", "gaussian", "array"] = "flat"
     aggregation: Literal["sum", "mean"] = "sum"
-    normalisation: Literal["none", "row", "global"] = "row"
+    normalisation: Literal["none", "row", "global"] | None = None
     multiplicative_sigma: float = 0.2
     additive_sigma: float = 0.05
     additive_range_scaled: bool = True
@@ -186,7 +189,7 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
         require_positive(self.gain, _OWNER, "gain")
         require_positive(self.gamma, _OWNER, "gamma")
         for name, allowed in (("elevation_pattern", ("flat", "gaussian", "array")), ("aggregation", ("sum", "mean")),
-                              ("normalisation", ("none", "row", "global"))):
+                              ("normalisation", (None, "none", "row", "global"))):
             require(getattr(self, name) in allowed, _OWNER, name,
                     f"must be one of {list(allowed)}, got {getattr(self, name)!r}")
         require(isinstance(self.seed, int) and 0 <= self.seed < 2**31, _OWNER, "seed",
@@ -258,6 +261,14 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
         return cls.from_dict(values, source=f"{_OWNER}.from_holoocean")
 
     # -- derived geometry --------------------------------------------------------------------------------
+    @property
+    def normalisation_mode(self) -> str:
+        """The normalisation a render applies: ``normalisation``, or when it is ``None`` the model's default ("row"
+        for the peer model, "none" for the device model)."""
+        if self.normalisation is not None:
+            return self.normalisation
+        return "none" if self.model == "device" else "row"
+
     @property
     def range_resolution(self) -> float:
         """Range bin size (m)."""
@@ -473,7 +484,7 @@ class ImagingSonar:
         self._poses = PoseUploads(self.device, self.MAX_CACHED_BATCH_SIZES)
         self._ranges = c.ranges()
         self._bearings = c.bearings()
-        self._chain = (DeviceChain(c.device_settings(c.absorption, c.normalisation, c.seed), c.fan_layout(),
+        self._chain = (DeviceChain(c.device_settings(c.absorption, c.normalisation_mode, c.seed), c.fan_layout(),
                                    self.device, self.sensor_id) if c.model == "device" else None)
 
     def memory_bytes(self, batch: int) -> int:
@@ -557,7 +568,7 @@ class ImagingSonar:
         if c.aggregation == "mean":
             launch_1d(k.sonar_mean_kernel, n_bins, [out.clean_intensity, out.hit_count, c.n_beams, c.range_bins],
                       dev)
-        mode = {"none": k.NORMALISE_NONE, "row": k.NORMALISE_ROW, "global": k.NORMALISE_GLOBAL}[c.normalisation]
+        mode = {"none": k.NORMALISE_NONE, "row": k.NORMALISE_ROW, "global": k.NORMALISE_GLOBAL}[c.normalisation_mode]
         if mode != k.NORMALISE_NONE:
             launch_1d(k.sonar_row_max_kernel, batch * c.range_bins,
                       [out.clean_intensity, c.n_beams, c.range_bins, buf.row_max], dev, min_chunk=64)

@@ -30,7 +30,7 @@ from oceansim_py.io.atomic import atomic_path
 from oceansim_py.io.config import require, require_non_negative, require_zero
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.runtime import launch_1d
-from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, TableFan
+from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.presets import PROFILING_DEVICE_PRESETS
 from oceansim_py.sensors.acoustic_fan import (FanSeries, FanSonar, RangeBinnedConfig, require_count, torch_tensors,
@@ -191,7 +191,8 @@ class ProfilingResult:
     """Swaths of a batch of B poses (frames ``frame_index ..``), as Warp arrays on the sensor's device.
 
     bottom_range: (B, n_beams) detected range per beam (m, with noise; NaN where the beam saw no bottom).
-    intensity: (B, n_beams) beam return (sum over its rays, sr, with speckle). valid: (B, n_beams) int32 1/0.
+    intensity: (B, n_beams) beam return: the sum over its rays (peer: sr, with speckle; device: their sonar-equation
+    echoes, re 1 uPa^2, before TVG, gain, point spread and noise). valid: (B, n_beams) int32 1/0.
     label_id: (B, n_beams) label index of the beam's strongest return (-1 invalid).
     point_sensor, point_world: (B, n_beams, 3) soundings in the sensor and world frames (m; NaN invalid).
     image, clean_image: (B, n_range, n_beams) range x beam intensity with and without noise; None when the
@@ -399,14 +400,16 @@ SENSOR_KIND = _reg.SensorKind(
     schema=(
         _reg.Product("bottom_range", _reg.ARRAY, "float32", "m (NaN where no bottom)", _BEAMS),
         _reg.Product("intensity", _reg.ARRAY, "float32", "model 'peer': sr (sum over the beam's rays, with speckle); "
-                     "model 'device': the peak of the beam's detected series, re 1 uPa^2 after TVG and gain", _BEAMS),
+                     "model 'device': the sum of its rays' sonar-equation echoes, re 1 uPa^2, before TVG, gain, point "
+                     "spread and noise", _BEAMS),
         _reg.Product("valid", _reg.ARRAY, "int32", "flag 1/0", _BEAMS),
         _reg.Product("label_id", _reg.ARRAY, "int32", "label index (-1 invalid)", _BEAMS),
         _reg.Product("point_sensor", _reg.ARRAY, "float32", "m, sensor frame FLU (NaN invalid)", ("n_beams", 3),
                      frame="sensor FLU"),
         _reg.Product("point_world", _reg.ARRAY, "float32", "m, world frame Z up (NaN invalid)", ("n_beams", 3),
                      frame="world"),
-        _reg.Product("image", _reg.ARRAY, "float32", "sr per range x beam cell, with noise", _IMAGE),
+        _reg.Product("image", _reg.ARRAY, "float32", "sr per range x beam cell, with noise; " + DEVICE_INTENSITY_UNIT,
+                     _IMAGE),
         _reg.Product("clean_image", _reg.ARRAY, "float32", "sr per cell, before noise; " + DEVICE_CLEAN_UNIT, _IMAGE),
         _reg.Product("image_png", _reg.IMAGE, "uint8", "8-bit display view (uint8 0..255), not a measurement", _IMAGE,
                      view=lambda result, config: result.to_uint8()),

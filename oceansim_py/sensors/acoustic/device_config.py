@@ -24,6 +24,11 @@ from oceansim_py.sensors.acoustic.multipath import MultipathFields
 #: impossible physics (a noise level that high would bury even a perfect reflector at 1 m).
 MAX_NOISE_OVER_SOURCE_DB = 0.0
 
+#: Lowest receiver noise level accepted (dB re 1 uPa^2 per sample): 40 dB under the thermal floor of a 1 Hz band at
+#: 1 kHz seen by a 40 dB directivity (-15 - 40 = -55 dB); below it a value is a typo, not a receiver (and under
+#: ~-450 dB its intensity underflows float32 to exactly 0). ``None`` renders without noise.
+MIN_NOISE_LEVEL_DB = -100.0
+
 
 @dataclasses.dataclass(frozen=True)
 class DeviceChainFields(MultipathFields):
@@ -119,6 +124,9 @@ class DeviceChainFields(MultipathFields):
             v = getattr(self, name)
             require(v is None or (isinstance(v, (int, float)) and math.isfinite(v)), owner, name,
                     f"must be a finite number (dB) or null, got {v!r}")
+        require(self.noise_level is None or self.noise_level >= MIN_NOISE_LEVEL_DB, owner, "noise_level",
+                f"must lie in [{MIN_NOISE_LEVEL_DB:g}, source_level = {self.source_level}] dB re 1 uPa^2 (or null for "
+                f"no receiver noise), got {self.noise_level}")
         require(self.noise_level is None or self.noise_level <= self.source_level + MAX_NOISE_OVER_SOURCE_DB,
                 owner, "noise_level", f"must not exceed source_level ({self.source_level} dB re 1 uPa at 1 m): "
                 f"a receiver noise of {self.noise_level} dB re 1 uPa^2 would bury every echo; lower it")
