@@ -913,14 +913,7 @@ _BIN_ECHOES = r"""
     // the pieces of lanes `live` (0 or -1 per lane) into bins s .. s + 7 (inside the column): read-modify-writes
     // of 8 bins, the operations of add_piece per lane (separate statements: no contraction), lanes not live
     // keeping their values (selected by masks)
-    auto add_window = [&](int s, const float* piece_in, const float* amp_in, const unsigned int* index_in,
-                          const int* live_in, int label) {
-        bin_f8 piece, amp;
-        bin_i8 index, live;
-        __builtin_memcpy(&piece, piece_in, sizeof(piece));
-        __builtin_memcpy(&amp, amp_in, sizeof(amp));
-        __builtin_memcpy(&index, index_in, sizeof(index));
-        __builtin_memcpy(&live, live_in, sizeof(live));
+    auto add_window = [&](int s, bin_f8 piece, bin_f8 amp, bin_i8 index, bin_i8 live, int label) {
         // table[index] for bins s .. s + 3 and s + 4 .. s + 7: (x, y) pairs, the field's layout
         const bin_i4 index_lo = __builtin_shufflevector(index, index, 0, 1, 2, 3);
         const bin_i4 index_hi = __builtin_shufflevector(index, index, 4, 5, 6, 7);
@@ -1026,36 +1019,46 @@ _BIN_ECHOES = r"""
                 const float inv_extent = inv_l[e];
                 const float up = r + half;
                 const float down = r - half;
+                // the footprint's pieces in bins s .. s + 7 (weight, intensity, amplitude, phasor index: the
+                // operations of the lane loop below, on 8 lanes at once), lanes past k1 computed and not used
+                typedef unsigned int bin_u8 __attribute__((vector_size(32)));
+                const bin_f8 up_v = up + bin_f8{};
+                const bin_f8 down_v = down + bin_f8{};
+                const bin_i8 whole = -(int)(half > 0.0f) + bin_i8{};
+                const bin_i8 one = (bin_i8)(1.0f + bin_f8{});
                 for (int s = k0; s <= k1; s += W) {
-                    float piece_l[W], amp_l[W];
-                    unsigned int index_l[W];
-                    int live_l[W];
-#pragma clang loop vectorize(assume_safety)
-                    for (int l = 0; l < W; ++l) {
-                        const int kk = s + l;
-                        const float w = half > 0.0f ? weight(kk, up, down, inv_extent) : 1.0f;
-                        const float piece = value * w;
-                        piece_l[l] = piece;
-                        amp_l[l] = wp::sqrt(w > 0.0f ? piece : 0.0f);
-                        index_l[l] = phasor_index(code, kk, cell);
-                        live_l[l] = -(int)((kk <= k1) & (w > 0.0f));
-                    }
+                    const bin_i8 kk = s + bin_i8{0, 1, 2, 3, 4, 5, 6, 7};
+                    const bin_f8 t = __builtin_convertvector(kk, bin_f8) * range_resolution;
+                    const bin_f8 lo = min_range + t;
+                    const bin_f8 hi = lo + range_resolution;
+                    const bin_f8 top = __builtin_ia32_minps256(up_v, hi);
+                    const bin_f8 bottom = __builtin_ia32_maxps256(down_v, lo);
+                    const bin_f8 overlap = top - bottom;
+                    const bin_f8 share = overlap * inv_extent;
+                    const bin_f8 w = (bin_f8)(((bin_i8)share & whole) | (one & ~whole));
+                    const bin_f8 piece = value * w;
+                    const bin_i8 positive = w > 0.0f;
+                    const bin_f8 amp = __builtin_elementwise_sqrt((bin_f8)((bin_i8)piece & positive));
+                    const bin_u8 x = code ^ ((bin_u8)kk * 2654435769u);
+                    const bin_u8 st = x * 747796405u + 2891336453u;
+                    const bin_u8 wd = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
+                    const bin_i8 hashed = (bin_i8)(((wd >> 22u) ^ wd) >> @PHASOR_SHIFT@u);
+                    const bin_i8 own = kk == cell;
+                    const bin_i8 index = ((int)(code & @PHASOR_MASK@u) & own) | (hashed & ~own);
+                    const bin_i8 live = (kk <= k1) & positive;
                     if (s + W <= n_range) {
-                        int bits = 0;
-                        for (int l = 0; l < W; ++l) {
-                            bits |= (live_l[l] & 1) << l;
-                        }
+                        const int bits = __builtin_ia32_movmskps256((bin_f8)live);
                         if (bits != 0) {
                             const int lowest = s + __builtin_ctz((unsigned int)bits);
                             const int highest = s + 31 - __builtin_clz((unsigned int)bits);
                             lo_row = lowest < lo_row ? lowest : lo_row;
                             hi_row = highest > hi_row ? highest : hi_row;
                         }
-                        add_window(s, piece_l, amp_l, index_l, live_l, label);
+                        add_window(s, piece, amp, index, live, label);
                     } else {
                         for (int l = 0; l < W; ++l) {
-                            if (live_l[l] != 0) {
-                                add_piece(s + l, piece_l[l], amp_l[l], index_l[l], label);
+                            if (live[l] != 0) {
+                                add_piece(s + l, piece[l], amp[l], (unsigned int)index[l], label);
                             }
                         }
                     }
