@@ -389,8 +389,8 @@ def _warp_spread(span: wp.array(dtype=wp.vec2i), n_range: int, taps: wp.array(dt
 @pytest.mark.parametrize("n_range", [3, 90])
 def test_native_range_spread_gives_the_sums_of_the_warp_loop(n_taps, n_range):
     # Channels whose echoes reached rows lo .. hi (none; one row at either end; a few; all), taps of both signs
-    # (the native blocks' window is zero outside lo .. hi; kernels past 2 SPREAD_HALF_CAP + 1 taps check each
-    # source's bounds), the scratch outside lo .. hi holding NaN: it must be read by neither, and the rows written,
+    # (the native blocks' window is zero outside lo .. hi, blocks inside it read the column; kernels past
+    # 2 SPREAD_HALF_CAP + 1 taps check each source's bounds), the scratch outside lo .. hi holding NaN: it must be read by neither, and the rows written,
     # the flags and the scratch set back to rest must be the same bytes.
     rng = np.random.default_rng(n_taps * 100 + n_range)
     spans = [(n_range, -1), (0, 0), (n_range - 1, n_range - 1), (0, n_range - 1),

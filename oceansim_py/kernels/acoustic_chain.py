@@ -686,6 +686,42 @@ _RANGE_SPREAD = r"""
         float sx[@ROWS@ + 2 * @HALF_CAP@], sy[@ROWS@ + 2 * @HALF_CAP@], sp[@ROWS@ + 2 * @HALF_CAP@];
         for (int row0 = r0; row0 <= r1; row0 += R) {
             const int cnt = r1 - row0 + 1 < R ? r1 - row0 + 1 : R;
+            if ((row0 - half >= lo_row) & (row0 + R - 1 + half <= hi_row)) {
+                // a block whose sources all lie in lo .. hi: every tap straight from the column, the field's
+                // (x, y) pairs as 2 R lanes (the same products and sums)
+                const float* win_f = src_f + 2 * (row0 - half);
+                const float* win_p = src_p + (row0 - half);
+                float axy[2 * @ROWS@], ap[@ROWS@];
+                for (int q = 0; q < 2 * R; ++q) {
+                    axy[q] = 0.0f;
+                }
+                for (int l = 0; l < R; ++l) {
+                    ap[l] = 0.0f;
+                }
+                for (int m = 0; m <= 2 * half; ++m) {
+                    const float h = tap[m];
+                    const float hh = h * h;
+                    for (int q = 0; q < 2 * R; ++q) {
+                        const float t = h * win_f[2 * m + q];
+                        axy[q] = axy[q] + t;
+                    }
+                    for (int l = 0; l < R; ++l) {
+                        const float tp = hh * win_p[m + l];
+                        ap[l] = ap[l] + tp;
+                    }
+                }
+                for (int l = 0; l < cnt; ++l) {
+                    const int row = row0 + l;
+                    float* f = (float*)(out_f + step_f * row);
+                    f[0] = axy[2 * l];
+                    f[1] = axy[2 * l + 1];
+                    *(float*)(out_p + step_p * row) = ap[l];
+                    if (flag[row] == 0) {
+                        flag[row] = 1;
+                    }
+                }
+                continue;
+            }
             for (int s = 0; s < R + 2 * half; ++s) {
                 sx[s] = 0.0f;
                 sy[s] = 0.0f;
@@ -776,10 +812,11 @@ def range_spread(b: int, j: int, span: wp.vec2i, n_range: int, range_taps: wp.ar
     ascending order (h = ``range_taps``, 2 M + 1 taps), row_echo[b, row] set to 1, for row = lo - M .. hi + M inside
     the image; then its pre_field and pre_power rows lo .. hi set back to rest.
 
-    Native code: on CPU, blocks of SPREAD_ROWS rows whose sources are copied once into a window that is zero
-    outside lo .. hi (a zero source adds nothing to a sum that starts at zero), every tap then a loop over the
-    block's rows with no bound to check (vectorised); range kernels wider than 2 SPREAD_HALF_CAP + 1 taps, and CUDA,
-    check each row's bounds. The same sums as the Warp reference in tests/test_acoustic_chain_scratch.py."""
+    Native code: on CPU, blocks of SPREAD_ROWS rows, every tap a loop over the block's rows with no bound to check
+    (vectorised): a block whose sources all lie in lo .. hi reads them from the column (the field's (x, y) pairs as
+    lanes of their own), another's sources are copied once into a window that is zero outside lo .. hi (a zero
+    source adds nothing to a sum that starts at zero); range kernels wider than 2 SPREAD_HALF_CAP + 1 taps, and
+    CUDA, check each row's bounds. The same sums as the Warp reference in tests/test_acoustic_chain_scratch.py."""
     ...
 
 
