@@ -710,6 +710,15 @@ _RANGE_SPREAD = r"""
                         ap[l] = ap[l] + tp;
                     }
                 }
+#if !defined(__CUDA_ARCH__)
+                // the output rows two blocks on asked for now: each is a cache line of the row-major images,
+                // mostly not in this core's caches
+                for (int l = 0; l < R; ++l) {
+                    const int ahead = row0 + 2 * R + l < r1 ? row0 + 2 * R + l : r1;
+                    __builtin_prefetch(out_f + step_f * ahead, 1);
+                    __builtin_prefetch(out_p + step_p * ahead, 1);
+                }
+#endif
                 for (int l = 0; l < cnt; ++l) {
                     const int row = row0 + l;
                     float* f = (float*)(out_f + step_f * row);
