@@ -951,6 +951,7 @@ _BIN_ECHOES = r"""
     float first_w[N][E], first_piece[N][E], first_amp[N][E];
     unsigned int first_index[N][E];
 #if defined(__AVX2__)
+    static_assert(@LANES@ == 8, "the wide blocks' windows are 8-lane AVX2 vectors");
     typedef float bin_f8 __attribute__((vector_size(32)));
     typedef int bin_i8 __attribute__((vector_size(32)));
     typedef int bin_i4 __attribute__((vector_size(16)));
@@ -1066,7 +1067,8 @@ _BIN_ECHOES = r"""
                 const float up = r + half;
                 const float down = r - half;
                 // the footprint's pieces in bins s .. s + 7 (weight, intensity, amplitude, phasor index: the
-                // operations of the lane loop below, on 8 lanes at once), lanes past k1 computed and not used
+                // operations of the narrow blocks' window loop below, 8 lanes at once), lanes past k1 computed and
+                // not used
                 typedef unsigned int bin_u8 __attribute__((vector_size(32)));
                 const bin_f8 up_v = up + bin_f8{};
                 const bin_f8 down_v = down + bin_f8{};
