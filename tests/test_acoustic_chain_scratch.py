@@ -335,11 +335,13 @@ def test_native_binning_gives_the_values_of_the_footprint_helpers():
         np.testing.assert_array_equal(native, helpers)
 
 
-@pytest.mark.parametrize("n_range, max_extent_bins", [(5, 12.0), (8, 12.0), (90, 40.0), (2, 3.0)])
+@pytest.mark.parametrize("n_range, max_extent_bins", [(5, 12.0), (8, 12.0), (90, 40.0), (90, 3.0), (2, 3.0)])
 def test_native_binning_paths_give_the_values_of_the_footprint_helpers(n_range, max_extent_bins):
     # The native binning's CPU paths: blocks of BIN_ECHOES echoes (70 per channel: a partial block), a footprint's
     # first BIN_FIRST pieces computed with its block, its further ones in windows of BIN_LANES bins (several per
-    # footprint up to 40 bins; lanes past the footprint or the column computed and not used); short columns.
+    # footprint up to 40 bins; lanes past the footprint or the column computed and not used); blocks of wide
+    # footprints (40 bins: BIN_WIDE or more per echo) added a window at a time, of narrow ones (3 bins) one piece at
+    # a time; short columns (windows past the column's end).
     results = _binned_both_ways(5, 70, n_range, max_extent_bins, n_range)
     assert (results[1][2] > 0).sum() >= min(n_range * 5, 100)
     assert n_range < 80 or (results[1][4][:, 1] - results[1][4][:, 0] > kc.BIN_FIRST + 2 * kc.BIN_LANES).all()
@@ -387,8 +389,8 @@ def _warp_spread(span: wp.array(dtype=wp.vec2i), n_range: int, taps: wp.array(dt
 @pytest.mark.parametrize("n_range", [3, 90])
 def test_native_range_spread_gives_the_sums_of_the_warp_loop(n_taps, n_range):
     # Channels whose echoes reached rows lo .. hi (none; one row at either end; a few; all), taps of both signs
-    # (the native blocks' window is zero outside lo .. hi; kernels past 2 SPREAD_HALF_CAP + 1 taps check each
-    # source's bounds), the scratch outside lo .. hi holding NaN: it must be read by neither, and the rows written,
+    # (the native blocks' window is zero outside lo .. hi, blocks inside it read the column; kernels past
+    # 2 SPREAD_HALF_CAP + 1 taps check each source's bounds), the scratch outside lo .. hi holding NaN: it must be read by neither, and the rows written,
     # the flags and the scratch set back to rest must be the same bytes.
     rng = np.random.default_rng(n_taps * 100 + n_range)
     spans = [(n_range, -1), (0, 0), (n_range - 1, n_range - 1), (0, n_range - 1),

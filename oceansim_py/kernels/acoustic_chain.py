@@ -705,6 +705,51 @@ _RANGE_SPREAD = r"""
         float sx[@ROWS@ + 2 * @HALF_CAP@], sy[@ROWS@ + 2 * @HALF_CAP@], sp[@ROWS@ + 2 * @HALF_CAP@];
         for (int row0 = r0; row0 <= r1; row0 += R) {
             const int cnt = r1 - row0 + 1 < R ? r1 - row0 + 1 : R;
+            if ((row0 - half >= lo_row) & (row0 + R - 1 + half <= hi_row)) {
+                // a block whose sources all lie in lo .. hi: every tap straight from the column, the field's
+                // (x, y) pairs as 2 R lanes (the same products and sums)
+                const float* win_f = src_f + 2 * (row0 - half);
+                const float* win_p = src_p + (row0 - half);
+                float axy[2 * @ROWS@], ap[@ROWS@];
+                for (int q = 0; q < 2 * R; ++q) {
+                    axy[q] = 0.0f;
+                }
+                for (int l = 0; l < R; ++l) {
+                    ap[l] = 0.0f;
+                }
+                for (int m = 0; m <= 2 * half; ++m) {
+                    const float h = tap[m];
+                    const float hh = h * h;
+                    for (int q = 0; q < 2 * R; ++q) {
+                        const float t = h * win_f[2 * m + q];
+                        axy[q] = axy[q] + t;
+                    }
+                    for (int l = 0; l < R; ++l) {
+                        const float tp = hh * win_p[m + l];
+                        ap[l] = ap[l] + tp;
+                    }
+                }
+#if !defined(__CUDA_ARCH__)
+                // the output rows two blocks on asked for now: each is a cache line of the row-major images,
+                // mostly not in this core's caches
+                for (int l = 0; l < R; ++l) {
+                    const int ahead = row0 + 2 * R + l < r1 ? row0 + 2 * R + l : r1;
+                    __builtin_prefetch(out_f + step_f * ahead, 1);
+                    __builtin_prefetch(out_p + step_p * ahead, 1);
+                }
+#endif
+                for (int l = 0; l < cnt; ++l) {
+                    const int row = row0 + l;
+                    float* f = (float*)(out_f + step_f * row);
+                    f[0] = axy[2 * l];
+                    f[1] = axy[2 * l + 1];
+                    *(float*)(out_p + step_p * row) = ap[l];
+                    if (flag[row] == 0) {
+                        flag[row] = 1;
+                    }
+                }
+                continue;
+            }
             for (int s = 0; s < R + 2 * half; ++s) {
                 sx[s] = 0.0f;
                 sy[s] = 0.0f;
@@ -795,10 +840,11 @@ def range_spread(b: int, j: int, span: wp.vec2i, n_range: int, range_taps: wp.ar
     ascending order (h = ``range_taps``, 2 M + 1 taps), row_echo[b, row] set to 1, for row = lo - M .. hi + M inside
     the image; then its pre_field and pre_power rows lo .. hi set back to rest.
 
-    Native code: on CPU, blocks of SPREAD_ROWS rows whose sources are copied once into a window that is zero
-    outside lo .. hi (a zero source adds nothing to a sum that starts at zero), every tap then a loop over the
-    block's rows with no bound to check (vectorised); range kernels wider than 2 SPREAD_HALF_CAP + 1 taps, and CUDA,
-    check each row's bounds. The same sums as the Warp reference in tests/test_acoustic_chain_scratch.py."""
+    Native code: on CPU, blocks of SPREAD_ROWS rows, every tap a loop over the block's rows with no bound to check
+    (vectorised): a block whose sources all lie in lo .. hi reads them from the column (the field's (x, y) pairs as
+    lanes of their own), another's sources are copied once into a window that is zero outside lo .. hi (a zero
+    source adds nothing to a sum that starts at zero); range kernels wider than 2 SPREAD_HALF_CAP + 1 taps, and
+    CUDA, check each row's bounds. The same sums as the Warp reference in tests/test_acoustic_chain_scratch.py."""
     ...
 
 
@@ -837,10 +883,14 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
 
 
 #: :func:`bin_stored_echoes` on CPU: echoes per block (their footprint bounds and first BIN_FIRST pieces computed
-#: lane by lane), and range bins per window of a footprint's further pieces (computed lane by lane).
+#: lane by lane), range bins per window of a footprint's further pieces (computed lane by lane), and the mean
+#: footprint width (bins per echo) from which a block's footprints are added a window of BIN_LANES bins at a time
+#: (AVX2): below it one piece at a time is cheaper (1-2 piece footprints, as most of an Oculus M750d's or an ARIS
+#: 1800's), above it the windows are (ARIS 3000 at 3 MHz: 9.4 bins per echo).
 BIN_ECHOES = 32
 BIN_FIRST = 3
 BIN_LANES = 8
+BIN_WIDE = 5
 
 _BIN_ECHOES = r"""
     // the binning of echoes first .. first + count - 1 (see bin_stored_echoes); a channel's columns as pointers,
@@ -911,17 +961,68 @@ _BIN_ECHOES = r"""
     // intensity, amplitude, phasor index) lane by lane with no branch (vectorised); then echo by echo, those
     // pieces and the footprint's further bins (a footprint's pieces lie in consecutive bins k0 .. k1) in windows
     // of W bins computed lane by lane too (lanes past k1 are computed and not used), each piece added in order.
+    // With AVX2, a wide block's footprints (WIDE bins per echo or more on average) are added W bins at a time
+    // instead (add_window: the pieces of one echo lie in distinct bins, so each bin still receives its pieces in
+    // echo order, the same sums).
     const int E = @ECHOES@;
     const int N = @FIRST@;
     const int W = @LANES@;
     float first_w[N][E], first_piece[N][E], first_amp[N][E];
     unsigned int first_index[N][E];
+#if defined(__AVX2__)
+    static_assert(@LANES@ == 8, "the wide blocks' windows are 8-lane AVX2 vectors");
+    typedef float bin_f8 __attribute__((vector_size(32)));
+    typedef int bin_i8 __attribute__((vector_size(32)));
+    typedef int bin_i4 __attribute__((vector_size(16)));
+    typedef long long bin_q4 __attribute__((vector_size(32)));
+    const bin_q4 all_lanes = (bin_q4)(bin_i8{} == bin_i8{});
+    // the pieces of lanes `live` (0 or -1 per lane) into bins s .. s + 7 (inside the column): read-modify-writes
+    // of 8 bins, the operations of add_piece per lane (separate statements: no contraction), lanes not live
+    // keeping their values (selected by masks)
+    auto add_window = [&](int s, bin_f8 piece, bin_f8 amp, bin_i8 index, bin_i8 live, int label) {
+        // table[index] for bins s .. s + 3 and s + 4 .. s + 7: (x, y) pairs, the field's layout
+        const bin_i4 index_lo = __builtin_shufflevector(index, index, 0, 1, 2, 3);
+        const bin_i4 index_hi = __builtin_shufflevector(index, index, 4, 5, 6, 7);
+        const long long* pairs = (const long long*)table;
+        const bin_f8 phasor_lo = (bin_f8)__builtin_ia32_gatherd_q256(bin_q4{}, pairs, index_lo, all_lanes, 8);
+        const bin_f8 phasor_hi = (bin_f8)__builtin_ia32_gatherd_q256(bin_q4{}, pairs, index_hi, all_lanes, 8);
+        const bin_f8 amp_lo = __builtin_shufflevector(amp, amp, 0, 0, 1, 1, 2, 2, 3, 3);
+        const bin_f8 amp_hi = __builtin_shufflevector(amp, amp, 4, 4, 5, 5, 6, 6, 7, 7);
+        const bin_i8 live_lo = __builtin_shufflevector(live, live, 0, 0, 1, 1, 2, 2, 3, 3);
+        const bin_i8 live_hi = __builtin_shufflevector(live, live, 4, 4, 5, 5, 6, 6, 7, 7);
+        float* field_at = (float*)(field_col + s);
+        bin_f8 field_lo, field_hi, power, strongest;
+        bin_i8 held;
+        __builtin_memcpy(&field_lo, field_at, sizeof(field_lo));
+        __builtin_memcpy(&field_hi, field_at + 8, sizeof(field_hi));
+        __builtin_memcpy(&power, power_col + s, sizeof(power));
+        __builtin_memcpy(&strongest, peak_col + s, sizeof(strongest));
+        __builtin_memcpy(&held, labels_col + s, sizeof(held));
+        const bin_f8 add_lo = amp_lo * phasor_lo;
+        const bin_f8 add_hi = amp_hi * phasor_hi;
+        const bin_f8 sum_lo = field_lo + add_lo;
+        const bin_f8 sum_hi = field_hi + add_hi;
+        const bin_f8 sum_power = power + piece;
+        const bin_i8 wins = live & ((held < 0) | (piece > strongest));
+        const bin_i8 new_lo = ((bin_i8)sum_lo & live_lo) | ((bin_i8)field_lo & ~live_lo);
+        const bin_i8 new_hi = ((bin_i8)sum_hi & live_hi) | ((bin_i8)field_hi & ~live_hi);
+        const bin_i8 new_power = ((bin_i8)sum_power & live) | ((bin_i8)power & ~live);
+        const bin_i8 new_peak = ((bin_i8)piece & wins) | ((bin_i8)strongest & ~wins);
+        const bin_i8 new_label = (label & wins) | (held & ~wins);
+        __builtin_memcpy(field_at, &new_lo, sizeof(new_lo));
+        __builtin_memcpy(field_at + 8, &new_hi, sizeof(new_hi));
+        __builtin_memcpy(power_col + s, &new_power, sizeof(new_power));
+        __builtin_memcpy(peak_col + s, &new_peak, sizeof(new_peak));
+        __builtin_memcpy(labels_col + s, &new_label, sizeof(new_label));
+    };
+#endif
 #endif
     int k0_l[E], k1_l[E];
     float inv_l[E];
     for (int i0 = first; i0 < first + count; i0 += E) {
         const int m = first + count - i0 < E ? first + count - i0 : E;
-        // footprint_bins, footprint_inverse (and on CPU the first N pieces)
+        // footprint_bins, footprint_inverse (and on CPU the first N pieces, and the bins the footprints span)
+        int spanned = 0;
 #if defined(__clang__) && !defined(__CUDA_ARCH__)
 #pragma clang loop vectorize(assume_safety)
 #endif
@@ -941,6 +1042,7 @@ _BIN_ECHOES = r"""
             const int c1 = f1 < n_range - 1 ? f1 : n_range - 1;
             k0_l[e] = half > 0.0f ? c0 : cell;
             k1_l[e] = half > 0.0f ? c1 : cell;
+            spanned += cell >= 0 ? (half > 0.0f ? c1 - c0 + 1 : 1) : 0;
             const float inverse = 1.0f / (extent > 0.0f ? extent : 1.0f);
             const float inv_extent = extent > 0.0f ? inverse : 0.0f;
             inv_l[e] = inv_extent;
@@ -959,6 +1061,79 @@ _BIN_ECHOES = r"""
             }
 #endif
         }
+#if defined(__AVX2__) && !defined(__CUDA_ARCH__)
+        // a wide block (its footprints span WIDE bins or more per echo on average, an echo outside the window
+        // counted as none): every footprint in windows of W bins from its first, each window's pieces added to its
+        // bins at once (add_window; one at a time past the column's end)
+        if (spanned >= @WIDE@ * m) {
+            for (int e = 0; e < m; ++e) {
+                const int i = i0 + e;
+                const int cell = bin_in[i];
+                if (cell < 0) {
+                    continue;
+                }
+                lo_row = cell < lo_row ? cell : lo_row;
+                hi_row = cell > hi_row ? cell : hi_row;
+                hits_col[cell] = hits_col[cell] + 1;
+                const float value = value_in[i];
+                const float r = range_in[3 * i];
+                const float half = 0.5f * range_in[3 * i + 1];
+                const unsigned int code = (unsigned int)(int)range_in[3 * i + 2];
+                const int label = label_in[i];
+                const int k0 = k0_l[e];
+                const int k1 = k1_l[e];
+                const float inv_extent = inv_l[e];
+                const float up = r + half;
+                const float down = r - half;
+                // the footprint's pieces in bins s .. s + 7 (weight, intensity, amplitude, phasor index: the
+                // operations of the narrow blocks' window loop below, 8 lanes at once), lanes past k1 computed and
+                // not used
+                typedef unsigned int bin_u8 __attribute__((vector_size(32)));
+                const bin_f8 up_v = up + bin_f8{};
+                const bin_f8 down_v = down + bin_f8{};
+                const bin_i8 whole = -(int)(half > 0.0f) + bin_i8{};
+                const bin_i8 one = (bin_i8)(1.0f + bin_f8{});
+                for (int s = k0; s <= k1; s += W) {
+                    const bin_i8 kk = s + bin_i8{0, 1, 2, 3, 4, 5, 6, 7};
+                    const bin_f8 t = __builtin_convertvector(kk, bin_f8) * range_resolution;
+                    const bin_f8 lo = min_range + t;
+                    const bin_f8 hi = lo + range_resolution;
+                    const bin_f8 top = __builtin_ia32_minps256(up_v, hi);
+                    const bin_f8 bottom = __builtin_ia32_maxps256(down_v, lo);
+                    const bin_f8 overlap = top - bottom;
+                    const bin_f8 share = overlap * inv_extent;
+                    const bin_f8 w = (bin_f8)(((bin_i8)share & whole) | (one & ~whole));
+                    const bin_f8 piece = value * w;
+                    const bin_i8 positive = w > 0.0f;
+                    const bin_f8 amp = __builtin_elementwise_sqrt((bin_f8)((bin_i8)piece & positive));
+                    const bin_u8 x = code ^ ((bin_u8)kk * 2654435769u);
+                    const bin_u8 st = x * 747796405u + 2891336453u;
+                    const bin_u8 wd = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
+                    const bin_i8 hashed = (bin_i8)(((wd >> 22u) ^ wd) >> @PHASOR_SHIFT@u);
+                    const bin_i8 own = kk == cell;
+                    const bin_i8 index = ((int)(code & @PHASOR_MASK@u) & own) | (hashed & ~own);
+                    const bin_i8 live = (kk <= k1) & positive;
+                    if (s + W <= n_range) {
+                        const int bits = __builtin_ia32_movmskps256((bin_f8)live);
+                        if (bits != 0) {
+                            const int lowest = s + __builtin_ctz((unsigned int)bits);
+                            const int highest = s + 31 - __builtin_clz((unsigned int)bits);
+                            lo_row = lowest < lo_row ? lowest : lo_row;
+                            hi_row = highest > hi_row ? highest : hi_row;
+                        }
+                        add_window(s, piece, amp, index, live, label);
+                    } else {
+                        for (int l = 0; l < W; ++l) {
+                            if (live[l] != 0) {
+                                add_piece(s + l, piece[l], amp[l], (unsigned int)index[l], label);
+                            }
+                        }
+                    }
+                }
+            }
+            continue;
+        }
+#endif
         for (int e = 0; e < m; ++e) {
             const int i = i0 + e;
             const int cell = bin_in[i];
@@ -1024,7 +1199,7 @@ _BIN_ECHOES = r"""
     return wp::vec2i(lo_row, hi_row);
 """
 for _name, _value in (("@PHASOR_MASK@", (1 << int(PHASOR_BITS)) - 1), ("@PHASOR_SHIFT@", 32 - int(PHASOR_BITS)),
-                      ("@ECHOES@", BIN_ECHOES), ("@LANES@", BIN_LANES), ("@FIRST@", BIN_FIRST)):
+                      ("@ECHOES@", BIN_ECHOES), ("@WIDE@", BIN_WIDE), ("@LANES@", BIN_LANES), ("@FIRST@", BIN_FIRST)):
     _BIN_ECHOES = _BIN_ECHOES.replace(_name, str(_value))
 
 
@@ -1055,7 +1230,10 @@ def bin_stored_echoes(first: int, count: int, b: int, j: int, min_range: float, 
     bounds and first BIN_FIRST pieces (weights, amplitudes, phasor indices) of BIN_ECHOES echoes at a time are
     computed lane by lane, a footprint's further pieces BIN_LANES bins at a time (vectorised), and every piece is
     then added in order (echoes in ray order, a footprint's bins in ascending order: the same sums) with no branch on
-    the data (the phasor's table index and the strongest piece's label are selected, not branched on)."""
+    the data (the phasor's table index and the strongest piece's label are selected, not branched on). A block whose
+    footprints span BIN_WIDE bins per echo or more on average adds each footprint BIN_LANES bins at a time with AVX2
+    (vector read-modify-writes of the window's bins, masked selects for the labels: the same values, each bin's
+    pieces still in echo order)."""
     ...
 
 
