@@ -505,3 +505,41 @@ def test_strided_or_short_cast_arrays_are_refused(backend: str, wall_scene: Scen
         good = out()
         s.raycast_into(o, d, r, good)  # contiguous slices of larger arrays are fine
     np.testing.assert_array_equal(good.distance.numpy(), 5.0)
+
+
+@embree
+def test_concurrent_first_casts_build_the_embree_scene_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four threads whose first casts (>= BUILD_AT_RAYS rays) on an unbuilt Embree scene start together: one builds,
+    the others wait for it, and every thread gets warp's results. Without the build lock each thread built its own
+    Embree scene into the same backend at once (an Embree 'invalid operation' error, or a cast against the other's
+    half-built scene). The build's memory check is slowed so that the threads overlap inside the build."""
+    import time
+
+    from conftest import run_in_threads
+    from oceansim_py.raycast import embree_backend
+
+    builds: list[int] = []
+    check = embree_backend.check_memory
+
+    def slow_check(*args, **kwargs) -> None:  # noqa: ANN002, ANN003 - check_memory's signature
+        builds.append(1)
+        time.sleep(0.05)
+        check(*args, **kwargs)
+
+    monkeypatch.setattr(embree_backend, "check_memory", slow_check)
+    w, e = _moving_scene("warp"), _moving_scene("embree")
+    rng = np.random.default_rng(11)
+    n = 5000
+    origins = np.column_stack([np.zeros(n), rng.uniform(-8, 8, n), rng.uniform(-1.5, 1.5, n)])
+    dirs = np.tile([1.0, 0.0, 0.0], (n, 1)) + rng.normal(scale=0.05, size=(n, 3))
+    expected = w.raycast(origins, dirs, 100.0).numpy()
+    results: dict[int, dict[str, np.ndarray]] = {}
+
+    def first_cast(k: int) -> None:
+        results[k] = e.raycast(origins, dirs, 100.0).numpy()
+
+    run_in_threads(first_cast, 4)
+    assert len(builds) == 1 and e.backend.built
+    for res in results.values():
+        for key in expected:
+            np.testing.assert_array_equal(res[key], expected[key], err_msg=key)

@@ -8,6 +8,7 @@ World frame: right-handed, Z up, metres. The sea surface is ``z = Scene.surface_
 from __future__ import annotations
 
 import dataclasses
+import threading
 from typing import Any, Iterator
 
 import numpy as np
@@ -27,6 +28,9 @@ PATH_SEA_SURFACE = "/SeaSurface"
 
 #: How far past the sea surface (m) :meth:`Scene.raycast_through_surface` restarts a ray.
 SURFACE_STEP = 1e-3
+
+#: Held while a scene makes its ray-cast backend object (``Scene.backend``).
+_BACKEND_LOCK = threading.Lock()
 
 
 @dataclasses.dataclass
@@ -317,10 +321,14 @@ class Scene:
 
     @property
     def backend(self) -> RaycastBackend:
-        """The ray-cast backend object (built on first use)."""
-        if self._backend is None:
-            self._backend = make_backend(self._backend_name, self.geometry, self.source)
-        return self._backend
+        """The ray-cast backend object (made on first use; threads casting at once get the same one)."""
+        backend = self._backend
+        if backend is None:
+            with _BACKEND_LOCK:
+                if self._backend is None:
+                    self._backend = make_backend(self._backend_name, self.geometry, self.source)
+                backend = self._backend
+        return backend
 
     def raycast(self, origins: Any, directions: Any, max_range: float | Any = 1000.0) -> RaycastResult:
         """Cast N rays (world frame, metres) and return their first hits.
