@@ -266,6 +266,22 @@ def test_degenerate_and_nan_triangles_same_as_warp(caplog: pytest.LogCaptureFixt
             Scene([Node("/m", mesh=bad)], raycast_backend=backend)
 
 
+@pytest.mark.parametrize("backend", ["warp", pytest.param("embree", marks=embree)])
+def test_vertices_beyond_float32_are_dropped_like_nan(backend: str, caplog: pytest.LogCaptureFixture) -> None:
+    """A vertex finite in float64 but beyond float32's range (1e39 m) would be an infinite world point on the device
+    (Embree's input must be finite): its triangle is dropped with the degenerate ones, under both backends."""
+    verts = np.array([[5, -1, -1], [5, 1, -1], [5, 1, 1], [1e39, 0, 0], [5, -1, 1]], dtype=float)
+    with caplog.at_level(logging.WARNING):
+        s = Scene([Node("/m", mesh=TriangleMesh(verts, [[0, 1, 2], [0, 2, 3], [0, 2, 4]]))], raycast_backend=backend)
+    assert "dropped 1 degenerate" in caplog.text
+    assert s.num_triangles == 2
+    assert np.isfinite(s.geometry.points.numpy()[s.geometry.indices.numpy()]).all()
+    np.testing.assert_array_equal(s.bounds[0], [5, -1, -1])  # the scene's extent leaves the dropped vertex out
+    np.testing.assert_array_equal(s.bounds[1], [5, 1, 1])
+    res = s.raycast([[0.0, 0.5, -0.5], [0.0, -0.5, 0.5]], [[1.0, 0, 0], [1.0, 0, 0]], 10.0).numpy()
+    np.testing.assert_array_equal(res["distance"], [5.0, 5.0])
+
+
 class _FakeCuda:
     is_cpu = False
 

@@ -47,8 +47,22 @@ class TriangleMesh:
     uvs: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        self.vertices = np.asarray(self.vertices, dtype=np.float64).reshape(-1, 3)
-        self.triangles = np.asarray(self.triangles, dtype=np.int64).reshape(-1, 3)
+        vertices = np.asarray(self.vertices, dtype=np.float64)
+        triangles = np.asarray(self.triangles)
+        if vertices.size % 3 or (vertices.ndim > 1 and vertices.shape[-1] != 3):
+            raise SceneError(f"TriangleMesh: vertices must have shape (V, 3), got {vertices.shape}")
+        if triangles.size % 3 or (triangles.ndim > 1 and triangles.shape[-1] != 3):
+            raise SceneError(f"TriangleMesh: triangles must have shape (F, 3), got {triangles.shape}")
+        self.vertices = vertices.reshape(-1, 3)
+        if triangles.size and not np.issubdtype(triangles.dtype, np.integer):
+            whole = np.isfinite(triangles) & (triangles == np.round(triangles))
+            if not whole.all():
+                raise SceneError(f"TriangleMesh: triangles must hold integer vertex indices, got "
+                                 f"{float(triangles.reshape(-1)[~whole.reshape(-1)][0]):g}")
+        self.triangles = triangles.astype(np.int64).reshape(-1, 3)
+        if self.triangles.size and (self.triangles.min() < 0 or self.triangles.max() >= self.vertices.shape[0]):
+            raise SceneError(f"TriangleMesh: vertex indices out of range: values {int(self.triangles.min())}.."
+                             f"{int(self.triangles.max())} for {self.vertices.shape[0]} vertices")
         if self.uvs is not None:
             uvs = np.asarray(self.uvs, dtype=np.float64)
             if uvs.shape != (self.triangles.shape[0], 3, 2) or not np.isfinite(uvs).all():
