@@ -144,6 +144,57 @@ def test_animated_and_instanced_scene_matches_warp_after_set_time() -> None:
     assert [e.node(int(k)).path for k in res["object"]] == ["/World/boxB", "/World/boxA"]
 
 
+def _placed(xyz, quat, scale) -> np.ndarray:
+    """A 4x4 node transform: rotation ``quat`` [qx, qy, qz, qw] times the per-axis ``scale``, then ``xyz``."""
+    m = np.eye(4)
+    m[:3, :3] = quat_to_matrix(np.asarray(quat, dtype=np.float64)) @ np.diag(scale)
+    m[:3, 3] = xyz
+    return m
+
+
+@embree
+def test_rotated_scaled_mirrored_and_spinning_instances_match_warp() -> None:
+    """One box mesh placed four times with rotations, non-uniform scales and mirrors (a negative determinant flips
+    the world winding), and once more spinning about a tilted axis while it slides (animated): Embree instances of
+    the shared mesh carrying the node transforms. Rays from outside and from inside the boxes, before and after
+    set_time, give warp's hits, faces, objects and bits; a per-ray range equal to warp's hit distance is a miss in
+    both. (A transposed or mis-ordered instance matrix, which a translation and a uniform scale cannot show, moves
+    every rotated box.)"""
+    box = TriangleMesh(*_box())
+    c, s = np.cos(np.radians(20.0)), np.sin(np.radians(20.0))
+    spin = TransformTrack([0.0, 2.0], np.stack([_placed([0.0, -3.0, 0.0], [0.0, 0.0, 0.0, 1.0], [1.0, 2.0, 0.5]),
+                                                _placed([0.0, 3.0, 1.0], [0.0, s / np.sqrt(2), s / np.sqrt(2), c], [1.0, 2.0, 0.5])]))
+
+    def scene(backend: str) -> Scene:
+        nodes = [Node("/World"),
+                 Node("/World/a", mesh=box, transform=_placed([4.0, 0.0, 0.0], [0.0, 0.0, s, c], [2.0, 1.0, 0.5])),
+                 Node("/World/b", mesh=box, transform=_placed([4.0, 4.0, 0.0], [s, 0.0, 0.0, c], [-1.0, 3.0, 1.0])),
+                 Node("/World/c", mesh=box, transform=_placed([4.0, -4.0, 1.0], [0.0, s, 0.0, c], [-1.5, -1.0, 1.0])),
+                 Node("/World/d", mesh=box, transform=_placed([8.0, 0.0, 0.0], [0.5, 0.5, 0.5, 0.5], [1.0, 1.0, -4.0])),
+                 Node("/World/spin", mesh=box, track=spin)]
+        return Scene(nodes, raycast_backend=backend)
+
+    w, e = scene("warp"), scene("embree")
+    e.backend.build()
+    assert "5 instance(s)" in e.backend.describe()
+    rng = np.random.default_rng(4)
+    n = 6000
+    centres = np.array([[4.0, 0.0, 0.0], [4.0, 4.0, 0.0], [4.0, -4.0, 1.0], [8.0, 0.0, 0.0], [0.0, 0.0, 0.5]])
+    outside = np.column_stack([np.full(n, -3.0), rng.uniform(-6, 6, n), rng.uniform(-3, 3, n)])
+    toward = centres[rng.integers(0, 5, n)] + rng.uniform(-1.5, 1.5, (n, 3)) - outside
+    inside = centres[rng.integers(0, 4, n)] + rng.uniform(-0.2, 0.2, (n, 3))
+    origins, dirs = np.concatenate([outside, inside]), np.concatenate([toward, rng.normal(size=(n, 3))])
+    for t in (0.0, 0.7, 2.0):
+        w.set_time(t)
+        e.set_time(t)
+        compare(w, e, origins, dirs)
+        hit = w.raycast(origins, dirs, 100.0).numpy()
+        got = hit["face"] >= 0
+        assert got[n:].all() and got[:n].mean() > 0.25
+        at = [s_.raycast(origins[got], dirs[got], hit["distance"][got]).numpy()["face"] for s_ in (w, e)]
+        assert (at[0] == -1).all() and (at[1] == -1).all()
+
+
 @embree
 def test_edge_cases_match_warp(wall_scene: Scene) -> None:
     e = Scene(list(wall_scene.nodes), raycast_backend="embree")
