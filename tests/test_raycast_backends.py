@@ -228,6 +228,20 @@ def test_edge_cases_match_warp(wall_scene: Scene) -> None:
         assert res["distance"][4] == pytest.approx(5.0)
 
 
+@pytest.mark.parametrize("backend", ["warp", pytest.param("embree", marks=embree)])
+def test_directions_too_short_to_normalise_are_misses(backend: str, wall_scene: Scene) -> None:
+    """A direction shorter than 2^-63 has a subnormal (or zero) float32 squared length: its length, and so the unit
+    direction, came out wrong (a (1e-22, 0, 0) ray met the wall 5 m away at 4.95 m; (3e-23, 0, 0) at 6.24 m). It is
+    a miss, like a zero direction; from 2^-63 up the ray is cast along its true direction."""
+    s = Scene(list(wall_scene.nodes), raycast_backend=backend)
+    if backend == "embree":
+        s.backend.build()
+    lengths = [3e-23, 1e-22, 1e-19, 2.0 ** -63, 1e-18, 1.0, 1e19]
+    res = s.raycast(np.zeros((len(lengths), 3)), [[x, 0.0, 0.0] for x in lengths], 10.0).numpy()
+    np.testing.assert_array_equal(res["distance"], [np.inf, np.inf, np.inf, 5.0, 5.0, 5.0, 5.0])
+    np.testing.assert_array_equal(res["face"] >= 0, [False, False, False, True, True, True, True])
+
+
 @embree
 def test_packets_with_edge_hits_and_invalid_lanes_match_warp(wall_scene: Scene) -> None:
     """4099 rays (packets of 8 and a partial one): rays along +x onto the wall's diagonal (y = -z at x = 5), where an

@@ -349,7 +349,8 @@ class Scene:
 
         Args:
             origins: (N, 3) ray origins.
-            directions: (N, 3) directions (normalised here; a zero direction is a miss).
+            directions: (N, 3) directions (normalised here; a zero direction, or one shorter than ~1.1e-19, is a
+                miss: :mod:`oceansim_py.raycast.backend`).
             max_range: one maximum distance (m) or (N,) per ray.
         """
         o = as_float32(origins, (3,), "raycast origins").reshape(-1, 3)
