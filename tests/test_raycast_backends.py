@@ -162,8 +162,9 @@ def test_rotated_scaled_mirrored_and_spinning_instances_match_warp() -> None:
     every rotated box.)"""
     box = TriangleMesh(*_box())
     c, s = np.cos(np.radians(20.0)), np.sin(np.radians(20.0))
+    tilted = [0.0, s / np.sqrt(2.0), s / np.sqrt(2.0), c]  # 40 deg about (0, 1, 1)
     spin = TransformTrack([0.0, 2.0], np.stack([_placed([0.0, -3.0, 0.0], [0.0, 0.0, 0.0, 1.0], [1.0, 2.0, 0.5]),
-                                                _placed([0.0, 3.0, 1.0], [0.0, s / np.sqrt(2), s / np.sqrt(2), c], [1.0, 2.0, 0.5])]))
+                                                _placed([0.0, 3.0, 1.0], tilted, [1.0, 2.0, 0.5])]))
 
     def scene(backend: str) -> Scene:
         nodes = [Node("/World"),
