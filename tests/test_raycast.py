@@ -163,6 +163,23 @@ def test_degenerate_faces_dropped_with_warning(caplog):
     assert "1 degenerate" in caplog.text
 
 
+def test_bad_triangle_indices_are_scene_errors():
+    """Indices past the vertices, negative ones (numpy would wrap them to other vertices: a silent wrong triangle)
+    and fractional ones (silently truncated) are refused when the mesh is made, whatever the backend."""
+    verts = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [2, 0, 0]], dtype=float)
+    for tris, match in (([[0, 1, 4]], r"out of range: values 0\.\.4 for 4 vertices"),
+                        ([[0, 1, -1]], r"out of range: values -1\.\.1"),
+                        ([[0, 1, 2.5]], "integer vertex indices, got 2.5"),
+                        ([[0, 1, np.nan]], "integer vertex indices, got nan")):
+        with pytest.raises(SceneError, match=match):
+            TriangleMesh(verts, tris)
+    with pytest.raises(SceneError, match=r"vertices must have shape \(V, 3\), got \(4, 2\)"):
+        TriangleMesh(verts[:, :2], [[0, 1, 2]])
+    with pytest.raises(SceneError, match=r"triangles must have shape \(F, 3\), got \(1, 4\)"):
+        TriangleMesh(verts, [[0, 1, 2, 3]])
+    assert TriangleMesh(verts, np.array([[0.0, 1.0, 3.0]])).triangles.dtype == np.int64
+
+
 def test_negative_determinant_flips_winding():
     verts = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=float)
     mirror = np.diag([1.0, 1.0, -1.0, 1.0])

@@ -144,6 +144,58 @@ def test_animated_and_instanced_scene_matches_warp_after_set_time() -> None:
     assert [e.node(int(k)).path for k in res["object"]] == ["/World/boxB", "/World/boxA"]
 
 
+def _placed(xyz, quat, scale) -> np.ndarray:
+    """A 4x4 node transform: rotation ``quat`` [qx, qy, qz, qw] times the per-axis ``scale``, then ``xyz``."""
+    m = np.eye(4)
+    m[:3, :3] = quat_to_matrix(np.asarray(quat, dtype=np.float64)) @ np.diag(scale)
+    m[:3, 3] = xyz
+    return m
+
+
+@embree
+def test_rotated_scaled_mirrored_and_spinning_instances_match_warp() -> None:
+    """One box mesh placed four times with rotations, non-uniform scales and mirrors (a negative determinant flips
+    the world winding), and once more spinning about a tilted axis while it slides (animated): Embree instances of
+    the shared mesh carrying the node transforms. Rays from outside and from inside the boxes, before and after
+    set_time, give warp's hits, faces, objects and bits; a per-ray range equal to warp's hit distance is a miss in
+    both. (A transposed or mis-ordered instance matrix, which a translation and a uniform scale cannot show, moves
+    every rotated box.)"""
+    box = TriangleMesh(*_box())
+    c, s = np.cos(np.radians(20.0)), np.sin(np.radians(20.0))
+    tilted = [0.0, s / np.sqrt(2.0), s / np.sqrt(2.0), c]  # 40 deg about (0, 1, 1)
+    spin = TransformTrack([0.0, 2.0], np.stack([_placed([0.0, -3.0, 0.0], [0.0, 0.0, 0.0, 1.0], [1.0, 2.0, 0.5]),
+                                                _placed([0.0, 3.0, 1.0], tilted, [1.0, 2.0, 0.5])]))
+
+    def scene(backend: str) -> Scene:
+        nodes = [Node("/World"),
+                 Node("/World/a", mesh=box, transform=_placed([4.0, 0.0, 0.0], [0.0, 0.0, s, c], [2.0, 1.0, 0.5])),
+                 Node("/World/b", mesh=box, transform=_placed([4.0, 4.0, 0.0], [s, 0.0, 0.0, c], [-1.0, 3.0, 1.0])),
+                 Node("/World/c", mesh=box, transform=_placed([4.0, -4.0, 1.0], [0.0, s, 0.0, c], [-1.5, -1.0, 1.0])),
+                 Node("/World/d", mesh=box, transform=_placed([8.0, 0.0, 0.0], [0.5, 0.5, 0.5, 0.5], [1.0, 1.0, -4.0])),
+                 Node("/World/spin", mesh=box, track=spin)]
+        return Scene(nodes, raycast_backend=backend)
+
+    w, e = scene("warp"), scene("embree")
+    e.backend.build()
+    assert "5 instance(s)" in e.backend.describe()
+    rng = np.random.default_rng(4)
+    n = 6000
+    centres = np.array([[4.0, 0.0, 0.0], [4.0, 4.0, 0.0], [4.0, -4.0, 1.0], [8.0, 0.0, 0.0], [0.0, 0.0, 0.5]])
+    outside = np.column_stack([np.full(n, -3.0), rng.uniform(-6, 6, n), rng.uniform(-3, 3, n)])
+    toward = centres[rng.integers(0, 5, n)] + rng.uniform(-1.5, 1.5, (n, 3)) - outside
+    inside = centres[rng.integers(0, 4, n)] + rng.uniform(-0.2, 0.2, (n, 3))
+    origins, dirs = np.concatenate([outside, inside]), np.concatenate([toward, rng.normal(size=(n, 3))])
+    for t in (0.0, 0.7, 2.0):
+        w.set_time(t)
+        e.set_time(t)
+        compare(w, e, origins, dirs)
+        hit = w.raycast(origins, dirs, 100.0).numpy()
+        got = hit["face"] >= 0
+        assert got[n:].all() and got[:n].mean() > 0.25
+        at = [s_.raycast(origins[got], dirs[got], hit["distance"][got]).numpy()["face"] for s_ in (w, e)]
+        assert (at[0] == -1).all() and (at[1] == -1).all()
+
+
 @embree
 def test_edge_cases_match_warp(wall_scene: Scene) -> None:
     e = Scene(list(wall_scene.nodes), raycast_backend="embree")
@@ -175,6 +227,20 @@ def test_edge_cases_match_warp(wall_scene: Scene) -> None:
         res = out.numpy()
         assert list(res["face"] >= 0) == [False, False, False, False, True, False], s.raycast_backend
         assert res["distance"][4] == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize("backend", ["warp", pytest.param("embree", marks=embree)])
+def test_directions_too_short_to_normalise_are_misses(backend: str, wall_scene: Scene) -> None:
+    """A direction shorter than 2^-63 has a subnormal (or zero) float32 squared length: its length, and so the unit
+    direction, came out wrong (a (1e-22, 0, 0) ray met the wall 5 m away at 4.95 m; (3e-23, 0, 0) at 6.24 m). It is
+    a miss, like a zero direction; from 2^-63 up the ray is cast along its true direction."""
+    s = Scene(list(wall_scene.nodes), raycast_backend=backend)
+    if backend == "embree":
+        s.backend.build()
+    lengths = [3e-23, 1e-22, 1e-19, 2.0 ** -63, 1e-18, 1.0, 1e19]
+    res = s.raycast(np.zeros((len(lengths), 3)), [[x, 0.0, 0.0] for x in lengths], 10.0).numpy()
+    np.testing.assert_array_equal(res["distance"], [np.inf, np.inf, np.inf, 5.0, 5.0, 5.0, 5.0])
+    np.testing.assert_array_equal(res["face"] >= 0, [False, False, False, True, True, True, True])
 
 
 @embree
@@ -264,6 +330,22 @@ def test_degenerate_and_nan_triangles_same_as_warp(caplog: pytest.LogCaptureFixt
     for backend in ("warp", "embree"):
         with pytest.raises(SceneError, match="no triangles"):
             Scene([Node("/m", mesh=bad)], raycast_backend=backend)
+
+
+@pytest.mark.parametrize("backend", ["warp", pytest.param("embree", marks=embree)])
+def test_vertices_beyond_float32_are_dropped_like_nan(backend: str, caplog: pytest.LogCaptureFixture) -> None:
+    """A vertex finite in float64 but beyond float32's range (1e39 m) would be an infinite world point on the device
+    (Embree's input must be finite): its triangle is dropped with the degenerate ones, under both backends."""
+    verts = np.array([[5, -1, -1], [5, 1, -1], [5, 1, 1], [1e39, 0, 0], [5, -1, 1]], dtype=float)
+    with caplog.at_level(logging.WARNING):
+        s = Scene([Node("/m", mesh=TriangleMesh(verts, [[0, 1, 2], [0, 2, 3], [0, 2, 4]]))], raycast_backend=backend)
+    assert "dropped 1 degenerate" in caplog.text
+    assert s.num_triangles == 2
+    assert np.isfinite(s.geometry.points.numpy()[s.geometry.indices.numpy()]).all()
+    np.testing.assert_array_equal(s.bounds[0], [5, -1, -1])  # the scene's extent leaves the dropped vertex out
+    np.testing.assert_array_equal(s.bounds[1], [5, 1, 1])
+    res = s.raycast([[0.0, 0.5, -0.5], [0.0, -0.5, 0.5]], [[1.0, 0, 0], [1.0, 0, 0]], 10.0).numpy()
+    np.testing.assert_array_equal(res["distance"], [5.0, 5.0])
 
 
 class _FakeCuda:
@@ -505,3 +587,41 @@ def test_strided_or_short_cast_arrays_are_refused(backend: str, wall_scene: Scen
         good = out()
         s.raycast_into(o, d, r, good)  # contiguous slices of larger arrays are fine
     np.testing.assert_array_equal(good.distance.numpy(), 5.0)
+
+
+@embree
+def test_concurrent_first_casts_build_the_embree_scene_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four threads whose first casts (>= BUILD_AT_RAYS rays) on an unbuilt Embree scene start together: one builds,
+    the others wait for it, and every thread gets warp's results. Without the build lock each thread built its own
+    Embree scene into the same backend at once (an Embree 'invalid operation' error, or a cast against the other's
+    half-built scene). The build's memory check is slowed so that the threads overlap inside the build."""
+    import time
+
+    from conftest import run_in_threads
+    from oceansim_py.raycast import embree_backend
+
+    builds: list[int] = []
+    check = embree_backend.check_memory
+
+    def slow_check(*args, **kwargs) -> None:  # noqa: ANN002, ANN003 - check_memory's signature
+        builds.append(1)
+        time.sleep(0.05)
+        check(*args, **kwargs)
+
+    monkeypatch.setattr(embree_backend, "check_memory", slow_check)
+    w, e = _moving_scene("warp"), _moving_scene("embree")
+    rng = np.random.default_rng(11)
+    n = 5000
+    origins = np.column_stack([np.zeros(n), rng.uniform(-8, 8, n), rng.uniform(-1.5, 1.5, n)])
+    dirs = np.tile([1.0, 0.0, 0.0], (n, 1)) + rng.normal(scale=0.05, size=(n, 3))
+    expected = w.raycast(origins, dirs, 100.0).numpy()
+    results: dict[int, dict[str, np.ndarray]] = {}
+
+    def first_cast(k: int) -> None:
+        results[k] = e.raycast(origins, dirs, 100.0).numpy()
+
+    run_in_threads(first_cast, 4)
+    assert len(builds) == 1 and e.backend.built
+    for res in results.values():
+        for key in expected:
+            np.testing.assert_array_equal(res[key], expected[key], err_msg=key)

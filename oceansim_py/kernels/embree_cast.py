@@ -5,7 +5,8 @@ One kernel element casts :data:`PACKETS` packets of :data:`PACKET` consecutive r
 hits, so that no per-ray work runs outside one tight C++ loop. It writes the outputs of ``raycast_kernel`` with its
 conventions:
 
-- the ray: a zero or non-finite direction, a non-finite origin or a max_range that is not > 0 is a miss; the
+- the ray: a direction shorter than ``kernels.raycast.MIN_DIRECTION_LENGTH`` (zero among them) or not finite, a
+  non-finite origin or a max_range that is not > 0 is a miss; the
   direction is cast as ``kernels.raycast.cast_direction`` gives it (the same float operations);
 - the hit: the nearest intersection with ``0 < t < max_range`` (Embree's ``t <= tfar`` with ``tfar`` the float
   just below ``max_range``);
@@ -181,7 +182,8 @@ _CAST_PACKETS = r"""
         int active = 0;
         for (int k = 0; k < 8; ++k) {
             const float r = range[k];
-            const int ok = (b0 + k < n) & (length[k] > 0.0f) & __builtin_isfinite(length[k])
+            // 2^-63: kernels.raycast.MIN_DIRECTION_LENGTH
+            const int ok = (b0 + k < n) & (length[k] >= 1.0842021724855044e-19f) & __builtin_isfinite(length[k])
                            & __builtin_isfinite(ox[k]) & __builtin_isfinite(oy[k]) & __builtin_isfinite(oz[k])
                            & (r > 0.0f);
             const float ux = dx[k], uy = dy[k], uz = dz[k];

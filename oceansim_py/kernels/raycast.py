@@ -77,6 +77,11 @@ def cast_ray(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32), origin: wp.
 #: A direction whose length is within this of 1 is cast as given (:func:`cast_direction`).
 UNIT_TOLERANCE = wp.constant(1.0e-6)
 
+#: The shortest direction a backend casts (2^-63): below it the float32 squared length is subnormal or 0, so the
+#: length, and the direction divided by it, would be wrong (a (1e-22, 0, 0) direction was cast 0.95 m too far); a
+#: shorter direction is a miss, like a zero one. ``kernels.embree_cast`` holds the same value.
+MIN_DIRECTION_LENGTH = wp.constant(1.0842021724855044e-19)
+
 
 @wp.func
 def cast_direction(d: wp.vec3, length: float) -> wp.vec3:
@@ -140,12 +145,13 @@ def raycast_kernel(mesh: wp.uint64, face_object: wp.array(dtype=wp.int32), origi
                    directions: wp.array(dtype=wp.vec3), max_range: wp.array(dtype=wp.float32),
                    distance: wp.array(dtype=wp.float32), normal: wp.array(dtype=wp.vec3),
                    face: wp.array(dtype=wp.int32), obj: wp.array(dtype=wp.int32), start: int):
-    """Batch ray cast: element i casts ray i (``max_range`` has one value, or one per ray)."""
+    """Batch ray cast: element i casts ray i (``max_range`` has one value, or one per ray); a direction shorter
+    than :data:`MIN_DIRECTION_LENGTH` (zero among them) or not finite is a miss."""
     i = wp.tid() + start
     d = directions[i]
     L = wp.length(d)
     r = ray_range(max_range, i)
-    if L > 0.0:
+    if L >= MIN_DIRECTION_LENGTH:
         h = cast_ray(mesh, face_object, origins[i], cast_direction(d, L), r)
         distance[i] = h.distance
         normal[i] = h.normal

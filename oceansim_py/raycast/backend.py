@@ -4,8 +4,10 @@ A backend owns whatever acceleration structure it needs over a scene's :class:`W
 ray casts into preallocated device arrays:
 
     inputs   origins (N,) vec3 and directions (N,) vec3 (world frame, metres; directions need not be unit, a
-             zero or non-finite one is a miss; one that is unit within 1e-6 is cast exactly as given, others are
-             normalised: ``kernels.raycast.cast_direction``), max_range (1,) or (N,) float32 metres;
+             zero or non-finite one, or one shorter than 2^-63 ~ 1.1e-19 (``kernels.raycast.MIN_DIRECTION_LENGTH``:
+             too short to normalise in float32) is a miss, as is one whose float32 length overflows (longer than
+             ~1.8e19); one that is unit within 1e-6 is cast exactly as given, others are normalised:
+             ``kernels.raycast.cast_direction``), max_range (1,) or (N,) float32 metres;
     outputs  distance (N,) float32 metres along the unit ray, ``inf`` for a miss; normal (N,) vec3 unit
              geometric normal of the world triangle turned to face the ray (zero for a miss); face (N,) int32
              world triangle index (``WorldGeometry.indices``), -1 for a miss; obj (N,) int32 scene node id,

@@ -66,6 +66,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import mmap
+import threading
 import time
 from typing import TYPE_CHECKING
 
@@ -153,11 +154,20 @@ class EmbreeBackend:
         self.built = False
         self.build_seconds = 0.0
         self._small_casts = WarpBackend(geometry)
+        # serialises the build and updates: threads whose first casts race would otherwise build the scene twice at
+        # once, one attaching into the other's half-built Embree scene (an Embree error or a cast against it)
+        self._build_lock = threading.Lock()
 
     def build(self) -> None:
-        """Build the Embree scene now (idempotent; the first cast of ``BUILD_AT_RAYS`` rays does it otherwise)."""
+        """Build the Embree scene now (idempotent and thread-safe; the first cast of ``BUILD_AT_RAYS`` rays does it
+        otherwise)."""
         if self.built:
             return
+        with self._build_lock:
+            if not self.built:
+                self._build()
+
+    def _build(self) -> None:
         t0 = time.perf_counter()
         lib, geometry, source = self.lib, self.geometry, self.source
         self._owned_scenes: list[int] = []
@@ -280,8 +290,11 @@ class EmbreeBackend:
     def update(self) -> None:
         """Move the animated instances to their nodes' current transforms, refit the sea surfaces' BVHs over their
         current vertices (the world points ``WorldGeometry.update`` wrote), and recommit the top level."""
-        if not self.built or not (self._animated or self._seas):
-            return
+        with self._build_lock:
+            if self.built and (self._animated or self._seas):
+                self._update()
+
+    def _update(self) -> None:
         lib = self.lib.lib
         for inst, node in self._animated:
             self._set_transform(inst, node.transform)

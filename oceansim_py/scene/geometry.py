@@ -26,7 +26,8 @@ from oceansim_py.scene.textures import TextureAtlas
 
 log = logging.getLogger(__name__)
 
-#: Triangles with an area below this (m^2) are degenerate and dropped.
+#: Triangles with an area below this (m^2) are degenerate and dropped (as are those with a vertex that is not
+#: finite in float32: NaN, or beyond float32's range).
 DEGENERATE_AREA = 1e-12
 
 
@@ -133,7 +134,9 @@ class WorldGeometry:
             if np.linalg.det(node.transform[:3, :3]) < 0:
                 t = t[:, [0, 2, 1]]
                 uvs = None if uvs is None else uvs[:, [0, 2, 1]]
-            keep = triangle_areas(world, t) > DEGENERATE_AREA
+            with np.errstate(over="ignore"):  # a vertex beyond float32's range becomes inf on the device
+                finite = np.isfinite(world.astype(np.float32)).all(axis=1)
+            keep = (triangle_areas(world, t) > DEGENERATE_AREA) & finite[t].all(axis=1)
             dropped += int((~keep).sum())
             t = t[keep]
             if t.shape[0] == 0:
@@ -167,18 +170,20 @@ class WorldGeometry:
             raise SceneError(f"{source}: the scene holds no triangles to cast rays against; add a mesh or an "
                              f"implicit primitive (Cube, Sphere, ...) that is visible")
         if dropped:
-            log.warning("%s: dropped %d degenerate (zero-area) triangle(s)", source, dropped)
-        points = np.concatenate(pts).astype(np.float32)
+            log.warning("%s: dropped %d degenerate (zero-area or non-finite) triangle(s)", source, dropped)
+        with np.errstate(over="ignore"):  # an unused vertex beyond float32's range (its triangles were dropped)
+            points = np.concatenate(pts).astype(np.float32)
         indices = np.concatenate(tris).astype(np.int32)
         self.num_triangles = int(indices.shape[0])
         self.num_vertices = int(points.shape[0])
         self.dropped_degenerate = dropped
         # the scene's extent is its content's: a sea-surface patch (often far larger) does not count, unless it is
-        # all there is
-        content = np.ones(points.shape[0], dtype=bool)
+        # all there is; nor do the non-finite vertices of dropped triangles
+        finite = np.isfinite(points).all(axis=1)
+        content = finite.copy()
         for sea in self.sea_surfaces:
             content[sea.vertex_offset:sea.vertex_offset + sea.count] = False
-        extent = points[content] if content.any() else points
+        extent = points[content] if content.any() else points[finite]
         self.bounds = (extent.min(axis=0).astype(np.float64), extent.max(axis=0).astype(np.float64))
 
         n_nodes = max((n.id for n in nodes), default=-1) + 1

@@ -8,6 +8,7 @@ World frame: right-handed, Z up, metres. The sea surface is ``z = Scene.surface_
 from __future__ import annotations
 
 import dataclasses
+import threading
 from typing import Any, Iterator
 
 import numpy as np
@@ -28,6 +29,9 @@ PATH_SEA_SURFACE = "/SeaSurface"
 #: How far past the sea surface (m) :meth:`Scene.raycast_through_surface` restarts a ray.
 SURFACE_STEP = 1e-3
 
+#: Held while a scene makes its ray-cast backend object (``Scene.backend``).
+_BACKEND_LOCK = threading.Lock()
+
 
 @dataclasses.dataclass
 class TriangleMesh:
@@ -43,8 +47,22 @@ class TriangleMesh:
     uvs: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        self.vertices = np.asarray(self.vertices, dtype=np.float64).reshape(-1, 3)
-        self.triangles = np.asarray(self.triangles, dtype=np.int64).reshape(-1, 3)
+        vertices = np.asarray(self.vertices, dtype=np.float64)
+        triangles = np.asarray(self.triangles)
+        if vertices.size % 3 or (vertices.ndim > 1 and vertices.shape[-1] != 3):
+            raise SceneError(f"TriangleMesh: vertices must have shape (V, 3), got {vertices.shape}")
+        if triangles.size % 3 or (triangles.ndim > 1 and triangles.shape[-1] != 3):
+            raise SceneError(f"TriangleMesh: triangles must have shape (F, 3), got {triangles.shape}")
+        self.vertices = vertices.reshape(-1, 3)
+        if triangles.size and not np.issubdtype(triangles.dtype, np.integer):
+            whole = np.isfinite(triangles) & (triangles == np.round(triangles))
+            if not whole.all():
+                raise SceneError(f"TriangleMesh: triangles must hold integer vertex indices, got "
+                                 f"{float(triangles.reshape(-1)[~whole.reshape(-1)][0]):g}")
+        self.triangles = triangles.astype(np.int64).reshape(-1, 3)
+        if self.triangles.size and (self.triangles.min() < 0 or self.triangles.max() >= self.vertices.shape[0]):
+            raise SceneError(f"TriangleMesh: vertex indices out of range: values {int(self.triangles.min())}.."
+                             f"{int(self.triangles.max())} for {self.vertices.shape[0]} vertices")
         if self.uvs is not None:
             uvs = np.asarray(self.uvs, dtype=np.float64)
             if uvs.shape != (self.triangles.shape[0], 3, 2) or not np.isfinite(uvs).all():
@@ -317,17 +335,22 @@ class Scene:
 
     @property
     def backend(self) -> RaycastBackend:
-        """The ray-cast backend object (built on first use)."""
-        if self._backend is None:
-            self._backend = make_backend(self._backend_name, self.geometry, self.source)
-        return self._backend
+        """The ray-cast backend object (made on first use; threads casting at once get the same one)."""
+        backend = self._backend
+        if backend is None:
+            with _BACKEND_LOCK:
+                if self._backend is None:
+                    self._backend = make_backend(self._backend_name, self.geometry, self.source)
+                backend = self._backend
+        return backend
 
     def raycast(self, origins: Any, directions: Any, max_range: float | Any = 1000.0) -> RaycastResult:
         """Cast N rays (world frame, metres) and return their first hits.
 
         Args:
             origins: (N, 3) ray origins.
-            directions: (N, 3) directions (normalised here; a zero direction is a miss).
+            directions: (N, 3) directions (normalised here; a zero direction, or one shorter than ~1.1e-19, is a
+                miss: :mod:`oceansim_py.raycast.backend`).
             max_range: one maximum distance (m) or (N,) per ray.
         """
         o = as_float32(origins, (3,), "raycast origins").reshape(-1, 3)
