@@ -353,18 +353,22 @@ def test_native_binning_paths_give_the_values_of_the_footprint_helpers(n_range, 
 def _native_spread(span: wp.array(dtype=wp.vec2i), n_range: int, taps: wp.array(dtype=wp.float32),
                    pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
                    field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
-                   row_echo: wp.array2d(dtype=wp.int32)):
+                   row_echo: wp.array2d(dtype=wp.int32), pre_hits: wp.array3d(dtype=wp.int32),
+                   pre_labels: wp.array3d(dtype=wp.int32), hit_label: wp.array3d(dtype=wp.vec2i)):
     j = wp.tid()
-    kc.range_spread(0, j, span[j], n_range, taps, pre_field, pre_power, field, power, row_echo)
+    kc.range_spread(0, j, span[j], n_range, taps, pre_field, pre_power, field, power, row_echo, pre_hits, pre_labels,
+                    hit_label)
 
 
 @wp.kernel
 def _warp_spread(span: wp.array(dtype=wp.vec2i), n_range: int, taps: wp.array(dtype=wp.float32),
                  pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
                  field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
-                 row_echo: wp.array2d(dtype=wp.int32)):
+                 row_echo: wp.array2d(dtype=wp.int32), pre_hits: wp.array3d(dtype=wp.int32),
+                 pre_labels: wp.array3d(dtype=wp.int32), hit_label: wp.array3d(dtype=wp.vec2i)):
     # the range pass as range_spread documents it: rows lo - M .. hi + M, sources max(row - M, lo) .. min(row + M,
-    # hi) in ascending order, then the channel's rows lo .. hi set back to rest
+    # hi) in ascending order, the rows' hit counts and labels copied, then the channel's rows lo .. hi set back to
+    # rest
     j = wp.tid()
     lo = span[j][0]
     hi = span[j][1]
@@ -379,10 +383,13 @@ def _warp_spread(span: wp.array(dtype=wp.vec2i), n_range: int, taps: wp.array(dt
                 p = p + h * h * pre_power[0, j, src]
             field[0, row, j] = f
             power[0, row, j] = p
+            hit_label[0, row, j] = wp.vec2i(pre_hits[0, j, row], pre_labels[0, j, row])
             row_echo[0, row] = 1
         for row in range(lo, hi + 1):
             pre_field[0, j, row] = wp.vec2(0.0, 0.0)
             pre_power[0, j, row] = 0.0
+            pre_hits[0, j, row] = 0
+            pre_labels[0, j, row] = -1
 
 
 @pytest.mark.parametrize("n_taps", [1, 3, 7, 2 * kc.SPREAD_HALF_CAP + 1, 2 * kc.SPREAD_HALF_CAP + 3])
@@ -391,16 +398,20 @@ def test_native_range_spread_gives_the_sums_of_the_warp_loop(n_taps, n_range):
     # Channels whose echoes reached rows lo .. hi (none; one row at either end; a few; all), taps of both signs
     # (the native blocks' window is zero outside lo .. hi, blocks inside it read the column; kernels past
     # 2 SPREAD_HALF_CAP + 1 taps check each source's bounds), the scratch outside lo .. hi holding NaN: it must be read by neither, and the rows written,
-    # the flags and the scratch set back to rest must be the same bytes.
+    # the hit counts and labels copied, the flags and the scratch set back to rest must be the same bytes.
     rng = np.random.default_rng(n_taps * 100 + n_range)
     spans = [(n_range, -1), (0, 0), (n_range - 1, n_range - 1), (0, n_range - 1),
              (n_range // 3, (2 * n_range) // 3), (1, min(n_range - 1, 1 + n_taps))]
     n_ch, stride = len(spans), n_range + 5
     pre_f = np.full((1, n_ch, stride, 2), np.nan, np.float32)
     pre_p = np.full((1, n_ch, stride), np.nan, np.float32)
+    pre_h = np.zeros((1, n_ch, stride), np.int32)     # rest outside lo .. hi
+    pre_l = np.full((1, n_ch, stride), -1, np.int32)
     for j, (lo, hi) in enumerate(spans):
         pre_f[0, j, lo:hi + 1] = rng.normal(0.0, 1.0, (max(hi + 1 - lo, 0), 2))
         pre_p[0, j, lo:hi + 1] = rng.exponential(1.0, max(hi + 1 - lo, 0))
+        pre_h[0, j, lo:hi + 1] = rng.integers(0, 4, max(hi + 1 - lo, 0))
+        pre_l[0, j, lo:hi + 1] = rng.integers(-1, 9, max(hi + 1 - lo, 0))
     taps = wp.array(rng.normal(0.0, 1.0, n_taps).astype(np.float32), device="cpu")
     results = []
     for kernel in (_native_spread, _warp_spread):
@@ -409,11 +420,15 @@ def test_native_range_spread_gives_the_sums_of_the_warp_loop(n_taps, n_range):
         images = [wp.full((1, n_range, n_ch + 3), wp.vec2(-7.0, -7.0), dtype=wp.vec2, device="cpu"),
                   wp.full((1, n_range, n_ch + 3), -7.0, dtype=wp.float32, device="cpu"),
                   wp.zeros((1, n_range), dtype=wp.int32, device="cpu")]
+        counts = [wp.array(pre_h[:, :, :n_range], dtype=wp.int32, device="cpu"),
+                  wp.array(pre_l[:, :, :n_range], dtype=wp.int32, device="cpu"),
+                  wp.full((1, n_range, n_ch + 3), wp.vec2i(-7, -7), dtype=wp.vec2i, device="cpu")]
         wp.launch(kernel, n_ch, [wp.array(np.array(spans, np.int32), dtype=wp.vec2i, device="cpu"), n_range, taps,
-                                 *scratch, *images], device="cpu")
-        results.append([a.numpy() for a in (*scratch, *images)])
+                                 *scratch, *images, *counts], device="cpu")
+        results.append([a.numpy() for a in (*scratch, *images, *counts)])
     native, reference = results
     assert np.isfinite(reference[2]).all() and (reference[2] != -7.0).any() and reference[4].any()
+    assert (reference[7][..., 0] > 0).any() and (reference[7][..., 1] >= 0).any()
     for a, b in zip(native, reference):
         np.testing.assert_array_equal(a, b)
 
@@ -768,8 +783,8 @@ def test_pose_rays_rotate_every_ray_of_every_pose_and_nothing_else():
 # for the CPU here so that the CUDA code path runs without a GPU
 @wp.func_native(kc._RECEIVER_ROW.replace("defined(__CUDA_ARCH__)", "1"))
 def _receiver_row_cuda_branch(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
-                              pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
-                              taps: wp.array(dtype=wp.vec2), exp_table: wp.array(dtype=wp.float32),
+                              hit_label: wp.array3d(dtype=wp.vec2i), taps: wp.array(dtype=wp.vec2),
+                              exp_table: wp.array(dtype=wp.float32),
                               phasors: wp.array(dtype=wp.vec2), intensity: wp.array3d(dtype=wp.float32),
                               clean: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
                               labels: wp.array3d(dtype=wp.int32), b: int, r: int, n_channels: int, echo: int,
@@ -779,8 +794,8 @@ def _receiver_row_cuda_branch(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.
 
 @wp.kernel
 def _receiver_rows_cuda_branch(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
-                               pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
-                               taps: wp.array(dtype=wp.vec2), n_channels: int, noise: float,
+                               hit_label: wp.array3d(dtype=wp.vec2i), taps: wp.array(dtype=wp.vec2), n_channels: int,
+                               noise: float,
                                row_reverb: wp.array(dtype=wp.float32), key: int,
                                exp_table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2),
                                row_gain: wp.array(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
@@ -789,7 +804,7 @@ def _receiver_rows_cuda_branch(field_in: wp.array3d(dtype=wp.vec2), power_in: wp
                                row_sum: wp.array2d(dtype=wp.float32)):
     r = wp.tid()
     reverb = row_reverb[r]
-    row_sum[0, r] = _receiver_row_cuda_branch(field_in, power_in, pre_hits, pre_labels, taps, exp_table, phasors,
+    row_sum[0, r] = _receiver_row_cuda_branch(field_in, power_in, hit_label, taps, exp_table, phasors,
                                               intensity, clean, hits, labels, 0, r, n_channels, row_echo[0, r], key,
                                               noise + reverb, reverb, row_gain[r], 1)
     row_echo[0, r] = 0
@@ -797,8 +812,8 @@ def _receiver_rows_cuda_branch(field_in: wp.array3d(dtype=wp.vec2), power_in: wp
 
 @wp.kernel
 def _warp_receiver_bins(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
-                        pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
-                        taps: wp.array(dtype=wp.vec2), n_channels: int, noise: float,
+                        hit_label: wp.array3d(dtype=wp.vec2i), taps: wp.array(dtype=wp.vec2), n_channels: int,
+                        noise: float,
                         row_reverb: wp.array(dtype=wp.float32), key: int, exp_table: wp.array(dtype=wp.float32),
                         phasors: wp.array(dtype=wp.vec2), row_gain: wp.array(dtype=wp.float32),
                         row_echo: wp.array2d(dtype=wp.int32), intensity: wp.array2d(dtype=wp.float32),
@@ -824,8 +839,8 @@ def _warp_receiver_bins(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3
                 fx = fx + taps[t][0] * field_in[0, r, s][0]
                 fy = fy + taps[t][0] * field_in[0, r, s][1]
                 fp = fp + taps[t][1] * power_in[0, r, s]
-        hit = pre_hits[0, j, r]
-        label = pre_labels[0, j, r]
+        hit = hit_label[0, r, j][0]
+        label = hit_label[0, r, j][1]
     det = fx * fx + fy * fy
     if variance > 0.0:
         k = int(pcg_hash(h) >> wp.uint32(32 - kc.PHASOR_BITS))
@@ -864,11 +879,12 @@ def test_receiver_rows_match_the_warp_definition_on_cpu_and_on_the_cuda_branch(n
     echo = (rng.random(size=(1, n_range)) < 0.6).astype(np.int32)
     field[echo == 0] = 0.0                  # a row without echoes is at rest
     power[echo == 0] = 0.0
-    pre_hits = np.zeros((1, n_channels, n_range + pad), np.int32)
-    pre_labels = np.full((1, n_channels, n_range + pad), -1, np.int32)
+    hit_label = np.zeros((1, n_range, n_channels + pad, 2), np.int32)
+    hit_label[..., 1] = -1
     rows = np.flatnonzero(echo[0])
-    pre_hits[0][:, rows] = rng.integers(0, 4, size=(n_channels, rows.size))
-    pre_labels[0][:, rows] = np.where(pre_hits[0][:, rows] > 0, rng.integers(0, 5, size=(n_channels, rows.size)), -1)
+    hit_label[0, rows, :n_channels, 0] = rng.integers(0, 4, size=(rows.size, n_channels))
+    hit_label[0, rows, :n_channels, 1] = np.where(hit_label[0, rows, :n_channels, 0] > 0,
+                                                  rng.integers(0, 5, size=(rows.size, n_channels)), -1)
     h = np.exp(-0.5 * np.linspace(-2.5, 2.5, taps) ** 2).astype(np.float32)
     tap_pairs = np.stack([h, h * h], 1)
     reverb = rng.uniform(0.0, 0.3, n_range).astype(np.float32)
@@ -885,14 +901,13 @@ def test_receiver_rows_match_the_warp_definition_on_cpu_and_on_the_cuda_branch(n
 
         def scratch():
             return (wp.array(field, dtype=wp.vec2), wp.array(power, dtype=wp.float32),
-                    wp.array(pre_hits, dtype=wp.int32), wp.array(pre_labels, dtype=wp.int32),
-                    wp.array(echo, dtype=wp.int32))
+                    wp.array(hit_label, dtype=wp.vec2i), wp.array(echo, dtype=wp.int32))
 
         def reference(used_key):
-            f, p, ph, pl, re = scratch()
+            f, p, hl, re = scratch()
             ref = [wp.empty((n_range, n_channels), dtype=t) for t in (wp.float32, wp.float32, wp.int32, wp.int32)]
             wp.launch(_warp_receiver_bins, (n_range, n_channels),
-                      [f, p, ph, pl, consts["taps"], n_channels, noise, consts["reverb"], used_key,
+                      [f, p, hl, consts["taps"], n_channels, noise, consts["reverb"], used_key,
                        consts["exp_table"], consts["phasors"], consts["gain"], re, *ref])
             return [a.numpy() for a in ref]
 
@@ -901,20 +916,20 @@ def test_receiver_rows_match_the_warp_definition_on_cpu_and_on_the_cuda_branch(n
                     ((-7.0, wp.float32), (-7.0, wp.float32), (-7, wp.int32), (-7, wp.int32))]
 
         got = []
-        f, p, ph, pl, re = scratch()
+        f, p, hl, re = scratch()
         out, row_sum = outputs(), wp.zeros((1, n_range), dtype=wp.float32)
         block, step = row_order(n_range, n_channels)
         seed, frame, sensor = 5, 3, 2
         wp.launch(kc.bearing_receiver_kernel, n_range,
-                  [f, p, ph, pl, consts["taps"], n_range, n_channels, noise, consts["reverb"], seed, frame, sensor,
+                  [f, p, hl, consts["taps"], n_range, n_channels, noise, consts["reverb"], seed, frame, sensor,
                    consts["exp_table"], consts["phasors"], consts["gain"], re, *out, row_sum, 1, block, step, 0])
-        got.append(("cpu", out, row_sum, (f, p, ph, pl, re), _host_key_of(seed, frame, sensor)))
-        f, p, ph, pl, re = scratch()
+        got.append(("cpu", out, row_sum, (f, p, hl, re), _host_key_of(seed, frame, sensor)))
+        f, p, hl, re = scratch()
         out, row_sum = outputs(), wp.zeros((1, n_range), dtype=wp.float32)
         wp.launch(_receiver_rows_cuda_branch, n_range,
-                  [f, p, ph, pl, consts["taps"], n_channels, noise, consts["reverb"], key, consts["exp_table"],
+                  [f, p, hl, consts["taps"], n_channels, noise, consts["reverb"], key, consts["exp_table"],
                    consts["phasors"], consts["gain"], re, *out, row_sum])
-        got.append(("cuda branch", out, row_sum, (f, p, ph, pl, re), key))
+        got.append(("cuda branch", out, row_sum, (f, p, hl, re), key))
         for name, out, row_sum, rest, used_key in got:
             expect = reference(used_key)
             assert (expect[0] > 0).all() and (expect[2] > 0).sum() > 10 and (expect[3] >= 0).sum() > 10
@@ -925,8 +940,9 @@ def test_receiver_rows_match_the_warp_definition_on_cpu_and_on_the_cuda_branch(n
             for a, b, what in zip(out, expect, ("intensity", "clean", "hits", "labels")):
                 np.testing.assert_array_equal(a.numpy()[0], b, err_msg=f"{name}: {what}")
             np.testing.assert_array_equal(row_sum.numpy()[0], sums, err_msg=f"{name}: row sums")
-            f, p, ph, pl, re = (a.numpy() for a in rest)
-            assert not f.any() and not p.any() and not ph.any() and (pl == -1).all() and not re.any(), name
+            f, p, hl, re = (a.numpy() for a in rest)
+            assert not f.any() and not p.any() and not hl[..., 0].any() and (hl[..., 1] == -1).all(), name
+            assert not re.any(), name
 
 
 def _host_key_of(seed: int, frame: int, sensor: int) -> int:

@@ -690,6 +690,12 @@ _RANGE_SPREAD = r"""
     const long long step_f = (long long)field.strides[1];
     const long long step_p = (long long)power.strides[1];
     int* flag = &wp::index(row_echo, b, 0);
+    // the channel's hit counts and labels, copied into the row-major pairs with the rows' outputs (rows outside
+    // lo .. hi copy rest values onto rest values)
+    int* src_h = &wp::index(pre_hits, b, j, 0);
+    int* src_l = &wp::index(pre_labels, b, j, 0);
+    char* out_hl = (char*)&wp::index(hit_label, b, 0, j);
+    const long long step_hl = (long long)hit_label.strides[1];
     const int r0 = lo_row - half > 0 ? lo_row - half : 0;
     const int r1 = hi_row + half < n_range - 1 ? hi_row + half : n_range - 1;
 #if defined(__CUDA_ARCH__)
@@ -736,6 +742,7 @@ _RANGE_SPREAD = r"""
                     const int ahead = row0 + 2 * R + l < r1 ? row0 + 2 * R + l : r1;
                     __builtin_prefetch(out_f + step_f * ahead, 1);
                     __builtin_prefetch(out_p + step_p * ahead, 1);
+                    __builtin_prefetch(out_hl + step_hl * ahead, 1);
                 }
 #endif
                 for (int l = 0; l < cnt; ++l) {
@@ -744,6 +751,7 @@ _RANGE_SPREAD = r"""
                     f[0] = axy[2 * l];
                     f[1] = axy[2 * l + 1];
                     *(float*)(out_p + step_p * row) = ap[l];
+                    *(wp::vec2i*)(out_hl + step_hl * row) = wp::vec2i(src_h[row], src_l[row]);
                     if (flag[row] == 0) {
                         flag[row] = 1;
                     }
@@ -787,6 +795,7 @@ _RANGE_SPREAD = r"""
                 f[0] = ax[l];
                 f[1] = ay[l];
                 *(float*)(out_p + step_p * row) = ap[l];
+                *(wp::vec2i*)(out_hl + step_hl * row) = wp::vec2i(src_h[row], src_l[row]);
                 if (flag[row] == 0) {
                     flag[row] = 1;  // once: the channels of other CPU threads read it, written it would bounce
                 }
@@ -813,6 +822,7 @@ _RANGE_SPREAD = r"""
             f[0] = ax;
             f[1] = ay;
             *(float*)(out_p + step_p * row) = ap;
+            *(wp::vec2i*)(out_hl + step_hl * row) = wp::vec2i(src_h[row], src_l[row]);
             if (flag[row] == 0) {
                 flag[row] = 1;
             }
@@ -825,6 +835,8 @@ _RANGE_SPREAD = r"""
     }
     for (int row = lo_row; row <= hi_row; ++row) {
         src_p[row] = 0.0f;
+        src_h[row] = 0;
+        src_l[row] = -1;
     }
 """.replace("@ROWS@", str(SPREAD_ROWS)).replace("@HALF_CAP@", str(SPREAD_HALF_CAP))
 
@@ -833,12 +845,14 @@ _RANGE_SPREAD = r"""
 def range_spread(b: int, j: int, span: wp.vec2i, n_range: int, range_taps: wp.array(dtype=wp.float32),
                  pre_field: wp.array3d(dtype=wp.vec2), pre_power: wp.array3d(dtype=wp.float32),
                  field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
-                 row_echo: wp.array2d(dtype=wp.int32)):
+                 row_echo: wp.array2d(dtype=wp.int32), pre_hits: wp.array3d(dtype=wp.int32),
+                 pre_labels: wp.array3d(dtype=wp.int32), hit_label: wp.array3d(dtype=wp.vec2i)):
     """The range pass of channel j of frame b (:func:`footprint_bin_kernel`) over the rows around ``span`` = (lo,
     hi), the rows its echoes reached (none if hi < 0): field[b, row, j] = sum h[src - row + M] pre_field[b, j, src]
     and power[b, row, j] = sum h^2 pre_power[b, j, src] over src = max(row - M, lo) .. min(row + M, hi) in
-    ascending order (h = ``range_taps``, 2 M + 1 taps), row_echo[b, row] set to 1, for row = lo - M .. hi + M inside
-    the image; then its pre_field and pre_power rows lo .. hi set back to rest.
+    ascending order (h = ``range_taps``, 2 M + 1 taps), hit_label[b, row, j] = (pre_hits[b, j, row],
+    pre_labels[b, j, row]) and row_echo[b, row] set to 1, for row = lo - M .. hi + M inside the image; then its
+    pre_field, pre_power, pre_hits and pre_labels rows lo .. hi set back to rest.
 
     Native code: on CPU, blocks of SPREAD_ROWS rows, every tap a loop over the block's rows with no bound to check
     (vectorised): a block whose sources all lie in lo .. hi reads them from the column (the field's (x, y) pairs as
@@ -857,7 +871,7 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
                          pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
                          peak: wp.array3d(dtype=wp.float32), field: wp.array3d(dtype=wp.vec2),
                          power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
-                         phasors: wp.array(dtype=wp.vec2), start: int):
+                         hit_label: wp.array3d(dtype=wp.vec2i), phasors: wp.array(dtype=wp.vec2), start: int):
     """Element (pose b, channel j): bin the channel's rays (:func:`bin_stored_echoes`, in ray order, into the
     channel-major scratch pre_* (B, n_channels, n_range), so a channel's bins are contiguous), then its range point
     spread.
@@ -867,11 +881,12 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
     power[b, row, j] = sum_m h[m]^2 pre_power[b, j, row - m + M] (h = ``range_taps``, symmetric, m = 0..2M; one
     tap 1 for none), into the row-major (B, n_range, n_channels) images the bearing pass reads, and
     row_echo[b, row] = 1 for every row written (every writer writes the same 1: the result does not depend on the
-    order). The channel's pre_field and pre_power are then set back to rest; :func:`bearing_receiver_kernel` reads
-    and resets field, power, pre_hits, pre_labels and row_echo of the flagged rows (rows not flagged hold their
-    rest values; the hit counts and labels stay channel-major: written row-major here, one cache line per bin,
-    they cost more than the bearing pass's reads of them, 16 rows of a channel per line). Expects every scratch at
-    rest: 0, and -1 for pre_labels (peak needs no initial value)."""
+    order), and the hit counts and labels of those rows into the row-major (hit count, label) pairs ``hit_label``
+    (B, n_range, n_channels), a pair one 8-byte store next to the row's field and power, so that the bearing pass
+    reads them along its rows. The channel's pre_field, pre_power, pre_hits and pre_labels are then set back to
+    rest; :func:`bearing_receiver_kernel` reads and resets field, power, hit_label and row_echo of the flagged rows
+    (rows not flagged hold their rest values). Expects every scratch at rest: 0, and -1 for pre_labels and the
+    labels of hit_label (peak needs no initial value)."""
     e = wp.tid() + start
     b = e // n_channels
     j = e - b * n_channels
@@ -879,7 +894,8 @@ def footprint_bin_kernel(ray_intensity: wp.array(dtype=wp.float32), ray_range: w
     span = bin_stored_echoes(first, rays_per_channel, b, j, min_range, range_resolution, n_range, ray_intensity,
                              ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak, phasors,
                              wp.vec2i(n_range, -1))
-    range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
+    range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo, pre_hits,
+                 pre_labels, hit_label)
 
 
 #: :func:`bin_stored_echoes` on CPU: echoes per block (their footprint bounds and first BIN_FIRST pieces computed
@@ -1254,7 +1270,7 @@ def device_fan_bin_kernel(directions: wp.array(dtype=wp.vec3),
                           pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
                           peak: wp.array3d(dtype=wp.float32), field: wp.array3d(dtype=wp.vec2),
                           power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
-                          phasors: wp.array(dtype=wp.vec2), start: int):
+                          hit_label: wp.array3d(dtype=wp.vec2i), phasors: wp.array(dtype=wp.vec2), start: int):
     """Element (pose b, channel j) of a bearing x elevation fan: :func:`device_ray_echo_kernel` and
     :func:`footprint_bin_kernel` for one channel: the channel's echoes into the per-ray echo arrays (one
     :func:`fan_echoes` call for all its rays: its setup once per channel), binned from there while they are in
@@ -1275,7 +1291,8 @@ def device_fan_bin_kernel(directions: wp.array(dtype=wp.vec3),
     span = bin_stored_echoes(first, rays_per_channel, b, j, min_range, range_resolution, n_range, ray_intensity,
                              ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak, phasors,
                              wp.vec2i(n_range, -1))
-    range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
+    range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo, pre_hits,
+                 pre_labels, hit_label)
 
 
 @wp.kernel
@@ -1295,7 +1312,7 @@ def device_table_bin_kernel(directions: wp.array(dtype=wp.vec3),
                             pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
                             peak: wp.array3d(dtype=wp.float32), field: wp.array3d(dtype=wp.vec2),
                             power: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
-                            phasors: wp.array(dtype=wp.vec2), start: int):
+                            hit_label: wp.array3d(dtype=wp.vec2i), phasors: wp.array(dtype=wp.vec2), start: int):
     """Element (pose b, channel j) of a table fan: :func:`device_table_ray_echo_kernel` and
     :func:`footprint_bin_kernel` for one channel, as :func:`device_fan_bin_kernel`."""
     e = wp.tid() + start
@@ -1312,7 +1329,8 @@ def device_table_bin_kernel(directions: wp.array(dtype=wp.vec3),
     span = bin_stored_echoes(first, rays_per_channel, b, j, min_range, range_resolution, n_range, ray_intensity,
                              ray_range, ray_bin, ray_label, pre_field, pre_power, pre_hits, pre_labels, peak, phasors,
                              wp.vec2i(n_range, -1))
-    range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo)
+    range_spread(b, j, span, n_range, range_taps, pre_field, pre_power, field, power, row_echo, pre_hits,
+                 pre_labels, hit_label)
 
 
 @wp.func
@@ -1500,13 +1518,8 @@ _RECEIVER_ROW = r"""
                 out_l[j0 + i] = -1;
             }
         } else {
-            // the block's hits and labels (a column of the channel-major scratch: a cache line and a page per bin;
-            // read after the point spread with no prefetch: asking for the block's 2 B lines first cost 2-6 % of
-            // the receiver's time on the tank presets, 1 and 2 threads)
-            int* hits_at = &wp::index(pre_hits, b, j0, r);
-            int* labels_at = &wp::index(pre_labels, b, j0, r);
-            const long long hits_step = pre_hits.strides[1] / (long long)sizeof(int);
-            const long long labels_step = pre_labels.strides[1] / (long long)sizeof(int);
+            // the block's (hit count, label) pairs, contiguous along the row
+            int* pairs_at = (int*)&wp::index(hit_label, b, r, j0);
             float fx[B], fy[B], fp[B];
             for (int i = 0; i < cnt; ++i) {
                 fx[i] = 0.0f;
@@ -1643,12 +1656,10 @@ _RECEIVER_ROW = r"""
                 out_c[j0 + i] = pr * g;
             }
             for (int i = 0; i < cnt; ++i) {
-                int& ph_ = hits_at[i * hits_step];
-                int& pl_ = labels_at[i * labels_step];
-                out_h[j0 + i] = ph_;
-                out_l[j0 + i] = pl_;
-                ph_ = 0;
-                pl_ = -1;
+                out_h[j0 + i] = pairs_at[2 * i];
+                out_l[j0 + i] = pairs_at[2 * i + 1];
+                pairs_at[2 * i] = 0;
+                pairs_at[2 * i + 1] = -1;
             }
         }
         if (row_sums) {
@@ -1717,9 +1728,9 @@ for _name, _value in (("@BLOCK@", RECEIVER_BLOCK), ("@HALF_CAP@", RECEIVER_HALF_
 
 @wp.func_native(_RECEIVER_ROW)
 def receiver_row(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
-                 pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
-                 taps: wp.array(dtype=wp.vec2), exp_table: wp.array(dtype=wp.float32),
-                 phasors: wp.array(dtype=wp.vec2), intensity: wp.array3d(dtype=wp.float32),
+                 hit_label: wp.array3d(dtype=wp.vec2i), taps: wp.array(dtype=wp.vec2),
+                 exp_table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2),
+                 intensity: wp.array3d(dtype=wp.float32),
                  clean: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
                  labels: wp.array3d(dtype=wp.int32), b: int, r: int, n_channels: int, echo: int,
                  key: int, variance: float, reverb: float, g: float, row_sums: int) -> float:
@@ -1735,8 +1746,8 @@ def receiver_row(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype
 
 @wp.kernel
 def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
-                            pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
-                            taps: wp.array(dtype=wp.vec2), n_range: int, n_channels: int, noise_intensity: float,
+                            hit_label: wp.array3d(dtype=wp.vec2i), taps: wp.array(dtype=wp.vec2), n_range: int,
+                            n_channels: int, noise_intensity: float,
                             row_reverb: wp.array(dtype=wp.float32), seed: int, frame_index: int, sensor_id: int,
                             exp_table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2),
                             row_gain: wp.array(dtype=wp.float32),
@@ -1750,14 +1761,14 @@ def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.ar
     must be contiguous along their last axis (a row).
 
     field_in, power_in: the row-major (B, n_range, >= n_channels) scratch images of :func:`footprint_bin_kernel`
-    (rows contiguous); pre_hits, pre_labels: its channel-major (B, n_channels, >= n_range) hit counts and labels.
+    (rows contiguous); hit_label: its row-major (B, n_range, >= n_channels) (hit count, label) pairs.
     taps[m] = (h[m], h[m]^2).
     Point spread across channels (beams): f = sum_m h[m] field_in[r, j - m], p = sum_m h[m]^2 power_in[r, j - m]
     over the taps m = -M..M (h symmetric; channels outside the image contribute nothing; one tap h = 1 for none),
     each bin summed over its sources in ascending order; a row that :func:`footprint_bin_kernel` did not write
     (``row_echo`` 0) has f = p = 0, hits 0 and label -1 and skips it; a row it wrote has hits and labels from
-    pre_hits, pre_labels, and field_in, power_in, pre_hits, pre_labels and row_echo of the row are set back to rest
-    (0, label -1) after reading.
+    hit_label, and field_in, power_in, hit_label and row_echo of the row are set back to rest (0, label -1) after
+    reading.
     Receiver: intensity = |f + n|^2 G(r), clean = (p + R(r)) G(r). n is one circular complex Gaussian draw
     (exponential intensity) of variance V = noise_intensity + R(r): receiver noise (re 1 uPa^2) plus the volume
     reverberation R(r) = row_reverb[r] (its sonar-equation mean per sample through the point spread, per row on
@@ -1785,7 +1796,7 @@ def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.ar
     reverb = row_reverb[r]
     key = stream_key(seed, frame_index + b, sensor_id, STREAM_NOISE)
     echo = row_echo[b, r]
-    row_sum[b, r] = receiver_row(field_in, power_in, pre_hits, pre_labels, taps, exp_table, phasors, intensity,
+    row_sum[b, r] = receiver_row(field_in, power_in, hit_label, taps, exp_table, phasors, intensity,
                                  clean, hits, labels, b, r, n_channels, echo, key,
                                  noise_intensity + reverb, reverb, row_gain[r], row_sums)
     if echo != 0:

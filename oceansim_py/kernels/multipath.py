@@ -685,14 +685,14 @@ def cross_channel_bin_kernel(cross_intensity: wp.array(dtype=wp.float32), cross_
                              cross_channel: wp.array(dtype=wp.int32), entries_per_pose: int, min_range: float,
                              range_resolution: float, n_range: int, range_taps: wp.array(dtype=wp.float32),
                              field: wp.array3d(dtype=wp.vec2), power: wp.array3d(dtype=wp.float32),
-                             pre_hits: wp.array3d(dtype=wp.int32), pre_labels: wp.array3d(dtype=wp.int32),
-                             peak: wp.array3d(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
-                             phasors: wp.array(dtype=wp.vec2), start: int):
+                             hit_label: wp.array3d(dtype=wp.vec2i), peak: wp.array3d(dtype=wp.float32),
+                             row_echo: wp.array2d(dtype=wp.int32), phasors: wp.array(dtype=wp.vec2), start: int):
     """Element (pose b), after ``footprint_bin_kernel``: add the pose's cross-channel mixed arrivals, in entry order,
     to their target channels, exactly as that kernel bins a channel's own rays (footprint pieces, own phase in the
     own bin, hashed phasors elsewhere, hits, strongest-piece label) with the range point spread applied to each
     piece directly (field[row] += h[m] sqrt(piece) phasor, power[row] += h[m]^2 piece into the row-major images
-    after the range pass: the same linear pass), hit counts, labels and ``peak`` into the channel-major scratch
+    after the range pass: the same linear pass), hit counts and labels into the row-major (hit count, label) pairs
+    ``hit_label`` (B, n_range, n_channels) the range pass filled, ``peak`` into the channel-major scratch
     (B, n_channels, n_range), and every row written flagged in ``row_echo`` (so the receiver reads and resets it:
     the scratch stays at rest between renders). One element per pose reads its entries sequentially, as an entry
     may land on any channel: deterministic without atomics."""
@@ -705,7 +705,8 @@ def cross_channel_bin_kernel(cross_intensity: wp.array(dtype=wp.float32), cross_
         if j >= 0 and cell >= 0:
             value = cross_intensity[first + t]
             rr = cross_range[first + t]
-            pre_hits[b, j, cell] = pre_hits[b, j, cell] + 1
+            counted = hit_label[b, cell, j]
+            hit_label[b, cell, j] = wp.vec2i(counted[0] + 1, counted[1])
             row_echo[b, cell] = 1
             bins = footprint_bins(rr, cell, min_range, range_resolution, n_range)
             own = echo_phasor(rr[2], phasors)
@@ -720,9 +721,10 @@ def cross_channel_bin_kernel(cross_intensity: wp.array(dtype=wp.float32), cross_
                         field[b, row, j] = field[b, row, j] + tap * amplitude
                         power[b, row, j] = power[b, row, j] + tap * tap * piece
                         row_echo[b, row] = 1
-                    if pre_labels[b, j, kk] < 0 or piece > peak[b, j, kk]:
+                    held = hit_label[b, kk, j]
+                    if held[1] < 0 or piece > peak[b, j, kk]:
                         peak[b, j, kk] = piece
-                        pre_labels[b, j, kk] = cross_label[first + t]
+                        hit_label[b, kk, j] = wp.vec2i(held[0], cross_label[first + t])
 
 
 @wp.kernel

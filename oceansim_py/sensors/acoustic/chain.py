@@ -221,8 +221,9 @@ class _ChainBuffers:
         # Row-major (B, n_range, n_channels): after the range pass, read along rows by the bearing pass.
         self.field = wp.zeros(rows, dtype=wp.vec2, device=device)
         self.power = wp.zeros(rows, dtype=wp.float32, device=device)
-        # Channel-major (B, n_channels, n_range): the binning's images, a channel's bins contiguous (the hit counts
-        # and labels are read from here by the bearing pass).
+        # the hit counts and labels as (count, label) pairs, copied from the channel-major ones by the range pass
+        self.hit_label = wp.full(rows, wp.vec2i(0, -1), dtype=wp.vec2i, device=device)
+        # Channel-major (B, n_channels, n_range): the binning's images, a channel's bins contiguous.
         self.pre_field = wp.zeros(columns, dtype=wp.vec2, device=device)
         self.pre_power = wp.zeros(columns, dtype=wp.float32, device=device)
         self.pre_hits = wp.zeros(columns, dtype=wp.int32, device=device)
@@ -253,14 +254,14 @@ class _ChainBuffers:
     def nbytes(layout: FanLayout | TableFan, batch: int, multipath: MultipathSettings = MultipathSettings()) -> int:
         """Scratch bytes: per ray 24 (intensity, range/footprint/phase, bin, label) + ``RayBuffers.BYTES_PER_RAY``
         (origin, direction and hit, distance included, for the ray-cast backend); per row 12 (maximum, sum, echo
-        flag); per bin 36 (complex and intensity images before and after the range pass, hit counts and labels,
-        peak scratch; rows padded by :func:`padded_row`). With multipath, per ray also ``BounceState.BYTES_PER_RAY``,
-        4 (primary distance), 24 per echo block and the mixed paths' visibility rays and cross-channel echoes
+        flag); per bin 44 (complex and intensity images before and after the range pass, hit counts and labels
+        before and after it, peak scratch; rows padded by :func:`padded_row`). With multipath, per ray also
+        ``BounceState.BYTES_PER_RAY``, 4 (primary distance), 24 per echo block and the mixed paths' visibility rays and cross-channel echoes
         (``chain_multipath_bytes_per_ray``)."""
         per_ray = 24 + RayBuffers.BYTES_PER_RAY
         if multipath.active:
             per_ray += chain_multipath_bytes_per_ray(multipath)
-        bins = 12 * layout.n_range * padded_row(layout.n_channels, 8) + 24 * layout.n_channels * padded_row(
+        bins = 20 * layout.n_range * padded_row(layout.n_channels, 8) + 24 * layout.n_channels * padded_row(
             layout.n_range, 8)
         return batch * (64 + per_ray * layout.rays_per_pose + 12 * layout.n_range + bins)
 
@@ -439,7 +440,7 @@ class DeviceChain:
     def _bin_args(self, buf: _ChainBuffers) -> list[Any]:
         """The binning kernels' last arguments: range taps, scratch images and phasor table."""
         return [self._range_taps, buf.pre_field, buf.pre_power, buf.pre_hits, buf.pre_labels, buf.peak, buf.field,
-                buf.power, buf.row_echo, self._phasors]
+                buf.power, buf.row_echo, buf.hit_label, self._phasors]
 
     def _cast(self, scene: Any, poses: np.ndarray) -> _ChainBuffers:
         """Upload ``poses``, build and cast the rays; with multipath, trace the bounces into the echo blocks; else,
@@ -524,12 +525,12 @@ class DeviceChain:
         if buf.mixed is not None:
             launch_1d(km.cross_channel_bin_kernel, batch,
                       [*buf.mixed.cross_outputs(), lay.rays_per_pose * s.multipath.bounces, float(lay.min_range), dr,
-                       lay.n_range, self._range_taps, buf.field, buf.power, buf.pre_hits, buf.pre_labels, buf.peak,
+                       lay.n_range, self._range_taps, buf.field, buf.power, buf.hit_label, buf.peak,
                        buf.row_echo, self._phasors], dev, min_chunk=1)
         n_bins = batch * lay.n_range * lay.n_channels
         noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
         launch_1d(k.bearing_receiver_kernel, batch * lay.n_range,
-                  [buf.field, buf.power, buf.pre_hits, buf.pre_labels, self._bearing_taps, lay.n_range, lay.n_channels,
+                  [buf.field, buf.power, buf.hit_label, self._bearing_taps, lay.n_range, lay.n_channels,
                    float(noise), self._row_reverb, int(s.seed), int(frame_index), self.sensor_id, self._exp_table,
                    self._phasors, self._row_gain, buf.row_echo, intensity, clean, hits, labels, buf.row_sum,
                    int(s.agc_level_db is not None), *self._row_order], dev,
