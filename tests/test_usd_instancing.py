@@ -127,3 +127,44 @@ def test_embree_instances_instanceable_references_per_prototype_prim(tmp_path):
     origins, dirs = _rays(8000, 2)
     compare(w, e, origins, dirs)
     assert (w.raycast(origins, dirs, 100.0).numpy()["face"] >= 0).mean() > 0.1
+
+
+def test_instances_whose_texture_differs_keep_their_own_mesh(tmp_path):
+    """A texture bound on one instanceable prim (outside the prototype) gives its proxy mesh uvs: that mesh is not
+    shared with the untextured instances of the same prototype, which share theirs."""
+    from PIL import Image
+    from pxr import Sdf, UsdShade
+
+    Image.fromarray(np.full((2, 2, 3), 128, dtype=np.uint8)).save(tmp_path / "tex.png")
+    stage, path = new_stage(tmp_path, "textured.usda")
+    stage.CreateClassPrim("/Protos")
+    UsdGeom.Xform.Define(stage, "/Protos/Tile")
+    plate = add_square(stage, "/Protos/Tile/Plate", size=1.0)
+    UsdGeom.PrimvarsAPI(plate).CreatePrimvar("st", Sdf.ValueTypeNames.TexCoord2fArray,
+                                             UsdGeom.Tokens.faceVarying).Set([(0, 0), (1, 0), (1, 1), (0, 1)])
+    mat = UsdShade.Material.Define(stage, "/World/Looks/tex")
+    surface = UsdShade.Shader.Define(stage, "/World/Looks/tex/surface")
+    surface.CreateIdAttr("UsdPreviewSurface")
+    tex = UsdShade.Shader.Define(stage, "/World/Looks/tex/texture")
+    tex.CreateIdAttr("UsdUVTexture")
+    tex.CreateInput("file", Sdf.ValueTypeNames.Asset).Set("tex.png")
+    reader = UsdShade.Shader.Define(stage, "/World/Looks/tex/st")
+    reader.CreateIdAttr("UsdPrimvarReader_float2")
+    reader.CreateInput("varname", Sdf.ValueTypeNames.Token).Set("st")
+    tex.CreateInput("st", Sdf.ValueTypeNames.Float2).ConnectToSource(reader.ConnectableAPI(), "result")
+    tex.CreateOutput("rgb", Sdf.ValueTypeNames.Float3)
+    surface.CreateInput("diffuseColor", Sdf.ValueTypeNames.Color3f).ConnectToSource(tex.ConnectableAPI(), "rgb")
+    mat.CreateSurfaceOutput().ConnectToSource(surface.ConnectableAPI(), "surface")
+    for k in range(3):
+        xf = UsdGeom.Xform.Define(stage, f"/World/Tile_{k}")
+        xf.AddTranslateOp().Set(Gf.Vec3d(4.0, 2.0 * k, 0.0))
+        xf.GetPrim().GetReferences().AddInternalReference("/Protos/Tile")
+        xf.GetPrim().SetInstanceable(True)
+        if k == 0:
+            UsdShade.MaterialBindingAPI.Apply(xf.GetPrim()).Bind(mat)
+    stage.GetRootLayer().Save()
+    scene = _loaded(path, "warp")
+    meshes = [scene.node(f"/World/Tile_{k}/Plate").mesh for k in range(3)]
+    assert meshes[0].uvs is not None and meshes[1].uvs is None
+    assert meshes[0] is not meshes[1] and meshes[1] is meshes[2]
+    assert scene.node("/World/Tile_0/Plate").material.texture is not None
