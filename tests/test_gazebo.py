@@ -247,3 +247,68 @@ def test_options_that_do_not_apply_are_refused(world):
     path, models = world
     with pytest.raises(SceneError, match="up_axis"):
         load_scene(path, device="cpu", model_paths=[models], up_axis="Y")
+
+
+SHARED_SDF = """<?xml version="1.0"?>
+<sdf version="1.9">
+  <world name="shared">
+    <include><uri>model://rock_model</uri><name>rock_a</name><pose>10 0 0 0 0 0</pose></include>
+    <include><uri>model://rock_model</uri><name>rock_b</name><pose>10 4 0 0.3 0 0.5</pose></include>
+    <model name="mirrored_rock">
+      <pose>10 -4 0 0 0 0.2</pose>
+      <link name="l"><visual name="v">
+        <geometry><mesh><uri>../models/rock_model/meshes/rock.dae</uri><scale>-2 3 0.5</scale></mesh></geometry>
+      </visual></link>
+    </model>
+    {boxes}
+  </world>
+</sdf>
+"""
+
+
+def _shared_world(tmp_path) -> tuple[Path, Path]:
+    """Three visuals of one Collada file (two includes of its model and a mirrored relative-path mesh) and three
+    identical boxes."""
+    models = write_models(tmp_path)
+    boxes = "".join(f'<model name="box_{k}"><pose>6 {y} 0 0 0 {0.2 * k}</pose><link name="l"><visual name="v">'
+                    f'<geometry><box><size>1 2 1</size></box></geometry></visual></link></model>'
+                    for k, y in enumerate((-5.0, 0.0, 5.0)))
+    path = tmp_path / "worlds" / "shared.world"
+    path.parent.mkdir()
+    path.write_text(SHARED_SDF.format(boxes=boxes))
+    return path, models
+
+
+def test_the_same_mesh_file_and_primitive_share_one_mesh(tmp_path):
+    path, models = _shared_world(tmp_path)
+    scene = load_scene(path, device="cpu", model_paths=[models])
+    rocks = [scene.node(p).mesh for p in ("/shared/rock_a/body/hull", "/shared/rock_b/body/hull",
+                                          "/shared/mirrored_rock/l/v")]
+    boxes = [scene.node(f"/shared/box_{k}/l/v").mesh for k in range(3)]
+    assert len({id(m) for m in rocks}) == 1 and len({id(m) for m in boxes}) == 1
+    # by hand: rock_a spans x 10 +- 1 (scale 2 of +-0.5 m); the box at y = 0 (yawed 0.2 rad) is hit before x = 6
+    hit = _cast(scene, [[0.0, -0.1, 0.3]], [[1.0, 0, 0]])
+    assert scene.node(int(hit["object"][0])).path == "/shared/box_1/l/v"
+    assert 5.0 < hit["distance"][0] < 6.0
+    through = _cast(scene, [[8.0, 0.0, 0.02]], [[1.0, 0, 0]])
+    assert through["distance"][0] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_embree_instances_the_shared_meshes_like_warp(tmp_path):
+    from oceansim_py.raycast import rtcore
+    if not rtcore.embree_available():
+        pytest.skip("needs the embree extra (embreex)")
+    from test_raycast_backends import compare
+
+    path, models = _shared_world(tmp_path)
+    w = load_scene(path, device="cpu", model_paths=[models], raycast_backend="warp")
+    e = load_scene(path, device="cpu", model_paths=[models], raycast_backend="embree")
+    e.backend.build()
+    assert e.backend.flat_triangles == 0
+    assert "6 instance(s) of 2 mesh(es)" in e.backend.describe()
+    rng = np.random.default_rng(3)
+    n = 8000
+    origins = np.column_stack([np.full(n, -3.0), rng.uniform(-7, 7, n), rng.uniform(-1, 1, n)])
+    targets = np.column_stack([rng.uniform(5, 12, n), rng.uniform(-7, 7, n), rng.uniform(-0.6, 0.6, n)])
+    compare(w, e, origins, targets - origins)
+    assert (w.raycast(origins, targets - origins, 100.0).numpy()["face"] >= 0).mean() > 0.1

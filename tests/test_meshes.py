@@ -48,6 +48,22 @@ def test_gltf_is_y_up_and_scene_graph_transforms_apply(tmp_path):
     assert hit["distance"][0] == pytest.approx(6.5, abs=1e-5)
 
 
+def test_a_geometry_placed_by_several_graph_nodes_is_one_mesh(tmp_path):
+    s = trimesh.Scene()
+    s.add_geometry(_box_at(0.0), geom_name="box", node_name="n0",
+                   transform=trimesh.transformations.translation_matrix([4.0, 0, 0]))
+    for k, x in ((1, 7.0), (2, 10.0)):  # more glTF nodes naming the same mesh
+        s.graph.update(frame_to=f"n{k}", geometry="box",
+                       matrix=trimesh.transformations.translation_matrix([x, 2.0 * k, 0]))
+    path = tmp_path / "three.glb"
+    s.export(path)
+    scene = load_scene(path, device="cpu")
+    nodes = scene.mesh_nodes()
+    assert len(nodes) == 3 and len({id(n.mesh) for n in nodes}) == 1
+    hit = scene.raycast([[0, 0, 2]], [[1, 0, 0]], 50.0).numpy()    # the second node's box (glTF y 2 -> world z 2)
+    assert hit["distance"][0] == pytest.approx(6.5, abs=1e-5)
+
+
 def test_bad_mesh_files(tmp_path):
     junk = tmp_path / "junk.obj"
     junk.write_bytes(b"\x00\x01 not a mesh")

@@ -72,6 +72,7 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
     if material is not None:
         mat = material_named(materials, material, str(path))
     textures: dict[int, Texture] = {}
+    meshes: dict[str, TriangleMesh] = {}
     root_path = "/" + sanitize_name(path.stem)
     root = Node(path=root_path, material=mat, label=path.stem)
     nodes = [root]
@@ -91,9 +92,11 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
             raise SceneError(f"{path}: geometry {geom_name!r} has face indices out of range "
                              f"(0..{verts.shape[0] - 1})")
         texture, uvs = _texture_of(geom, f"{path}: geometry {geom_name!r}", textures)
+        if geom_name not in meshes:  # a geometry placed by several graph nodes: one mesh, instanced
+            meshes[geom_name] = TriangleMesh(verts, faces, uvs)
         node = Node(path=f"{root_path}/{sanitize_name(str(node_name))}_{i}",
                     transform=matmul_fixed(conv, transform),
-                    mesh=TriangleMesh(verts, faces, uvs),
+                    mesh=meshes[geom_name],
                     material=mat if texture is None else dataclasses.replace(mat, texture=texture),
                     label=str(node_name), parent=root)
         root.children.append(node)

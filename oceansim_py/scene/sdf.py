@@ -36,7 +36,9 @@ non-letters and camelCase; a few synonyms map to table names (``stone``/``stones
 reflectivity is always the named material's.
 
 Nodes: ``/<world>/<model>[/<nested model>...]/<link>/<visual>`` (names sanitised), models and links as
-transform-only nodes. The semantic label of every node is its top-level model's name.
+transform-only nodes. The semantic label of every node is its top-level model's name. Visuals of the same mesh file
+part (resolved file, ``submesh`` name and ``center``; the ``scale`` stays on the node) or of the same primitive
+(tag and parameters) share one ``TriangleMesh``, which the Embree backend instances.
 """
 
 from __future__ import annotations
@@ -177,6 +179,10 @@ class _SdfReader:
         self.paths = search_paths(model_paths, path.parent)
         self.nodes: list[Node] = []
         self._include_depth = 0
+        # one TriangleMesh per source geometry, shared by every visual using it: primitives by (tag, parameters),
+        # mesh files by (resolved file, submesh, center)
+        self._shapes: dict[tuple, list[tuple[TriangleMesh, np.ndarray]]] = {}
+        self._files: dict[tuple[str, str, bool], list[tuple[TriangleMesh, np.ndarray]]] = {}
 
     # files and URIs
     def parse(self, path: Path) -> ET.Element:
@@ -359,10 +365,10 @@ class _SdfReader:
             material = self.material(vis, [vname] + names)
             frame = node.transform if rel in (None, link.get("name")) else self.frame_of(scope, rel)
             xform = matmul_fixed(frame, local)
-            for k, (verts, tris, pre) in enumerate(self.geometry(geom[0], base, where)):
+            for k, (mesh, pre) in enumerate(self.geometry(geom[0], base, where)):
                 suffix = "" if k == 0 else f"_{k}"
                 child = Node(path=f"{node.path}/{sanitize_name(vname)}{suffix}", transform=matmul_fixed(xform, pre),
-                             mesh=TriangleMesh(verts, tris), material=material, label=label, parent=node)
+                             mesh=mesh, material=material, label=label, parent=node)
                 node.children.append(child)
                 self.nodes.append(child)
 
@@ -378,8 +384,19 @@ class _SdfReader:
             return dataclasses.replace(named, albedo=tuple(float(np.clip(v, 0.0, 1.0)) for v in vals))
         return named
 
-    def geometry(self, g: ET.Element, base: Path, where: str) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """[(vertices, triangles, pre-transform)] of one geometry element, in the visual's frame."""
+    def geometry(self, g: ET.Element, base: Path, where: str) -> list[tuple[TriangleMesh, np.ndarray]]:
+        """[(mesh, pre-transform)] of one geometry element, in the visual's frame. Every use of the same primitive
+        (tag and parameters) or mesh file part gets the same ``TriangleMesh`` object, which the Embree backend
+        builds once and instances per visual."""
+        if g.tag == "mesh":
+            return self.mesh(g, base, where)
+        key = (g.tag, tuple((c.tag, (c.text or "").strip()) for c in g))
+        if key not in self._shapes:
+            self._shapes[key] = [(TriangleMesh(v, t), pre) for v, t, pre in self.primitive(g, where)]
+        return self._shapes[key]
+
+    def primitive(self, g: ET.Element, where: str) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """[(vertices, triangles, pre-transform)] of a primitive geometry element (not ``mesh``)."""
         from oceansim_py.scene import procedural
         from oceansim_py.scene.usd import triangulate_polygons
 
@@ -421,13 +438,13 @@ class _SdfReader:
             pre = np.eye(4)
             pre[:3, :3] = _rotation_z_to(normal / np.linalg.norm(normal))
             return [(pts, np.array([[0, 1, 2], [0, 2, 3]]), pre)]
-        if tag == "mesh":
-            return self.mesh(g, base, where)
         raise SceneError(f"{self.path}: {where}: unsupported geometry <{tag}>; supported are box, cylinder, "
                          f"sphere, capsule, ellipsoid, plane and mesh (convert a heightmap to a mesh, e.g. with "
                          f"`oceansim-py scene from-bathymetry`)")
 
-    def mesh(self, g: ET.Element, base: Path, where: str) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def mesh(self, g: ET.Element, base: Path, where: str) -> list[tuple[TriangleMesh, np.ndarray]]:
+        """[(mesh, pre-transform)] of a ``<mesh>`` geometry: the file's parts are read once per (resolved file,
+        submesh, center) and shared; the ``scale`` goes into the pre-transform."""
         uri = (g.findtext("uri") or "").strip()
         if not uri:
             raise SceneError(f"{self.path}: {where}: <mesh> has no <uri>")
@@ -436,26 +453,41 @@ class _SdfReader:
         if any(s == 0 for s in scale):
             raise SceneError(f"{self.path}: {where}: <mesh><scale> has a zero component {scale}")
         pre = np.diag(scale + [1.0])
+        sub = g.find("submesh")
+        want = (sub.findtext("name") or "").strip() if sub is not None else ""
+        center = bool(want) and (sub.findtext("center") or "").strip().lower() in ("true", "1")
+        key = (str(f.resolve()), want, center)
+        if key not in self._files:
+            self._files[key] = self.mesh_parts(f, want, center, where)
+        return [(mesh, matmul_fixed(pre, m)) for mesh, m in self._files[key]]
+
+    def mesh_parts(self, f: Path, want: str, center: bool, where: str) -> list[tuple[TriangleMesh, np.ndarray]]:
+        """[(mesh, part transform)] of mesh file ``f``: submesh ``want`` only (all when empty), recentred when
+        ``center``. Parts placing one geometry of the file several times share its mesh."""
         if f.suffix.lower() == ".dae":
             from oceansim_py.scene.collada import read_collada_meshes
 
-            parts = [(n, v, t, np.eye(4)) for n, v, t in read_collada_meshes(f)]
+            parts = [(n, TriangleMesh(v, t), np.eye(4)) for n, v, t in read_collada_meshes(f)]
         else:
             from oceansim_py.scene.meshes import read_mesh_file
 
-            parts = [(n.label, n.mesh.vertices, n.mesh.triangles, n.transform)
-                     for n in read_mesh_file(f, self.table) if n.mesh is not None]
-        sub = g.find("submesh")
-        if sub is not None and (sub.findtext("name") or "").strip():
-            want = sub.findtext("name").strip()
+            bare: dict[int, TriangleMesh] = {}  # the file's meshes without their uvs (an SDF material has no texture)
+            parts = []
+            for n in read_mesh_file(f, self.table):
+                if n.mesh is not None:
+                    if id(n.mesh) not in bare:
+                        bare[id(n.mesh)] = TriangleMesh(n.mesh.vertices, n.mesh.triangles)
+                    parts.append((n.label, bare[id(n.mesh)], n.transform))
+        if want:
             picked = [p for p in parts if p[0] == want or p[0].rsplit("_", 1)[0] == want]
             if not picked:
                 raise SceneError(f"{self.path}: {where}: submesh {want!r} not in {f}; it holds "
                                  f"{[p[0] for p in parts]}")
             parts = picked
-            if (sub.findtext("center") or "").strip().lower() in ("true", "1"):
-                parts = [(n, v - v.mean(axis=0), t, m) for n, v, t, m in parts]
-        return [(v, t, matmul_fixed(pre, m)) for _, v, t, m in parts]
+            if center:
+                parts = [(n, TriangleMesh(mesh.vertices - mesh.vertices.mean(axis=0), mesh.triangles), m)
+                         for n, mesh, m in parts]
+        return [(mesh, m) for _, mesh, m in parts]
 
 
 def _rotation_z_to(n: np.ndarray) -> np.ndarray:

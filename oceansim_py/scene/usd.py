@@ -16,6 +16,13 @@ What is read:
   inside PointInstancer prototypes, and time-sampled instance positions, are read at the start time;
 - invisible prims and prims of purpose ``guide`` or ``proxy`` are skipped with their subtrees.
 
+Instancing is kept: nodes built from one source prim share one ``TriangleMesh`` (the Embree backend builds it once
+and instances it per node): a PointInstancer prototype's meshes are shared by all its instances (and by every
+instancer targeting that prototype), the meshes under instanceable prims by every instance of the same prototype
+(keyed by the prim in the prototype and the texture-coordinate primvar read with it), and implicit prims by shape.
+Everything applied per node (unit and axis conversion is per stage; transforms, mirroring, materials, labels) stays
+on the node.
+
 Frames and units: the stage's frame is converted to the package's world frame (Z up, metres) by
 ``C = metersPerUnit * R`` where ``R`` is the Y-up -> Z-up rotation for a Y-up stage (identity for Z-up).
 Node vertices are ``C @ p`` (local frame, metres) and node transforms ``C @ M @ C^-1`` (column vectors), so
@@ -55,7 +62,7 @@ import functools
 import logging
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import mapbox_earcut
 import numpy as np
@@ -340,6 +347,7 @@ class _StageReader:
         self._caches: dict[float, UsdGeom.XformCache] = {}
         self._templates: dict[str, list[_Record]] = {}
         self._textures: dict[tuple[Any, ...], Texture] = {}
+        self._meshes: dict[tuple[str, str | None], tuple[np.ndarray, ...] | None] = {}
 
     # -- helpers --------------------------------------------------------------------------------------------
     def fail(self, prim: Usd.Prim, what: str) -> SceneError:
@@ -517,6 +525,26 @@ class _StageReader:
             corners = corners[:, [0, 2, 1]]
         return pts, indices[corners], corner_uv[corners]
 
+    def implicit(self, prim: Usd.Prim) -> tuple[np.ndarray, np.ndarray]:
+        """(points, triangles) of an implicit primitive (Cube, Sphere, ...), tessellated."""
+        kind, size, height, axis = _implicit_params(prim, self.time)
+        if not (math.isfinite(size) and size > 0 and math.isfinite(height) and height >= 0):
+            raise self.fail(prim, f"{kind} needs a finite size/radius > 0 and height >= 0, got {size}, {height}")
+        return _tessellate(kind, size, height, axis)
+
+    def shared(self, prim: Usd.Prim, uv_name: str | None,
+               read: Callable[[], tuple[np.ndarray, ...] | None]) -> tuple[np.ndarray, ...] | None:
+        """The local geometry of ``prim`` (``read()``), read once per source prim: an instance proxy's source is
+        its prim in the prototype (every instance of one prototype gets the same tuple), any other prim is its
+        own source (a PointInstancer prototype walked for several instancers). ``uv_name``: the texture
+        coordinate primvar read with it (a material bound outside the prototype may differ per instance).
+        :meth:`nodes` makes one ``TriangleMesh`` per tuple, so the Embree backend instances it."""
+        source = prim.GetPrimInPrototype() if prim.IsInstanceProxy() else prim
+        key = (str(source.GetPath()), uv_name)
+        if key not in self._meshes:
+            self._meshes[key] = read()
+        return self._meshes[key]
+
     def corner_uvs(self, prim: Usd.Prim, name: str, counts: np.ndarray, indices: np.ndarray) -> np.ndarray | None:
         """(sum(counts), 2) texture coordinates of every face-vertex of a mesh from primvar ``name`` (flattened,
         any interpolation), or ``None`` (with a warning) when the mesh has no such primvar."""
@@ -633,14 +661,11 @@ class _StageReader:
             record.track = chain
         if prim.IsA(UsdGeom.Mesh):
             texture = self.texture(prim)
-            record.mesh = self.mesh(prim, texture)
+            record.mesh = self.shared(prim, None if texture is None else texture[1], lambda: self.mesh(prim, texture))
             if record.mesh is not None and len(record.mesh) == 3:
                 record.material = dataclasses.replace(record.material, texture=texture[0])
         elif prim.GetTypeName() in _IMPLICIT_TYPES:
-            kind, size, height, axis = _implicit_params(prim, self.time)
-            if not (math.isfinite(size) and size > 0 and math.isfinite(height) and height >= 0):
-                raise self.fail(prim, f"{kind} needs a finite size/radius > 0 and height >= 0, got {size}, {height}")
-            record.mesh = _tessellate(kind, size, height, axis)
+            record.mesh = self.shared(prim, None, lambda: self.implicit(prim))
         index = len(out)
         out.append(record)
         if prim.IsA(UsdGeom.PointInstancer):
@@ -707,10 +732,14 @@ class _StageReader:
             self.walk(prim, -1, _Inherited(), (), None, records)
         c3 = self.conv[:3, :3]
         nodes: list[Node] = []
+        meshes: dict[int, TriangleMesh] = {}  # one per source geometry tuple (records sharing it share the mesh)
         for rec in records:
             mesh = None
             if rec.mesh is not None:
-                mesh = TriangleMesh(matmul_fixed(rec.mesh[0], c3.T), rec.mesh[1], rec.mesh[2] if len(rec.mesh) > 2 else None)
+                if id(rec.mesh) not in meshes:
+                    meshes[id(rec.mesh)] = TriangleMesh(matmul_fixed(rec.mesh[0], c3.T), rec.mesh[1],
+                                                        rec.mesh[2] if len(rec.mesh) > 2 else None)
+                mesh = meshes[id(rec.mesh)]
             node = Node(path=rec.path, transform=matmul_fixed(matmul_fixed(self.conv, rec.matrix), self.conv_inv), mesh=mesh,
                         material=rec.material, label=rec.label)
             if rec.track is not None:
