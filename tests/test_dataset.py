@@ -175,6 +175,8 @@ def test_torch_dataset(clean_run):
     ({"sensors": [{"name": "x", "type": "barometer", "rate_hz": 1, "confg": {}}]}, r"unknown key\(s\) \['confg'\]"),
     ({"sensors": [{"name": "x", "type": "barometer", "rate_hz": 1, "config": {"noise_sgima": 1}}]},
      r"unknown key\(s\) \['noise_sgima'\]"),
+    ({"sensors": [{"name": "x", "type": "dvl", "rate_hz": 1, "config": {"raycast_backnd": "warp"}}]},
+     r"unknown key\(s\) \['raycast_backnd'\] for DVLConfig; valid keys are .*'raycast_backend'"),
     ({"scene": "atlantis"}, r"scene: 'atlantis' is not a built-in scene"),
     ({"scene": "missing.usda"}, r"scene: scene file .*missing\.usda does not exist"),
     ({"trajectory": {"type": "transect", "start": [0, 0, 0], "end": [1, 0, 0], "sped": 1}},
@@ -192,6 +194,28 @@ def test_bad_rigs_are_config_errors(tmp_path, change, message):
         run(build_parser().parse_args(main_args))
     assert "rig.yaml" in str(info.value) or "frames" in str(info.value)
     assert not list(out.glob("shard_*")) if out.exists() else True
+
+
+def test_rig_sensor_chooses_its_raycast_backend(tmp_path, monkeypatch):
+    """A sensor's ``config: {raycast_backend: warp}`` in a rig renders through Warp whatever the scene's choice: the
+    images are those of the same rig with the scene on Warp (OCEANSIM_RAYCAST_BACKEND), the manifest records the
+    field, and a bad name is a ConfigError naming the field."""
+    fls = dict(RIG["sensors"][0], config={**RIG["sensors"][0]["config"], "raycast_backend": "warp"})
+    small = {**RIG, "frames": 4, "sensors": [fls]}
+    monkeypatch.setenv("OCEANSIM_RAYCAST_BACKEND", "auto")
+    main(["generate", "--rig", str(write_rig(tmp_path, small)), "--out", str(tmp_path / "chosen"), "--no-progress"])
+    manifest = json.loads((tmp_path / "chosen" / "manifest.json").read_text())
+    assert manifest["sensors"]["fls"]["config"]["raycast_backend"] == "warp"
+    monkeypatch.setenv("OCEANSIM_RAYCAST_BACKEND", "warp")
+    plain = {**small, "sensors": [RIG["sensors"][0]]}
+    main(["generate", "--rig", str(write_rig(tmp_path, plain, "plain.yaml")), "--out", str(tmp_path / "plain"),
+          "--no-progress"])
+    chosen, warp = load(tmp_path / "chosen"), load(tmp_path / "plain")
+    for i in range(4):
+        np.testing.assert_array_equal(chosen.frame(i)["fls"]["intensity"], warp.frame(i)["fls"]["intensity"])
+    bad = {**small, "sensors": [dict(fls, config={"raycast_backend": "optix"})]}
+    with pytest.raises(ConfigError, match=r"ImagingSonarConfig\.raycast_backend='optix' is not a ray-cast backend"):
+        load_rig(write_rig(tmp_path, bad, "bad.yaml"))
 
 
 def test_output_holding_a_different_run_is_refused(clean_run, tmp_path):

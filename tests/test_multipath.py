@@ -228,9 +228,9 @@ def test_cast_calls_scale_with_bounces(monkeypatch):
     calls: list[int] = []
     cast = scene.raycast_into
 
-    def counting(origins, directions, max_range, out, threads=None):
+    def counting(origins, directions, max_range, out, threads=None, backend=None):
         calls.append(int(origins.shape[0]))
-        return cast(origins, directions, max_range, out, threads)
+        return cast(origins, directions, max_range, out, threads, backend)
 
     monkeypatch.setattr(scene, "raycast_into", counting)
     small = dict(horizontal_fov=20.0, n_beams=8, rays_per_beam=2, elevation_rays=8, min_range=0.5, max_range=10.0,

@@ -4,10 +4,11 @@
 - ``embree``: Intel Embree 4 on the CPU (``pip install 'oceansim_py[embree]'``); the default for CPU scenes
   when installed.
 
-Choice, first that applies: ``load_scene(..., raycast_backend=...)`` / ``Scene(..., raycast_backend=...)`` /
+Choice, first that applies: a sensor config's ``raycast_backend`` field (that sensor's casts only, through
+``Scene.backend_for``); ``load_scene(..., raycast_backend=...)`` / ``Scene(..., raycast_backend=...)`` /
 ``Scene.set_raycast_backend(...)``; the environment variable ``OCEANSIM_RAYCAST_BACKEND`` (``warp``, ``embree`` or
 ``auto``; ``embree`` there applies to CPU scenes, a CUDA scene keeps ``warp``); else ``auto``. Asking for
-``embree`` when it is not installed, or for a CUDA scene by argument, is a ``ConfigError``.
+``embree`` when it is not installed, or for a CUDA scene by argument or sensor field, is a ``ConfigError``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,21 @@ def requested_backend() -> str:
     return _checked(env, ENV_VAR) if env else "auto"
 
 
+def check_backend_choice(name: str | None, what: str = "raycast_backend") -> None:
+    """Check a sensor config's backend override ``name`` (``None``: the scene's choice) where no scene is known
+    yet: ``ConfigError`` naming ``what`` for an unknown name or for ``embree`` without Embree installed. Whether
+    it suits the scene's device is checked at the first cast (:meth:`Scene.backend_for`)."""
+    if name is not None and _checked(name, what) == "embree":
+        _require_embree(what)
+
+
+def _require_embree(what: str) -> None:
+    try:
+        embree_library()
+    except ConfigError as exc:
+        raise ConfigError(f"{what}='embree' asks for the embree ray-cast backend: {exc}") from None
+
+
 def resolve_backend_name(device: "wp.context.Device", requested: str | None = None) -> str:
     """The backend a scene on ``device`` uses, given its own request (``None``: the environment's, else auto)."""
     if requested is not None:
@@ -57,11 +73,7 @@ def resolve_backend_name(device: "wp.context.Device", requested: str | None = No
                 raise ConfigError(f"raycast_backend='embree' casts on the CPU, but the scene is on {device}; "
                                   f"load it with device='cpu' or use raycast_backend='warp'")
             return "warp"
-        try:
-            embree_library()
-        except ConfigError as exc:
-            raise ConfigError(f"{'raycast_backend' if explicit else ENV_VAR}='embree' asks for the embree ray-cast "
-                              f"backend: {exc}") from None
+        _require_embree("raycast_backend" if explicit else ENV_VAR)
         return "embree"
     return "embree" if device.is_cpu and embree_available() else "warp"
 
@@ -77,5 +89,5 @@ def make_backend(name: str, geometry: "WorldGeometry", source: str = "<scene>") 
     return WarpBackend(geometry)
 
 
-__all__ = ["BACKENDS", "CHOICES", "ENV_VAR", "RaycastBackend", "make_backend", "requested_backend",
-           "resolve_backend_name"]
+__all__ = ["BACKENDS", "CHOICES", "ENV_VAR", "RaycastBackend", "check_backend_choice", "make_backend",
+           "requested_backend", "resolve_backend_name"]

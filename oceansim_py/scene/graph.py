@@ -29,7 +29,7 @@ PATH_SEA_SURFACE = "/SeaSurface"
 #: How far past the sea surface (m) :meth:`Scene.raycast_through_surface` restarts a ray.
 SURFACE_STEP = 1e-3
 
-#: Held while a scene makes its ray-cast backend object (``Scene.backend``).
+#: Held while a scene makes a ray-cast backend object (``Scene.backend_for``) or walks them (``Scene.set_time``).
 _BACKEND_LOCK = threading.Lock()
 
 
@@ -143,7 +143,8 @@ class Scene:
     Build with :func:`oceansim_py.load_scene` or ``Scene(nodes, ...)`` from nodes you made. Node ids are
     assigned here: the rank of each node's path in sorted order, so the same file always gives the same ids.
     ``raycast_backend``: ``"warp"``, ``"embree"`` or ``"auto"``; ``None`` takes ``OCEANSIM_RAYCAST_BACKEND``,
-    else auto (Embree for a CPU scene when installed, else Warp; see :mod:`oceansim_py.raycast`).
+    else auto (Embree for a CPU scene when installed, else Warp; see :mod:`oceansim_py.raycast`). A sensor whose
+    config sets ``raycast_backend`` casts through :meth:`backend_for` its name instead.
     """
 
     def __init__(self, nodes: list[Node], source: str = "<memory>", device: Any = None,
@@ -159,7 +160,7 @@ class Scene:
         self.metadata: dict[str, Any] = dict(metadata or {})
         self.time = float(self.metadata.get("start_time", 0.0))
         self._build(nodes)
-        self._backend: RaycastBackend | None = None
+        self._backends: dict[str, RaycastBackend] = {}
         self.set_raycast_backend(raycast_backend)
 
     def _build(self, nodes: list[Node]) -> None:
@@ -277,7 +278,8 @@ class Scene:
         backend = self._backend_name
         self._build([*self.nodes, node])
         self._backend_name = backend
-        self._backend = None
+        with _BACKEND_LOCK:
+            self._backends = {}
         return node
 
     @property
@@ -308,8 +310,8 @@ class Scene:
                 max(float(n.track.times[-1]) for n in self._animated))
 
     def set_time(self, t: float) -> None:
-        """Move animated nodes and the sea surface to time ``t`` (seconds) and refit the BVH (and the ray-cast
-        backend's structure). Free for static scenes."""
+        """Move animated nodes and the sea surface to time ``t`` (seconds) and refit the BVH (and the structure of
+        every ray-cast backend made so far). Free for static scenes."""
         if not np.isfinite(t):
             raise SceneError(f"{self.source}: set_time needs a finite time in seconds, got {t!r}")
         self.time = float(t)
@@ -318,8 +320,10 @@ class Scene:
         for n in self._animated:
             n.transform = n.track.at(self.time)
         self.geometry.update(self.time)
-        if self._backend is not None:
-            self._backend.update()
+        with _BACKEND_LOCK:
+            made = list(self._backends.values())
+        for backend in made:
+            backend.update()
 
     # -- ray casting --------------------------------------------------------------------------------------
     @property
@@ -329,22 +333,31 @@ class Scene:
 
     def set_raycast_backend(self, name: str | None = None) -> None:
         """Choose the ray-cast backend (``"warp"``, ``"embree"``, ``"auto"``; ``None``: the environment's, else
-        auto). ``ConfigError`` when it cannot run here. Its acceleration structure is built on first cast."""
+        auto). ``ConfigError`` when it cannot run here. Its acceleration structure is built on first cast; backend
+        objects made before are kept for sensors that name them (:meth:`backend_for`)."""
         self._backend_name = resolve_backend_name(self.device, name)
-        self._backend = None
 
     @property
     def backend(self) -> RaycastBackend:
-        """The ray-cast backend object (made on first use; threads casting at once get the same one)."""
-        backend = self._backend
+        """The scene's own ray-cast backend object (:meth:`backend_for` of ``None``)."""
+        return self.backend_for(None)
+
+    def backend_for(self, name: str | None) -> RaycastBackend:
+        """The backend object a sensor whose config says ``raycast_backend=name`` casts through: ``None`` is the
+        scene's choice, else ``"warp"`` / ``"embree"`` / ``"auto"`` resolved on this scene's device (``ConfigError``
+        as for :meth:`set_raycast_backend`). One object per backend, made on first use under a lock, so threads
+        casting at once share it; ``set_time`` refits every one made."""
+        key = self._backend_name if name is None else resolve_backend_name(self.device, name)
+        backend = self._backends.get(key)
         if backend is None:
             with _BACKEND_LOCK:
-                if self._backend is None:
-                    self._backend = make_backend(self._backend_name, self.geometry, self.source)
-                backend = self._backend
+                backend = self._backends.get(key)
+                if backend is None:
+                    backend = self._backends[key] = make_backend(key, self.geometry, self.source)
         return backend
 
-    def raycast(self, origins: Any, directions: Any, max_range: float | Any = 1000.0) -> RaycastResult:
+    def raycast(self, origins: Any, directions: Any, max_range: float | Any = 1000.0,
+                backend: str | None = None) -> RaycastResult:
         """Cast N rays (world frame, metres) and return their first hits.
 
         Args:
@@ -352,6 +365,7 @@ class Scene:
             directions: (N, 3) directions (normalised here; a zero direction, or one shorter than ~1.1e-19, is a
                 miss: :mod:`oceansim_py.raycast.backend`).
             max_range: one maximum distance (m) or (N,) per ray.
+            backend: a sensor's ``raycast_backend`` override (:meth:`backend_for`); ``None``: the scene's.
         """
         o = as_float32(origins, (3,), "raycast origins").reshape(-1, 3)
         d = as_float32(directions, (3,), "raycast directions").reshape(-1, 3)
@@ -368,7 +382,7 @@ class Scene:
             wr = wp.array(r, dtype=wp.float32)
             out = RaycastResult(wp.empty(n, dtype=wp.float32), wp.empty(n, dtype=wp.vec3),
                                 wp.empty(n, dtype=wp.int32), wp.empty(n, dtype=wp.int32))
-        self.raycast_into(wo, wd, wr, out)
+        self.raycast_into(wo, wd, wr, out, backend=backend)
         return out
 
     def raycast_through_surface(self, origins: Any, directions: Any, max_range: float | Any = 1000.0) -> RaycastResult:
@@ -399,12 +413,13 @@ class Scene:
                                  wp.array(res["face"], dtype=wp.int32), wp.array(res["object"], dtype=wp.int32))
 
     def raycast_into(self, origins: wp.array, directions: wp.array, max_range: wp.array,
-                     out: RaycastResult, threads: int | None = None) -> None:
-        """Device-side ray cast into preallocated arrays (no host copies) by the scene's backend; CPU work split
-        across threads. Array contract: :mod:`oceansim_py.raycast.backend` (checked: :class:`SceneError` for
-        strided views or arrays of other lengths)."""
+                     out: RaycastResult, threads: int | None = None, backend: str | None = None) -> None:
+        """Device-side ray cast into preallocated arrays (no host copies) by the scene's backend, or by
+        :meth:`backend_for` ``backend`` (a sensor's ``raycast_backend``); CPU work split across threads. Array
+        contract: :mod:`oceansim_py.raycast.backend` (checked: :class:`SceneError` for strided views or arrays of
+        other lengths)."""
         check_cast_arrays(origins, directions, max_range, out)
-        self.backend.cast(origins, directions, max_range, out, threads=threads)
+        self.backend_for(backend).cast(origins, directions, max_range, out, threads=threads)
 
     def summary(self) -> str:
         """A human-readable description of what the scene holds."""

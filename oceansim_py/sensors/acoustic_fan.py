@@ -26,6 +26,7 @@ from oceansim_py.limits import check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.acoustic.chain import DeviceChain
 from oceansim_py.sensors.acoustic.multipath import BounceState, BounceTracer
+from oceansim_py.sensors.backend_field import RaycastBackendField
 from oceansim_py.sensors.batching import PoseUploads, check_out, check_render_call
 from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
@@ -67,7 +68,7 @@ def range_bin_centres(min_range: float, max_range: float, range_bins: int) -> np
     return (min_range + (np.arange(range_bins) + 0.5) * dr).astype(np.float32)
 
 
-class RangeBinnedConfig(ConfigBase, abc.ABC):
+class RangeBinnedConfig(RaycastBackendField, ConfigBase, abc.ABC):
     """Base of the fan sonars' configs, whose fields ``min_range``, ``max_range`` (m) and ``range_bins`` give
     ``range_bins`` equal bins over [min_range, max_range). Each fan sonar's config defines :attr:`fan_channels`
     and :meth:`result_bytes` (abstract here)."""
@@ -206,7 +207,7 @@ class AcousticFan:
         self._poses = PoseUploads(self.device, self.MAX_CACHED_BATCH_SIZES)
         # the peer's specular bounces (multipath_bounces; the device model's are the chain's)
         mp = config.multipath_settings()
-        self._tracer = (BounceTracer(mp, config.frequency, config.sound_speed, self.device)
+        self._tracer = (BounceTracer(mp, config.frequency, config.sound_speed, self.device, config.raycast_backend)
                         if mp.bounces > 0 and config.model == "peer" else None)
 
     def memory_bytes(self, batch: int) -> int:
@@ -252,7 +253,7 @@ class AcousticFan:
         rays = buf.rays
         launch_1d(fk.fan_ray_gen_kernel, n_rays,
                   [buf.poses, self.directions, self.rays_per_pose, rays.origins, rays.directions], dev)
-        rays.cast(scene)
+        rays.cast(scene, self.config.raycast_backend)
         if self._tracer is not None:
             self._trace(scene, buf, n_rays)
         else:
@@ -389,7 +390,7 @@ class FanSonar(abc.ABC):
         if c.model != "device":
             return None
         return DeviceChain(c.device_settings(c.absorption, c.normalisation, c.seed), c.table_fan(), self.device,
-                           self.sensor_id)
+                           self.sensor_id, c.raycast_backend)
 
     def _chain_series(self, chain: DeviceChain, scene: Any, p: np.ndarray, frame_index: int, range_sigma: float,
                       out: FanSeries | None = None,

@@ -105,8 +105,9 @@ class Interrogation:
 
 
 def interrogate(times: np.ndarray, poses: np.ndarray, along: Any, beacons: np.ndarray, sound_speed: float,
-                turnaround: float, max_range: float, scene: Any) -> Interrogation:
-    """Ping every beacon from each of B poses at ``times`` (module docstring). ``along``: :func:`poses_along`."""
+                turnaround: float, max_range: float, scene: Any, backend: str | None) -> Interrogation:
+    """Ping every beacon from each of B poses at ``times`` (module docstring). ``along``: :func:`poses_along`.
+    ``backend``: the config's ``raycast_backend`` of the occlusion casts (``None``: the scene's)."""
     b, n = poses.shape[0], beacons.shape[0]
     t0 = np.zeros(b) if times is None else np.asarray(times, dtype=np.float64)
     p0 = poses[:, None, :3]
@@ -127,8 +128,8 @@ def interrogate(times: np.ndarray, poses: np.ndarray, along: Any, beacons: np.nd
     occluded = np.zeros((b, n), dtype=bool)
     if scene is not None:
         for origins, dist in ((np.broadcast_to(p0, (b, n, 3)), outbound), (rx_pose[..., :3], inbound)):
-            occluded |= blocked(scene, origins.reshape(-1, 3), np.broadcast_to(beacons[None], (b, n, 3)).reshape(-1, 3),
-                                dist.reshape(-1)).reshape(b, n)
+            targets = np.broadcast_to(beacons[None], (b, n, 3)).reshape(-1, 3)
+            occluded |= blocked(scene, origins.reshape(-1, 3), targets, dist.reshape(-1), backend).reshape(b, n)
     return Interrogation(outbound, inbound, t_rx, rx_pose, t_rx - t0[:, None] - turnaround, outbound > max_range,
                          occluded)
 
@@ -145,7 +146,8 @@ class SurfaceBounce:
 
 
 def surface_bounce(times: np.ndarray, poses: np.ndarray, along: Any, beacons: np.ndarray, direct: Interrogation,
-                   sound_speed: float, turnaround: float, max_range: float, scene: Any) -> SurfaceBounce:
+                   sound_speed: float, turnaround: float, max_range: float, scene: Any,
+                   backend: str | None) -> SurfaceBounce:
     """Multipath by the sea surface: a beacon whose direct path is blocked may still be heard by the reply that
     bounced once off the surface (pressure release, flat at the scene's mean ``surface_z``). By the image-source
     method the reflected path from the head to the beacon is the straight path to the beacon mirrored in the
@@ -153,11 +155,11 @@ def surface_bounce(times: np.ndarray, poses: np.ndarray, along: Any, beacons: np
     of its legs below the surface (head -> reflection point -> beacon, outbound and inbound) are clear, the head and
     the beacon are under water, and the reflected range is within ``max_range``. The head then measures the
     reflected travel time and the direction of the image (a ghost fix above the true beacon), as real USBLs do
-    behind obstacles."""
+    behind obstacles. ``backend``: as for :func:`interrogate`."""
     z_s = float(scene.surface_z) if scene is not None else 0.0
     image = beacons.copy()
     image[:, 2] = 2.0 * z_s - beacons[:, 2]
-    geo = interrogate(times, poses, along, image, sound_speed, turnaround, max_range, None)
+    geo = interrogate(times, poses, along, image, sound_speed, turnaround, max_range, None, None)
     b, n = direct.occluded.shape
     under = (beacons[None, :, 2] < z_s) & (poses[:, None, 2] < z_s)
     clear = np.ones((b, n), dtype=bool)
@@ -172,7 +174,7 @@ def surface_bounce(times: np.ndarray, poses: np.ndarray, along: Any, beacons: np
             point = head + frac[:, None] * (img - head)               # where the path meets the surface
             leg_head = np.linalg.norm(point - head, axis=1)
             leg_beacon = np.linalg.norm(point - bea, axis=1)
-            bad = blocked(scene, head, point, leg_head) | blocked(scene, bea, point, leg_beacon)
+            bad = blocked(scene, head, point, leg_head, backend) | blocked(scene, bea, point, leg_beacon, backend)
             clear &= ~bad.reshape(b, n)
     usable = direct.occluded & clear & under & ~geo.out_of_range
     return SurfaceBounce(usable, geo, image)
@@ -210,27 +212,30 @@ def exchange(config: Any, times: np.ndarray | None, poses: np.ndarray, along: An
     ``along`` of :func:`poses_along`) with the config's sound_speed, turnaround_delay and max_range, and with its
     ``surface_multipath`` hear a blocked beacon by its :func:`surface_bounce` reply."""
     c = config
-    geo = interrogate(times, poses, along, beacons, c.sound_speed, c.turnaround_delay, c.max_range, scene)
+    geo = interrogate(times, poses, along, beacons, c.sound_speed, c.turnaround_delay, c.max_range, scene,
+                      c.raycast_backend)
     true_range = geo.inbound
     heard = ~geo.occluded
     bounced = np.zeros(heard.shape, dtype=bool)
     image = None
     if c.surface_multipath:
         bounce = surface_bounce(times, poses, along, beacons, geo, c.sound_speed, c.turnaround_delay, c.max_range,
-                                scene)
+                                scene, c.raycast_backend)
         geo, bounced, image = merge_bounce(geo, bounce), bounce.usable, bounce.image
         heard = heard | bounced
     return Exchange(geo, true_range, heard, bounced, image)
 
 
-def blocked(scene: Any, origins: np.ndarray, targets: np.ndarray, distance: np.ndarray) -> np.ndarray:
+def blocked(scene: Any, origins: np.ndarray, targets: np.ndarray, distance: np.ndarray,
+            backend: str | None) -> np.ndarray:
     """(N,) True where the scene blocks the straight path from ``origins`` to ``targets`` (world, m): a ray cast
-    hit more than :data:`OCCLUSION_TOLERANCE` short of the target."""
+    (through the sensor config's ``raycast_backend``, ``backend``; ``None``: the scene's) hit more than
+    :data:`OCCLUSION_TOLERANCE` short of the target."""
     out = np.zeros(distance.shape, dtype=bool)
     ok = distance > OCCLUSION_TOLERANCE
     if not ok.any():
         return out
-    hit = scene.raycast(origins[ok], targets[ok] - origins[ok], distance[ok]).numpy()
+    hit = scene.raycast(origins[ok], targets[ok] - origins[ok], distance[ok], backend=backend).numpy()
     out[ok] = (hit["face"] >= 0) & (hit["distance"] < distance[ok] - OCCLUSION_TOLERANCE)
     return out
 

@@ -69,6 +69,7 @@ from oceansim_py.io.config import ConfigBase, require, require_finite, require_n
 from oceansim_py.kernels import camera as k
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors import lens
+from oceansim_py.sensors.backend_field import RaycastBackendField
 from oceansim_py.sensors.batching import PoseUploads, check_render_call
 from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
@@ -135,7 +136,7 @@ class VehicleLight(ConfigBase):
 
 
 @dataclasses.dataclass(frozen=True)
-class UnderwaterCameraConfig(ConfigBase):
+class UnderwaterCameraConfig(RaycastBackendField, ConfigBase):
     """Pinhole underwater camera (see the module docstring for frames and units).
 
     Intrinsics: ``width`` x ``height`` pixels; ``horizontal_fov`` (deg, (0, 180)) sets ``fx`` when ``fx`` is
@@ -264,6 +265,7 @@ class UnderwaterCameraConfig(ConfigBase):
 
     def validate(self) -> None:
         owner = "UnderwaterCameraConfig"
+        self.validate_raycast_backend()
         for name in ("width", "height"):
             v = getattr(self, name)
             require(isinstance(v, int) and v >= 1, owner, name, f"must be an integer >= 1 pixel, got {v!r}")
@@ -532,11 +534,6 @@ class SegmentRays(RayBuffers):
         self.max_range = wp.empty(n_rays, dtype=wp.float32, device=device)
 
 
-def _cast(scene: Any, rays: RayBuffers, threads: int | None) -> None:
-    """``rays.cast(scene)`` on ``threads`` CPU launch threads (``None``: all)."""
-    scene.raycast_into(rays.origins, rays.directions, rays.max_range, rays.hits, threads=threads)
-
-
 class _Scratch:
     """Ray scratch of one tile of ``n_pixels`` pixels: the primary rays, the in-water rays past the sea surface
     (``bounce``, with ``crossings``, the count of primary rays that reach the surface), and ``shadow_sources``
@@ -709,8 +706,9 @@ class UnderwaterCamera:
     def _shade(self, scene: Any, poses: np.ndarray, pose_buf: wp.array, batch: int, sub: int, out: CameraResult,
                use_vignette: int, threads: int | None) -> None:
         """Render the batch into ``out`` tile by tile (``TILE_PIXELS`` pixels at most) and sub-sample by sub-sample:
-        primary rays, cast through the scene's backend; the in-water rays past the sea surface of those that reach
-        it, cast (only when some do); the shadow rays of the shaded points, cast; shading into ``out``."""
+        primary rays, cast through the scene's backend (or the config's ``raycast_backend``); the in-water rays past
+        the sea surface of those that reach it, cast (only when some do); the shadow rays of the shaded points, cast;
+        shading into ``out``."""
         c = self.config
         fx, fy, cx, cy = c.intrinsics()
         use_rays = int(lens.has_distortion(c.distortion))
@@ -731,14 +729,14 @@ class UnderwaterCamera:
                 tile = [sub, s, first, c.width, c.height]
                 launch_1d(k.camera_ray_kernel, n, [pose_buf, *tile, *view[2:], rays.origins, rays.directions],
                           dev, threads=threads, min_chunk=1024)
-                _cast(scene, rays, threads)
+                rays.cast(scene, c.raycast_backend, threads=threads)
                 if surface:
                     scratch.crossings.zero_()
                     launch_1d(k.camera_bounce_ray_kernel, n,
                               [pose_buf, in_water, *tile, rays.directions, *rays.hit_args(), sea, bounce.origins,
                                bounce.directions, scratch.crossings], dev, threads=threads, min_chunk=1024)
                     if int(scratch.crossings.numpy()[0]) > 0:
-                        _cast(scene, bounce, threads)
+                        bounce.cast(scene, c.raycast_backend, threads=threads)
                 primary_and_bounce = [rays.directions, *rays.hit_args(), sea, bounce.origins, bounce.directions,
                                       *bounce.hit_args()]
                 if scratch.shadow is not None:
@@ -746,7 +744,7 @@ class UnderwaterCamera:
                     launch_1d(k.camera_shadow_ray_kernel, n,
                               [pose_buf, in_water, *tile, *primary_and_bounce, lights, sh.origins, sh.directions,
                                sh.max_range], dev, threads=threads, min_chunk=1024)
-                    _cast(scene, sh, threads)
+                    sh.cast(scene, c.raycast_backend, threads=threads)
                 launch_1d(k.camera_shade_kernel, n,
                           [pose_buf, in_water, sub, s, sub // 2, first, *view, *primary_and_bounce, shadow.face,
                            shadow.obj, g.object_albedo, g.object_label, tex, lights, water, use_vignette,

@@ -63,6 +63,7 @@ from oceansim_py.kernels.dvl import (NUM_BEAMS, dvl_beam_rays_kernel, dvl_beams_
                                      dvl_water_beams_kernel)
 from oceansim_py.poses import quat_to_matrix, rotate_fixed
 from oceansim_py.runtime import as_float32, check_memory, launch_1d, resolve_device
+from oceansim_py.sensors.backend_field import RaycastBackendField
 from oceansim_py.sensors.batching import PoseUploads, check_render_call
 from oceansim_py.sensors.currents import KINDS as CURRENT_KINDS
 from oceansim_py.sensors.currents import CurrentField, current_field
@@ -76,7 +77,7 @@ TRACKING_MODES = ("bottom", "surface")
 
 
 @dataclasses.dataclass(frozen=True)
-class DVLConfig(ConfigBase):
+class DVLConfig(RaycastBackendField, ConfigBase):
     """DVL parameters.
 
     beam_angle: deg, angle of each beam from the sensor's -z axis. layout: "X" (azimuths 45° + k·90°) or "+"
@@ -134,6 +135,7 @@ class DVLConfig(ConfigBase):
     }
 
     def validate(self) -> None:
+        self.validate_raycast_backend()
         require_positive(self.beam_angle, _OWNER, "beam_angle", "deg")
         require(self.beam_angle < 90.0, _OWNER, "beam_angle", f"must be < 90 deg, got {self.beam_angle!r}")
         require(self.layout in ("X", "+"), _OWNER, "layout", f"must be 'X' or '+', got {self.layout!r}")
@@ -339,7 +341,7 @@ class DVL:
         rays = self._rays.get_or_make(nb, lambda: RayBuffers(nb, dev, float(c.max_range)))
         launch_1d(dvl_beam_rays_kernel, nb, [wposes, self._dirs, rays.origins, rays.directions], dev,
                   align=NUM_BEAMS)
-        rays.cast(scene)
+        rays.cast(scene, c.raycast_backend)
         surface = c.tracking == "surface"
         moving = surface and scene.sea_surface is not None
         target = self._surface_velocities(scene, p, rays) if moving else self._still

@@ -28,6 +28,7 @@ from oceansim_py.kernels import imaging_sonar as k
 from oceansim_py.kernels import multipath as km
 from oceansim_py.limits import check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
+from oceansim_py.sensors.backend_field import RaycastBackendField
 from oceansim_py.sensors.batching import PoseUploads, check_render_call
 from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
@@ -41,7 +42,7 @@ _OWNER = "ImagingSonarConfig"
 
 
 @dataclasses.dataclass(frozen=True)
-class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
+class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBackendField, ConfigBase):
     """Imaging sonar parameters (the device-chain fields, ``model`` and below, are documented in
     :class:`~oceansim_py.sensors.acoustic.device_config.DeviceChainFields` and ``DeviceDisplayFields``).
 
@@ -166,6 +167,7 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
     }
 
     def validate(self) -> None:
+        self.validate_raycast_backend()
         for name in ("horizontal_fov", "vertical_fov", "min_range", "max_range", "absorption",
                      "multiplicative_sigma", "additive_sigma", "additive_beam_gain", "additive_beam_width",
                      "gain", "gamma"):
@@ -485,7 +487,7 @@ class ImagingSonar:
         self._ranges = c.ranges()
         self._bearings = c.bearings()
         self._chain = (DeviceChain(c.device_settings(c.absorption, c.normalisation_mode, c.seed), c.fan_layout(),
-                                   self.device, self.sensor_id) if c.model == "device" else None)
+                                   self.device, self.sensor_id, c.raycast_backend) if c.model == "device" else None)
 
     def memory_bytes(self, batch: int) -> int:
         """Device bytes a render of ``batch`` poses needs (scratch and result)."""
@@ -550,7 +552,7 @@ class ImagingSonar:
         launch_1d(k.sonar_ray_gen_kernel, n_rays,
                   [pose_array, self._bearing_cs, self._elev_table, c.elevation_rays, c.rays_per_pose, rays.origins,
                    rays.directions], dev)
-        rays.cast(scene)
+        rays.cast(scene, c.raycast_backend)
         launch_1d(k.sonar_ray_return_kernel, n_rays,
                   [rays.directions, *rays.hit_args(), g.object_reflectivity, g.object_label, self._elev_table,
                    c.elevation_rays, c.rays_per_pose, float(c.min_range), dr, c.range_bins, float(c.absorption),
@@ -604,7 +606,7 @@ class ImagingSonar:
         launch_1d(km.holoocean_bounce_kernel, n_rays,
                   [rays.origins, rays.directions, *rays.hit_args(), g.object_reflectivity, float(c.max_range),
                    buf.mp_path, buf.mp_amp, buf.mp_remaining], dev)
-        scene.raycast_into(rays.origins, rays.directions, buf.mp_remaining, rays.hits)
+        rays.cast(scene, c.raycast_backend, buf.mp_remaining)
         launch_1d(km.holoocean_multipath_return_kernel, n_rays,
                   [rays.origins, rays.directions, *rays.hit_args(), g.object_reflectivity, g.object_label, poses,
                    self._elev_table, c.elevation_rays, c.rays_per_pose, buf.mp_path, buf.mp_amp,

@@ -19,13 +19,14 @@ from oceansim_py.io.config import ConfigBase
 from oceansim_py.sensors.acoustic_positioning import (
     BeaconLayout, exchange, measure_batch, measured_ranges, poses_along, validate_ranging,
 )
+from oceansim_py.sensors.backend_field import RaycastBackendField
 from oceansim_py.sensors.nav_common import HostResult, NavSensor, timed_run_target
 
 _OWNER = "LBLConfig"
 
 
 @dataclasses.dataclass(frozen=True)
-class LBLConfig(BeaconLayout, ConfigBase):
+class LBLConfig(BeaconLayout, RaycastBackendField, ConfigBase):
     """LBL parameters. beacon_ids: distinct integer ids. beacon_positions: one [x, y, z] per id, m, world frame.
     rate: Hz (interrogations when measuring a Trajectory without times). sound_speed: m/s. turnaround_delay: s.
     max_range: m. range_sigma: m. outlier_probability: per reply. outlier_range: m (outliers U(0, outlier_range)
@@ -57,6 +58,7 @@ class LBLConfig(BeaconLayout, ConfigBase):
     }
 
     def validate(self) -> None:
+        self.validate_raycast_backend()
         validate_ranging(self, _OWNER)
 
 

@@ -115,6 +115,7 @@ class MsisConfig(DeviceChainFields, RangeBinnedConfig):
     }
 
     def validate(self) -> None:
+        self.validate_raycast_backend()
         for name in ("horizontal_beamwidth", "vertical_beamwidth", "step_angle", "sector_width", "sector_centre",
                      "ping_period", "processing_time", "min_range", "max_range", "absorption", "display_floor",
                      "dynamic_range"):
@@ -390,7 +391,7 @@ class Msis:
         self.sensor_id = int(sensor_id)
         c = self.config
         self._chain = DeviceChain(c.device_settings(c.absorption, c.normalisation, c.seed), c.table_fan(),
-                                  self.device, self.sensor_id)
+                                  self.device, self.sensor_id, c.raycast_backend)
 
     def memory_bytes(self, batch: int) -> int:
         """Device bytes a render of ``batch`` steps needs."""

@@ -53,6 +53,7 @@ from oceansim_py.sensors.acoustic.device_config import DeviceChainFields, Device
 from oceansim_py.sensors.acoustic.display import apply_colormap, db_window_to_uint8
 from oceansim_py.sensors.acoustic.multipath import BounceState, BounceTracer
 from oceansim_py.sensors.acoustic.presets import MULTIBEAM_DEVICE_PRESETS
+from oceansim_py.sensors.backend_field import RaycastBackendField
 from oceansim_py.sensors.batching import PoseUploads, check_render_call
 from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
@@ -64,7 +65,7 @@ _MAX_ELEMENTS = 2**31 - 1
 
 
 @dataclasses.dataclass(frozen=True)
-class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
+class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBackendField, ConfigBase):
     """Multibeam echosounder settings.
 
     ``model``: "peer" (default; the coherent point-scatterer model of Choi et al. 2021 as DAVE runs it, described
@@ -145,6 +146,7 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, ConfigBase):
     }
 
     def validate(self) -> None:
+        self.validate_raycast_backend()
         o = _OWNER
         require_positive(self.fov, o, "fov", "deg")
         require(self.fov <= 180.0, o, "fov", f"must be <= 180 deg, got {self.fov}")
@@ -580,7 +582,7 @@ class MultibeamSonar:
             self._row_reverb = wp.array(tables["reverb"].astype(np.float32), dtype=wp.float32, device=dev)
             self._beam_reverb = wp.array(tables["beam_reverb"].astype(np.float32), dtype=wp.float32, device=dev)
         mp = c.multipath_settings()
-        self._tracer = (BounceTracer(mp, c.frequency, c.sound_speed, self.device)
+        self._tracer = (BounceTracer(mp, c.frequency, c.sound_speed, self.device, c.raycast_backend)
                         if mp.active and c.model == "device" else None)
 
     def memory_bytes(self, batch: int, method: str | None = None) -> int:
@@ -653,7 +655,7 @@ class MultibeamSonar:
         launch_1d(k.multibeam_ray_gen_kernel, n_rays,
                   [pose_array, c.n_beams, c.azimuth_rays_per_beam, c.rays_per_beam, fov, elevation_fov, rays.origins,
                    rays.directions], dev)
-        rays.cast(scene)
+        rays.cast(scene, c.raycast_backend)
         launch_1d(k.multibeam_scatter_kernel, n_rays,
                   [rays.directions, *rays.hit_args(), g.object_reflectivity, c.n_beams, c.azimuth_rays_per_beam,
                    c.rays_per_beam, fov, elevation_fov, int(c.elevation_directivity), float(c.sound_speed),
@@ -695,7 +697,7 @@ class MultibeamSonar:
         launch_1d(k.multibeam_device_ray_gen_kernel, n_rays,
                   [poses, c.n_beams, c.azimuth_rays_per_beam, c.rays_per_beam, fov, self._elev_table, cell,
                    int(c.jitter), jitter_key, rays.origins, rays.directions], dev)
-        rays.cast(scene)
+        rays.cast(scene, c.raycast_backend)
         if self._tracer is not None:
             self._trace(scene, poses, buf, n_rays, jitter_key, phase_key, wavelength, alpha)
         else:

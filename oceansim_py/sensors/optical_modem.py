@@ -37,6 +37,7 @@ from oceansim_py.io.config import ConfigBase, require, require_non_negative, req
 from oceansim_py.poses import quat_to_matrix
 from oceansim_py.sensors import host_noise
 from oceansim_py.sensors.acoustic_modem import AcousticModem, modem_metadata, modem_schema
+from oceansim_py.sensors.backend_field import RaycastBackendField
 from oceansim_py.sensors.nav_common import timed_run_target
 from oceansim_py.sensors.acoustic_positioning import blocked
 from oceansim_py.sensors.modem_common import (
@@ -54,7 +55,7 @@ Message = tuple[float, str, str, str]
 
 
 @dataclasses.dataclass(frozen=True)
-class OpticalModemConfig(ConfigBase):
+class OpticalModemConfig(RaycastBackendField, ConfigBase):
     """Optical modem parameters (module docstrings of this module and of modem_common).
 
     node_id: this modem's name. node_ids / node_positions: fixed modems (m, world). node_directions: one unit
@@ -94,6 +95,7 @@ class OpticalModemConfig(ConfigBase):
     }
 
     def validate(self) -> None:
+        self.validate_raycast_backend()
         validate_network(self, _OWNER)
         require(len(self.node_directions) == len(self.node_ids), _OWNER, "node_directions",
                 f"give one axis [x, y, z] (world) per node id: {len(self.node_ids)} ids, "
@@ -148,7 +150,7 @@ def optical_fates(config: OpticalModemConfig, traffic: Traffic, scene: Any, sens
     inside = (np.sum(a_s * los, axis=1) >= cos_cone - 1e-12) & (np.sum(a_r * -los, axis=1) >= cos_cone - 1e-12)
     reason[~inside] = OUT_OF_CONE
     if scene is not None:
-        reason[blocked(scene, ps, pr, traffic.distance)] = OCCLUDED
+        reason[blocked(scene, ps, pr, traffic.distance, c.raycast_backend)] = OCCLUDED
     reason[traffic.distance > c.max_range] = OUT_OF_RANGE
     return reason, margin
 

@@ -120,6 +120,7 @@ class ProfilingSonarConfig(DeviceChainFields, RangeBinnedConfig):
     }
 
     def validate(self) -> None:
+        self.validate_raycast_backend()
         validate_range_and_noise(self, _OWNER, ("swath_width", "along_track_beamwidth", "range_noise", "angle_noise"))
         require(0.0 < self.swath_width < 180.0, _OWNER, "swath_width",
                 f"must be in (0, 180) degrees, got {self.swath_width}; set the across-track aperture")

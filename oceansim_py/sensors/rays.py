@@ -3,9 +3,10 @@ ray-cast backend returns for them (``Scene.raycast_into``; array contract: :mod:
 
 A sensor renders in three steps: its ray-generation kernel writes world origins and directions (world frame,
 metres, unit directions) into :attr:`RayBuffers.origins` / :attr:`RayBuffers.directions`, :meth:`RayBuffers.cast`
-hands them to the backend, and its shading kernel reads ray i's hit with ``kernels.raycast.load_hit``. A sensor
-keeps one ``RayBuffers`` per batch size inside its per-thread scratch
-(:class:`~oceansim_py.sensors.scratch.ScratchCache`), so a render allocates nothing.
+hands them to the backend (the scene's, or the one the sensor config's ``raycast_backend`` names), and its
+shading kernel reads ray i's hit with ``kernels.raycast.load_hit``. A sensor keeps one ``RayBuffers`` per batch
+size inside its per-thread scratch (:class:`~oceansim_py.sensors.scratch.ScratchCache`), so a render allocates
+nothing.
 """
 
 from __future__ import annotations
@@ -35,9 +36,13 @@ class RayBuffers:
                                   wp.empty(n_rays, dtype=wp.int32, device=device),
                                   wp.empty(n_rays, dtype=wp.int32, device=device))
 
-    def cast(self, scene: Any) -> None:
-        """Cast every ray through ``scene``'s backend into :attr:`hits` (``Scene.raycast_into``)."""
-        scene.raycast_into(self.origins, self.directions, self.max_range, self.hits)
+    def cast(self, scene: Any, backend: str | None, max_range: wp.array | None = None,
+             threads: int | None = None) -> None:
+        """Cast every ray into :attr:`hits` (``Scene.raycast_into``) through ``scene``'s backend, or the one the
+        sensor's ``raycast_backend`` names (``backend``; ``None``: the scene's). ``max_range``: (1,) or one per ray
+        (m; default :attr:`max_range`); ``threads``: CPU launch threads (``None``: all)."""
+        scene.raycast_into(self.origins, self.directions, self.max_range if max_range is None else max_range,
+                           self.hits, threads=threads, backend=backend)
 
     def hit_args(self) -> list[wp.array]:
         """The result arrays in ``load_hit``'s order (distance, normal, face, obj), for a shading kernel's inputs."""

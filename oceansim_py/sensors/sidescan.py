@@ -112,6 +112,7 @@ class SidescanSonarConfig(DeviceChainFields, RangeBinnedConfig):
     }
 
     def validate(self) -> None:
+        self.validate_raycast_backend()
         validate_range_and_noise(self, _OWNER, ("along_track_beamwidth", "vertical_beamwidth", "depression"))
         require(0.0 < self.along_track_beamwidth < 90.0, _OWNER, "along_track_beamwidth",
                 f"must be in (0, 90) degrees, got {self.along_track_beamwidth}")

@@ -91,6 +91,7 @@ class SinglebeamSonarConfig(DeviceChainFields, RangeBinnedConfig):
     }
 
     def validate(self) -> None:
+        self.validate_raycast_backend()
         validate_range_and_noise(self, _OWNER, ("opening_angle", "range_noise"))
         require(0.0 < self.opening_angle < 180.0, _OWNER, "opening_angle",
                 f"must be in (0, 180) degrees, got {self.opening_angle}; set the full cone angle")

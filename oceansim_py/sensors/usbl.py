@@ -38,6 +38,7 @@ from oceansim_py.sensors import host_noise
 from oceansim_py.sensors.acoustic_positioning import (
     BeaconLayout, exchange, measure_batch, measured_ranges, poses_along, validate_ranging,
 )
+from oceansim_py.sensors.backend_field import RaycastBackendField
 from oceansim_py.sensors.nav_common import HostResult, NavSensor, timed_run_target
 
 _OWNER = "USBLConfig"
@@ -45,7 +46,7 @@ _PHASE_Y, _PHASE_Z = 10, 11
 
 
 @dataclasses.dataclass(frozen=True)
-class USBLConfig(BeaconLayout, ConfigBase):
+class USBLConfig(BeaconLayout, RaycastBackendField, ConfigBase):
     """USBL parameters (module docstring for the model).
 
     beacon_ids: distinct integer ids. beacon_positions: one [x, y, z] per id, m, world frame. rate: Hz (pings
@@ -96,6 +97,7 @@ class USBLConfig(BeaconLayout, ConfigBase):
     }
 
     def validate(self) -> None:
+        self.validate_raycast_backend()
         validate_ranging(self, _OWNER)
         require_positive(self.frequency, _OWNER, "frequency", "Hz")
         require_positive(self.element_spacing, _OWNER, "element_spacing", "m")

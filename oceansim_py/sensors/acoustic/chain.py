@@ -268,6 +268,7 @@ class _ChainBuffers:
 
 class DeviceChain:
     """Renders a fan through the device chain on ``device``; holds its point-spread taps and scratch buffers.
+    ``raycast_backend``: the sensor config's override of every cast the chain makes (``None``: the scene's).
 
     Scratch is kept per calling thread (:class:`~oceansim_py.sensors.scratch.ScratchCache`) for the last
     ``MAX_CACHED_BATCH_SIZES`` batch sizes, so renders from several threads run concurrently on their own buffers.
@@ -276,8 +277,9 @@ class DeviceChain:
     MAX_CACHED_BATCH_SIZES = 2
 
     def __init__(self, settings: DeviceSettings, layout: FanLayout | TableFan, device: Any,
-                 sensor_id: int = 0) -> None:
+                 sensor_id: int = 0, raycast_backend: str | None = None) -> None:
         self.settings = settings
+        self.raycast_backend = raycast_backend
         self.layout = layout
         self.device = device
         self.sensor_id = int(sensor_id)
@@ -345,7 +347,8 @@ class DeviceChain:
                 raise ConfigError("multipath_mixed_paths: the mixed-path returns find a direction's channel on a "
                                   "uniform bearing x elevation grid, and this fan is not one; set "
                                   "multipath_mixed_paths to false")
-        self._tracer = BounceTracer(mp, s.frequency_hz, s.sound_speed, device) if mp.active else None
+        self._tracer = (BounceTracer(mp, s.frequency_hz, s.sound_speed, device, raycast_backend) if mp.active
+                        else None)
         # Without multipath, a CPU render computes each ray's echo where it bins it (one pass over the rays, no
         # per-ray echo arrays); on CUDA a thread per ray computes the echoes first (the binning has a thread per
         # channel only). Both give the same values.
@@ -457,7 +460,7 @@ class DeviceChain:
         launch_1d(k.pose_rays_kernel, batch * blocks,
                   [buf.poses, self._directions_flu, lay.rays_per_pose, rays.origins, rays.directions], dev,
                   min_chunk=max(1, ROTATIONS_PER_CHUNK // int(k.RAY_BLOCK)))
-        rays.cast(scene)
+        rays.cast(scene, self.raycast_backend)
         if self._tracer is not None:
             if isinstance(lay, TableFan):
                 self._trace(scene, buf, n_rays, km.table_bounce_init_kernel,

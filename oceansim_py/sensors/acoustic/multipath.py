@@ -304,10 +304,13 @@ class MixedPathBuffers:
 
 class BounceTracer:
     """The bounce loop of one sensor: carrier ``frequency`` (Hz) and ``sound_speed`` (m/s) for the roughness
-    loss and Chapman-Harris; the scene's interfaces are cached per scene geometry."""
+    loss and Chapman-Harris; ``raycast_backend``: the sensor config's backend override of every bounce and
+    visibility cast (``None``: the scene's). The scene's interfaces are cached per scene geometry."""
 
-    def __init__(self, settings: MultipathSettings, frequency: float, sound_speed: float, device: Any) -> None:
+    def __init__(self, settings: MultipathSettings, frequency: float, sound_speed: float, device: Any,
+                 raycast_backend: str | None) -> None:
         self.settings = settings
+        self.raycast_backend = raycast_backend
         self.frequency = float(frequency)
         self.wavenumber = 2.0 * math.pi * float(frequency) / float(sound_speed)
         self.device = device
@@ -344,7 +347,7 @@ class BounceTracer:
         launch_1d(km.visibility_ray_kernel, n, [rays.origins, rays.directions, *rays.hit_args(), interfaces.interface,
                                                 law, poses, rays_per_pose, vis.origins, vis.directions, remaining],
                   self.device)
-        scene.raycast_into(vis.origins, vis.directions, remaining, vis.hits)
+        vis.cast(scene, self.raycast_backend, remaining)
 
     def trace(self, scene: Any, rays: RayBuffers, state: BounceState, max_range: float,
               init: Callable[[], None], echo: Callable[[int, SceneInterfaces, km.SurfaceLaw], None]) -> None:
@@ -370,6 +373,6 @@ class BounceTracer:
             launch_1d(km.bounce_step_kernel, n, [rays.origins, rays.directions, *hits, iface.interface,
                                                  self.wavenumber, float(max_range), state.path, state.amp,
                                                  state.edge_a, state.edge_b, state.remaining], dev)
-            scene.raycast_into(rays.origins, rays.directions, state.remaining, rays.hits)
+            rays.cast(scene, self.raycast_backend, state.remaining)
             clip(state.remaining)
             echo(b, iface, law)
