@@ -321,10 +321,18 @@ def test_presets() -> None:
 
 
 @pytest.mark.parametrize("field, value", [("bandwidth", 0.0), ("bandwidth", -5.0), ("frequency", 0.0),
-                                          ("frequency", -1.0), ("sample_rate", 10e3), ("max_range", 0.05)])
+                                          ("frequency", -1.0), ("sample_rate", 10e3), ("max_range", 0.05),
+                                          ("sample_rate", 1e12)])
 def test_bad_config_names_the_field(field: str, value: float) -> None:
     with pytest.raises(ConfigError, match=f"MultibeamSonarConfig.{field}"):
         MultibeamSonarConfig(**{field: value})
+
+
+def test_oversampling_beyond_the_cap_is_refused_with_the_valid_range() -> None:
+    cfg = MultibeamSonarConfig()
+    MultibeamSonarConfig(sample_rate=64.0 * cfg.bandwidth)   # the cap itself is accepted
+    with pytest.raises(ConfigError, match=r"sample_rate: .* must be in \[bandwidth, 64 x bandwidth\]"):
+        MultibeamSonarConfig(sample_rate=65.0 * cfg.bandwidth)
 
 
 def test_max_range_beyond_buffers_is_refused_with_the_amount(tank_scene: Scene, monkeypatch) -> None:

@@ -63,6 +63,11 @@ _OWNER = "MultibeamSonarConfig"
 #: Largest element count of one device array (Warp indexes launches with 32-bit integers).
 _MAX_ELEMENTS = 2**31 - 1
 
+#: Largest sample_rate / bandwidth accepted: every ray's echo is spread over the samples of its pulse
+#: (``pulse_half_width``, proportional to this ratio), so an oversampling of thousands turns one ping into minutes
+#: of per-ray loops for no information (a device samples at 1-4 x its bandwidth).
+MAX_OVERSAMPLING = 64.0
+
 
 @dataclasses.dataclass(frozen=True)
 class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBackendField, ConfigBase):
@@ -174,6 +179,11 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBacken
             require(self.sample_rate >= self.bandwidth, o, "sample_rate",
                     f"{self.sample_rate} Hz cannot resolve a pulse of bandwidth {self.bandwidth} Hz; a complex "
                     f"baseband series needs sample_rate >= bandwidth (leave it unset to use the bandwidth)")
+            require(self.sample_rate <= MAX_OVERSAMPLING * self.bandwidth, o, "sample_rate",
+                    f"{self.sample_rate} Hz is {self.sample_rate / self.bandwidth:.0f} x the bandwidth "
+                    f"{self.bandwidth} Hz; it must be in [bandwidth, {MAX_OVERSAMPLING:g} x bandwidth] (each ray's "
+                    f"echo is spread over its pulse's samples, so the cost grows with the oversampling; devices "
+                    f"sample at 1-4 x their bandwidth)")
         require_finite(self.pulse_extent_sigmas, o, "pulse_extent_sigmas")
         require(self.pulse_extent_sigmas >= 3.0, o, "pulse_extent_sigmas",
                 f"must be >= 3 (truncation error exp(-K^2/2)), got {self.pulse_extent_sigmas}")
