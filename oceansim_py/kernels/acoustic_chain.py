@@ -1035,7 +1035,36 @@ _BIN_ECHOES = r"""
 #endif
     int k0_l[E], k1_l[E];
     float inv_l[E];
-    for (int i0 = first; i0 < first + count; i0 += E) {
+    // echo e of the block starting at ray i0: its values and footprint bins (k0_l, k1_l, inv_l filled by the block's
+    // first loop); an echo with a bin (cell >= 0) is counted in its bin's hits and the channel's span here
+    struct EchoHead {
+        int cell, label, k0, k1;
+        float value, half, inv_extent, up, down;
+        unsigned int code;
+    };
+    int i0 = first;
+    const auto echo_head = [&](const int e) -> EchoHead {
+        const int i = i0 + e;
+        EchoHead h;
+        h.cell = bin_in[i];
+        if (h.cell >= 0) {
+            lo_row = h.cell < lo_row ? h.cell : lo_row;
+            hi_row = h.cell > hi_row ? h.cell : hi_row;
+            hits_col[h.cell] = hits_col[h.cell] + 1;
+        }
+        h.value = value_in[i];
+        const float r = range_in[3 * i];
+        h.half = 0.5f * range_in[3 * i + 1];
+        h.code = (unsigned int)(int)range_in[3 * i + 2];
+        h.label = label_in[i];
+        h.k0 = k0_l[e];
+        h.k1 = k1_l[e];
+        h.inv_extent = inv_l[e];
+        h.up = r + h.half;
+        h.down = r - h.half;
+        return h;
+    };
+    for (; i0 < first + count; i0 += E) {
         const int m = first + count - i0 < E ? first + count - i0 : E;
         // footprint_bins, footprint_inverse (and on CPU the first N pieces, and the bins the footprints span)
         int spanned = 0;
@@ -1083,24 +1112,20 @@ _BIN_ECHOES = r"""
         // bins at once (add_window; one at a time past the column's end)
         if (spanned >= @WIDE@ * m) {
             for (int e = 0; e < m; ++e) {
-                const int i = i0 + e;
-                const int cell = bin_in[i];
-                if (cell < 0) {
+                const EchoHead h = echo_head(e);
+                if (h.cell < 0) {
                     continue;
                 }
-                lo_row = cell < lo_row ? cell : lo_row;
-                hi_row = cell > hi_row ? cell : hi_row;
-                hits_col[cell] = hits_col[cell] + 1;
-                const float value = value_in[i];
-                const float r = range_in[3 * i];
-                const float half = 0.5f * range_in[3 * i + 1];
-                const unsigned int code = (unsigned int)(int)range_in[3 * i + 2];
-                const int label = label_in[i];
-                const int k0 = k0_l[e];
-                const int k1 = k1_l[e];
-                const float inv_extent = inv_l[e];
-                const float up = r + half;
-                const float down = r - half;
+                const int cell = h.cell;
+                const float value = h.value;
+                const float half = h.half;
+                const unsigned int code = h.code;
+                const int label = h.label;
+                const int k0 = h.k0;
+                const int k1 = h.k1;
+                const float inv_extent = h.inv_extent;
+                const float up = h.up;
+                const float down = h.down;
                 // the footprint's pieces in bins s .. s + 7 (weight, intensity, amplitude, phasor index: the
                 // operations of the narrow blocks' window loop below, 8 lanes at once), lanes past k1 computed and
                 // not used
@@ -1151,24 +1176,20 @@ _BIN_ECHOES = r"""
         }
 #endif
         for (int e = 0; e < m; ++e) {
-            const int i = i0 + e;
-            const int cell = bin_in[i];
-            if (cell < 0) {
+            const EchoHead h = echo_head(e);
+            if (h.cell < 0) {
                 continue;
             }
-            lo_row = cell < lo_row ? cell : lo_row;
-            hi_row = cell > hi_row ? cell : hi_row;
-            hits_col[cell] = hits_col[cell] + 1;
-            const float value = value_in[i];
-            const float r = range_in[3 * i];
-            const float half = 0.5f * range_in[3 * i + 1];
-            const unsigned int code = (unsigned int)(int)range_in[3 * i + 2];
-            const int label = label_in[i];
-            const int k0 = k0_l[e];
-            const int k1 = k1_l[e];
-            const float inv_extent = inv_l[e];
-            const float up = r + half;
-            const float down = r - half;
+            const int cell = h.cell;
+            const float value = h.value;
+            const float half = h.half;
+            const unsigned int code = h.code;
+            const int label = h.label;
+            const int k0 = h.k0;
+            const int k1 = h.k1;
+            const float inv_extent = h.inv_extent;
+            const float up = h.up;
+            const float down = h.down;
 #if defined(__CUDA_ARCH__)
             for (int kk = k0; kk <= k1; ++kk) {
                 const float w = half > 0.0f ? weight(kk, up, down, inv_extent) : 1.0f;
