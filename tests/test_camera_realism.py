@@ -45,6 +45,7 @@ def write_textured_usd(folder: Path, image: str = "tex.png", vertex_st: bool = F
     along -y (image left = +y), v up. ``inputs``: more UsdUVTexture inputs (name -> (type, value))."""
     from PIL import Image
     from pxr import Sdf, Usd, UsdGeom, UsdShade
+    from test_usd import textured_material
 
     if image == "tex.png":
         Image.fromarray(texel_codes()).save(folder / image)
@@ -62,21 +63,7 @@ def write_textured_usd(folder: Path, image: str = "tex.png", vertex_st: bool = F
     else:
         UsdGeom.PrimvarsAPI(mesh).CreatePrimvar("st", Sdf.ValueTypeNames.TexCoord2fArray,
                                                 UsdGeom.Tokens.faceVarying).Set([(0, 0), (1, 0), (1, 1), (0, 1)])
-    mat = UsdShade.Material.Define(stage, "/World/Looks/board")
-    surface = UsdShade.Shader.Define(stage, "/World/Looks/board/surface")
-    surface.CreateIdAttr("UsdPreviewSurface")
-    tex = UsdShade.Shader.Define(stage, "/World/Looks/board/texture")
-    tex.CreateIdAttr("UsdUVTexture")
-    tex.CreateInput("file", Sdf.ValueTypeNames.Asset).Set(image)
-    for name, (kind, value) in inputs.items():
-        tex.CreateInput(name, getattr(Sdf.ValueTypeNames, kind)).Set(value)
-    reader = UsdShade.Shader.Define(stage, "/World/Looks/board/st")
-    reader.CreateIdAttr("UsdPrimvarReader_float2")
-    reader.CreateInput("varname", Sdf.ValueTypeNames.Token).Set("st")
-    tex.CreateInput("st", Sdf.ValueTypeNames.Float2).ConnectToSource(reader.ConnectableAPI(), "result")
-    tex.CreateOutput("rgb", Sdf.ValueTypeNames.Float3)
-    surface.CreateInput("diffuseColor", Sdf.ValueTypeNames.Color3f).ConnectToSource(tex.ConnectableAPI(), "rgb")
-    mat.CreateSurfaceOutput().ConnectToSource(surface.ConnectableAPI(), "surface")
+    mat = textured_material(stage, "/World/Looks/board", image, inputs)
     UsdShade.MaterialBindingAPI.Apply(mesh.GetPrim()).Bind(mat)
     stage.Save()
     return folder / "board.usda"

@@ -39,6 +39,29 @@ def add_square(stage: Usd.Stage, path: str, size: float = 2.0, x: float = 0.0) -
     return add_mesh(stage, path, pts, [4], [0, 1, 2, 3])
 
 
+def textured_material(stage: Usd.Stage, looks: str, image: str, inputs: dict | None = None):
+    """A UsdPreviewSurface material at ``looks`` whose diffuse colour is the texture ``image`` read through the
+    ``st`` primvar; ``inputs``: more UsdUVTexture inputs (name -> (Sdf value type name, value))."""
+    from pxr import Sdf, UsdShade
+
+    mat = UsdShade.Material.Define(stage, looks)
+    surface = UsdShade.Shader.Define(stage, f"{looks}/surface")
+    surface.CreateIdAttr("UsdPreviewSurface")
+    tex = UsdShade.Shader.Define(stage, f"{looks}/texture")
+    tex.CreateIdAttr("UsdUVTexture")
+    tex.CreateInput("file", Sdf.ValueTypeNames.Asset).Set(image)
+    for name, (kind, value) in (inputs or {}).items():
+        tex.CreateInput(name, getattr(Sdf.ValueTypeNames, kind)).Set(value)
+    reader = UsdShade.Shader.Define(stage, f"{looks}/st")
+    reader.CreateIdAttr("UsdPrimvarReader_float2")
+    reader.CreateInput("varname", Sdf.ValueTypeNames.Token).Set("st")
+    tex.CreateInput("st", Sdf.ValueTypeNames.Float2).ConnectToSource(reader.ConnectableAPI(), "result")
+    tex.CreateOutput("rgb", Sdf.ValueTypeNames.Float3)
+    surface.CreateInput("diffuseColor", Sdf.ValueTypeNames.Color3f).ConnectToSource(tex.ConnectableAPI(), "rgb")
+    mat.CreateSurfaceOutput().ConnectToSource(surface.ConnectableAPI(), "surface")
+    return mat
+
+
 def load(stage: Usd.Stage, path: Path):
     stage.GetRootLayer().Save()
     return load_scene(path, device="cpu")

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pxr import Gf, Usd, UsdGeom, Vt
+from pxr import Gf, UsdGeom, Vt
 
 from oceansim_py import load_scene
 from oceansim_py.raycast import rtcore
 
 from test_raycast_backends import compare
-from test_usd import add_mesh, add_square, new_stage
+from test_usd import add_mesh, add_square, new_stage, textured_material
 
 embree = pytest.mark.skipif(not rtcore.embree_available(), reason="needs the embree extra (embreex)")
 
@@ -142,19 +142,7 @@ def test_instances_whose_texture_differs_keep_their_own_mesh(tmp_path):
     plate = add_square(stage, "/Protos/Tile/Plate", size=1.0)
     UsdGeom.PrimvarsAPI(plate).CreatePrimvar("st", Sdf.ValueTypeNames.TexCoord2fArray,
                                              UsdGeom.Tokens.faceVarying).Set([(0, 0), (1, 0), (1, 1), (0, 1)])
-    mat = UsdShade.Material.Define(stage, "/World/Looks/tex")
-    surface = UsdShade.Shader.Define(stage, "/World/Looks/tex/surface")
-    surface.CreateIdAttr("UsdPreviewSurface")
-    tex = UsdShade.Shader.Define(stage, "/World/Looks/tex/texture")
-    tex.CreateIdAttr("UsdUVTexture")
-    tex.CreateInput("file", Sdf.ValueTypeNames.Asset).Set("tex.png")
-    reader = UsdShade.Shader.Define(stage, "/World/Looks/tex/st")
-    reader.CreateIdAttr("UsdPrimvarReader_float2")
-    reader.CreateInput("varname", Sdf.ValueTypeNames.Token).Set("st")
-    tex.CreateInput("st", Sdf.ValueTypeNames.Float2).ConnectToSource(reader.ConnectableAPI(), "result")
-    tex.CreateOutput("rgb", Sdf.ValueTypeNames.Float3)
-    surface.CreateInput("diffuseColor", Sdf.ValueTypeNames.Color3f).ConnectToSource(tex.ConnectableAPI(), "rgb")
-    mat.CreateSurfaceOutput().ConnectToSource(surface.ConnectableAPI(), "surface")
+    mat = textured_material(stage, "/World/Looks/tex", "tex.png")
     for k in range(3):
         xf = UsdGeom.Xform.Define(stage, f"/World/Tile_{k}")
         xf.AddTranslateOp().Set(Gf.Vec3d(4.0, 2.0 * k, 0.0))
