@@ -411,6 +411,10 @@ class ImagingSonarResult:
         values = (self.clean_intensity if clean else self.intensity).numpy()
         return images.polar_to_cartesian(values, self.ranges, self.bearings, width)
 
+    def fan_uint8(self, width: int = 512, clean: bool = False) -> np.ndarray:
+        """(B, H, width) uint8 fan images (:meth:`to_cartesian`) on the display scale of :meth:`to_uint8`."""
+        return self._display(self.to_cartesian(width, clean))
+
     def save_png(self, path: str | Path, frame: int = 0, fan_width: int | None = None) -> Path:
         """Write frame ``frame`` as an 8-bit PNG: the polar image, or the fan image when ``fan_width`` is set."""
         if not 0 <= frame < self.batch_size:
@@ -418,8 +422,7 @@ class ImagingSonarResult:
         if fan_width is None:
             img = self.to_uint8()[frame]
         else:
-            fan = self.to_cartesian(fan_width)[frame]
-            img = self._display(fan)
+            img = self._display(self.to_cartesian(fan_width)[frame])
         return images.save_png(path, img)
 
 
@@ -649,11 +652,6 @@ _DISPLAY = "8-bit display view (uint8 0..255), not a measurement"
 _IMAGE = ("range_bins", "n_beams")
 
 
-def _fan_png(result: ImagingSonarResult, config: ImagingSonarConfig) -> np.ndarray:
-    """The 512-pixel-wide Cartesian fans of a batch, mapped like the polar view (gain, gamma)."""
-    return np.stack([images.to_uint8(f, gain=config.gain, gamma=config.gamma) for f in result.to_cartesian(512)])
-
-
 def _cli_write(o: _reg.CliOutput) -> list[str]:
     """``oceansim-py render sonar``: ``sonar_polar.png`` (rows = range, nearest at the top; columns = beams,
     port on the left), ``sonar_fan.png`` (the Cartesian fan, sonar at the bottom centre, starboard right),
@@ -687,7 +685,8 @@ SENSOR_KIND = _reg.SensorKind(
                      "index into the scene's labels of the strongest return (-1 empty)", _IMAGE),
         _reg.Product("polar_png", _reg.IMAGE, "uint8", _DISPLAY, _IMAGE,
                      view=lambda result, config: result.to_uint8()),
-        _reg.Product("fan_png", _reg.IMAGE, "uint8", _DISPLAY, ("*", 512), view=_fan_png),
+        _reg.Product("fan_png", _reg.IMAGE, "uint8", _DISPLAY, ("*", 512),
+                     view=lambda result, config: result.fan_uint8(512)),
     ),
     default_products=("intensity", "polar_png", "fan_png"),
     metadata=lambda c: {"ranges_m": c.ranges().tolist(), "bearings_rad": c.bearings().tolist(),
