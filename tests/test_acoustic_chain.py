@@ -374,6 +374,7 @@ def test_preset_noise_level_by_hand():
     ("sidelobe_level", 0.0, "sidelobe_level"),
     ("frequency", 0.0, "frequency"),
     ("elevation_span", 5.0, "elevation_span"),
+    ("beam_width", 125.0, r"beam_width: must lie in \(0, 124.74\] degrees for a uniform line array"),
     ("multiplicative_sigma", 0.3, "multiplicative_sigma"),
     ("additive_sigma", 0.1, "additive_sigma"),
 ])

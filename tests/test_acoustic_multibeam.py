@@ -391,3 +391,15 @@ def test_bad_device_input_names_the_field(field, value, match):
 def test_water_outside_the_absorption_formula_and_bad_levels_name_the_field_and_range(field, value, valid):
     with pytest.raises(ConfigError, match=f"MultibeamSonarConfig.{field}: must lie in {valid}"):
         MultibeamSonarConfig(**{**BARE, "absorption_model": "francois_garrison", field: value})
+
+
+@pytest.mark.parametrize("field, extra", [("beam_width", dict(beam_width=170.0, fov=175.0)),
+                                          ("elevation_fov", dict(elevation_fov=170.0, elevation_directivity=True))])
+def test_a_beam_wider_than_a_half_wavelength_array_forms_is_refused_naming_the_field(field, extra):
+    # A uniform line array's -3 dB width is 2 asin(x_half / (L / lambda)), x_half = 0.44295: at L = lambda / 2 it is
+    # 2 asin(0.88589) = 124.74 deg, the widest it forms (wider, the sensor failed to build, naming no field); the
+    # Hann taper's wider main lobe reaches 180 deg.
+    with pytest.raises(ConfigError, match=rf"MultibeamSonarConfig.{field}: must lie in \(0, 124.74\] degrees"):
+        MultibeamSonarConfig(**{**BARE, **extra})
+    MultibeamSonar(MultibeamSonarConfig(**{**BARE, **extra, "beam_taper": "hann", "elevation_taper": "hann"}),
+                   device="cpu")
