@@ -56,6 +56,26 @@ def test_francois_garrison_terms_by_hand():
     assert francois_garrison(1e6, 10.0, 35.0, 0.0, 8.0) == pytest.approx(0.35858, rel=1e-3)
 
 
+def test_francois_garrison_depth_salinity_ph_and_warm_water_terms_by_hand():
+    # The pressure factors P2, P3, the T > 20 deg C water branch, pH and salinity, which the 10 deg C surface case
+    # above leaves at 1 or unused. f = 50 kHz, T = 24, S = 31, D = 2500 m, pH = 7.8 (theta = 297 K):
+    # c = 1412 + 77.04 + 36.89 + 41.75 = 1567.68 m/s.
+    # Boric: A1 = 8.86 / 1567.68 * 10^(6.084 - 5) = 0.068577; f1 = 2.8 sqrt(31/35) 10^(4 - 1245/297) = 1.69389 kHz;
+    #        A1 f1 f^2 / (f1^2 + f^2) = 0.116028 dB/km.
+    # MgSO4: A2 = 21.44 * 31 / 1567.68 * 1.6 = 0.678343; P2 = 1 - 0.3425 + 0.03875 = 0.69625;
+    #        f2 = 8.17 10^(8 - 1990/297) / (1 - 0.0072) = 164.068 kHz; A2 P2 f2 f^2 / (f2^2 + f^2) = 6.58507 dB/km.
+    # Water (T > 20): A3 = 3.964e-4 - 2.7504e-4 + 8.352e-5 - 8.9856e-6 = 1.95894e-4; P3 = 1 - 0.09575 + 0.0030625
+    #        = 0.9073125; A3 P3 f^2 = 0.444344 dB/km.
+    boric, mgso4, water = francois_garrison_terms(50e3, 24.0, 31.0, 2500.0, 7.8)
+    assert boric == pytest.approx(0.116028, rel=1e-5)
+    assert mgso4 == pytest.approx(6.58507, rel=1e-5)
+    assert water == pytest.approx(0.444344, rel=1e-5)
+    # Cold and deep, T <= 20 branch: f = 200 kHz, T = 2, S = 34, D = 3000 m, pH = 7.9: c = 1508.98 m/s,
+    # f1 = 0.819579 kHz, f2 = 47.4942 kHz, P2 = 0.6448, A3 = 4.45424e-4, P3 = 0.88951; terms 0.0698769 (boric),
+    # 14.7045 (MgSO4) and 15.8484 (water) dB/km: 30.6227 dB/km = 0.0306227 dB/m.
+    assert francois_garrison(200e3, 2.0, 34.0, 3000.0, 7.9) == pytest.approx(0.0306227, rel=1e-5)
+
+
 def test_francois_garrison_agrees_with_ainslie_mccolm():
     # Ainslie & McColm (1998) simplified fit, T = 10 deg C, S = 35, z = 0, pH = 8 (dB/km, f in kHz):
     # 0.106 f1 f^2/(f1^2+f^2) e^((pH-8)/0.56) + 0.52 (1+T/43)(S/35) f2 f^2/(f2^2+f^2) + 0.00049 f^2 e^(-T/27),
@@ -354,6 +374,7 @@ def test_preset_noise_level_by_hand():
     ("sidelobe_level", 0.0, "sidelobe_level"),
     ("frequency", 0.0, "frequency"),
     ("elevation_span", 5.0, "elevation_span"),
+    ("beam_width", 125.0, r"beam_width: must lie in \(0, 124.74\] degrees for a uniform line array"),
     ("multiplicative_sigma", 0.3, "multiplicative_sigma"),
     ("additive_sigma", 0.1, "additive_sigma"),
 ])

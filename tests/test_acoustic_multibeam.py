@@ -91,6 +91,47 @@ def test_point_target_bearing_response_is_the_beam_pattern():
     assert right[null:].max() == pytest.approx(-13.26, abs=0.5)
 
 
+@pytest.mark.parametrize("taper, sidelobe_level, beam_width, first_lobe", [
+    ("hann", -30.0, 2.0, -31.47), ("chebyshev", -25.0, 2.0, -25.0), ("chebyshev", -40.0, 1.5, -40.0)])
+def test_tapered_receive_array_keeps_its_beam_width_and_side_lobe_level(taper, sidelobe_level, beam_width, first_lobe):
+    # As the uniform case above, beams 0.1 deg apart: the row across beams through a 6 mm plate on beam 100 is the
+    # tapered array's |D|^2, whose -3 dB width is the beam width whatever the taper, with the taper's first side
+    # lobe (Hann -31.5 dB; Dolph-Chebyshev: every side lobe at sidelobe_level).
+    y = -5.0 * math.tan(math.radians(0.05))
+    scene = make_scene(("plate", quad([5.0, y, 0.0], [-1.0, 0.0, 0.0], 0.006), 0.5))
+    cfg = MultibeamSonarConfig(**{**BARE, "beam_taper": taper, "sidelobe_level": sidelobe_level, "psf_extent": 10.0},
+                               fov=20.0, n_beams=200, beam_width=beam_width, elevation_fov=4.0, rays_per_beam=256,
+                               jitter=False, min_range=4.5, max_range=5.5, bandwidth=20000.0)
+    img = render(cfg, scene, pitched(0.0))["clean_intensity"][0].astype(np.float64)
+    r0, b0 = np.unravel_index(np.argmax(img), img.shape)
+    assert b0 == 100
+    row = img[r0]
+    assert width(row) * 20.0 / 200 == pytest.approx(beam_width, rel=0.01)
+    right = db(np.maximum(row[b0:] / row.max(), 1e-30))
+    null = int(np.nonzero(np.diff(right) > 0)[0][0])
+    assert right[null:].max() == pytest.approx(first_lobe, abs=0.3)
+
+
+def test_point_target_peaks_at_its_range_on_the_sample_times():
+    # Samples at r_n = min_range + n c / (2 fs): c = 1480 m/s, fs = 10 B = 500 kHz -> 1.48 mm steps from 3.0 m. A 4 cm
+    # plate square to the beam at 3.3 m: its range response peaks at 3.3 m (parabolic interpolation of the three
+    # samples around the peak, within 0.05 c / (2B) = 0.74 mm) with -3 dB width c / (2 B) = 1.48 cm.
+    c, b = 1480.0, 50000.0
+    cfg = MultibeamSonarConfig(**{**BARE, "sound_speed": c}, fov=10.0, n_beams=20, beam_width=1.0, elevation_fov=4.0,
+                               rays_per_beam=64, min_range=3.0, max_range=3.6, bandwidth=b, sample_rate=10 * b,
+                               jitter=False, beam_pattern=False)
+    scene = make_scene(("plate", quad([3.3, 0.0, 0.0], [-1.0, 0.0, 0.0], 0.04), 0.5))
+    res = render(cfg, scene, pitched(0.0))
+    np.testing.assert_allclose(res["ranges"], 3.0 + np.arange(406) * 0.00148, rtol=1e-6)
+    profile = res["clean_intensity"][0].astype(np.float64)
+    profile = profile[:, int(np.argmax(profile.max(axis=0)))]
+    k = int(np.argmax(profile))
+    p0, p1, p2 = profile[k - 1:k + 2]
+    peak = res["ranges"][k] + 0.5 * (p0 - p2) / (p0 - 2 * p1 + p2) * 0.00148
+    assert peak == pytest.approx(3.3, abs=0.05 * c / (2 * b))
+    assert width(profile) * 0.00148 == pytest.approx(c / (2 * b), rel=0.01)
+
+
 # -- sonar equation and TVG ------------------------------------------------------------------------------------
 
 def sphere_scene(radius: float, centre, reflectivity: float):
@@ -275,6 +316,41 @@ def test_tvg_fixed_gain_and_automatic_gain():
     assert agc["db"][0] == pytest.approx(db(agc["intensity"][0]), abs=1e-4)
 
 
+def test_tvg_laws_scale_the_same_noise_by_k_log_r_plus_2_alpha_r():
+    # The receiver noise does not depend on the gain, so each law's image over the law-"none", 0 dB image is its
+    # gain exactly, sample by sample: 10^((k log10 r_n + 2 alpha r_n + g) / 10) at the sample ranges r_n, alpha
+    # one way in dB/m; law "none" is the fixed gain alone (no absorption term).
+    alpha, g = 0.35, -12.0
+    base = MultibeamSonarConfig(**{**BARE, "noise_level": 50.0, "absorption": alpha}, fov=30.0, n_beams=32,
+                                elevation_fov=10.0, rays_per_beam=1, min_range=0.7, max_range=6.0, bandwidth=1500.0)
+    ref = render(base, far_quad(), pitched(0.0))
+    r = ref["ranges"].astype(np.float64)
+    for law, k in (("none", 0.0), ("20log", 20.0), ("30log", 30.0), ("40log", 40.0)):
+        img = render(base.replace(tvg=law, tvg_gain=g), far_quad(), pitched(0.0))["intensity"][0].astype(np.float64)
+        want = k * np.log10(r) + (2 * alpha * r if k else 0.0) + g
+        np.testing.assert_allclose(db(img / ref["intensity"][0]), np.broadcast_to(want[:, None], img.shape),
+                                   atol=1e-4)
+
+
+def test_francois_garrison_absorption_reaches_the_echo_and_the_tvg():
+    # 2.1 MHz in water at 16 deg C, 34 PSU, 30 m, pH 8: alpha = 1.1779 dB/m one way (Francois-Garrison: 0.139
+    # boric + 71.74 MgSO4 + 1105.97 pure water dB/km). A 1 cm plate on the beam axis at 2 m and at 6 m: without
+    # TVG its echo falls by 40 log10 3 + 2 alpha 4 = 19.08 + 9.42 = 28.51 dB; after 40 log r + 2 alpha r it is level.
+    water = dict(absorption_model="francois_garrison", frequency=2.1e6, temperature=16.0, salinity=34.0, depth=30.0,
+                 ph=8.0)
+    levels = {}
+    for law in ("none", "40log"):
+        for r in (2.0, 6.0):
+            scene = make_scene(("plate", quad([r, 0.0, 0.0], [-1.0, 0.0, 0.0], 0.01), 0.5))
+            cfg = MultibeamSonarConfig(**{**BARE, **water, "tvg": law}, fov=6.0, n_beams=21, azimuth_rays_per_beam=48,
+                                       beam_width=0.5, elevation_fov=1.5, rays_per_beam=384, min_range=r - 0.2,
+                                       max_range=r + 0.2, bandwidth=60e3, sample_rate=600e3, jitter=False)
+            levels[law, r] = db(render(cfg, scene, pitched(0.0))["clean_intensity"][0].astype(np.float64).max())
+    assert cfg.absorption_db_per_m(0.0) == pytest.approx(1.1779, rel=1e-4)
+    assert levels["none", 2.0] - levels["none", 6.0] == pytest.approx(28.51, abs=0.3)
+    assert levels["40log", 2.0] == pytest.approx(levels["40log", 6.0], abs=0.3)
+
+
 def test_device_display_is_the_db_window(floor_scene):
     cfg = MultibeamSonarConfig(**{**BARE, "display_floor": 100.0, "dynamic_range": 50.0} | FLOOR)
     res = MultibeamSonar(cfg, device="cpu").render(floor_scene, pitched(25.0))
@@ -306,3 +382,24 @@ def test_multibeam_device_presets_validate_render_and_state_their_source(name, f
 def test_bad_device_input_names_the_field(field, value, match):
     with pytest.raises(ConfigError, match=f"MultibeamSonarConfig.{match}"):
         MultibeamSonarConfig(**{**BARE, field: value})
+
+
+@pytest.mark.parametrize("field, value, valid", [
+    ("temperature", 45.0, r"\[-2, 40\] deg C"), ("temperature", -3.0, r"\[-2, 40\] deg C"),
+    ("salinity", -0.5, r"\[0, 45\] PSU"), ("depth", 12000.0, r"\[0, 11000\] m"), ("ph", 5.5, r"\[6, 9\]"),
+    ("sidelobe_level", 1e-9, r"\[-120, 0\) dB"), ("noise_level", -300.0, r"\[-100, source_level")])
+def test_water_outside_the_absorption_formula_and_bad_levels_name_the_field_and_range(field, value, valid):
+    with pytest.raises(ConfigError, match=f"MultibeamSonarConfig.{field}: must lie in {valid}"):
+        MultibeamSonarConfig(**{**BARE, "absorption_model": "francois_garrison", field: value})
+
+
+@pytest.mark.parametrize("field, extra", [("beam_width", dict(beam_width=170.0, fov=175.0)),
+                                          ("elevation_fov", dict(elevation_fov=170.0, elevation_directivity=True))])
+def test_a_beam_wider_than_a_half_wavelength_array_forms_is_refused_naming_the_field(field, extra):
+    # A uniform line array's -3 dB width is 2 asin(x_half / (L / lambda)), x_half = 0.44295: at L = lambda / 2 it is
+    # 2 asin(0.88589) = 124.74 deg, the widest it forms (wider, the sensor failed to build, naming no field); the
+    # Hann taper's wider main lobe reaches 180 deg.
+    with pytest.raises(ConfigError, match=rf"MultibeamSonarConfig.{field}: must lie in \(0, 124.74\] degrees"):
+        MultibeamSonarConfig(**{**BARE, **extra})
+    MultibeamSonar(MultibeamSonarConfig(**{**BARE, **extra, "beam_taper": "hann", "elevation_taper": "hann"}),
+                   device="cpu")

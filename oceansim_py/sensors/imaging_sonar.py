@@ -34,7 +34,7 @@ from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
 from oceansim_py.sensors.acoustic.beam_pattern import LineArray
 from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, DeviceChain, FanLayout
-from oceansim_py.sensors.acoustic.device_config import DeviceChainFields, DeviceDisplayFields
+from oceansim_py.sensors.acoustic.device_config import DeviceChainFields, DeviceDisplayFields, require_line_array_width
 from oceansim_py.sensors.acoustic.display import apply_colormap, db_window_to_uint8
 from oceansim_py.sensors.acoustic.presets import IMAGING_SONAR_DEVICE_PRESETS
 
@@ -207,6 +207,9 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBackendF
                 "is HoloOcean's one-bounce MultiPath of the peer model; with model 'device' set multipath_bounces "
                 "(0..4) instead")
         self.validate_device_chain(_OWNER, self.horizontal_fov, self.vertical_fov)
+        if self.elevation_pattern == "array":
+            require_line_array_width(_OWNER, "vertical_fov", self.vertical_fov, self.elevation_taper,
+                                     self.sidelobe_level)
         self.validate_device_display(_OWNER)
         if self.model == "device":
             for name in ("range_sigma", "azimuth_streaks"):

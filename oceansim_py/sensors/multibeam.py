@@ -49,7 +49,7 @@ from oceansim_py.sensors.acoustic.bandwidth import (minus_3db_from_gaussian_b, s
                                                     sinc_rate_per_bandwidth)
 from oceansim_py.sensors.acoustic.beam_pattern import LineArray, bearing_kernel
 from oceansim_py.sensors.acoustic.chain import _host_key, tvg_db
-from oceansim_py.sensors.acoustic.device_config import DeviceChainFields, DeviceDisplayFields
+from oceansim_py.sensors.acoustic.device_config import DeviceChainFields, DeviceDisplayFields, require_line_array_width
 from oceansim_py.sensors.acoustic.display import apply_colormap, db_window_to_uint8
 from oceansim_py.sensors.acoustic.multipath import BounceState, BounceTracer
 from oceansim_py.sensors.acoustic.presets import MULTIBEAM_DEVICE_PRESETS
@@ -194,6 +194,9 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBacken
         self.validate_multipath(o, self.model)
         if self.model == "device":
             self.validate_device_chain(o, self.fov, self.elevation_fov)
+            if self.elevation_directivity:
+                require_line_array_width(o, "elevation_fov", self.elevation_fov, self.elevation_taper,
+                                         self.sidelobe_level)
             self.validate_device_display(o)
             require(self.method == "time", o, "method",
                     "must be 'time' with model 'device' (the spectral method is the peer model's reference)")

@@ -22,6 +22,7 @@ level and a distributed target's level is that of a resolution cell (sum of h^2 
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Literal
 
@@ -93,6 +94,15 @@ def half_power_x(weights: np.ndarray) -> float:
         else:
             lo = mid
     return 0.5 * (lo + hi)
+
+
+@functools.lru_cache(maxsize=64)
+def widest_beam_rad(taper: str, sidelobe_db: float = -30.0) -> float:
+    """Widest one-way -3 dB full beam width (rad) that a ``taper`` line array of at least half a wavelength forms:
+    the aperture solved for a width theta is L / lambda = x_half / sin(theta / 2) (:class:`LineArray`), so
+    L / lambda >= 1/2 means theta <= 2 asin(2 x_half); pi when 2 x_half >= 1 (uniform: 124.7 degrees)."""
+    s = 2.0 * half_power_x(taper_weights(taper, sidelobe_db))
+    return math.pi if s >= 1.0 else 2.0 * math.asin(s)
 
 
 class LineArray:

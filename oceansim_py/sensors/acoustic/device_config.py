@@ -15,7 +15,7 @@ from typing import Literal
 
 from oceansim_py.io.config import require, require_finite
 from oceansim_py.sensors.acoustic.absorption import francois_garrison
-from oceansim_py.sensors.acoustic.beam_pattern import TAPERS
+from oceansim_py.sensors.acoustic.beam_pattern import TAPERS, widest_beam_rad
 from oceansim_py.sensors.acoustic.chain import CLEAR_WATER_SV_DB, TVG_LAWS, DeviceSettings
 from oceansim_py.sensors.acoustic.display import COLORMAPS
 from oceansim_py.sensors.acoustic.multipath import MultipathFields
@@ -28,6 +28,16 @@ MAX_NOISE_OVER_SOURCE_DB = 0.0
 #: 1 kHz seen by a 40 dB directivity (-15 - 40 = -55 dB); below it a value is a typo, not a receiver (and under
 #: ~-450 dB its intensity underflows float32 to exactly 0). ``None`` renders without noise.
 MIN_NOISE_LEVEL_DB = -100.0
+
+
+def require_line_array_width(owner: str, name: str, width_deg: float, taper: str, sidelobe_db: float) -> None:
+    """Refuse a one-way -3 dB beam width (degrees) wider than a ``taper`` line array of at least half a wavelength
+    forms (:func:`~oceansim_py.sensors.acoustic.beam_pattern.widest_beam_rad`): ConfigError naming ``name`` and
+    the valid range. The taper and side-lobe level must already be valid."""
+    widest = math.degrees(widest_beam_rad(taper, sidelobe_db))
+    require(width_deg <= widest, owner, name,
+            f"must lie in (0, {math.floor(widest * 100.0) / 100.0:g}] degrees for a {taper} line array (a wider "
+            f"-3 dB beam needs an aperture under half a wavelength), got {width_deg}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,6 +125,8 @@ class DeviceChainFields(MultipathFields):
                 f"got {self.beam_width}")
         require(-120.0 <= self.sidelobe_level < 0.0, owner, "sidelobe_level",
                 f"must lie in [-120, 0) dB, got {self.sidelobe_level}")
+        if self.beam_width > 0.0:
+            require_line_array_width(owner, "beam_width", self.beam_width, self.beam_taper, self.sidelobe_level)
         require(0.0 < self.psf_extent <= 50.0, owner, "psf_extent",
                 f"must lie in (0, 50] beam widths, got {self.psf_extent}")
         require(self.elevation_span == 0.0 or vertical_fov <= self.elevation_span < 180.0, owner, "elevation_span",
