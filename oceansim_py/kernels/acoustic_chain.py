@@ -1112,20 +1112,10 @@ _BIN_ECHOES = r"""
         // bins at once (add_window; one at a time past the column's end)
         if (spanned >= @WIDE@ * m) {
             for (int e = 0; e < m; ++e) {
-                const EchoHead h = echo_head(e);
-                if (h.cell < 0) {
+                const auto [cell, label, k0, k1, value, half, inv_extent, up, down, code] = echo_head(e);
+                if (cell < 0) {
                     continue;
                 }
-                const int cell = h.cell;
-                const float value = h.value;
-                const float half = h.half;
-                const unsigned int code = h.code;
-                const int label = h.label;
-                const int k0 = h.k0;
-                const int k1 = h.k1;
-                const float inv_extent = h.inv_extent;
-                const float up = h.up;
-                const float down = h.down;
                 // the footprint's pieces in bins s .. s + 7 (weight, intensity, amplitude, phasor index: the
                 // operations of the narrow blocks' window loop below, 8 lanes at once), lanes past k1 computed and
                 // not used
@@ -1176,20 +1166,10 @@ _BIN_ECHOES = r"""
         }
 #endif
         for (int e = 0; e < m; ++e) {
-            const EchoHead h = echo_head(e);
-            if (h.cell < 0) {
+            const auto [cell, label, k0, k1, value, half, inv_extent, up, down, code] = echo_head(e);
+            if (cell < 0) {
                 continue;
             }
-            const int cell = h.cell;
-            const float value = h.value;
-            const float half = h.half;
-            const unsigned int code = h.code;
-            const int label = h.label;
-            const int k0 = h.k0;
-            const int k1 = h.k1;
-            const float inv_extent = h.inv_extent;
-            const float up = h.up;
-            const float down = h.down;
 #if defined(__CUDA_ARCH__)
             for (int kk = k0; kk <= k1; ++kk) {
                 const float w = half > 0.0f ? weight(kk, up, down, inv_extent) : 1.0f;
