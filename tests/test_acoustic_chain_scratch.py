@@ -16,7 +16,7 @@ from oceansim_py.kernels import acoustic_chain as kc
 from oceansim_py.kernels.random import pcg_hash
 from oceansim_py.runtime import set_cpu_threads
 from oceansim_py.runtime import CHUNKS_PER_THREAD, chunk_bounds
-from oceansim_py.sensors.acoustic.chain import exponential_table, receiver_chunk, row_order
+from oceansim_py.sensors.acoustic.chain import exponential_table, receiver_chunk, receiver_tables, row_order
 from oceansim_py.sensors.imaging_sonar import ImagingSonar, ImagingSonarConfig
 
 
@@ -441,7 +441,8 @@ def _noise_draws(key: int, n_bins: int, table: wp.array(dtype=wp.float32), out: 
 
 def test_native_receiver_noise_is_the_draw_of_bin_state_and_unit_exponential(scenes):
     # empty water: every bin is V E G with E = unit_exponential(bin_state(key, r n_channels + j)), V = noise +
-    # reverberation of the row and G its gain, bit for bit (float32 products in that order)
+    # reverberation of the row times the beam's factor (a steered flat array's 1 / cos theta_j) and G its gain, bit
+    # for bit (float32 products in that order)
     from oceansim_py.sensors.acoustic.chain import _host_key
 
     _, empty = scenes
@@ -455,7 +456,9 @@ def test_native_receiver_noise_is_the_draw_of_bin_state_and_unit_exponential(sce
     wp.launch(_noise_draws, n_range * n_ch, [key, n_range * n_ch, chain._exp_table, draws], device="cpu")
     e = draws.numpy().reshape(n_range, n_ch)
     noise = np.float32(10.0 ** (chain.settings.noise_level_db / 10.0))
-    variance = (noise + chain._row_reverb.numpy())[:, None]
+    column = chain._column_reverb.numpy()[:n_ch]
+    assert column[0] == np.float32(1.0 / math.cos(math.radians(19.5833333))) and column.min() > 1.0
+    variance = noise + chain._row_reverb.numpy()[:, None] * column[None, :]
     expected = (variance * e) * chain._row_gain.numpy()[:, None]
     assert expected.dtype == np.float32 and np.all(expected > 0)
     np.testing.assert_array_equal(image, expected)
@@ -722,28 +725,33 @@ def test_echo_functions_compute_a_whole_span_in_sub_blocks_with_the_values_of_si
         np.testing.assert_array_equal(a, b, err_msg=name)
 
 
-@pytest.mark.parametrize("n_beams, beam_width, taps", [(100, 2.1, 65), (100, 2.15, 67), (16, 30.0, 145)])
-def test_bearing_point_spread_on_both_sides_of_the_fast_path_cap(n_beams, beam_width, taps):
+@pytest.mark.parametrize("fov, n_beams, beam_width, steering, taps", [(40.0, 100, 2.1, "constant", 65),
+                                                                       (40.0, 100, 2.15, "constant", 67),
+                                                                       (40.0, 16, 30.0, "constant", 145),
+                                                                       (120.0, 100, 2.1, "flat_array", 33),
+                                                                       (120.0, 100, 6.0, "flat_array", 73)])
+def test_bearing_point_spread_on_both_sides_of_the_fast_path_cap(fov, n_beams, beam_width, steering, taps):
     # receiver_row copies a block's sources into a zero-padded window for kernels of up to 2 RECEIVER_HALF_CAP + 1
     # = 65 taps and checks each tap's bounds for wider ones (here also wider than the image). With no range spread,
-    # noise or reverberation, the clean image is sum_m h[m]^2 P[r, j - m] G(r), P G the clean image of the same
-    # fan with no bearing spread (beam_width 0): the convolution computed here in float64.
+    # noise or reverberation, the clean image is sum_t h_j[t]^2 P[r, j + t - M] G(r), P G the clean image of the
+    # same fan with no bearing spread (beam_width 0): the convolution computed here in float64, with each channel's
+    # own kernel (a steered flat array's, over a 120 degree fan: wider towards its edges).
     scene = make_scene(("floor", quad([10.0, 0.0, -2.0], [0.0, 0.0, 1.0], 80.0), 0.01),
                        ("wall", quad([6.0, 0.0, 0.0], [-1.0, 0.0, 0.0], 3.0), 0.3))
     base = dict(CHAIN, noise_level=None, volume_scattering=None, bandwidth=0.0, rays_per_beam=1, elevation_rays=5,
-                range_bins=50, n_beams=n_beams)
+                range_bins=50, n_beams=n_beams, beam_steering=steering, horizontal_fov=fov)
     spread = ImagingSonar(ImagingSonarConfig(**{**base, "beam_width": beam_width}), device="cpu")
     h = spread._chain.bearing_taps.astype(np.float64)
-    assert h.size == taps and (h.size > 65) == (taps > 65)
+    assert h.shape == (n_beams, taps)
     sharp = ImagingSonar(ImagingSonarConfig(**{**base, "beam_width": 0.0}), device="cpu")
     p = sharp.render(scene, pitched(20.0)).clean_intensity.numpy()[0].astype(np.float64)
     got = spread.render(scene, pitched(20.0)).clean_intensity.numpy()[0]
     half = (taps - 1) // 2
     want = np.zeros_like(p)
     for j in range(n_beams):
-        for m in range(-half, half + 1):
-            if 0 <= j - m < n_beams:
-                want[:, j] += h[m + half] ** 2 * p[:, j - m]
+        for t in range(taps):
+            if 0 <= j + t - half < n_beams:
+                want[:, j] += h[j, t] ** 2 * p[:, j + t - half]
     assert (p > 0).sum() > 20
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6 * want.max())
 
@@ -783,7 +791,8 @@ def test_pose_rays_rotate_every_ray_of_every_pose_and_nothing_else():
 # for the CPU here so that the CUDA code path runs without a GPU
 @wp.func_native(kc._RECEIVER_ROW.replace("defined(__CUDA_ARCH__)", "1"))
 def _receiver_row_cuda_branch(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
-                              hit_label: wp.array3d(dtype=wp.vec2i), taps: wp.array(dtype=wp.vec2),
+                              hit_label: wp.array3d(dtype=wp.vec2i), taps: wp.array3d(dtype=wp.float32),
+                              tap_spans: wp.array(dtype=wp.vec2i), column_reverb: wp.array(dtype=wp.float32),
                               exp_table: wp.array(dtype=wp.float32),
                               phasors: wp.array(dtype=wp.vec2), intensity: wp.array3d(dtype=wp.float32),
                               clean: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
@@ -794,8 +803,9 @@ def _receiver_row_cuda_branch(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.
 
 @wp.kernel
 def _receiver_rows_cuda_branch(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
-                               hit_label: wp.array3d(dtype=wp.vec2i), taps: wp.array(dtype=wp.vec2), n_channels: int,
-                               noise: float,
+                               hit_label: wp.array3d(dtype=wp.vec2i), taps: wp.array3d(dtype=wp.float32),
+                               tap_spans: wp.array(dtype=wp.vec2i), column_reverb: wp.array(dtype=wp.float32),
+                               n_channels: int, noise: float,
                                row_reverb: wp.array(dtype=wp.float32), key: int,
                                exp_table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2),
                                row_gain: wp.array(dtype=wp.float32), row_echo: wp.array2d(dtype=wp.int32),
@@ -804,25 +814,26 @@ def _receiver_rows_cuda_branch(field_in: wp.array3d(dtype=wp.vec2), power_in: wp
                                row_sum: wp.array2d(dtype=wp.float32)):
     r = wp.tid()
     reverb = row_reverb[r]
-    row_sum[0, r] = _receiver_row_cuda_branch(field_in, power_in, hit_label, taps, exp_table, phasors,
+    row_sum[0, r] = _receiver_row_cuda_branch(field_in, power_in, hit_label, taps, tap_spans, column_reverb, exp_table,
+                                              phasors,
                                               intensity, clean, hits, labels, 0, r, n_channels, row_echo[0, r], key,
-                                              noise + reverb, reverb, row_gain[r], 1)
+                                              noise, reverb, row_gain[r], 1)
     row_echo[0, r] = 0
 
 
 @wp.kernel
 def _warp_receiver_bins(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
-                        hit_label: wp.array3d(dtype=wp.vec2i), taps: wp.array(dtype=wp.vec2), n_channels: int,
-                        noise: float,
+                        hit_label: wp.array3d(dtype=wp.vec2i), taps: wp.array2d(dtype=wp.float32),
+                        column_reverb: wp.array(dtype=wp.float32), n_channels: int, noise: float,
                         row_reverb: wp.array(dtype=wp.float32), key: int, exp_table: wp.array(dtype=wp.float32),
                         phasors: wp.array(dtype=wp.vec2), row_gain: wp.array(dtype=wp.float32),
                         row_echo: wp.array2d(dtype=wp.int32), intensity: wp.array2d(dtype=wp.float32),
                         clean: wp.array2d(dtype=wp.float32), hits: wp.array2d(dtype=wp.int32),
                         labels: wp.array2d(dtype=wp.int32)):
     # bin (r, j) of the receiver from its definition (bearing_receiver_kernel's docstring) with the Warp helpers:
-    # the point spread summed over the taps in ascending order, sources outside the row skipped
+    # the point spread summed over channel j's taps in ascending order, sources outside the row skipped
     r, j = wp.tid()
-    reverb = row_reverb[r]
+    reverb = row_reverb[r] * column_reverb[j]
     variance = noise + reverb
     h = kc.bin_state(key, r * n_channels + j)
     e = kc.unit_exponential(h, exp_table)
@@ -832,13 +843,14 @@ def _warp_receiver_bins(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3
     hit = int(0)
     label = int(-1)
     if row_echo[0, r] != 0:
-        half = (taps.shape[0] - 1) // 2
+        half = (taps.shape[1] - 1) // 2
         for t in range(2 * half + 1):
             s = j + t - half
             if s >= 0 and s < n_channels:
-                fx = fx + taps[t][0] * field_in[0, r, s][0]
-                fy = fy + taps[t][0] * field_in[0, r, s][1]
-                fp = fp + taps[t][1] * power_in[0, r, s]
+                h1 = taps[j, t]
+                fx = fx + h1 * field_in[0, r, s][0]
+                fy = fy + h1 * field_in[0, r, s][1]
+                fp = fp + (h1 * h1) * power_in[0, r, s]
         hit = hit_label[0, r, j][0]
         label = hit_label[0, r, j][1]
     det = fx * fx + fy * fy
@@ -865,7 +877,8 @@ def test_receiver_rows_match_the_warp_definition_on_cpu_and_on_the_cuda_branch(n
     # receiver_row's CUDA branch (16-bin blocks, one lane at a time) against the receiver's definition written bin
     # by bin with the Warp helpers: the same bytes for the four outputs, row sums in bin order, and every row's
     # scratch (field, power, hits, labels, row_echo) back at rest; rows with and without echoes, blocks whose
-    # sources are all zero, point-spread kernels narrower and wider (67 taps) than the fast path's 65.
+    # sources are all zero, point-spread kernels narrower and wider (67 taps) than the fast path's 65, a kernel and
+    # a volume reverberation factor of their own per channel (a steered flat array's).
     rng = np.random.default_rng(n_channels * 100 + taps)
     n_range, pad = 40, 3
     field = rng.normal(size=(1, n_range, n_channels + pad, 2)).astype(np.float32)
@@ -885,15 +898,24 @@ def test_receiver_rows_match_the_warp_definition_on_cpu_and_on_the_cuda_branch(n
     hit_label[0, rows, :n_channels, 0] = rng.integers(0, 4, size=(rows.size, n_channels))
     hit_label[0, rows, :n_channels, 1] = np.where(hit_label[0, rows, :n_channels, 0] > 0,
                                                   rng.integers(0, 5, size=(rows.size, n_channels)), -1)
-    h = np.exp(-0.5 * np.linspace(-2.5, 2.5, taps) ** 2).astype(np.float32)
-    tap_pairs = np.stack([h, h * h], 1)
+    widths = rng.uniform(0.6, 1.4, n_channels)
+    h = np.exp(-0.5 * (np.linspace(-2.5, 2.5, taps)[None, :] / widths[:, None]) ** 2).astype(np.float32)
+    # each channel's kernel zero beyond its own reach (as a steered flat array's): the tiles' spans of nonzero taps
+    # differ, and the native receiver skips the taps outside them
+    reach = rng.integers(0, taps // 2 + 1, n_channels)
+    h[np.abs(np.arange(taps)[None, :] - taps // 2) > reach[:, None]] = 0.0
+    column = rng.uniform(1.0, 2.5, n_channels)
+    tables = receiver_tables(h, column, "cpu")
+    spans = tables[1].numpy()
+    assert taps == 1 or (spans[:, 1] - spans[:, 0] < taps).any()
     reverb = rng.uniform(0.0, 0.3, n_range).astype(np.float32)
     reverb[::7] = 0.0
     gain = rng.uniform(0.5, 3.0, n_range).astype(np.float32)
     key, noise = 987654, 0.25   # the CUDA-branch rows' stream key; the kernel's is its frame's
     angles = 2.0 * np.pi * np.arange(1 << int(kc.PHASOR_BITS)) / (1 << int(kc.PHASOR_BITS))
     with wp.ScopedDevice("cpu"):
-        consts = dict(taps=wp.array(tap_pairs, dtype=wp.vec2),
+        consts = dict(taps=tables[0], spans=tables[1], column=tables[2], row_taps=wp.array(h, dtype=wp.float32),
+                      row_column=wp.array(column.astype(np.float32), dtype=wp.float32),
                       exp_table=wp.array(exponential_table(int(kc.EXP_TABLE_BITS)), dtype=wp.float32),
                       phasors=wp.array(np.stack([np.cos(angles), np.sin(angles)], 1).astype(np.float32),
                                        dtype=wp.vec2),
@@ -907,7 +929,7 @@ def test_receiver_rows_match_the_warp_definition_on_cpu_and_on_the_cuda_branch(n
             f, p, hl, re = scratch()
             ref = [wp.empty((n_range, n_channels), dtype=t) for t in (wp.float32, wp.float32, wp.int32, wp.int32)]
             wp.launch(_warp_receiver_bins, (n_range, n_channels),
-                      [f, p, hl, consts["taps"], n_channels, noise, consts["reverb"], used_key,
+                      [f, p, hl, consts["row_taps"], consts["row_column"], n_channels, noise, consts["reverb"], used_key,
                        consts["exp_table"], consts["phasors"], consts["gain"], re, *ref])
             return [a.numpy() for a in ref]
 
@@ -921,13 +943,15 @@ def test_receiver_rows_match_the_warp_definition_on_cpu_and_on_the_cuda_branch(n
         block, step = row_order(n_range, n_channels)
         seed, frame, sensor = 5, 3, 2
         wp.launch(kc.bearing_receiver_kernel, n_range,
-                  [f, p, hl, consts["taps"], n_range, n_channels, noise, consts["reverb"], seed, frame, sensor,
+                  [f, p, hl, consts["taps"], consts["spans"], consts["column"], n_range, n_channels, noise,
+                   consts["reverb"], seed, frame, sensor,
                    consts["exp_table"], consts["phasors"], consts["gain"], re, *out, row_sum, 1, block, step, 0])
         got.append(("cpu", out, row_sum, (f, p, hl, re), _host_key_of(seed, frame, sensor)))
         f, p, hl, re = scratch()
         out, row_sum = outputs(), wp.zeros((1, n_range), dtype=wp.float32)
         wp.launch(_receiver_rows_cuda_branch, n_range,
-                  [f, p, hl, consts["taps"], n_channels, noise, consts["reverb"], key, consts["exp_table"],
+                  [f, p, hl, consts["taps"], consts["spans"], consts["column"], n_channels, noise,
+                   consts["reverb"], key, consts["exp_table"],
                    consts["phasors"], consts["gain"], re, *out, row_sum])
         got.append(("cuda branch", out, row_sum, (f, p, hl, re), key))
         for name, out, row_sum, rest, used_key in got:

@@ -1382,6 +1382,10 @@ RECEIVER_BLOCK = 32
 #: copied once into a zero-padded window); wider ones check each tap's bounds (the same sums).
 RECEIVER_HALF_CAP = 32
 
+#: Channels per tile of the bearing tap table (``bearing_receiver_kernel``'s ``taps``): the taps of 16 consecutive
+#: output channels for one source offset are contiguous, one vector load for the 16 lanes of a point-spread tile.
+TAP_LANES = 16
+
 _RECEIVER_ROW = r"""
     // One receiver row (see receiver_row's docstring). Blocks of B bins (fewer in a row's last block): every step is
     // a loop over the block's lanes with no branch, so the compiler vectorises it; bin_state and unit_exponential
@@ -1416,11 +1420,13 @@ _RECEIVER_ROW = r"""
     };
 #endif
     const int n = n_channels;
-    const int half = (taps.shape[0] - 1) / 2;
+    const int half = (taps.shape[1] - 1) / 2;
     const int taps_n = 2 * half + 1;
     const unsigned int ukey = (unsigned int)key;
     const unsigned int first = (unsigned int)(r * n);
     const float* tap = (const float*)taps.data;
+    const float* col_reverb = (const float*)column_reverb.data;
+    const int* spans = (const int*)tap_spans.data;
     const float* tab = (const float*)exp_table.data;
     const float* ph = (const float*)phasors.data;
     float* fin = (float*)&wp::index(field_in, b, r, 0);
@@ -1429,7 +1435,7 @@ _RECEIVER_ROW = r"""
     float* out_c = &wp::index(clean, b, r, 0);
     int* out_h = &wp::index(hits, b, r, 0);
     int* out_l = &wp::index(labels, b, r, 0);
-    const float background = reverb * g;
+    const int noisy = variance > 0.0f || reverb > 0.0f;
     const float seg_scale = 1.0f / (float)(1u << @SEG_SHIFT@u);
     float total = 0.0f;
     // one block of cnt bins from j0, its lanes computed W at a time (W a constant of the instantiation: the loops
@@ -1446,6 +1452,14 @@ _RECEIVER_ROW = r"""
         unsigned int hh[B];
         float ex[B];
         float det[B];
+        // the bin's volume reverberation R(r) c_j and noise variance V + R(r) c_j (c_j = column_reverb[j])
+        float rv[B], var[B];
+        RX_VECTORISE
+        for (int i = 0; i < W; ++i) {
+            const float rc = reverb * col_reverb[j0 + i];
+            rv[i] = rc;
+            var[i] = variance + rc;
+        }
         // bin_state: one PCG hash per bin (every lane of the block: lanes past the row's end are never stored)
         RX_VECTORISE
         for (int i = 0; i < W; ++i) {
@@ -1499,10 +1513,10 @@ _RECEIVER_ROW = r"""
             }
         }
         if (echo == 0) {
-            if (variance > 0.0f) {
+            if (noisy) {
                 RX_VECTORISE
                 for (int i = 0; i < cnt; ++i) {
-                    const float detected = variance * ex[i];
+                    const float detected = var[i] * ex[i];
                     det[i] = detected * g;
                 }
             } else {
@@ -1514,7 +1528,7 @@ _RECEIVER_ROW = r"""
             RX_VECTORISE
             for (int i = 0; i < cnt; ++i) {
                 out_i[j0 + i] = det[i];
-                out_c[j0 + i] = background;
+                out_c[j0 + i] = rv[i] * g;
                 out_h[j0 + i] = 0;
                 out_l[j0 + i] = -1;
             }
@@ -1563,18 +1577,25 @@ _RECEIVER_ROW = r"""
                     sp[q] = 0.0f;
                 }
                 if (any) {
-                    // 16 lanes at a time, their sums held in registers over every tap
+                    // 16 lanes at a time (one tile of the tap table), their sums held in registers over every tap
                     for (int i0 = 0; i0 < W; i0 += 16) {
+                        const int c = (j0 + i0) / @TAP_LANES@;
+                        const float* tile = tap + (size_t)c * taps_n * @TAP_LANES@;
+                        // the tile's taps outside [t_lo, t_hi) are zero in every lane: skipped (adding 0 h x to a
+                        // sum that is 0 before the first nonzero tap and unchanged after the last changes nothing)
+                        const int t_lo = spans[2 * c];
+                        const int t_hi = spans[2 * c + 1];
                         float ax[16], ay[16], ap[16];
                         for (int l = 0; l < 16; ++l) {
                             ax[l] = 0.0f;
                             ay[l] = 0.0f;
                             ap[l] = 0.0f;
                         }
-                        for (int t = 0; t < taps_n; ++t) {
-                            const float h1 = tap[2 * t];
-                            const float h2 = tap[2 * t + 1];
+                        for (int t = t_lo; t < t_hi; ++t) {
+                            const float* ht = tile + @TAP_LANES@ * t;
                             for (int l = 0; l < 16; ++l) {
+                                const float h1 = ht[l];
+                                const float h2 = h1 * h1;
                                 const float tx = h1 * sx[t + i0 + l];
                                 const float ty = h1 * sy[t + i0 + l];
                                 const float tp = h2 * sp[t + i0 + l];
@@ -1593,12 +1614,13 @@ _RECEIVER_ROW = r"""
             } else {
                 // kernels wider than 2 HALF_CAP + 1 taps: the same sums, bounds checked per tap
                 for (int t = 0; t < taps_n; ++t) {
-                    const float h1 = tap[2 * t];
-                    const float h2 = tap[2 * t + 1];
                     const int off = j0 + t - half;
                     const int ilo = -off > 0 ? -off : 0;
                     const int ihi = n - off < cnt ? n - off : cnt;
                     for (int i = ilo; i < ihi; ++i) {
+                        const int j = j0 + i;
+                        const float h1 = tap[((size_t)(j / @TAP_LANES@) * taps_n + t) * @TAP_LANES@ + j % @TAP_LANES@];
+                        const float h2 = h1 * h1;
                         const float tx = h1 * fin[2 * (off + i)];
                         const float ty = h1 * fin[2 * (off + i) + 1];
                         const float tp = h2 * pin[off + i];
@@ -1614,7 +1636,7 @@ _RECEIVER_ROW = r"""
             for (int i = 0; i < cnt; ++i) {
                 det[i] = fx[i] * fx[i] + fy[i] * fy[i];
             }
-            if (variance > 0.0f) {
+            if (noisy) {
                 int k_of[B];
                 float cx[B], cy[B];
                 RX_VECTORISE
@@ -1640,7 +1662,7 @@ _RECEIVER_ROW = r"""
 #endif
                 RX_VECTORISE
                 for (int i = 0; i < cnt; ++i) {
-                    const float ve = variance * ex[i];
+                    const float ve = var[i] * ex[i];
                     const float amplitude = wp::sqrt(ve);
                     const float gx = fx[i] + amplitude * cx[i];
                     const float gy = fy[i] + amplitude * cy[i];
@@ -1653,7 +1675,7 @@ _RECEIVER_ROW = r"""
                 const float d = det[i] * g;
                 det[i] = d;
                 out_i[j0 + i] = d;
-                const float pr = fp[i] + reverb;
+                const float pr = fp[i] + rv[i];
                 out_c[j0 + i] = pr * g;
             }
             for (int i = 0; i < cnt; ++i) {
@@ -1694,13 +1716,15 @@ _RECEIVER_ROW = r"""
                     const float fd = frac * d;
                     e = a + fd;
                 }
+                const float rc = reverb * col_reverb[j0 + i];
+                const float vr = variance + rc;
                 float detected = 0.0f;
-                if (variance > 0.0f) {
-                    detected = variance * e;
+                if (noisy) {
+                    detected = vr * e;
                 }
                 const float out = detected * g;
                 out_i[j0 + i] = out;
-                out_c[j0 + i] = background;
+                out_c[j0 + i] = rc * g;
                 out_h[j0 + i] = 0;
                 out_l[j0 + i] = -1;
                 if (row_sums) {
@@ -1723,20 +1747,20 @@ _RECEIVER_ROW = r"""
 for _name, _value in (("@BLOCK@", RECEIVER_BLOCK), ("@HALF_CAP@", RECEIVER_HALF_CAP),
                       ("@SEG_SHIFT@", 32 - int(EXP_TABLE_BITS)), ("@SEGMENTS@", 1 << int(EXP_TABLE_BITS)),
                       ("@EXACT@", int(EXP_EXACT_SEGMENTS)), ("@FRAC_MASK@", (1 << (32 - int(EXP_TABLE_BITS))) - 1),
-                      ("@PHASOR_SHIFT@", 32 - int(PHASOR_BITS))):
+                      ("@PHASOR_SHIFT@", 32 - int(PHASOR_BITS)), ("@TAP_LANES@", TAP_LANES)):
     _RECEIVER_ROW = _RECEIVER_ROW.replace(_name, str(_value))
 
 
 @wp.func_native(_RECEIVER_ROW)
 def receiver_row(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
-                 hit_label: wp.array3d(dtype=wp.vec2i), taps: wp.array(dtype=wp.vec2),
-                 exp_table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2),
+                 hit_label: wp.array3d(dtype=wp.vec2i), taps: wp.array3d(dtype=wp.float32),
+                 tap_spans: wp.array(dtype=wp.vec2i), column_reverb: wp.array(dtype=wp.float32), exp_table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2),
                  intensity: wp.array3d(dtype=wp.float32),
                  clean: wp.array3d(dtype=wp.float32), hits: wp.array3d(dtype=wp.int32),
                  labels: wp.array3d(dtype=wp.int32), b: int, r: int, n_channels: int, echo: int,
                  key: int, variance: float, reverb: float, g: float, row_sums: int) -> float:
     """Row r of frame b of :func:`bearing_receiver_kernel` (``echo``: the row's row_echo flag; ``key``: the frame's
-    noise stream key; V = ``variance``, R(r) = ``reverb``, G(r) = ``g``): writes the row's four outputs (contiguous
+    noise stream key; V = ``variance``, the receiver noise; R(r) = ``reverb``, G(r) = ``g``): writes the row's four outputs (contiguous
     along the row) and sets its scratch back to rest; returns the row's intensity summed in bin order if
     ``row_sums`` is 1, else 0.
     The draws are those of :func:`bin_state` and :func:`unit_exponential` (the same operations in the same order;
@@ -1747,7 +1771,9 @@ def receiver_row(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype
 
 @wp.kernel
 def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.array3d(dtype=wp.float32),
-                            hit_label: wp.array3d(dtype=wp.vec2i), taps: wp.array(dtype=wp.vec2), n_range: int,
+                            hit_label: wp.array3d(dtype=wp.vec2i), taps: wp.array3d(dtype=wp.float32),
+                            tap_spans: wp.array(dtype=wp.vec2i), column_reverb: wp.array(dtype=wp.float32),
+                            n_range: int,
                             n_channels: int, noise_intensity: float,
                             row_reverb: wp.array(dtype=wp.float32), seed: int, frame_index: int, sensor_id: int,
                             exp_table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2),
@@ -1763,17 +1789,22 @@ def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.ar
 
     field_in, power_in: the row-major (B, n_range, >= n_channels) scratch images of :func:`footprint_bin_kernel`
     (rows contiguous); hit_label: its row-major (B, n_range, >= n_channels) (hit count, label) pairs.
-    taps[m] = (h[m], h[m]^2).
-    Point spread across channels (beams): f = sum_m h[m] field_in[r, j - m], p = sum_m h[m]^2 power_in[r, j - m]
-    over the taps m = -M..M (h symmetric; channels outside the image contribute nothing; one tap h = 1 for none),
-    each bin summed over its sources in ascending order; a row that :func:`footprint_bin_kernel` did not write
+    taps[c, t, l] = h_j[t] for output channel j = TAP_LANES c + l (tiles of TAP_LANES channels, c up to the row's
+    last block of RECEIVER_BLOCK channels, zero past the row): the bearing kernel of channel j over its sources
+    j + t - M, t = 0..2M (beam_pattern.bearing_kernels; one tap h = 1 for none); tap_spans[c] = (t_lo, t_hi): every
+    tap of tile c outside t_lo <= t < t_hi is zero (a steered flat array's central tiles need about half the
+    widest channel's taps).
+    Point spread across channels (beams): f = sum_t h_j[t] field_in[r, j + t - M], p = sum_t h_j[t]^2
+    power_in[r, j + t - M] (channels outside the image contribute nothing), each bin summed over its sources in
+    ascending order; a row that :func:`footprint_bin_kernel` did not write
     (``row_echo`` 0) has f = p = 0, hits 0 and label -1 and skips it; a row it wrote has hits and labels from
     hit_label, and field_in, power_in, hit_label and row_echo of the row are set back to rest (0, label -1) after
     reading.
-    Receiver: intensity = |f + n|^2 G(r), clean = (p + R(r)) G(r). n is one circular complex Gaussian draw
-    (exponential intensity) of variance V = noise_intensity + R(r): receiver noise (re 1 uPa^2) plus the volume
-    reverberation R(r) = row_reverb[r] (its sonar-equation mean per sample through the point spread, per row on
-    the host). Every bin draws from its own counter-based state h = :func:`bin_state` (key, r n_channels + j), key
+    Receiver: intensity = |f + n|^2 G(r), clean = (p + R) G(r). n is one circular complex Gaussian draw
+    (exponential intensity) of variance V = noise_intensity + R: receiver noise (re 1 uPa^2) plus the volume
+    reverberation R = row_reverb[r] column_reverb[j] (its sonar-equation mean per sample through the point spread:
+    per row on the host for a broadside beam, times the beam's equivalent width relative to broadside;
+    ``column_reverb`` padded like the taps). Every bin draws from its own counter-based state h = :func:`bin_state` (key, r n_channels + j), key
     the stream key of (seed, frame_index + b, sensor_id, STREAM_NOISE), so a bin's draw does not depend on any
     other bin: where f = 0, |n|^2 = V E with E = :func:`unit_exponential` (h, ``exp_table``); elsewhere n is drawn
     in polar form, |n|^2 = V E (the squared modulus of a circular Gaussian is exponential) and a uniform phase
@@ -1797,9 +1828,10 @@ def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.ar
     reverb = row_reverb[r]
     key = stream_key(seed, frame_index + b, sensor_id, STREAM_NOISE)
     echo = row_echo[b, r]
-    row_sum[b, r] = receiver_row(field_in, power_in, hit_label, taps, exp_table, phasors, intensity,
+    row_sum[b, r] = receiver_row(field_in, power_in, hit_label, taps, tap_spans, column_reverb, exp_table, phasors,
+                                 intensity,
                                  clean, hits, labels, b, r, n_channels, echo, key,
-                                 noise_intensity + reverb, reverb, row_gain[r], row_sums)
+                                 noise_intensity, reverb, row_gain[r], row_sums)
     if echo != 0:
         row_echo[b, r] = 0
 

@@ -447,7 +447,7 @@ def multibeam_device_deposit_kernel(amp: wp.array(dtype=wp.vec2), power: wp.arra
 
 @wp.kernel
 def multibeam_device_mix_kernel(raw: wp.array3d(dtype=wp.vec2), raw_power: wp.array3d(dtype=wp.float32),
-                                taps: wp.array(dtype=wp.float32), n_beams: int, n_samples: int,
+                                taps: wp.array2d(dtype=wp.float32), n_beams: int, n_samples: int,
                                 noise_intensity: float, row_reverb: wp.array(dtype=wp.float32),
                                 beam_reverb: wp.array(dtype=wp.float32), keys: wp.array(dtype=wp.int32),
                                 row_gain: wp.array(dtype=wp.float32), time_series: wp.array3d(dtype=wp.vec2),
@@ -455,9 +455,9 @@ def multibeam_device_mix_kernel(raw: wp.array3d(dtype=wp.vec2), raw_power: wp.ar
                                 db: wp.array3d(dtype=wp.float32), start: int):
     """Device model, one element per (pose b, sample n, beam j): the receive beam pattern and the receiver.
 
-    Beam pattern: p_j = sum_m h[m] p_(j + m - M) and P_j = sum_m h[m]^2 P_(j + m - M), h = ``taps`` (the line
-    array's one-way amplitude pattern at the beam spacing out to psf_extent beam widths, peak 1: a point target
-    keeps its echo level; one tap 1 for none; beams outside the fan contribute nothing). Receiver: one circular
+    Beam pattern: p_j = sum_m h_j[m] p_(j + m - M) and P_j = sum_m h_j[m]^2 P_(j + m - M), h_j = ``taps[j]`` (beam
+    j's one-way amplitude pattern at the beam spacing out to psf_extent beam widths, peak 1: a point target keeps
+    its echo level; one tap 1 for none; beams outside the fan contribute nothing). Receiver: one circular
     complex Gaussian draw n of variance noise_intensity + R (R = row_reverb[n] beam_reverb[j], the volume
     reverberation's mean), keyed by keys[b] and the sample-beam index. Writes time_series = p + n (re 1 uPa,
     before gain), intensity = |p + n|^2 G, clean = (P + R) G with G = row_gain[n] (TVG and fixed gain),
@@ -468,11 +468,11 @@ def multibeam_device_mix_kernel(raw: wp.array3d(dtype=wp.vec2), raw_power: wp.ar
     q = e - b * per
     n = q // n_beams
     j = q - n * n_beams
-    half = (taps.shape[0] - 1) // 2
+    half = (taps.shape[1] - 1) // 2
     v = wp.vec2(0.0, 0.0)
     p = float(0.0)
     for i in range(wp.max(j - half, 0), wp.min(j + half, n_beams - 1) + 1):
-        h = taps[i - j + half]
+        h = taps[j, i - j + half]
         v = v + h * raw[b, n, i]
         p = p + h * h * raw_power[b, n, i]
     reverb = row_reverb[n] * beam_reverb[j]

@@ -47,7 +47,7 @@ from oceansim_py.kernels import acoustic_chain as kc
 from oceansim_py.kernels import multipath as km
 from oceansim_py.sensors.acoustic.bandwidth import (minus_3db_from_gaussian_b, sinc_power_integral,
                                                     sinc_rate_per_bandwidth)
-from oceansim_py.sensors.acoustic.beam_pattern import LineArray, bearing_kernel
+from oceansim_py.sensors.acoustic.beam_pattern import LineArray, bearing_kernels
 from oceansim_py.sensors.acoustic.chain import _host_key, tvg_db
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields, DeviceDisplayFields, require_line_array_width
 from oceansim_py.sensors.acoustic.display import apply_colormap, db_window_to_uint8
@@ -354,15 +354,16 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBacken
         return np.stack([e, np.zeros_like(e), w], axis=1)
 
     def device_beam_pattern(self) -> np.ndarray:
-        """Taps h[m], m = -M..M: the receive array's one-way amplitude pattern at m beam steps (peak 1; the
-        ``beam_taper`` line array whose -3 dB width is ``beam_width``) out to ``psf_extent`` beam widths
-        (:func:`~oceansim_py.sensors.acoustic.beam_pattern.bearing_kernel`, as the imaging sonar's); one tap 1
+        """Taps (n_beams, 2 M + 1), row j the weights h_j[m] of the beams j + m - M in beam j: the receive array's
+        one-way amplitude pattern (peak 1; the ``beam_taper`` line array whose broadside -3 dB width is
+        ``beam_width``) out to ``psf_extent`` beam widths, steered as ``beam_steering`` says
+        (:func:`~oceansim_py.sensors.acoustic.beam_pattern.bearing_kernels`, as the imaging sonar's); one tap 1
         without ``beam_pattern``."""
         if not self.beam_pattern:
-            return np.ones(1, np.float32)
+            return np.ones((self.n_beams, 1), np.float32)
         array = LineArray(math.radians(self.beam_width), self.beam_taper, self.sidelobe_level)
-        return bearing_kernel(array, math.radians(self.fov) / self.n_beams,
-                              self.psf_extent * math.radians(self.beam_width))
+        return bearing_kernels(array, self.n_beams, math.radians(self.fov) / self.n_beams,
+                               self.psf_extent * math.radians(self.beam_width), self.beam_steering)
 
     def device_tables(self) -> dict[str, np.ndarray]:
         """Host tables of the device model's receiver (float64), per sample n and beam j:
@@ -372,8 +373,8 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBacken
           Omega L_eff (re 1 uPa^2), Omega = the beam's weighted solid angle (sum of its rays' w_k), L_eff the
           range integral of the squared range response h^2 = sinc^2(kappa B 2 r / c) over its truncation
           +-psf_extent c / (2 B): (c / (2 B kappa)) * integral of sinc^2 over +-kappa psf_extent;
-        - ``beam_reverb[j]``: sum_m h[m]^2 over the taps that fall on the fan's beams (the beams' reverberation
-          the pattern gathers; 1 without ``beam_pattern``).
+        - ``beam_reverb[j]``: sum_m h_j[m]^2 over beam j's taps that fall on the fan's beams (the beams'
+          reverberation the pattern gathers; 1 without ``beam_pattern``).
         """
         alpha = self.absorption_db_per_m(self.absorption)
         r = self.ranges().astype(np.float64)
@@ -387,8 +388,8 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBacken
             level = 10.0 ** ((self.source_level + self.volume_scattering - 2.0 * alpha * r) / 10.0)
             reverb = level / r**2 * omega * l_eff
         sq = self.device_beam_pattern().astype(np.float64) ** 2
-        half = (sq.size - 1) // 2
-        beam_reverb = np.array([sq[max(0, half - j): half + self.n_beams - j].sum() for j in range(self.n_beams)])
+        half = (sq.shape[1] - 1) // 2
+        beam_reverb = np.array([sq[j, max(0, half - j): half + self.n_beams - j].sum() for j in range(self.n_beams)])
         return {"gain": gain, "reverb": reverb, "beam_reverb": beam_reverb}
 
 
@@ -589,7 +590,8 @@ class MultibeamSonar:
             tables = c.device_tables()
             dev = self.device
             wp.load_module(kc, device=dev)
-            self._device_pattern = wp.array(c.device_beam_pattern().astype(np.float32), dtype=wp.float32, device=dev)
+            self._device_pattern = wp.array(c.device_beam_pattern().astype(np.float32), dtype=wp.float32,
+                                            device=dev)
             self._elev_table = wp.array(c.device_elevation_table().astype(np.float32), dtype=wp.vec3, device=dev)
             self._row_gain = wp.array(tables["gain"].astype(np.float32), dtype=wp.float32, device=dev)
             self._row_reverb = wp.array(tables["reverb"].astype(np.float32), dtype=wp.float32, device=dev)

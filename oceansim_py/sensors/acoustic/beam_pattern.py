@@ -33,6 +33,12 @@ from oceansim_py.errors import ConfigError
 Taper = Literal["uniform", "hann", "chebyshev"]
 TAPERS: tuple[str, ...] = ("uniform", "hann", "chebyshev")
 
+#: How a sensor's beams are formed across the fan (``beam_steering``): ``flat_array``, each beam by phase-steering
+#: one flat line array, so the beam steered to theta_j has the pattern D((L / lambda)(sin theta - sin theta_j)) and
+#: widens as 1 / cos theta_j; ``constant``, every beam the broadside pattern D((L / lambda) sin(theta - theta_j))
+#: (an acoustic lens, as in the ARIS, or a curved array).
+BEAM_STEERINGS: tuple[str, ...] = ("flat_array", "constant")
+
 #: Elements of the modelled line array (odd: a symmetric taper has a centre element). 65 elements at lambda/2
 #: spacing keep grating lobes out of view for beams narrower than ~1.6 degrees... and for wider ones the
 #: element spacing is finer (the spacing is L / N), so no grating lobe falls within +-90 degrees while
@@ -132,6 +138,54 @@ def bearing_kernel(array: LineArray, beam_spacing_rad: float, extent_rad: float)
                           f"{2 * MAX_KERNEL_HALF_WIDTH + 1}); lower psf_extent or use fewer beams")
     m = np.arange(-half, half + 1)
     return array.amplitude(m * beam_spacing_rad).astype(np.float32)
+
+
+def channel_bearings(n_channels: int, spacing_rad: float) -> np.ndarray:
+    """Bearing of each channel centre (rad) of a fan of ``n_channels`` spaced ``spacing_rad`` and centred on the
+    sensor axis: theta_j = (j + 1/2 - n / 2) spacing."""
+    return (np.arange(n_channels) + 0.5 - 0.5 * n_channels) * spacing_rad
+
+
+def bearing_kernels(array: LineArray, n_channels: int, spacing_rad: float, extent_rad: float,
+                    steering: str = "flat_array") -> np.ndarray:
+    """Bearing point-spread taps of every channel: (n_channels, 2 M + 1) float32, row j the weights h_j[m] of the
+    sources j + m - M of output channel j (peak 1 at m = M), for a fan centred on the sensor axis
+    (:func:`channel_bearings`).
+
+    ``constant``: every row is :func:`bearing_kernel` (the broadside pattern at m beam steps, out to ``extent_rad``).
+    ``flat_array``: row j is the pattern of a flat array steered to theta_j, seen from a source at theta_(j + m) =
+    theta_j + m spacing: h_j[m] = D((L / lambda)(sin theta_(j + m) - sin theta_j)), kept while |sin theta_(j + m) -
+    sin theta_j| reaches no further than the broadside kernel's last tap in sin theta (so row j's kernel spans the
+    same part of the pattern, 1 / cos theta_j times as many beams) and the source lies inside the fan; M is the
+    largest half-width over the rows. At broadside the two are the same taps.
+    """
+    if steering not in BEAM_STEERINGS:
+        raise ConfigError(f"beam_steering must be one of {list(BEAM_STEERINGS)}, got {steering!r}")
+    broadside = bearing_kernel(array, spacing_rad, extent_rad)
+    if steering == "constant":
+        return np.tile(broadside, (n_channels, 1))
+    half0 = (broadside.size - 1) // 2
+    theta = channel_bearings(n_channels, spacing_rad)
+    sin_j = np.sin(theta)
+    reach = math.sin(min(half0 * spacing_rad, 0.5 * math.pi))
+    j = np.arange(n_channels)
+    # the farthest source of each row inside the fan and within the reach, on each side (sin is monotonic there)
+    hi_theta = np.arcsin(np.minimum(sin_j + reach, 1.0))
+    lo_theta = np.arcsin(np.maximum(sin_j - reach, -1.0))
+    m_hi = np.minimum(np.floor((hi_theta - theta) / spacing_rad + 1e-9).astype(np.int64), n_channels - 1 - j)
+    m_lo = np.maximum(np.ceil((lo_theta - theta) / spacing_rad - 1e-9).astype(np.int64), -j)
+    half = int(max(m_hi.max(), -m_lo.min(), half0 if n_channels > half0 else 0, 0))
+    if half > MAX_KERNEL_HALF_WIDTH:
+        raise ConfigError(f"bearing point-spread kernels of a flat array would need {2 * half + 1} taps at the fan's "
+                          f"edge (> {2 * MAX_KERNEL_HALF_WIDTH + 1}); lower psf_extent, use fewer beams or "
+                          f"beam_steering 'constant'")
+    m = np.arange(-half, half + 1)
+    x = array.aperture_wavelengths * (np.sin(theta[:, None] + m[None, :] * spacing_rad) - sin_j[:, None])
+    taps = array_factor(x, array.weights)
+    keep = (m[None, :] >= m_lo[:, None]) & (m[None, :] <= m_hi[:, None])
+    taps = np.where(keep, taps, 0.0).astype(np.float32)
+    taps[:, half] = 1.0
+    return taps
 
 
 def range_kernel(resolution_m: float, bin_m: float, taper: str = "uniform", sidelobe_db: float = -30.0,

@@ -28,7 +28,8 @@ from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.kernels import imaging_sonar as ks
 from oceansim_py.kernels import multipath as km
 from oceansim_py.runtime import check_memory, cpu_threads, launch_1d
-from oceansim_py.sensors.acoustic.beam_pattern import LineArray, bearing_kernel, range_kernel
+from oceansim_py.sensors.acoustic.beam_pattern import (LineArray, bearing_kernel, bearing_kernels, channel_bearings,
+                                                       range_kernel)
 from oceansim_py.sensors.acoustic.multipath import (BounceState, BounceTracer, MixedPathBuffers, MultipathSettings,
                                                     chain_multipath_bytes_per_ray)
 from oceansim_py.sensors.batching import PoseUploads
@@ -70,6 +71,8 @@ class DeviceSettings:
     absorption_db_per_m: alpha, one way. bandwidth_hz: -3 dB bandwidth B (range resolution c / (2 B)); 0: no
     range point spread beyond the bin. beam_width_rad: one-way -3 dB receive beam width in bearing; 0: no
     bearing point spread. beam_taper, sidelobe_db: the receive array's taper (and Chebyshev level).
+    beam_steering: how the beams are formed across the fan (beam_pattern.BEAM_STEERINGS): "flat_array" (a steered
+    flat array: beam j's pattern widens as 1 / cos theta_j) or "constant" (every beam the broadside pattern).
     pulse_taper: weighting of the pulse spectrum (range point spread). psf_extent: half-width of the kernels in
     beam widths (bearing) and range resolutions (range). noise_level_db: receiver noise NL per sample
     (dB re 1 uPa^2), ``None`` for none. volume_scattering_db: S_v (dB re 1 m^-1), ``None`` for none.
@@ -98,6 +101,7 @@ class DeviceSettings:
     jitter: bool
     seed: int
     multipath: MultipathSettings = MultipathSettings()
+    beam_steering: str = "flat_array"
 
     @property
     def wavelength(self) -> float:
@@ -291,9 +295,17 @@ class DeviceChain:
                 raise ConfigError("beam_width: this sensor's channels are not beams across a bearing fan, so it "
                                   "has no bearing point spread; set beam_width to 0")
             array = LineArray(s.beam_width_rad, s.beam_taper, s.sidelobe_db)
-            self.bearing_taps = bearing_kernel(array, layout.channel_spacing, s.psf_extent * s.beam_width_rad)
+            extent = s.psf_extent * s.beam_width_rad
+            broadside = bearing_kernel(array, layout.channel_spacing, extent)
+            self.bearing_taps = bearing_kernels(array, layout.n_channels, layout.channel_spacing, extent,
+                                                s.beam_steering)
         else:
-            self.bearing_taps = np.ones(1, np.float32)
+            broadside = np.ones(1, np.float32)
+            self.bearing_taps = np.ones((layout.n_channels, 1), np.float32)
+        # a steered flat array's beam j gathers 1 / cos theta_j times the broadside beam's volume
+        self.column_reverb = (1.0 / np.cos(channel_bearings(layout.n_channels, layout.channel_spacing))
+                              if s.beam_width_rad > 0 and s.beam_steering == "flat_array"
+                              else np.ones(layout.n_channels))
         ranges = layout.min_range + (np.arange(layout.n_range) + 0.5) * layout.range_bin
         gain = 10.0 ** (tvg_db(ranges, s.tvg_law, s.absorption_db_per_m, s.tvg_gain_db) / 10.0)
         reverb = np.zeros(layout.n_range)
@@ -301,14 +313,15 @@ class DeviceChain:
             level = (s.source_level_db - 40.0 * np.log10(ranges) - 2.0 * s.absorption_db_per_m * ranges
                      + s.volume_scattering_db + 10.0 * np.log10(ranges**2 * layout.channel_solid_angle
                                                                 * layout.range_bin))
-            # Through the point spread, a sample gathers sum(h_r^2) sum(h_b^2) bins' worth of volume.
+            # Through the point spread, a broadside sample gathers sum(h_r^2) sum(h_b^2) bins' worth of volume
+            # (column_reverb: another beam's relative to it).
             reverb = 10.0 ** (level / 10.0) * float(np.sum(self.range_taps.astype(np.float64) ** 2)
-                                                    * np.sum(self.bearing_taps.astype(np.float64) ** 2))
+                                                    * np.sum(broadside.astype(np.float64) ** 2))
         self._row_gain = wp.array(gain.astype(np.float32), dtype=wp.float32, device=device)
         self._row_reverb = wp.array(reverb.astype(np.float32), dtype=wp.float32, device=device)
         self._range_taps = wp.array(self.range_taps, dtype=wp.float32, device=device)
-        taps = self.bearing_taps.astype(np.float32)
-        self._bearing_taps = wp.array(np.stack([taps, taps * taps], 1), dtype=wp.vec2, device=device)  # (h, h^2)
+        self._bearing_taps, self._tap_spans, self._column_reverb = receiver_tables(self.bearing_taps,
+                                                                                  self.column_reverb, device)
         angles = 2.0 * np.pi * np.arange(2 ** int(k.PHASOR_BITS)) / 2 ** int(k.PHASOR_BITS)
         self._exp_table = wp.array(exponential_table(int(k.EXP_TABLE_BITS)), dtype=wp.float32, device=device)
         self._phasors = wp.array(np.stack([np.cos(angles), np.sin(angles)], 1).astype(np.float32), dtype=wp.vec2,
@@ -533,7 +546,9 @@ class DeviceChain:
         n_bins = batch * lay.n_range * lay.n_channels
         noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
         launch_1d(k.bearing_receiver_kernel, batch * lay.n_range,
-                  [buf.field, buf.power, buf.hit_label, self._bearing_taps, lay.n_range, lay.n_channels,
+                  [buf.field, buf.power, buf.hit_label, self._bearing_taps, self._tap_spans, self._column_reverb,
+                   lay.n_range,
+                   lay.n_channels,
                    float(noise), self._row_reverb, int(s.seed), int(frame_index), self.sensor_id, self._exp_table,
                    self._phasors, self._row_gain, buf.row_echo, intensity, clean, hits, labels, buf.row_sum,
                    int(s.agc_level_db is not None), *self._row_order], dev,
@@ -551,6 +566,30 @@ class DeviceChain:
                       min_chunk=1)
             launch_1d(k.normalise_kernel, n_bins, [intensity, clean, buf.row_max, buf.frame_max,
                                                    int(s.normalisation == "row"), lay.n_range, lay.n_channels], dev)
+
+
+def receiver_tables(taps: np.ndarray, column_reverb: np.ndarray,
+                    device: Any) -> tuple[wp.array, wp.array, wp.array]:
+    """The receiver's bearing tap table, its tiles' spans of nonzero taps and the per-channel reverberation factors
+    on ``device`` (``bearing_receiver_kernel``): ``taps`` (n_channels, 2 M + 1), row j channel j's kernel, packed
+    into tiles of ``TAP_LANES`` channels, (n_pad / TAP_LANES, 2 M + 1, TAP_LANES) float32 with the channels padded
+    with zero taps to a whole number of receiver blocks (n_pad); per tile (t_lo, t_hi), its lanes' taps all zero
+    outside t_lo <= t < t_hi ((0, 0) for a tile of padding); ``column_reverb`` (n_channels,) padded with ones."""
+    n, width = taps.shape
+    n_pad = -(-n // int(k.RECEIVER_BLOCK)) * int(k.RECEIVER_BLOCK)
+    table = np.zeros((n_pad, width), np.float32)
+    table[:n] = taps
+    tiles = table.reshape(n_pad // int(k.TAP_LANES), int(k.TAP_LANES), width).transpose(0, 2, 1)
+    nonzero = (tiles != 0.0).any(axis=2)
+    spans = np.zeros((tiles.shape[0], 2), np.int32)
+    for c, row in enumerate(nonzero):
+        at = np.flatnonzero(row)
+        if at.size:
+            spans[c] = at[0], at[-1] + 1
+    column = np.ones(n_pad, np.float32)
+    column[:n] = column_reverb
+    return (wp.array(np.ascontiguousarray(tiles), dtype=wp.float32, device=device),
+            wp.array(spans, dtype=wp.vec2i, device=device), wp.array(column, dtype=wp.float32, device=device))
 
 
 def check_result_arrays(shape: tuple[int, int, int], **arrays: wp.array | None) -> None:

@@ -15,7 +15,7 @@ from typing import Literal
 
 from oceansim_py.io.config import require, require_finite
 from oceansim_py.sensors.acoustic.absorption import francois_garrison
-from oceansim_py.sensors.acoustic.beam_pattern import TAPERS, widest_beam_rad
+from oceansim_py.sensors.acoustic.beam_pattern import BEAM_STEERINGS, TAPERS, widest_beam_rad
 from oceansim_py.sensors.acoustic.chain import CLEAR_WATER_SV_DB, TVG_LAWS, DeviceSettings
 from oceansim_py.sensors.acoustic.display import COLORMAPS
 from oceansim_py.sensors.acoustic.multipath import MultipathFields
@@ -57,6 +57,12 @@ class DeviceChainFields(MultipathFields):
             0: no range point spread beyond the range bin.
         beam_width: one-way -3 dB receive beam width in bearing (degrees); 0: no bearing point spread.
         beam_taper: "uniform" (first side lobe -13.26 dB) | "hann" (-31.5 dB) | "chebyshev" (at sidelobe_level).
+        beam_steering: how the beams are formed across the fan. "flat_array": by phase-steering one flat line
+            array (Oculus, Gemini, BlueView, Mills-cross multibeams): the beam steered to theta_j has the pattern
+            D((L / lambda)(sin theta - sin theta_j)), so ``beam_width`` is its broadside width and beam j is
+            1 / cos theta_j as wide (2.4x at +-65 degrees), gathering as much more volume reverberation.
+            "constant": every beam has the broadside pattern about its own bearing (an acoustic lens, as in the
+            ARIS, or a curved array).
         pulse_taper: weighting of the pulse spectrum: "uniform" (flat band; sinc-like range response, range side
             lobes -13.3 dB), "hann" or "chebyshev" (lower range side lobes, same -3 dB resolution c / (2 B)).
         sidelobe_level: Chebyshev side-lobe level (dB, < 0), for every Chebyshev taper.
@@ -85,6 +91,7 @@ class DeviceChainFields(MultipathFields):
     bandwidth: float = 0.0
     beam_width: float = 0.0
     beam_taper: Literal["uniform", "hann", "chebyshev"] = "uniform"
+    beam_steering: Literal["flat_array", "constant"] = "flat_array"
     pulse_taper: Literal["uniform", "hann", "chebyshev"] = "uniform"
     sidelobe_level: float = -30.0
     psf_extent: float = 6.0
@@ -103,7 +110,7 @@ class DeviceChainFields(MultipathFields):
                      "bandwidth", "beam_width", "sidelobe_level", "psf_extent", "elevation_span", "tvg_gain"):
             require_finite(getattr(self, name), owner, name)
         for name, allowed in (("model", ("peer", "device")), ("absorption_model", ("fixed", "francois_garrison")),
-                              ("beam_taper", TAPERS), ("pulse_taper", TAPERS), ("elevation_taper", TAPERS), ("tvg", tuple(TVG_LAWS))):
+                              ("beam_taper", TAPERS), ("beam_steering", BEAM_STEERINGS), ("pulse_taper", TAPERS), ("elevation_taper", TAPERS), ("tvg", tuple(TVG_LAWS))):
             require(getattr(self, name) in allowed, owner, name,
                     f"must be one of {list(allowed)}, got {getattr(self, name)!r}")
         require(1e3 <= self.frequency <= 1e7, owner, "frequency",
@@ -169,7 +176,7 @@ class DeviceChainFields(MultipathFields):
             frequency_hz=float(self.frequency), sound_speed=float(self.sound_speed),
             source_level_db=float(self.source_level), absorption_db_per_m=self.absorption_db_per_m(fixed_absorption),
             bandwidth_hz=float(self.bandwidth), beam_width_rad=math.radians(self.beam_width),
-            beam_taper=self.beam_taper, pulse_taper=self.pulse_taper, sidelobe_db=float(self.sidelobe_level), psf_extent=float(self.psf_extent),
+            beam_taper=self.beam_taper, beam_steering=self.beam_steering, pulse_taper=self.pulse_taper, sidelobe_db=float(self.sidelobe_level), psf_extent=float(self.psf_extent),
             noise_level_db=None if self.noise_level is None else float(self.noise_level),
             volume_scattering_db=None if self.volume_scattering is None else float(self.volume_scattering),
             tvg_law=self.tvg, tvg_gain_db=float(self.tvg_gain),

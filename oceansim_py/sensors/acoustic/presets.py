@@ -151,15 +151,22 @@ def _resolution_sources(resolution_source: str) -> Sources:
             "noise_level": "derived: thermal floor (Mellen 1952) in B, less the receive DI, + 6 dB electronics"}
 
 
+#: The source of ``beam_steering: flat_array`` for the electronically beamformed sonars.
+_FLAT_ARRAY = ("estimate: beams formed electronically on a flat receive array, as the maker describes its beamforming; "
+               "its one published beam width is taken as the broadside one, and a steered flat array's beams widen as "
+               "1 / cos(theta) (docs/PHYSICS_ACOUSTIC_CHAIN.md §3)")
+
+
 def _fls(frequency: float, hfov: float, vfov: float, beams: int, beam_width: float, resolution: float,
          min_range: float, max_range: float, range_bins: int, rays_per_beam: int, elevation_rays: int,
-         src: Sources, source_level: tuple[float, str] | None = None) -> tuple[dict[str, Any], Sources]:
+         src: Sources, source_level: tuple[float, str] | None = None,
+         steering: tuple[str, str] = ("flat_array", _FLAT_ARRAY)) -> tuple[dict[str, Any], Sources]:
     bandwidth = SOUND_SPEED / (2.0 * resolution)
     noise = round(receiver_noise_level(frequency, bandwidth, beam_width, vfov), 1)
     level, level_source = source_level or _source_level_estimate(hfov, vfov)
     values = dict(
         model="device", horizontal_fov=hfov, vertical_fov=vfov, n_beams=beams, beam_width=beam_width,
-        min_range=min_range, max_range=max_range, range_bins=range_bins, rays_per_beam=rays_per_beam,
+        beam_steering=steering[0], min_range=min_range, max_range=max_range, range_bins=range_bins, rays_per_beam=rays_per_beam,
         elevation_rays=elevation_rays, elevation_pattern="array", elevation_span=min(3.0 * vfov, 179.0),
         frequency=frequency, bandwidth=round(bandwidth, 1), source_level=level,
         sound_speed=SOUND_SPEED, absorption_model="francois_garrison", temperature=10.0, salinity=35.0,
@@ -169,6 +176,7 @@ def _fls(frequency: float, hfov: float, vfov: float, beams: int, beam_width: flo
         display="db", display_floor=noise + 40.0, dynamic_range=60.0, colormap="amber",
     )
     sources = {**_COMMON, **_resolution_sources(src.pop("resolution")), "source_level": level_source,
+               "beam_steering": steering[1],
                "rays_per_beam": "simulation: rays across each beam (bearing sampling)",
                "elevation_rays": "simulation: rays in elevation over elevation_span (jittered, stratified)", **src}
     return values, sources
@@ -200,7 +208,10 @@ def _aris(frequency: float, hfov: float, beams: int, beam_width: float, pulse_us
     return _fls(frequency, hfov, 14.0, beams, beam_width, SOUND_SPEED * pulse_us * 1e-6 / 2.0, 0.7, max_range,
                 range_bins, rays_per_beam, 128, {
                     "vertical_fov": f"{_ARIS_ONC}: 14 deg",
-                    "min_range": f"{_ARIS_SDK}: WindowStartLimits from 0.7 m", **src})
+                    "min_range": f"{_ARIS_SDK}: WindowStartLimits from 0.7 m", **src},
+                steering=("constant", f"{_ARIS_BEAMS}: the ARIS forms its beams with an acoustic lens (the beam-width "
+                                      f"files are per lens), not by steering a flat array; every beam is given the "
+                                      f"mean width"))
 
 
 #: apl-ocean-engineering/liboculus, the University of Washington APL driver of the Oculus sonars:
@@ -504,12 +515,13 @@ SINGLEBEAM_DEVICE_PRESETS: PresetTable = _register("singlebeam", {
 
 def _swath(frequency: float, swath_width: float, along_track_beamwidth: float, n_beams: int, beam_width: float,
            resolution: float, max_range: float, range_bins: int, across_rays_per_beam: int,
-           src: Sources) -> tuple[dict[str, Any], Sources]:
+           src: Sources, steering: tuple[str, str] = ("flat_array", _FLAT_ARRAY)) -> tuple[dict[str, Any], Sources]:
     bandwidth = SOUND_SPEED / (2.0 * resolution)
     level, level_source = _source_level_estimate(along_track_beamwidth, swath_width)
     values = dict(
         model="device", swath_width=swath_width, along_track_beamwidth=along_track_beamwidth, n_beams=n_beams,
-        beam_width=beam_width, across_rays_per_beam=across_rays_per_beam, along_track_rays=4, min_range=0.5,
+        beam_width=beam_width, beam_steering=steering[0], across_rays_per_beam=across_rays_per_beam,
+        along_track_rays=4, min_range=0.5,
         max_range=max_range, range_bins=range_bins, frequency=frequency, bandwidth=round(bandwidth, 1),
         source_level=level, sound_speed=SOUND_SPEED, absorption_model="francois_garrison", temperature=10.0,
         salinity=35.0, depth=10.0, ph=8.0, psf_extent=PSF_EXTENT,
@@ -518,7 +530,7 @@ def _swath(frequency: float, swath_width: float, along_track_beamwidth: float, n
         range_noise=0.0, angle_noise=0.0, image=True,
     )
     sources = {**_COMMON, **_resolution_sources(src.pop("resolution")), "source_level": level_source,
-               "min_range": "estimate: 0.5 m, inside the transducer's near-field blanking",
+               "min_range": "estimate: 0.5 m, inside the transducer's near-field blanking", "beam_steering": steering[1],
                "across_rays_per_beam": "simulation: rays across each receive beam",
                "along_track_rays": "simulation: rays across the transmit beam",
                "image": "simulation: the water-column image is kept", **src}
@@ -568,7 +580,12 @@ PROFILING_DEVICE_PRESETS: PresetTable = _register("profiling", {
         "along_track_beamwidth": f"{_NORBIT}: 1.9 deg transmit at 400 kHz",
         "n_beams": f"{_NORBIT}: 256 beams", "beam_width": f"{_NORBIT}: 0.9 deg receive at 400 kHz",
         "max_range": "estimate: a 60 m window (the manual: tested to 175 m with 80 kHz)",
-        "range_bins": "derived: 59.5 m / 9.375 mm resolution = 6347"}),
+        "range_bins": "derived: 59.5 m / 9.375 mm resolution = 6347"},
+        steering=("constant", _recalled("NORBIT WBMS product description", "constant: beams formed on a curved "
+                                        "receive array, which keeps their width across the swath (its selectable "
+                                        "swath, up to 210 deg, is beyond what a flat array can steer)",
+                                        "stored web pages, docs, code and issues for 'NORBIT WBMS curved array', "
+                                        "'constant beamwidth across swath'"))),
         "Norbit WBMS at 400 kHz: frequency and the 80 kHz FM bandwidth (9.4 mm) from the NORBIT WBMS user manual "
         "10.4.3 (2020); 0.9 x 1.9 deg and 256 beams as the datasheet (recalled); 140 deg swath, 0.5-60 m window, "
         "bins, rays and source level chosen here."),
@@ -587,7 +604,7 @@ def _multibeam(frequency: float, fov: float, n_beams: int, beam_width: float, el
         rays_per_beam=rays_per_beam, azimuth_rays_per_beam=azimuth_rays_per_beam, frequency=frequency,
         bandwidth=round(bandwidth, 1), sound_speed=SOUND_SPEED, min_range=min_range, max_range=max_range,
         source_level=level, absorption_model="francois_garrison", temperature=10.0, salinity=35.0,
-        depth=10.0, ph=8.0, beam_pattern=True, elevation_directivity=True,
+        depth=10.0, ph=8.0, beam_pattern=True, beam_steering="flat_array", elevation_directivity=True,
         elevation_span=min(3.0 * elevation_fov, 179.0), psf_extent=PSF_EXTENT, noise_level=noise, volume_scattering=-80.0,
         tvg="30log",
         # an 80 dB window: a multibeam ping sums many more scatterers per sample than an imaging-sonar bin, and a
@@ -598,6 +615,7 @@ def _multibeam(frequency: float, fov: float, n_beams: int, beam_width: float, el
                "rays_per_beam": "simulation: rays in elevation per beam",
                "azimuth_rays_per_beam": "simulation: rays across each beam",
                "beam_pattern": "estimate: uniform line-array receive pattern (taper unpublished)",
+               "beam_steering": _FLAT_ARRAY,
                "elevation_directivity": "estimate: uniform vertical aperture of the vertical beam width",
                "dynamic_range": "estimate: 80 dB display window (a ping sums many scatterers per sample)", **src}
     return values, sources
