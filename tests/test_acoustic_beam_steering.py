@@ -11,7 +11,7 @@ import pytest
 from conftest import make_scene, quad
 from oceansim_py.errors import ConfigError
 from oceansim_py.sensors.acoustic.beam_pattern import (LineArray, array_factor, bearing_kernel, bearing_kernels,
-                                                       channel_bearings, half_power_x)
+                                                       channel_bearings, element_factor, half_power_x)
 from oceansim_py.sensors.imaging_sonar import ImagingSonar, ImagingSonarConfig
 from oceansim_py.sensors.multibeam import MultibeamSonar, MultibeamSonarConfig
 
@@ -71,11 +71,13 @@ def plates_scene():
 
 @pytest.fixture(scope="module")
 def rows():
-    """Row through the plates of the clean image, for each beam_steering."""
+    """Row through the plates of the clean image, for each beam_steering (and the flat array with omnidirectional
+    elements)."""
     scene = plates_scene()
     out = {}
-    for steering in ("flat_array", "constant"):
-        cfg = ImagingSonarConfig(**BARE, **FAN, beam_steering=steering)
+    for steering, width in (("flat_array", 0.5), ("constant", 0.5), ("omni", 0.0)):
+        cfg = ImagingSonarConfig(**BARE, **FAN, beam_steering="constant" if steering == "constant" else "flat_array",
+                                 element_width=width)
         img = ImagingSonar(cfg, device="cpu").render(scene, np.array([0, 0, 0, 0, 0, 0, 1.0])).numpy()
         clean = img["clean_intensity"][0].astype(np.float64)
         out[steering] = clean[int(np.argmax(clean.max(axis=1)))]
@@ -94,6 +96,8 @@ def test_flat_array_beams_widen_off_broadside_and_a_lens_keeps_its_width(rows):
     # centre it sits on: -3 dB width 1.0 deg at broadside for both; 1.30 deg at +-39.94 deg for the flat array,
     # 1.0 deg for the lens. Each plate's window is +-60 beams around it (the others are 40 deg away).
     for steering, row in rows.items():
+        if steering == "omni":
+            continue
         for j in BEAMS:
             window = row[j - 60: j + 61]
             assert int(np.argmax(window)) == 60, (steering, j)
@@ -103,6 +107,16 @@ def test_flat_array_beams_widen_off_broadside_and_a_lens_keeps_its_width(rows):
     assert width(flat[719 - 60: 780]) / width(lens[719 - 60: 780]) == pytest.approx(1.3043, rel=0.03)
     # near broadside the two are nearly the same pattern (beam 400 is steered 0.0625 deg: its lobes differ by < 0.2 %)
     np.testing.assert_allclose(flat[380:421], lens[380:421], rtol=2e-3, atol=1e-3 * lens.max())
+
+
+def test_elements_weight_a_point_target_by_its_bearing(rows):
+    # The elements' one-way directivity E = sinc(0.5 sin theta) (half-wavelength elements): at 39.9375 deg,
+    # sinc(0.320976) = sin(1.008374) / 1.008374 = 0.838940, so the plate reads E^2 = 0.703821 (-1.525 dB) of its
+    # level with omnidirectional elements; at 0.0625 deg, 1 - 1e-6. The lens (constant) has no element weighting.
+    flat, omni, lens = rows["flat_array"], rows["omni"], rows["constant"]
+    for j, want in ((719, 0.703821), (80, 0.703821), (400, 1.0)):
+        assert flat[j] / omni[j] == pytest.approx(want, rel=1e-4), j
+        assert omni[j] / lens[j] == pytest.approx(1.0, rel=2e-3), j
 
 
 def test_steered_beam_keeps_its_side_lobe_level(rows):
@@ -119,7 +133,7 @@ def test_flat_array_kernels_by_hand():
     # step) - sin(theta_j))); row 719 at m = +4 (0.5 deg off): computed here from the definition.
     array = LineArray(math.radians(1.0))
     step = math.radians(0.125)
-    taps = bearing_kernels(array, 800, step, math.radians(4.0))
+    taps = bearing_kernels(array, 800, step, math.radians(4.0))   # omnidirectional elements
     half = (taps.shape[1] - 1) // 2
     theta = math.radians(bearing_deg(719))
     x = half_power_x(array.weights) / math.sin(math.radians(0.5)) * (math.sin(theta + 4 * step) - math.sin(theta))
@@ -136,20 +150,30 @@ def test_flat_array_kernels_by_hand():
     assert nonzero.max() == 40 and nonzero.min() == -43
     with pytest.raises(ConfigError, match="beam_steering"):
         bearing_kernels(array, 800, step, math.radians(4.0), "phased")
+    # half-wavelength elements weight each tap by its source's E(theta_(j + m)) = sinc(0.5 sin theta_(j + m))
+    weighted = bearing_kernels(array, 800, step, math.radians(4.0), "flat_array", 0.5)
+    source = channel_bearings(800, step)[719] + (np.arange(taps.shape[1]) - half) * step
+    np.testing.assert_allclose(weighted[719], taps[719] * element_factor(source, 0.5), rtol=2e-6, atol=1e-9)
+    assert element_factor(np.radians(39.9375), 0.5) == pytest.approx(0.838940, rel=1e-6)
 
 
-def test_volume_reverberation_of_a_steered_beam_grows_as_one_over_cos(rows):
+def test_volume_reverberation_of_a_steered_beam(rows):
     # Volume reverberation only (no geometry in view, no noise): a steered flat array's beam j gathers
-    # 1 / cos(theta_j) times the broadside beam's volume; a lens's beams all gather the same.
+    # 1 / cos(theta_j) times the broadside beam's volume, weighted by its elements' E(theta_j)^2 (beam 0, at
+    # -49.9375 deg: sinc(0.382671)^2 / cos(49.9375 deg) = 0.602083 / 0.643623 = 0.935459; beam 400 at 0.0625 deg:
+    # 0.9999996); a lens's beams all gather the same.
     far = make_scene(("far", quad([-50.0, 0.0, 0.0], [1.0, 0.0, 0.0], 0.1), 0.5))
     base = dict(BARE, volume_scattering=-70.0, **{**FAN, "elevation_rays": 4, "rays_per_beam": 1})
     theta = np.radians([bearing_deg(j) for j in range(800)])
-    for steering in ("flat_array", "constant"):
-        cfg = ImagingSonarConfig(**base, beam_steering=steering)
+    for steering, width in (("flat_array", 0.5), ("flat_array", 0.0), ("constant", 0.5)):
+        cfg = ImagingSonarConfig(**base, beam_steering=steering, element_width=width)
         clean = ImagingSonar(cfg, device="cpu").render(far, np.array([0, 0, 0, 0, 0, 0, 1.0])).numpy()
         row = clean["clean_intensity"][0][10].astype(np.float64)
-        want = 1.0 / np.cos(theta) if steering == "flat_array" else np.ones(800)
+        want = (np.sinc(width * np.sin(theta)) ** 2 / np.cos(theta) if steering == "flat_array"
+                else np.ones(800))
         np.testing.assert_allclose(row / row[400] * want[400], want, rtol=1e-5)
+        if steering == "flat_array" and width == 0.5:
+            assert row[0] / row[400] == pytest.approx(0.935459 / 0.9999996, rel=1e-5)
 
 
 def test_multibeam_device_model_steers_its_beams_too():
@@ -171,8 +195,11 @@ def test_multibeam_device_model_steers_its_beams_too():
         assert width(row[659:780]) * 0.125 == pytest.approx(want, rel=0.03), steering
 
 
-def test_unknown_beam_steering_names_the_field():
+def test_unknown_beam_steering_and_bad_element_width_name_the_field():
     with pytest.raises(ConfigError, match="beam_steering"):
         ImagingSonarConfig(**BARE, **FAN, beam_steering="phased")
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ConfigError, match="element_width"):
+            ImagingSonarConfig(**BARE, **FAN, element_width=bad)
     with pytest.raises(ConfigError, match="beam_steering"):
         MultibeamSonarConfig(model="device", fov=100.0, n_beams=800, beam_steering="lens")

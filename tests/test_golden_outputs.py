@@ -155,10 +155,10 @@ GENERATE_HASHES: dict[str, str] = {
 #: The profiling sonar's schema states its device-model units (beam `intensity`: the sum of the rays' echoes before
 #: TVG; `image`: the chain's intensity unit): with the former texts the manifest hashes to the previous
 #: b37bd719d2a813815234132cc784ef6cf24952500effb46abde73bd401eeaf1a, and no data file changed. Every acoustic config
-#: gained beam_steering (issue 11, steered flat arrays; default flat_array): without that key (five sensors) the
-#: manifest hashes to the previous a9497136322dce7bb6cf5879364ad6ba98ce17beb2b51b0eed216c03ea451754, and no data file
-#: changed.
-MANIFEST_HASH = "dc527135f825e75dd0feab2d26c8e364da79696d07a89df0c7521bd15d4a9599"
+#: gained beam_steering and element_width (issue 11, steered flat arrays; defaults flat_array, 0.5): without those
+#: keys (five sensors) the manifest hashes to the previous
+#: a9497136322dce7bb6cf5879364ad6ba98ce17beb2b51b0eed216c03ea451754, and no data file changed.
+MANIFEST_HASH = "d285db60121ffcdd6ce8ed73834962073398884b3c1de52312b2aaf1953b6e64"
 
 #: ``oceansim-py render TARGET`` arguments (tank scene, fixed pose, tiny sizes) -> file -> SHA-256
 RENDERS: dict[str, list[str]] = {

@@ -356,14 +356,16 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBacken
     def device_beam_pattern(self) -> np.ndarray:
         """Taps (n_beams, 2 M + 1), row j the weights h_j[m] of the beams j + m - M in beam j: the receive array's
         one-way amplitude pattern (peak 1; the ``beam_taper`` line array whose broadside -3 dB width is
-        ``beam_width``) out to ``psf_extent`` beam widths, steered as ``beam_steering`` says
+        ``beam_width``) out to ``psf_extent`` beam widths, steered as ``beam_steering`` says (a flat array's taps
+        weighted by its elements' directivity, ``element_width``)
         (:func:`~oceansim_py.sensors.acoustic.beam_pattern.bearing_kernels`, as the imaging sonar's); one tap 1
         without ``beam_pattern``."""
         if not self.beam_pattern:
             return np.ones((self.n_beams, 1), np.float32)
         array = LineArray(math.radians(self.beam_width), self.beam_taper, self.sidelobe_level)
         return bearing_kernels(array, self.n_beams, math.radians(self.fov) / self.n_beams,
-                               self.psf_extent * math.radians(self.beam_width), self.beam_steering)
+                               self.psf_extent * math.radians(self.beam_width), self.beam_steering,
+                               self.element_width)
 
     def device_tables(self) -> dict[str, np.ndarray]:
         """Host tables of the device model's receiver (float64), per sample n and beam j:

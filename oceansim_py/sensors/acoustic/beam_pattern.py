@@ -146,18 +146,26 @@ def channel_bearings(n_channels: int, spacing_rad: float) -> np.ndarray:
     return (np.arange(n_channels) + 0.5 - 0.5 * n_channels) * spacing_rad
 
 
+def element_factor(theta_rad: np.ndarray, element_width: float) -> np.ndarray:
+    """One-way amplitude directivity E(theta) = sinc(w sin theta) = sin(pi w sin theta) / (pi w sin theta) of one
+    element ``element_width`` = w wavelengths wide in a baffled flat array (1 for w = 0: omnidirectional)."""
+    return np.sinc(element_width * np.sin(np.asarray(theta_rad, dtype=np.float64)))
+
+
 def bearing_kernels(array: LineArray, n_channels: int, spacing_rad: float, extent_rad: float,
-                    steering: str = "flat_array") -> np.ndarray:
+                    steering: str = "flat_array", element_width: float = 0.0) -> np.ndarray:
     """Bearing point-spread taps of every channel: (n_channels, 2 M + 1) float32, row j the weights h_j[m] of the
-    sources j + m - M of output channel j (peak 1 at m = M), for a fan centred on the sensor axis
-    (:func:`channel_bearings`).
+    sources j + m - M of output channel j (at m = M: 1 for ``constant``, E(theta_j) for ``flat_array``), for a fan
+    centred on the sensor axis (:func:`channel_bearings`).
 
     ``constant``: every row is :func:`bearing_kernel` (the broadside pattern at m beam steps, out to ``extent_rad``).
     ``flat_array``: row j is the pattern of a flat array steered to theta_j, seen from a source at theta_(j + m) =
     theta_j + m spacing: h_j[m] = D((L / lambda)(sin theta_(j + m) - sin theta_j)), kept while |sin theta_(j + m) -
     sin theta_j| reaches no further than the broadside kernel's last tap in sin theta (so row j's kernel spans the
     same part of the pattern, 1 / cos theta_j times as many beams) and the source lies inside the fan; M is the
-    largest half-width over the rows. At broadside the two are the same taps.
+    largest half-width over the rows; each tap times the element factor E(theta_(j + m)) of the array's elements
+    (:func:`element_factor`, ``element_width`` wavelengths; 1 for 0), which weights an echo by its direction of
+    arrival. At broadside, with omnidirectional elements, the two are the same taps.
     """
     if steering not in BEAM_STEERINGS:
         raise ConfigError(f"beam_steering must be one of {list(BEAM_STEERINGS)}, got {steering!r}")
@@ -174,18 +182,17 @@ def bearing_kernels(array: LineArray, n_channels: int, spacing_rad: float, exten
     lo_theta = np.arcsin(np.maximum(sin_j - reach, -1.0))
     m_hi = np.minimum(np.floor((hi_theta - theta) / spacing_rad + 1e-9).astype(np.int64), n_channels - 1 - j)
     m_lo = np.maximum(np.ceil((lo_theta - theta) / spacing_rad - 1e-9).astype(np.int64), -j)
-    half = int(max(m_hi.max(), -m_lo.min(), half0 if n_channels > half0 else 0, 0))
+    half = int(max(m_hi.max(), -m_lo.min()))
     if half > MAX_KERNEL_HALF_WIDTH:
         raise ConfigError(f"bearing point-spread kernels of a flat array would need {2 * half + 1} taps at the fan's "
                           f"edge (> {2 * MAX_KERNEL_HALF_WIDTH + 1}); lower psf_extent, use fewer beams or "
                           f"beam_steering 'constant'")
     m = np.arange(-half, half + 1)
-    x = array.aperture_wavelengths * (np.sin(theta[:, None] + m[None, :] * spacing_rad) - sin_j[:, None])
-    taps = array_factor(x, array.weights)
+    source = theta[:, None] + m[None, :] * spacing_rad
+    x = array.aperture_wavelengths * (np.sin(source) - sin_j[:, None])
+    taps = array_factor(x, array.weights) * element_factor(source, element_width)
     keep = (m[None, :] >= m_lo[:, None]) & (m[None, :] <= m_hi[:, None])
-    taps = np.where(keep, taps, 0.0).astype(np.float32)
-    taps[:, half] = 1.0
-    return taps
+    return np.where(keep, taps, 0.0).astype(np.float32)
 
 
 def range_kernel(resolution_m: float, bin_m: float, taper: str = "uniform", sidelobe_db: float = -30.0,

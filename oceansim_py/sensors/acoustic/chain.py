@@ -29,7 +29,7 @@ from oceansim_py.kernels import imaging_sonar as ks
 from oceansim_py.kernels import multipath as km
 from oceansim_py.runtime import check_memory, cpu_threads, launch_1d
 from oceansim_py.sensors.acoustic.beam_pattern import (LineArray, bearing_kernel, bearing_kernels, channel_bearings,
-                                                       range_kernel)
+                                                       element_factor, range_kernel)
 from oceansim_py.sensors.acoustic.multipath import (BounceState, BounceTracer, MixedPathBuffers, MultipathSettings,
                                                     chain_multipath_bytes_per_ray)
 from oceansim_py.sensors.batching import PoseUploads
@@ -73,6 +73,8 @@ class DeviceSettings:
     bearing point spread. beam_taper, sidelobe_db: the receive array's taper (and Chebyshev level).
     beam_steering: how the beams are formed across the fan (beam_pattern.BEAM_STEERINGS): "flat_array" (a steered
     flat array: beam j's pattern widens as 1 / cos theta_j) or "constant" (every beam the broadside pattern).
+    element_width: width of the flat array's elements (wavelengths); their directivity weights each echo by its
+    direction of arrival (flat_array only; 0: omnidirectional).
     pulse_taper: weighting of the pulse spectrum (range point spread). psf_extent: half-width of the kernels in
     beam widths (bearing) and range resolutions (range). noise_level_db: receiver noise NL per sample
     (dB re 1 uPa^2), ``None`` for none. volume_scattering_db: S_v (dB re 1 m^-1), ``None`` for none.
@@ -102,6 +104,7 @@ class DeviceSettings:
     seed: int
     multipath: MultipathSettings = MultipathSettings()
     beam_steering: str = "flat_array"
+    element_width: float = 0.0
 
     @property
     def wavelength(self) -> float:
@@ -298,14 +301,17 @@ class DeviceChain:
             extent = s.psf_extent * s.beam_width_rad
             broadside = bearing_kernel(array, layout.channel_spacing, extent)
             self.bearing_taps = bearing_kernels(array, layout.n_channels, layout.channel_spacing, extent,
-                                                s.beam_steering)
+                                                s.beam_steering, s.element_width)
         else:
             broadside = np.ones(1, np.float32)
             self.bearing_taps = np.ones((layout.n_channels, 1), np.float32)
-        # a steered flat array's beam j gathers 1 / cos theta_j times the broadside beam's volume
-        self.column_reverb = (1.0 / np.cos(channel_bearings(layout.n_channels, layout.channel_spacing))
-                              if s.beam_width_rad > 0 and s.beam_steering == "flat_array"
-                              else np.ones(layout.n_channels))
+        # a steered flat array's beam j gathers 1 / cos theta_j times the broadside beam's volume, each echo weighted
+        # by its elements' one-way power directivity E(theta_j)^2
+        if s.beam_width_rad > 0 and s.beam_steering == "flat_array":
+            theta = channel_bearings(layout.n_channels, layout.channel_spacing)
+            self.column_reverb = element_factor(theta, s.element_width) ** 2 / np.cos(theta)
+        else:
+            self.column_reverb = np.ones(layout.n_channels)
         ranges = layout.min_range + (np.arange(layout.n_range) + 0.5) * layout.range_bin
         gain = 10.0 ** (tvg_db(ranges, s.tvg_law, s.absorption_db_per_m, s.tvg_gain_db) / 10.0)
         reverb = np.zeros(layout.n_range)

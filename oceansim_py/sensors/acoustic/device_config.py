@@ -63,6 +63,11 @@ class DeviceChainFields(MultipathFields):
             1 / cos theta_j as wide (2.4x at +-65 degrees), gathering as much more volume reverberation.
             "constant": every beam has the broadside pattern about its own bearing (an acoustic lens, as in the
             ARIS, or a curved array).
+        element_width: width of one element of the flat array (wavelengths; ``flat_array`` only). Its one-way
+            directivity E(theta) = sinc(element_width sin theta) weights every echo by its bearing of arrival, so a
+            point target at theta reads E(theta)^2 of its broadside level (0.5 wavelength, the default: the widest
+            pitch that steers to +-90 degrees without grating lobes; -3.2 dB at 65 degrees) and a distributed one
+            E(theta)^2 / cos(theta); 0: omnidirectional elements.
         pulse_taper: weighting of the pulse spectrum: "uniform" (flat band; sinc-like range response, range side
             lobes -13.3 dB), "hann" or "chebyshev" (lower range side lobes, same -3 dB resolution c / (2 B)).
         sidelobe_level: Chebyshev side-lobe level (dB, < 0), for every Chebyshev taper.
@@ -92,6 +97,7 @@ class DeviceChainFields(MultipathFields):
     beam_width: float = 0.0
     beam_taper: Literal["uniform", "hann", "chebyshev"] = "uniform"
     beam_steering: Literal["flat_array", "constant"] = "flat_array"
+    element_width: float = 0.5
     pulse_taper: Literal["uniform", "hann", "chebyshev"] = "uniform"
     sidelobe_level: float = -30.0
     psf_extent: float = 6.0
@@ -107,7 +113,8 @@ class DeviceChainFields(MultipathFields):
     def validate_device_chain(self, owner: str, horizontal_fov: float, vertical_fov: float) -> None:
         """Check the device fields (ConfigError naming the field and its valid range)."""
         for name in ("frequency", "sound_speed", "source_level", "temperature", "salinity", "depth", "ph",
-                     "bandwidth", "beam_width", "sidelobe_level", "psf_extent", "elevation_span", "tvg_gain"):
+                     "bandwidth", "beam_width", "element_width", "sidelobe_level", "psf_extent", "elevation_span",
+                     "tvg_gain"):
             require_finite(getattr(self, name), owner, name)
         for name, allowed in (("model", ("peer", "device")), ("absorption_model", ("fixed", "francois_garrison")),
                               ("beam_taper", TAPERS), ("beam_steering", BEAM_STEERINGS), ("pulse_taper", TAPERS), ("elevation_taper", TAPERS), ("tvg", tuple(TVG_LAWS))):
@@ -130,6 +137,9 @@ class DeviceChainFields(MultipathFields):
         require(0.0 <= self.beam_width < horizontal_fov, owner, "beam_width",
                 f"must lie in [0, horizontal_fov = {horizontal_fov}) degrees (0 for no bearing point spread), "
                 f"got {self.beam_width}")
+        require(0.0 <= self.element_width <= 1.0, owner, "element_width",
+                f"must lie in [0, 1] wavelengths (0: omnidirectional elements; wider elements cannot steer a flat "
+                f"array across a fan without grating lobes), got {self.element_width}")
         require(-120.0 <= self.sidelobe_level < 0.0, owner, "sidelobe_level",
                 f"must lie in [-120, 0) dB, got {self.sidelobe_level}")
         if self.beam_width > 0.0:
@@ -176,7 +186,8 @@ class DeviceChainFields(MultipathFields):
             frequency_hz=float(self.frequency), sound_speed=float(self.sound_speed),
             source_level_db=float(self.source_level), absorption_db_per_m=self.absorption_db_per_m(fixed_absorption),
             bandwidth_hz=float(self.bandwidth), beam_width_rad=math.radians(self.beam_width),
-            beam_taper=self.beam_taper, beam_steering=self.beam_steering, pulse_taper=self.pulse_taper, sidelobe_db=float(self.sidelobe_level), psf_extent=float(self.psf_extent),
+            beam_taper=self.beam_taper, beam_steering=self.beam_steering,
+            element_width=float(self.element_width), pulse_taper=self.pulse_taper, sidelobe_db=float(self.sidelobe_level), psf_extent=float(self.psf_extent),
             noise_level_db=None if self.noise_level is None else float(self.noise_level),
             volume_scattering_db=None if self.volume_scattering is None else float(self.volume_scattering),
             tvg_law=self.tvg, tvg_gain_db=float(self.tvg_gain),

@@ -155,6 +155,17 @@ def _resolution_sources(resolution_source: str) -> Sources:
 _FLAT_ARRAY = ("estimate: beams formed electronically on a flat receive array, as the maker describes its beamforming; "
                "its one published beam width is taken as the broadside one, and a steered flat array's beams widen as "
                "1 / cos(theta) (docs/PHYSICS_ACOUSTIC_CHAIN.md §3)")
+#: The source of ``element_width`` for those sonars.
+_ELEMENT_WIDTH = ("estimate: half-wavelength elements (unpublished), the widest pitch at which a flat array steers "
+                  "across its fan without grating lobes")
+
+
+def _steering_values(steering: tuple[str, str]) -> tuple[dict[str, Any], Sources]:
+    """``beam_steering`` (and, for a flat array, ``element_width``) with their sources."""
+    if steering[0] == "flat_array":
+        return ({"beam_steering": "flat_array", "element_width": 0.5},
+                {"beam_steering": steering[1], "element_width": _ELEMENT_WIDTH})
+    return {"beam_steering": steering[0]}, {"beam_steering": steering[1]}
 
 
 def _fls(frequency: float, hfov: float, vfov: float, beams: int, beam_width: float, resolution: float,
@@ -166,7 +177,7 @@ def _fls(frequency: float, hfov: float, vfov: float, beams: int, beam_width: flo
     level, level_source = source_level or _source_level_estimate(hfov, vfov)
     values = dict(
         model="device", horizontal_fov=hfov, vertical_fov=vfov, n_beams=beams, beam_width=beam_width,
-        beam_steering=steering[0], min_range=min_range, max_range=max_range, range_bins=range_bins, rays_per_beam=rays_per_beam,
+        **_steering_values(steering)[0], min_range=min_range, max_range=max_range, range_bins=range_bins, rays_per_beam=rays_per_beam,
         elevation_rays=elevation_rays, elevation_pattern="array", elevation_span=min(3.0 * vfov, 179.0),
         frequency=frequency, bandwidth=round(bandwidth, 1), source_level=level,
         sound_speed=SOUND_SPEED, absorption_model="francois_garrison", temperature=10.0, salinity=35.0,
@@ -176,7 +187,7 @@ def _fls(frequency: float, hfov: float, vfov: float, beams: int, beam_width: flo
         display="db", display_floor=noise + 40.0, dynamic_range=60.0, colormap="amber",
     )
     sources = {**_COMMON, **_resolution_sources(src.pop("resolution")), "source_level": level_source,
-               "beam_steering": steering[1],
+               **_steering_values(steering)[1],
                "rays_per_beam": "simulation: rays across each beam (bearing sampling)",
                "elevation_rays": "simulation: rays in elevation over elevation_span (jittered, stratified)", **src}
     return values, sources
@@ -520,7 +531,7 @@ def _swath(frequency: float, swath_width: float, along_track_beamwidth: float, n
     level, level_source = _source_level_estimate(along_track_beamwidth, swath_width)
     values = dict(
         model="device", swath_width=swath_width, along_track_beamwidth=along_track_beamwidth, n_beams=n_beams,
-        beam_width=beam_width, beam_steering=steering[0], across_rays_per_beam=across_rays_per_beam,
+        beam_width=beam_width, **_steering_values(steering)[0], across_rays_per_beam=across_rays_per_beam,
         along_track_rays=4, min_range=0.5,
         max_range=max_range, range_bins=range_bins, frequency=frequency, bandwidth=round(bandwidth, 1),
         source_level=level, sound_speed=SOUND_SPEED, absorption_model="francois_garrison", temperature=10.0,
@@ -530,7 +541,8 @@ def _swath(frequency: float, swath_width: float, along_track_beamwidth: float, n
         range_noise=0.0, angle_noise=0.0, image=True,
     )
     sources = {**_COMMON, **_resolution_sources(src.pop("resolution")), "source_level": level_source,
-               "min_range": "estimate: 0.5 m, inside the transducer's near-field blanking", "beam_steering": steering[1],
+               "min_range": "estimate: 0.5 m, inside the transducer's near-field blanking",
+               **_steering_values(steering)[1],
                "across_rays_per_beam": "simulation: rays across each receive beam",
                "along_track_rays": "simulation: rays across the transmit beam",
                "image": "simulation: the water-column image is kept", **src}
@@ -604,7 +616,8 @@ def _multibeam(frequency: float, fov: float, n_beams: int, beam_width: float, el
         rays_per_beam=rays_per_beam, azimuth_rays_per_beam=azimuth_rays_per_beam, frequency=frequency,
         bandwidth=round(bandwidth, 1), sound_speed=SOUND_SPEED, min_range=min_range, max_range=max_range,
         source_level=level, absorption_model="francois_garrison", temperature=10.0, salinity=35.0,
-        depth=10.0, ph=8.0, beam_pattern=True, beam_steering="flat_array", elevation_directivity=True,
+        depth=10.0, ph=8.0, beam_pattern=True, **_steering_values(("flat_array", _FLAT_ARRAY))[0],
+        elevation_directivity=True,
         elevation_span=min(3.0 * elevation_fov, 179.0), psf_extent=PSF_EXTENT, noise_level=noise, volume_scattering=-80.0,
         tvg="30log",
         # an 80 dB window: a multibeam ping sums many more scatterers per sample than an imaging-sonar bin, and a
@@ -615,7 +628,7 @@ def _multibeam(frequency: float, fov: float, n_beams: int, beam_width: float, el
                "rays_per_beam": "simulation: rays in elevation per beam",
                "azimuth_rays_per_beam": "simulation: rays across each beam",
                "beam_pattern": "estimate: uniform line-array receive pattern (taper unpublished)",
-               "beam_steering": _FLAT_ARRAY,
+               **_steering_values(("flat_array", _FLAT_ARRAY))[1],
                "elevation_directivity": "estimate: uniform vertical aperture of the vertical beam width",
                "dynamic_range": "estimate: 80 dB display window (a ping sums many scatterers per sample)", **src}
     return values, sources
