@@ -728,12 +728,13 @@ def test_echo_functions_compute_a_whole_span_in_sub_blocks_with_the_values_of_si
 
 @pytest.mark.parametrize("fov, n_beams, beam_width, steering, taps", [(40.0, 100, 2.1, "constant", 65),
                                                                        (40.0, 100, 2.15, "constant", 67),
-                                                                       (40.0, 16, 30.0, "constant", 145),
+                                                                       (40.0, 16, 30.0, "constant", 73),
                                                                        (120.0, 100, 2.1, "flat_array", 33),
                                                                        (120.0, 100, 6.0, "flat_array", 73)])
 def test_bearing_point_spread_on_both_sides_of_the_fast_path_cap(fov, n_beams, beam_width, steering, taps):
     # receiver_row copies a block's sources into a zero-padded window for kernels of up to 2 RECEIVER_HALF_CAP + 1
-    # = 65 taps and checks each tap's bounds for wider ones (here also wider than the image). With no range spread,
+    # = 65 taps and checks each tap's bounds for wider ones (here also wider than the image; the 30 degree beam's
+    # kernel stops 90 degrees off its axis, 36 taps of 2.5 degrees). With no range spread,
     # noise or reverberation, the clean image is sum_t h_j[t]^2 P[r, j + t - M] G(r), P G the clean image of the
     # same fan with no bearing spread (beam_width 0): the convolution computed here in float64, with each channel's
     # own kernel (a steered flat array's, over a 120 degree fan: wider towards its edges).
