@@ -1,6 +1,6 @@
 """Beams across the fan (``beam_steering``, ``element_width``; docs/PHYSICS_ACOUSTIC_CHAIN.md §3) on fans that
-test_acoustic_beam_steering.py does not use, against numbers computed by hand: the edge cases of wide beams and
-many beams."""
+test_acoustic_beam_steering.py does not use, against numbers computed by hand: the edge cases of wide beams, fans
+near 180 degrees and many beams; the volume reverberation of each beam."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from conftest import make_scene
 from oceansim_py.scene import TriangleMesh
 from oceansim_py.sensors.acoustic.beam_pattern import (LineArray, array_factor, bearing_kernel, bearing_kernels,
-                                                       channel_bearings, element_factor)
+                                                       beam_equivalent_widths, channel_bearings, element_factor)
 from oceansim_py.sensors.imaging_sonar import ImagingSonar, ImagingSonarConfig
 
 #: No noise, reverberation, TVG, absorption or range spread: the clean image is the echoes through the bearing taps.
@@ -60,6 +60,65 @@ def test_lens_beam_sees_no_ghost_from_behind_its_aperture():
     assert int(np.argmax(row)) == 164
     assert row[5] == 0.0                                   # -79.5 deg, 159 deg off
     assert row[80] > 0.0                                   # -0.5 deg, 80 deg off: in front of the aperture
+
+
+def equivalent_width_by_quadrature(array: LineArray, theta: float, element_width: float, reach: float) -> float:
+    """integral of D((L / lambda)(sin t - sin theta))^2 E(t)^2 dt over the kernel's reach (rad), by quadrature."""
+    t = np.linspace(-math.pi / 2, math.pi / 2, 400_001)
+    d = np.sin(t) - math.sin(theta)
+    keep = np.abs(d) <= reach
+    with np.errstate(invalid="ignore", divide="ignore"):
+        x = array.aperture_wavelengths * d[keep]
+        p = np.where(np.abs(x) < 1e-9, 1.0, np.sin(math.pi * x) / (65 * np.sin(math.pi * x / 65))) ** 2
+    return float(np.sum(p * element_factor(t[keep], element_width) ** 2) * (t[1] - t[0]))
+
+
+def test_volume_reverberation_near_endfire():
+    # A flat array across a 179 deg fan (512 beams, 1 deg beams): the edge beam at 89.33 deg is steered to end-fire,
+    # where its pattern in sin theta runs out at sin = 1. Its equivalent width relative to broadside, by quadrature
+    # of D^2 E^2 over the kernel's reach, is 2.876 (half-wavelength elements) and 7.043 (omnidirectional); the
+    # first-order E(theta)^2 / cos(theta) used before gave 34.42 and 84.91 (+10.8 dB of reverberation).
+    n, fov = 512, 179.0
+    array = LineArray(math.radians(1.0))
+    step = math.radians(fov / n)
+    extent = 2.26 * math.radians(1.0)
+    reach = math.sin(math.ceil(extent / step - 1e-9) * step)
+    broadside = equivalent_width_by_quadrature(array, 0.0, 0.0, reach)
+    theta = channel_bearings(n, step)
+    for width, want in ((0.5, 2.876), (0.0, 7.043)):
+        got = beam_equivalent_widths(array, n, step, extent, "flat_array", width)
+        hand = equivalent_width_by_quadrature(array, theta[-1], width, reach) / broadside
+        assert hand == pytest.approx(want, rel=2e-3)
+        assert got[-1] == pytest.approx(hand, rel=0.03)
+        assert got[0] == pytest.approx(got[-1], rel=1e-6)
+        # away from end-fire it is E^2 / cos to first order: within 0.03 dB out to 70 deg (0.19 dB at 75 deg, where
+        # end-fire cuts the kernel's outward reach, sin theta + sin(2.285 deg) > 1)
+        mid = np.abs(theta) < math.radians(70.0)
+        first_order = element_factor(theta, width) ** 2 / np.cos(theta)
+        assert np.all(np.abs(10 * np.log10(got[mid] / first_order[mid])) < 0.03)
+
+
+def test_volume_reverberation_is_the_taps_equivalent_width():
+    # Each beam gathers sum over its taps (not cut at the fan's edges: volume lies outside the fan too) of
+    # h_j[m]^2 times the broadside beam's volume / sum h^2: the same weighting a uniform layer of scatterers gets
+    # through the kernel. On the Oculus M750d's fan it is E^2 / cos within 0.012 dB; the lens's beams all 1.
+    n, fov = 512, 130.0
+    array = LineArray(math.radians(1.0))
+    step, extent = math.radians(fov / n), 2.26 * math.radians(1.0)
+    got = beam_equivalent_widths(array, n, step, extent, "flat_array", 0.5)
+    theta = channel_bearings(n, step)
+    j = 472
+    m = np.arange(-30, 31)
+    source = theta[j] + m * step
+    d = np.sin(source) - np.sin(theta[j])
+    reach = math.sin(9 * step)
+    h = np.where(np.abs(d) <= reach + 1e-12, array_factor(array.aperture_wavelengths * d, array.weights)
+                 * element_factor(source, 0.5), 0.0).astype(np.float32).astype(np.float64)
+    broadside = bearing_kernel(array, step, extent).astype(np.float64)
+    assert got[j] == pytest.approx(np.sum(h ** 2) / np.sum(broadside ** 2), rel=1e-6)
+    first_order = element_factor(theta, 0.5) ** 2 / np.cos(theta)
+    assert np.abs(10 * np.log10(got / first_order)).max() < 0.012
+    assert np.array_equal(beam_equivalent_widths(array, n, step, extent, "constant", 0.5), np.ones(n))
 
 
 def test_many_beams_kernels_bounded_memory():

@@ -228,6 +228,33 @@ def bearing_kernels(array: LineArray, n_channels: int, spacing_rad: float, exten
                         element_width)
 
 
+def beam_equivalent_widths(array: LineArray, n_channels: int, spacing_rad: float, extent_rad: float,
+                           steering: str = "flat_array", element_width: float = 0.0) -> np.ndarray:
+    """Volume each channel's beam gathers relative to the broadside beam's, (n_channels,) float64: sum_m h_j[m]^2 /
+    sum_m h[m]^2, with h the broadside kernel (:func:`bearing_kernel`) and h_j channel j's steered taps
+    (:func:`bearing_kernels`) not cut at the fan's edges (volume lies outside the fan too), over the sources in
+    front of the aperture (:func:`steered_reach`): the weight a uniform layer of scatterers gets through the
+    kernel. ``flat_array``: E(theta_j)^2 / cos theta_j to first order in the beam width (the beam 1 / cos theta_j
+    wider, its elements' directivity), but finite where the beam is steered to end-fire (its pattern in sin theta
+    runs out at sin theta = 1) and where a wide beam's E varies across it. ``constant``: 1 for every channel.
+    """
+    if steering not in BEAM_STEERINGS:
+        raise ConfigError(f"beam_steering must be one of {list(BEAM_STEERINGS)}, got {steering!r}")
+    if steering == "constant":
+        return np.ones(n_channels)
+    broadside = float(np.sum(bearing_kernel(array, spacing_rad, extent_rad).astype(np.float64) ** 2))
+    m_lo, m_hi = steered_reach(array, n_channels, spacing_rad, extent_rad, within_fan=False)
+    half = int(max(m_hi.max(), -m_lo.min()))
+    theta = channel_bearings(n_channels, spacing_rad)
+    rows = max(1, PATTERN_BLOCK // ((2 * half + 1) * array.weights.size))
+    out = np.empty(n_channels)
+    for a in range(0, n_channels, rows):
+        taps = steered_taps(array, theta[a:a + rows], spacing_rad, m_lo[a:a + rows], m_hi[a:a + rows], half,
+                            element_width).astype(np.float64)
+        out[a:a + rows] = np.sum(taps ** 2, axis=1) / broadside
+    return out
+
+
 def range_kernel(resolution_m: float, bin_m: float, taper: str = "uniform", sidelobe_db: float = -30.0,
                  extent: float = 6.0) -> np.ndarray:
     """Range point-spread taps h[m], m = -M..M, M = ceil(extent * delta_r / dr) (peak 1).
