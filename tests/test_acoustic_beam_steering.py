@@ -10,8 +10,8 @@ import pytest
 
 from conftest import make_scene, quad
 from oceansim_py.errors import ConfigError
-from oceansim_py.sensors.acoustic.beam_pattern import (LineArray, array_factor, bearing_kernel, bearing_kernels,
-                                                       channel_bearings, element_factor, half_power_x)
+from oceansim_py.sensors.acoustic.beam_pattern import (LineArray, array_factor, beam_equivalent_widths, bearing_kernel,
+                                                       bearing_kernels, channel_bearings, element_factor, half_power_x)
 from oceansim_py.sensors.imaging_sonar import ImagingSonar, ImagingSonarConfig
 from oceansim_py.sensors.multibeam import MultibeamSonar, MultibeamSonarConfig
 
@@ -159,21 +159,27 @@ def test_flat_array_kernels_by_hand():
 
 def test_volume_reverberation_of_a_steered_beam(rows):
     # Volume reverberation only (no geometry in view, no noise): a steered flat array's beam j gathers
-    # 1 / cos(theta_j) times the broadside beam's volume, weighted by its elements' E(theta_j)^2 (beam 0, at
-    # -49.9375 deg: sinc(0.382671)^2 / cos(49.9375 deg) = 0.602083 / 0.643623 = 0.935459; beam 400 at 0.0625 deg:
-    # 0.9999996); a lens's beams all gather the same.
+    # sum_m h_j[m]^2 / sum_m h[m]^2 times the broadside beam's volume (beam_equivalent_widths: its taps, not cut at
+    # the fan's edges, against the broadside kernel's), which is 1 / cos(theta_j) times as much weighted by its
+    # elements' E(theta_j)^2 to first order (beam 0, at -49.9375 deg: sinc(0.382671)^2 / cos(49.9375 deg) =
+    # 0.602083 / 0.643623 = 0.935459 against 0.934807 from the taps; beam 400 at 0.0625 deg: 0.9999996 against
+    # 0.998967, the sampled kernel); a lens's beams all gather the same.
     far = make_scene(("far", quad([-50.0, 0.0, 0.0], [1.0, 0.0, 0.0], 0.1), 0.5))
     base = dict(BARE, volume_scattering=-70.0, **{**FAN, "elevation_rays": 4, "rays_per_beam": 1})
     theta = np.radians([bearing_deg(j) for j in range(800)])
+    array = LineArray(math.radians(1.0))
     for steering, width in (("flat_array", 0.5), ("flat_array", 0.0), ("constant", 0.5)):
         cfg = ImagingSonarConfig(**base, beam_steering=steering, element_width=width)
         clean = ImagingSonar(cfg, device="cpu").render(far, np.array([0, 0, 0, 0, 0, 0, 1.0])).numpy()
         row = clean["clean_intensity"][0][10].astype(np.float64)
-        want = (np.sinc(width * np.sin(theta)) ** 2 / np.cos(theta) if steering == "flat_array"
-                else np.ones(800))
+        want = beam_equivalent_widths(array, 800, math.radians(0.125), math.radians(4.0), steering, width)
         np.testing.assert_allclose(row / row[400] * want[400], want, rtol=1e-5)
+        first_order = (np.sinc(width * np.sin(theta)) ** 2 / np.cos(theta) if steering == "flat_array"
+                       else np.ones(800))
+        np.testing.assert_allclose(want, first_order, rtol=2e-3)
         if steering == "flat_array" and width == 0.5:
-            assert row[0] / row[400] == pytest.approx(0.935459 / 0.9999996, rel=1e-5)
+            assert (want[0], want[400]) == pytest.approx((0.934807, 0.998967), rel=1e-5)
+            assert row[0] / row[400] == pytest.approx(0.934807 / 0.998967, rel=1e-5)
 
 
 def test_multibeam_device_model_steers_its_beams_too():

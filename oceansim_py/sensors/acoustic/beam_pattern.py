@@ -131,8 +131,11 @@ class LineArray:
 
 
 def bearing_kernel(array: LineArray, beam_spacing_rad: float, extent_rad: float) -> np.ndarray:
-    """Bearing point-spread taps h[m] = D(m * spacing), m = -M..M with M = ceil(extent / spacing) (peak 1)."""
-    half = int(math.ceil(extent_rad / beam_spacing_rad - 1e-9))
+    """Bearing point-spread taps h[m] = D(m * spacing), m = -M..M with M = ceil(extent / spacing) (peak 1), but no
+    tap more than 90 degrees off the beam axis: a source there lies behind the aperture, and D(sin(m spacing))
+    would fold the pattern's main lobe back in at 180 degrees."""
+    half = min(int(math.ceil(extent_rad / beam_spacing_rad - 1e-9)),
+               int(math.floor(0.5 * math.pi / beam_spacing_rad + 1e-9)))
     if half > MAX_KERNEL_HALF_WIDTH:
         raise ConfigError(f"bearing point-spread kernel would need {2 * half + 1} taps (> "
                           f"{2 * MAX_KERNEL_HALF_WIDTH + 1}); lower psf_extent or use fewer beams")
@@ -152,6 +155,49 @@ def element_factor(theta_rad: np.ndarray, element_width: float) -> np.ndarray:
     return np.sinc(element_width * np.sin(np.asarray(theta_rad, dtype=np.float64)))
 
 
+def steered_reach(array: LineArray, n_channels: int, spacing_rad: float, extent_rad: float,
+                  within_fan: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per channel j of a steered flat array, the first and last source offsets (m_lo_j, m_hi_j) (beam steps) its
+    kernel keeps: while |sin theta_(j + m) - sin theta_j| reaches no further than the last tap of the broadside
+    kernel (:func:`bearing_kernel`), and the source lies inside the fan (``within_fan``) or only in front of the
+    aperture (|theta_(j + m)| <= 90 degrees: the volume outside the fan)."""
+    half0 = (bearing_kernel(array, spacing_rad, extent_rad).size - 1) // 2
+    theta = channel_bearings(n_channels, spacing_rad)
+    sin_j = np.sin(theta)
+    reach = math.sin(min(half0 * spacing_rad, 0.5 * math.pi))
+    # the farthest source on each side within the reach (sin is monotonic on [-90, 90] degrees)
+    hi_theta = np.arcsin(np.minimum(sin_j + reach, 1.0))
+    lo_theta = np.arcsin(np.maximum(sin_j - reach, -1.0))
+    m_hi = np.floor((hi_theta - theta) / spacing_rad + 1e-9).astype(np.int64)
+    m_lo = np.ceil((lo_theta - theta) / spacing_rad - 1e-9).astype(np.int64)
+    if within_fan:
+        j = np.arange(n_channels)
+        m_hi, m_lo = np.minimum(m_hi, n_channels - 1 - j), np.maximum(m_lo, -j)
+    return m_lo, m_hi
+
+
+#: Pattern values (rows x taps x array elements) that :func:`steered_taps` evaluates at once (32 MiB of float64).
+PATTERN_BLOCK = 1 << 22
+
+
+def steered_taps(array: LineArray, theta_rad: np.ndarray, spacing_rad: float, m_lo: np.ndarray, m_hi: np.ndarray,
+                 half: int, element_width: float) -> np.ndarray:
+    """Taps (rows, 2 half + 1) float32 of flat arrays steered to ``theta_rad``: h[m] = D((L / lambda)(sin(theta + m
+    spacing) - sin theta)) E(theta + m spacing) for m_lo <= m <= m_hi, else 0 (m = -half..half), evaluated in
+    blocks of rows of at most :data:`PATTERN_BLOCK` pattern terms."""
+    m = np.arange(-half, half + 1)
+    out = np.empty((theta_rad.size, m.size), np.float32)
+    rows = max(1, PATTERN_BLOCK // (m.size * array.weights.size))
+    for a in range(0, theta_rad.size, rows):
+        theta = theta_rad[a:a + rows]
+        source = theta[:, None] + m[None, :] * spacing_rad
+        x = array.aperture_wavelengths * (np.sin(source) - np.sin(theta)[:, None])
+        taps = array_factor(x, array.weights) * element_factor(source, element_width)
+        keep = (m[None, :] >= m_lo[a:a + rows, None]) & (m[None, :] <= m_hi[a:a + rows, None])
+        out[a:a + rows] = np.where(keep, taps, 0.0)
+    return out
+
+
 def bearing_kernels(array: LineArray, n_channels: int, spacing_rad: float, extent_rad: float,
                     steering: str = "flat_array", element_width: float = 0.0) -> np.ndarray:
     """Bearing point-spread taps of every channel: (n_channels, 2 M + 1) float32, row j the weights h_j[m] of the
@@ -162,37 +208,51 @@ def bearing_kernels(array: LineArray, n_channels: int, spacing_rad: float, exten
     ``flat_array``: row j is the pattern of a flat array steered to theta_j, seen from a source at theta_(j + m) =
     theta_j + m spacing: h_j[m] = D((L / lambda)(sin theta_(j + m) - sin theta_j)), kept while |sin theta_(j + m) -
     sin theta_j| reaches no further than the broadside kernel's last tap in sin theta (so row j's kernel spans the
-    same part of the pattern, 1 / cos theta_j times as many beams) and the source lies inside the fan; M is the
-    largest half-width over the rows; each tap times the element factor E(theta_(j + m)) of the array's elements
-    (:func:`element_factor`, ``element_width`` wavelengths; 1 for 0), which weights an echo by its direction of
-    arrival. At broadside, with omnidirectional elements, the two are the same taps.
+    same part of the pattern, 1 / cos theta_j times as many beams) and the source lies inside the fan
+    (:func:`steered_reach`); M is the largest half-width over the rows; each tap times the element factor
+    E(theta_(j + m)) of the array's elements (:func:`element_factor`, ``element_width`` wavelengths; 1 for 0), which
+    weights an echo by its direction of arrival. At broadside, with omnidirectional elements, the two are the same
+    taps.
     """
     if steering not in BEAM_STEERINGS:
         raise ConfigError(f"beam_steering must be one of {list(BEAM_STEERINGS)}, got {steering!r}")
-    broadside = bearing_kernel(array, spacing_rad, extent_rad)
     if steering == "constant":
-        return np.tile(broadside, (n_channels, 1))
-    half0 = (broadside.size - 1) // 2
-    theta = channel_bearings(n_channels, spacing_rad)
-    sin_j = np.sin(theta)
-    reach = math.sin(min(half0 * spacing_rad, 0.5 * math.pi))
-    j = np.arange(n_channels)
-    # the farthest source of each row inside the fan and within the reach, on each side (sin is monotonic there)
-    hi_theta = np.arcsin(np.minimum(sin_j + reach, 1.0))
-    lo_theta = np.arcsin(np.maximum(sin_j - reach, -1.0))
-    m_hi = np.minimum(np.floor((hi_theta - theta) / spacing_rad + 1e-9).astype(np.int64), n_channels - 1 - j)
-    m_lo = np.maximum(np.ceil((lo_theta - theta) / spacing_rad - 1e-9).astype(np.int64), -j)
+        return np.tile(bearing_kernel(array, spacing_rad, extent_rad), (n_channels, 1))
+    m_lo, m_hi = steered_reach(array, n_channels, spacing_rad, extent_rad, within_fan=True)
     half = int(max(m_hi.max(), -m_lo.min()))
     if half > MAX_KERNEL_HALF_WIDTH:
         raise ConfigError(f"bearing point-spread kernels of a flat array would need {2 * half + 1} taps at the fan's "
                           f"edge (> {2 * MAX_KERNEL_HALF_WIDTH + 1}); lower psf_extent, use fewer beams or "
                           f"beam_steering 'constant'")
-    m = np.arange(-half, half + 1)
-    source = theta[:, None] + m[None, :] * spacing_rad
-    x = array.aperture_wavelengths * (np.sin(source) - sin_j[:, None])
-    taps = array_factor(x, array.weights) * element_factor(source, element_width)
-    keep = (m[None, :] >= m_lo[:, None]) & (m[None, :] <= m_hi[:, None])
-    return np.where(keep, taps, 0.0).astype(np.float32)
+    return steered_taps(array, channel_bearings(n_channels, spacing_rad), spacing_rad, m_lo, m_hi, half,
+                        element_width)
+
+
+def beam_equivalent_widths(array: LineArray, n_channels: int, spacing_rad: float, extent_rad: float,
+                           steering: str = "flat_array", element_width: float = 0.0) -> np.ndarray:
+    """Volume each channel's beam gathers relative to the broadside beam's, (n_channels,) float64: sum_m h_j[m]^2 /
+    sum_m h[m]^2, with h the broadside kernel (:func:`bearing_kernel`) and h_j channel j's steered taps
+    (:func:`bearing_kernels`) not cut at the fan's edges (volume lies outside the fan too), over the sources in
+    front of the aperture (:func:`steered_reach`): the weight a uniform layer of scatterers gets through the
+    kernel. ``flat_array``: E(theta_j)^2 / cos theta_j to first order in the beam width (the beam 1 / cos theta_j
+    wider, its elements' directivity), but finite where the beam is steered to end-fire (its pattern in sin theta
+    runs out at sin theta = 1) and where a wide beam's E varies across it. ``constant``: 1 for every channel.
+    """
+    if steering not in BEAM_STEERINGS:
+        raise ConfigError(f"beam_steering must be one of {list(BEAM_STEERINGS)}, got {steering!r}")
+    if steering == "constant":
+        return np.ones(n_channels)
+    broadside = float(np.sum(bearing_kernel(array, spacing_rad, extent_rad).astype(np.float64) ** 2))
+    m_lo, m_hi = steered_reach(array, n_channels, spacing_rad, extent_rad, within_fan=False)
+    half = int(max(m_hi.max(), -m_lo.min()))
+    theta = channel_bearings(n_channels, spacing_rad)
+    rows = max(1, PATTERN_BLOCK // ((2 * half + 1) * array.weights.size))
+    out = np.empty(n_channels)
+    for a in range(0, n_channels, rows):
+        taps = steered_taps(array, theta[a:a + rows], spacing_rad, m_lo[a:a + rows], m_hi[a:a + rows], half,
+                            element_width).astype(np.float64)
+        out[a:a + rows] = np.sum(taps ** 2, axis=1) / broadside
+    return out
 
 
 def range_kernel(resolution_m: float, bin_m: float, taper: str = "uniform", sidelobe_db: float = -30.0,

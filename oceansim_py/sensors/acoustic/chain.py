@@ -28,8 +28,8 @@ from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.kernels import imaging_sonar as ks
 from oceansim_py.kernels import multipath as km
 from oceansim_py.runtime import check_memory, cpu_threads, launch_1d
-from oceansim_py.sensors.acoustic.beam_pattern import (LineArray, bearing_kernel, bearing_kernels, channel_bearings,
-                                                       element_factor, range_kernel)
+from oceansim_py.sensors.acoustic.beam_pattern import (LineArray, beam_equivalent_widths, bearing_kernel,
+                                                       bearing_kernels, range_kernel)
 from oceansim_py.sensors.acoustic.multipath import (BounceState, BounceTracer, MixedPathBuffers, MultipathSettings,
                                                     chain_multipath_bytes_per_ray)
 from oceansim_py.sensors.batching import PoseUploads
@@ -302,15 +302,13 @@ class DeviceChain:
             broadside = bearing_kernel(array, layout.channel_spacing, extent)
             self.bearing_taps = bearing_kernels(array, layout.n_channels, layout.channel_spacing, extent,
                                                 s.beam_steering, s.element_width)
+            # a steered flat array's beam j gathers sum h_j^2 / sum h^2 (~ E(theta_j)^2 / cos theta_j) times the
+            # broadside beam's volume; a lens's beams all the same
+            self.column_reverb = beam_equivalent_widths(array, layout.n_channels, layout.channel_spacing, extent,
+                                                        s.beam_steering, s.element_width)
         else:
             broadside = np.ones(1, np.float32)
             self.bearing_taps = np.ones((layout.n_channels, 1), np.float32)
-        # a steered flat array's beam j gathers 1 / cos theta_j times the broadside beam's volume, each echo weighted
-        # by its elements' one-way power directivity E(theta_j)^2
-        if s.beam_width_rad > 0 and s.beam_steering == "flat_array":
-            theta = channel_bearings(layout.n_channels, layout.channel_spacing)
-            self.column_reverb = element_factor(theta, s.element_width) ** 2 / np.cos(theta)
-        else:
             self.column_reverb = np.ones(layout.n_channels)
         ranges = layout.min_range + (np.arange(layout.n_range) + 0.5) * layout.range_bin
         gain = 10.0 ** (tvg_db(ranges, s.tvg_law, s.absorption_db_per_m, s.tvg_gain_db) / 10.0)

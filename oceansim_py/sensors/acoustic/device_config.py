@@ -67,7 +67,7 @@ class DeviceChainFields(MultipathFields):
             directivity E(theta) = sinc(element_width sin theta) weights every echo by its bearing of arrival, so a
             point target at theta reads E(theta)^2 of its broadside level (0.5 wavelength, the default: the widest
             pitch that steers to +-90 degrees without grating lobes; -3.2 dB at 65 degrees) and a distributed one
-            E(theta)^2 / cos(theta); 0: omnidirectional elements.
+            E(theta)^2 / cos(theta) to first order (beam_pattern.beam_equivalent_widths); 0: omnidirectional elements.
         pulse_taper: weighting of the pulse spectrum: "uniform" (flat band; sinc-like range response, range side
             lobes -13.3 dB), "hann" or "chebyshev" (lower range side lobes, same -3 dB resolution c / (2 B)).
         sidelobe_level: Chebyshev side-lobe level (dB, < 0), for every Chebyshev taper.
