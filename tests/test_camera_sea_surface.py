@@ -84,16 +84,16 @@ def test_snells_window_edge_is_the_critical_angle_and_tir_beyond() -> None:
 
 def test_beyond_the_window_the_reflected_seafloor_attenuated_along_the_whole_path() -> None:
     # camera 2 m deep looking up, floor 10 m deep (albedo 0.5 under unit ambient: J = 0.5); a centre-row pixel at
-    # theta > 48.6 deg sees the floor in the mirror: path h / cos + (10 - 0.001) / cos (the in-water ray starts
-    # 1 mm below the surface)
+    # theta > 48.6 deg sees the floor in the mirror: path h / cos + 10 / cos (the in-water ray is cast from 1 mm
+    # below the surface, but its water path counts from the surface)
     r = render(floor_scene(-10.0, 0.5), -2.0, UP, width=401, height=3, horizontal_fov=140.0,
                sky_zenith=(0.0,) * 3, sky_horizon=(0.0,) * 3)
     fx, _, cx, _ = UnderwaterCameraConfig(width=401, height=3, horizontal_fov=140.0).intrinsics()
     for off in (100, 150, 190):
         theta = math.atan(off / fx)
         assert theta > CRITICAL
-        path = (2.0 + 10.0 - 0.001) / math.cos(theta)
-        assert r["linear"][0, 1, int(cx) + off, 0] == pytest.approx(0.5 * math.exp(-0.05 * path), rel=1e-4), off
+        path = (2.0 + 10.0) / math.cos(theta)
+        assert r["linear"][0, 1, int(cx) + off, 0] == pytest.approx(0.5 * math.exp(-0.05 * path), rel=2e-5), off
         assert r["in_air"][0, 1, int(cx) + off, 0] == pytest.approx(0.5, rel=1e-6)
 
 
@@ -112,8 +112,8 @@ def test_fresnel_reflectance_at_normal_incidence() -> None:
 def test_camera_above_water_sees_the_seafloor_through_the_surface() -> None:
     # camera 2 m above the surface looking down at a floor 3 m deep (albedo 0.6, J = 0.6), beta^D = 0.1,
     # beta^B = 0.2, B_inf = 0.05, sky 0.3: I = R0 0.3 + (1 - R0) / n^2 (J e^(-0.1 z) + B_inf (1 - e^(-0.2 z))),
-    # z = 3 - 0.001 m of water
-    sky, j, binf, z = 0.3, 0.6, 0.05, 3.0 - 0.001
+    # z = 3 m of water
+    sky, j, binf, z = 0.3, 0.6, 0.05, 3.0
     r = render(floor_scene(-3.0, j), 2.0, DOWN, width=3, height=3, sky_zenith=(sky,) * 3, sky_horizon=(sky,) * 3,
                water_attenuation=(0.1, 0.1, 0.1), water_backscatter=(0.2, 0.2, 0.2),
                water_veiling_light=(binf,) * 3)
