@@ -170,6 +170,24 @@ def test_moving_sea_surface_is_seen_from_below() -> None:
     assert off["linear"][0, 20, 20, 0] < 0.05 < auto["linear"][0, 20, 20, 0]
 
 
+def test_the_sea_surface_mesh_never_shadows_the_sun_whatever_the_optics() -> None:
+    # The sun's irradiance is given just below the surface, so the wave mesh lets it through (PHYSICS.md 4.2), also
+    # with surface_optics "never", where the mesh is only shaded like an object. Camera 3 m deep looking down at a
+    # floor 6 m deep (albedo 0.5) under a moderate sea whose troughs lie below the mean surface there; sun at the
+    # zenith, no ambient, no water in the line of sight: J = 0.5 e^(-K_d 6) = 0.5 e^(-0.3 * 6) = 0.082649 (red).
+    scene = floor_scene(-6.0, 0.5)
+    scene.add_sea_surface("moderate", size=60.0, resolution=0.5, center=(0.0, 0.0))
+    scene.set_time(2.0)
+    assert (scene.surface_height(np.array([[0.0, 0.0], [1.0, 2.0]])) < 0).all()      # a trough above the view
+    for mode in ("never", "auto"):
+        cfg = UnderwaterCameraConfig(**{**OPTICS, "surface_optics": mode, "sun": True, "sun_zenith": 0.0,
+                                        "ambient": (0.0, 0.0, 0.0), "water_attenuation": (0.0, 0.0, 0.0),
+                                        "water_diffuse_attenuation": (0.3, 0.3, 0.3), "width": 16, "height": 12,
+                                        "horizontal_fov": 30.0})
+        j = UnderwaterCamera(cfg, device="cpu").render(scene, pose_from_euler(0, 0, -3, *DOWN)).numpy()["in_air"]
+        np.testing.assert_allclose(j[0, ..., 0], 0.5 * math.exp(-0.3 * 6.0), rtol=1e-5, err_msg=mode)
+
+
 def test_bad_surface_fields_are_config_errors() -> None:
     with pytest.raises(ConfigError, match="surface_optics"):
         UnderwaterCameraConfig(surface_optics="yes")

@@ -305,9 +305,11 @@ class SeaSurface:
     with ``flat`` 1, beyond it (or without one) the flat plane ``z = surface_z``; water of refractive index
     ``n_water`` below, air (n = 1) and a sky of radiance ``sky_zenith`` straight up and ``sky_horizon`` at the
     horizon above (linear in the direction's z, :func:`sky_radiance`). ``max_range`` (m): a surface farther along a
-    ray is not seen."""
+    ray is not seen. ``mesh_obj``: the scene's sea-surface node whatever the optics (-1: none), which shadow rays
+    pass through (the sun's irradiance is given below the surface)."""
 
     sea_obj: int
+    mesh_obj: int
     flat: int
     surface_z: float
     n_water: float
@@ -759,7 +761,7 @@ def camera_shade_kernel(
     j = wp.vec3(0.0, 0.0, 0.0)
     img = veil
     if s.hit != 0:
-        e = irradiance(lights, pose, s.point, s.normal, water.beta_d, shadow_face, shadow_obj, sea.sea_obj,
+        e = irradiance(lights, pose, s.point, s.normal, water.beta_d, shadow_face, shadow_obj, sea.mesh_obj,
                        i * (1 + lights.light_position.shape[0]))
         j = wp.cw_mul(surface_albedo(object_albedo, tex, s.obj, s.face, s.point), e)
         img = through_water(j, s.distance, water, veil)
