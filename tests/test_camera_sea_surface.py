@@ -84,16 +84,16 @@ def test_snells_window_edge_is_the_critical_angle_and_tir_beyond() -> None:
 
 def test_beyond_the_window_the_reflected_seafloor_attenuated_along_the_whole_path() -> None:
     # camera 2 m deep looking up, floor 10 m deep (albedo 0.5 under unit ambient: J = 0.5); a centre-row pixel at
-    # theta > 48.6 deg sees the floor in the mirror: path h / cos + (10 - 0.001) / cos (the in-water ray starts
-    # 1 mm below the surface)
+    # theta > 48.6 deg sees the floor in the mirror: path h / cos + 10 / cos (the in-water ray is cast from 1 mm
+    # below the surface, but its water path counts from the surface)
     r = render(floor_scene(-10.0, 0.5), -2.0, UP, width=401, height=3, horizontal_fov=140.0,
                sky_zenith=(0.0,) * 3, sky_horizon=(0.0,) * 3)
     fx, _, cx, _ = UnderwaterCameraConfig(width=401, height=3, horizontal_fov=140.0).intrinsics()
     for off in (100, 150, 190):
         theta = math.atan(off / fx)
         assert theta > CRITICAL
-        path = (2.0 + 10.0 - 0.001) / math.cos(theta)
-        assert r["linear"][0, 1, int(cx) + off, 0] == pytest.approx(0.5 * math.exp(-0.05 * path), rel=1e-4), off
+        path = (2.0 + 10.0) / math.cos(theta)
+        assert r["linear"][0, 1, int(cx) + off, 0] == pytest.approx(0.5 * math.exp(-0.05 * path), rel=2e-5), off
         assert r["in_air"][0, 1, int(cx) + off, 0] == pytest.approx(0.5, rel=1e-6)
 
 
@@ -112,8 +112,8 @@ def test_fresnel_reflectance_at_normal_incidence() -> None:
 def test_camera_above_water_sees_the_seafloor_through_the_surface() -> None:
     # camera 2 m above the surface looking down at a floor 3 m deep (albedo 0.6, J = 0.6), beta^D = 0.1,
     # beta^B = 0.2, B_inf = 0.05, sky 0.3: I = R0 0.3 + (1 - R0) / n^2 (J e^(-0.1 z) + B_inf (1 - e^(-0.2 z))),
-    # z = 3 - 0.001 m of water
-    sky, j, binf, z = 0.3, 0.6, 0.05, 3.0 - 0.001
+    # z = 3 m of water
+    sky, j, binf, z = 0.3, 0.6, 0.05, 3.0
     r = render(floor_scene(-3.0, j), 2.0, DOWN, width=3, height=3, sky_zenith=(sky,) * 3, sky_horizon=(sky,) * 3,
                water_attenuation=(0.1, 0.1, 0.1), water_backscatter=(0.2, 0.2, 0.2),
                water_veiling_light=(binf,) * 3)
@@ -168,6 +168,24 @@ def test_moving_sea_surface_is_seen_from_below() -> None:
     # and not the mesh shaded as a Lambertian object of albedo 0.02 (surface_optics never)
     off = render(scene, -4.0, UP, **{**fields, "surface_optics": "never"})
     assert off["linear"][0, 20, 20, 0] < 0.05 < auto["linear"][0, 20, 20, 0]
+
+
+def test_the_sea_surface_mesh_never_shadows_the_sun_whatever_the_optics() -> None:
+    # The sun's irradiance is given just below the surface, so the wave mesh lets it through (PHYSICS.md 4.2), also
+    # with surface_optics "never", where the mesh is only shaded like an object. Camera 3 m deep looking down at a
+    # floor 6 m deep (albedo 0.5) under a moderate sea whose troughs lie below the mean surface there; sun at the
+    # zenith, no ambient, no water in the line of sight: J = 0.5 e^(-K_d 6) = 0.5 e^(-0.3 * 6) = 0.082649 (red).
+    scene = floor_scene(-6.0, 0.5)
+    scene.add_sea_surface("moderate", size=60.0, resolution=0.5, center=(0.0, 0.0))
+    scene.set_time(2.0)
+    assert (scene.surface_height(np.array([[0.0, 0.0], [1.0, 2.0]])) < 0).all()      # a trough above the view
+    for mode in ("never", "auto"):
+        cfg = UnderwaterCameraConfig(**{**OPTICS, "surface_optics": mode, "sun": True, "sun_zenith": 0.0,
+                                        "ambient": (0.0, 0.0, 0.0), "water_attenuation": (0.0, 0.0, 0.0),
+                                        "water_diffuse_attenuation": (0.3, 0.3, 0.3), "width": 16, "height": 12,
+                                        "horizontal_fov": 30.0})
+        j = UnderwaterCamera(cfg, device="cpu").render(scene, pose_from_euler(0, 0, -3, *DOWN)).numpy()["in_air"]
+        np.testing.assert_allclose(j[0, ..., 0], 0.5 * math.exp(-0.3 * 6.0), rtol=1e-5, err_msg=mode)
 
 
 def test_bad_surface_fields_are_config_errors() -> None:

@@ -36,6 +36,11 @@ def test_usbl_hears_a_blocked_beacon_by_its_surface_reflection():
     assert math.degrees(u.elevation[0, 0]) == pytest.approx(math.degrees(math.atan2(20.0, 10.0)), abs=1e-9)
     assert u.travel_time[0, 0] == pytest.approx(2 * math.hypot(10.0, 20.0) / 1500.0, rel=1e-12)
     assert u.true_range[0, 0] == pytest.approx(10.0)                # ground truth stays the direct distance
+    # and the true direction and position are the beacon's, 10 m dead ahead, not the ghost's (10, 0, 20)
+    assert u.true_bearing[0, 0] == pytest.approx(0.0, abs=1e-12)
+    assert u.true_elevation[0, 0] == pytest.approx(0.0, abs=1e-12)
+    np.testing.assert_allclose(u.true_position[0, 0], [10.0, 0.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(u.position[0, 0], [10.0, 0.0, 20.0], atol=1e-9)    # what the head measures
 
 
 def test_no_bounce_when_the_wall_cuts_the_reflected_path_and_none_when_the_direct_path_is_clear():

@@ -43,6 +43,9 @@ from oceansim_py.kernels.raycast import RayHit, load_hit
 
 #: Shadow rays start this far (m) off the surface, along the normal, to avoid hitting their own triangle.
 SHADOW_OFFSET = 1.0e-3
+#: Smallest |cosine| between the sea surface's normal and an in-water ray used to add back the water between the
+#: surface and that ray's offset origin (:func:`shaded_hit`): at most 1 m, for rays within 0.06 deg of grazing.
+GRAZING_COSINE = 1.0e-3
 
 
 @wp.func
@@ -302,9 +305,11 @@ class SeaSurface:
     with ``flat`` 1, beyond it (or without one) the flat plane ``z = surface_z``; water of refractive index
     ``n_water`` below, air (n = 1) and a sky of radiance ``sky_zenith`` straight up and ``sky_horizon`` at the
     horizon above (linear in the direction's z, :func:`sky_radiance`). ``max_range`` (m): a surface farther along a
-    ray is not seen."""
+    ray is not seen. ``mesh_obj``: the scene's sea-surface node whatever the optics (-1: none), which shadow rays
+    pass through (the sun's irradiance is given below the surface)."""
 
     sea_obj: int
+    mesh_obj: int
     flat: int
     surface_z: float
     n_water: float
@@ -462,7 +467,7 @@ def camera_bounce_ray_kernel(
 class ShadedHit:
     """The scene point a pixel shows: ``hit`` 0 when its ray (primary, or the in-water ray past the surface) hits
     nothing (or the sea surface again); ``point`` (world, m), facing ``normal``, node ``obj``, triangle ``face``,
-    ``distance`` (m along that ray: the in-water path past the surface for an in-water ray)."""
+    ``distance`` (m along that ray: for an in-water ray its water path from the surface to the point)."""
 
     hit: int
     point: wp.vec3
@@ -478,7 +483,10 @@ def shaded_hit(origin: wp.vec3, d: wp.vec3, h: RayHit, cr: Crossing, bounce_orig
                bounce_normal: wp.array(dtype=wp.vec3), bounce_face: wp.array(dtype=wp.int32),
                bounce_obj: wp.array(dtype=wp.int32), i: int, sea_obj: int) -> ShadedHit:
     """The point pixel ray ``i`` shades: its primary hit ``h`` when it does not reach the sea surface, else the hit
-    of its in-water ray (the bounce arrays, read only then)."""
+    of its in-water ray (the bounce arrays, read only then). The in-water ray is cast from ``SHADOW_OFFSET`` below
+    the surface, along its normal (:func:`bounce_ray_origin`); its water path counts from where that ray crosses the
+    surface's plane, ``SHADOW_OFFSET / |n . d|`` behind its origin (at most ``SHADOW_OFFSET / GRAZING_COSINE``), so
+    the whole depth of water attenuates and scatters: a floor z below a flat surface is ``z / cos`` away."""
     out = ShadedHit()
     out.hit = h.hit
     out.point = origin + h.distance * d
@@ -497,7 +505,7 @@ def shaded_hit(origin: wp.vec3, d: wp.vec3, h: RayHit, cr: Crossing, bounce_orig
         out.normal = hb.normal
         out.obj = hb.obj
         out.face = hb.face
-        out.distance = hb.distance
+        out.distance = hb.distance + SHADOW_OFFSET / wp.max(wp.abs(wp.dot(cr.normal, bd)), GRAZING_COSINE)
     return out
 
 
@@ -753,7 +761,7 @@ def camera_shade_kernel(
     j = wp.vec3(0.0, 0.0, 0.0)
     img = veil
     if s.hit != 0:
-        e = irradiance(lights, pose, s.point, s.normal, water.beta_d, shadow_face, shadow_obj, sea.sea_obj,
+        e = irradiance(lights, pose, s.point, s.normal, water.beta_d, shadow_face, shadow_obj, sea.mesh_obj,
                        i * (1 + lights.light_position.shape[0]))
         j = wp.cw_mul(surface_albedo(object_albedo, tex, s.obj, s.face, s.point), e)
         img = through_water(j, s.distance, water, veil)

@@ -673,9 +673,8 @@ class UnderwaterCamera:
         water.veiling_light = wp.vec3(*w.veiling_light)
         water.veiling_scales_with_light = int(c.veiling_scales_with_light)
         sea = k.SeaSurface()
-        sea.sea_obj = -1
-        if c.surface_optics != "never":
-            sea.sea_obj = next((n.id for n in scene.nodes if n.sea_surface is not None), -1)
+        sea.mesh_obj = next((n.id for n in scene.nodes if n.sea_surface is not None), -1)
+        sea.sea_obj = sea.mesh_obj if c.surface_optics != "never" else -1
         sea.flat = int(c.surface_optics == "always")
         sea.surface_z = float(scene.surface_z)
         sea.n_water = float(c.water_refractive_index)

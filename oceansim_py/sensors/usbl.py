@@ -121,7 +121,8 @@ class USBLResult(HostResult):
     (sensor frame, + starboard, + up); position (N, n, 3) m, sensor frame FLU; fix (N, n) bool; travel_time
     (N, n) s two-way (without the turn-around); reply_time (N, n) s, the reply's arrival; outlier (N, n) bool;
     occluded (N, n) bool; true_range, true_bearing, true_elevation (N, n); true_position (N, n, 3) sensor frame
-    at the reply's arrival. times (N,) s or ``None``."""
+    at the reply's arrival: the beacon's, also where the head measures a surface-reflected reply from its mirror
+    image (the ghost is in the measured products only). times (N,) s or ``None``."""
 
     slant_range: np.ndarray
     bearing: np.ndarray
@@ -157,23 +158,24 @@ class USBL(NavSensor):
         beacons = np.asarray(c.beacon_positions, dtype=np.float64)
         ex = exchange(c, s.times, s.poses, poses_along(source), beacons, scene)
         geo, heard, bounced = ex.geo, ex.heard, ex.bounced
-        heard_from = np.broadcast_to(beacons[None], geo.receive_pose[..., :3].shape)
-        if ex.image is not None:
-            heard_from = np.where(bounced[..., None], ex.image[None], heard_from)
+        beacon_at = np.broadcast_to(beacons[None], geo.receive_pose[..., :3].shape)
+        heard_from = beacon_at if ex.image is None else np.where(bounced[..., None], ex.image[None], beacon_at)
         rot = quat_to_matrix(geo.receive_pose[..., 3:])                               # (N, n, 3, 3)
-        rel = rotate_fixed(rot, heard_from - geo.receive_pose[..., :3], transpose=True)
+        arrival = rotate_fixed(rot, heard_from - geo.receive_pose[..., :3], transpose=True)
+        arrival_dir = arrival / np.linalg.norm(arrival, axis=-1, keepdims=True)
+        rel = arrival if ex.image is None else rotate_fixed(rot, beacon_at - geo.receive_pose[..., :3], transpose=True)
         true_dir = rel / np.linalg.norm(rel, axis=-1, keepdims=True)
         frames = fi + np.arange(s.poses.shape[0])
         n = beacons.shape[0]
         rng, outlier = measured_ranges(c, self.sensor_id, frames, geo.travel_time)
-        meas = true_dir.copy()
+        meas = arrival_dir.copy()
         if c.noise:
             sig = c.direction_cosine_sigma()
             meas[..., 1] += sig * host_noise.gaussian(c.seed, self.sensor_id, _PHASE_Y, frames, n)
             meas[..., 2] += sig * host_noise.gaussian(c.seed, self.sensor_id, _PHASE_Z, frames, n)
         lateral = meas[..., 1] ** 2 + meas[..., 2] ** 2
         meas[..., 0] = np.sqrt(np.maximum(1.0 - lateral, 0.0))
-        in_cone = true_dir[..., 0] >= math.cos(math.radians(c.coverage)) - 1e-12
+        in_cone = arrival_dir[..., 0] >= math.cos(math.radians(c.coverage)) - 1e-12
         fix = ~geo.out_of_range & heard & in_cone & (lateral <= 1.0)
         bearing, elevation = _angles(meas)
         true_bearing, true_elevation = _angles(true_dir)
