@@ -60,8 +60,11 @@ harbour and a 1 M-triangle seabed, two runs of 300 k rays):
   stores (the normals interleaved by shuffles). Against the previous kernel, interleaved in one process (25 paired
   repeats of 100 k rays, per CPU second of one thread): medians of the paired ratios tank fan 1.048x, random
   1.065x; wreck 1.035x, 1.060x; pier 1.032x, 1.054x; harbour 1.027x, 1.001x (its sea surface is an instance);
-  three earlier runs 1.03-1.10x on tank and wreck. The post-pass's share of the cast (traversal-only kernel timed
-  alongside) went from 8-15 % to 5-9 % on tank, wreck and pier (harbour random 19 %, unchanged); the same bytes.
+  the 1 M-triangle seabed 1.011x, 1.006x (its 64 MB of records come from memory); three earlier runs 1.03-1.10x on
+  tank and wreck. The post-pass's share of the cast (traversal-only kernel timed alongside) went from 8-15 % to
+  5-9 % on tank, wreck and pier, 7-12 % to 6-11 % on the seabed (harbour random 19 %, unchanged); the same bytes.
+  A tank frame of the Oculus M750d 750 kHz device preset (interleaved, 30-40 frames): the bare cast 0.946x the
+  time, the frame 0.959x at two threads (0.959x, 0.968x at one).
   Of that gain the vector stores are 1.5-2.5 % (the same kernel with a scalar store loop: 1.00-1.05x the previous
   kernel).
 
@@ -109,7 +112,8 @@ import warp as wp
 PACKET = 8
 
 #: Packets per kernel element: the records of the first packet's hits are prefetched while the second is traversed
-#: (1, 2 and 4 measured within noise of one another; 2 hides the prefetch latency without a larger stack frame).
+#: (1, 2 and 4 measured within noise of one another; 2 hides the prefetch latency without a larger stack frame;
+#: with the lock-step post-pass, 3 and 4 again 0.98-1.02x of 2 on tank, wreck and pier, 1.01-1.02x on the seabed).
 PACKETS = 2
 
 #: Rays per kernel element.
