@@ -68,7 +68,9 @@ harbour and a 1 M-triangle seabed, two runs of 300 k rays):
   Of that gain the vector stores are 1.5-2.5 % (the same kernel with a scalar store loop: 1.00-1.05x the previous
   kernel). What is left, by variants that skip a part (wrong outputs, timing only): on tank, Warp's ray test is
   3-4 % of the cast (the kernel without it 1.033-1.042x) and the stores nothing measurable (without them
-  0.99-1.01x); on wreck neither is (1.00-1.02x): there the rest is the record reads (3.6 MB of records).
+  0.99-1.01x); on wreck neither is (1.00-1.02x): there the rest is the record reads (3.6 MB of records; the
+  kernel reading the miss record for every lane: wreck 1.03-1.09x, pier 1.03-1.07x, tank 1.02-1.03x; records
+  prefetched but not read: between the two, so partly the reads' latency, partly the lines they bring in).
 
 Measured and rejected since (interleaved with this kernel in one process, per CPU second of one thread, medians of
 paired ratios over 11-25 repeats of 100-200 k rays; this host's 2 vCPUs were shared with other load, so single
