@@ -291,9 +291,9 @@ _FULL = _CAST_PACKETS + r"""
         typedef float oceansim_v8 __attribute__((vector_size(32)));
         typedef float oceansim_v8u __attribute__((vector_size(32), aligned(4)));
         alignas(32) float ax[8], ay[8], az[8], bx[8], by[8], bz[8], cx[8], cy[8], cz[8], mx0[8], my0[8], mz0[8];
-        alignas(32) int facew[8], objw[8];
+        alignas(32) float facebits[8], objbits[8];
         {
-            float* const fields[16] = {ax, ay, az, bx, by, bz, cx, cy, cz, mx0, my0, mz0, (float*)facew, (float*)objw,
+            float* const fields[16] = {ax, ay, az, bx, by, bz, cx, cy, cz, mx0, my0, mz0, facebits, objbits,
                                        nullptr, nullptr};
             for (int half = 0; half < 2; ++half) {
                 oceansim_v8 r[8];
@@ -336,8 +336,8 @@ _FULL = _CAST_PACKETS + r"""
                     ax[k] = a[0]; ay[k] = a[1]; az[k] = a[2];
                     bx[k] = b[0]; by[k] = b[1]; bz[k] = b[2];
                     cx[k] = c[0]; cy[k] = c[1]; cz[k] = c[2];
-                    facew[k] = fidx[k];
-                    objw[k] = face_object[fidx[k]];
+                    facebits[k] = __builtin_bit_cast(float, fidx[k]);
+                    objbits[k] = __builtin_bit_cast(float, face_object[fidx[k]]);
                 }
             }
         }
@@ -441,8 +441,8 @@ _FULL = _CAST_PACKETS + r"""
             const int keep = hit[k] & (t > 0.0f) & (t < range[k]);
             od[k] = keep ? t : INFINITY;
             onx[k] = keep ? nx[k] : 0.0f; ony[k] = keep ? ny[k] : 0.0f; onz[k] = keep ? nz[k] : 0.0f;
-            of[k] = keep ? facew[k] : -1;
-            oo[k] = keep ? objw[k] : -1;
+            of[k] = keep ? __builtin_bit_cast(int, facebits[k]) : -1;
+            oo[k] = keep ? __builtin_bit_cast(int, objbits[k]) : -1;
             hits += keep;
         }
         if (b0 + 8 <= n) {  // a whole packet: vector stores (the arrays are contiguous), the normals interleaved
