@@ -46,6 +46,31 @@ harbour and a 1 M-triangle seabed, two runs of 300 k rays):
   Measured against the scalar gather (same run, 25 paired repeats of 100 k rays): medians of the paired ratios
   1.00-1.05x on the ten scene/ray rows (median 1.012x; 0.994x on the seabed fan), the unchanged traversal-only
   kernel timed alongside 0.98-1.01x (median 0.999x); the same bytes.
+- The post-pass in lock step, with no per-lane branch or scalar loop on the flattened geometry's path. A profile
+  of the kernel before (``perf`` sampling the JIT code on cpu-clock; tank fan, 100 k rays, one thread: the cast
+  84 ns a ray, Embree 82 % of its samples, the ray set-up 6 %, the post-pass 10 %, ~8.7 ns a ray) put the
+  post-pass's time in Warp's lock-step ray test 33 % (waiting on its four divisions), the output loop with its
+  branches and scalar stores 21 %, the record transposition 15 %, a per-lane loop reading the face and object ids
+  back from the transposed arrays 12 % (scalar loads of lanes just written by vector stores), the per-lane hit and
+  record loop 12 % and the instanced path's checks 5 %, though no scene there has an instance. Now each lane's
+  record pointer is selected without branches (the miss record for a lane without one), the instanced path (its
+  faces, index rows, vertices, objects and normals) runs only in a packet with an instance's hit, the face and
+  object ids are used as transposed, the outputs are selected in lock step (hit with 0 < t < max_range, or miss;
+  Warp's double-precision path only in a packet that takes it) and a whole packet is written with six vector
+  stores (the normals interleaved by shuffles). Against the previous kernel, interleaved in one process (25 paired
+  repeats of 100 k rays, per CPU second of one thread): medians of the paired ratios tank fan 1.048x, random
+  1.065x; wreck 1.035x, 1.060x; pier 1.032x, 1.054x; harbour 1.027x, 1.001x (its sea surface is an instance);
+  the 1 M-triangle seabed 1.011x, 1.006x (its 64 MB of records come from memory); three earlier runs 1.03-1.10x on
+  tank and wreck. The post-pass's share of the cast (traversal-only kernel timed alongside) went from 8-15 % to
+  5-9 % on tank, wreck and pier, 7-12 % to 6-11 % on the seabed (harbour random 19 %, unchanged); the same bytes.
+  A tank frame of the Oculus M750d 750 kHz device preset (interleaved, 30-40 frames): the bare cast 0.946x the
+  time, the frame 0.959x at two threads (0.959x, 0.968x at one).
+  Of that gain the vector stores are 1.5-2.5 % (the same kernel with a scalar store loop: 1.00-1.05x the previous
+  kernel). What is left, by variants that skip a part (wrong outputs, timing only): on tank, Warp's ray test is
+  3-4 % of the cast (the kernel without it 1.033-1.042x) and the stores nothing measurable (without them
+  0.99-1.01x); on wreck neither is (1.00-1.02x): there the rest is the record reads (3.6 MB of records; the
+  kernel reading the miss record for every lane: wreck 1.03-1.09x, pier 1.03-1.07x, tank 1.02-1.03x; records
+  prefetched but not read: between the two, so partly the reads' latency, partly the lines they bring in).
 
 Measured and rejected since (interleaved with this kernel in one process, per CPU second of one thread, medians of
 paired ratios over 11-25 repeats of 100-200 k rays; this host's 2 vCPUs were shared with other load, so single
@@ -65,7 +90,12 @@ ratios carry about +-3 %):
   (0.98-1.01x); not kept.
 - the rays of a whole packet read as three vector loads each of origins and directions deinterleaved by shuffles, and
   its outputs written as vector stores (the normals interleaved by shuffles), over the transposed record gather:
-  paired median 1.000x (0.976-1.020x); not kept.
+  paired median 1.000x (0.976-1.020x); not kept. (The two bullets above, on the earlier post-pass with its scalar
+  per-lane loops; the lock-step post-pass above selects its outputs without branches and stores them as vectors.)
+- with the lock-step post-pass above: its stages run over both packets in turn (each stage for packet 0, then
+  packet 1, so that the out-of-order core overlaps the two packets' dependency chains) in place of one packet after
+  the other: 0.95-1.02x (more stack arrays); the ray's part of Warp's test (the axis permutation and the three
+  divisions of the direction) computed before ``rtcIntersect8`` so that it overlaps the traversal: 0.97-1.00x.
 
 Packets never straddle launch chunks (a chunk is a whole number of elements), so a cast gives the same bytes on any
 number of threads. Warp launches CPU kernels from the engine's thread pool with the GIL released, so casts use all
@@ -86,7 +116,8 @@ import warp as wp
 PACKET = 8
 
 #: Packets per kernel element: the records of the first packet's hits are prefetched while the second is traversed
-#: (1, 2 and 4 measured within noise of one another; 2 hides the prefetch latency without a larger stack frame).
+#: (1, 2 and 4 measured within noise of one another; 2 hides the prefetch latency without a larger stack frame;
+#: with the lock-step post-pass, 3 and 4 again 0.98-1.02x of 2 on tank, wreck and pier, 1.01-1.02x on the seabed).
 PACKETS = 2
 
 #: Rays per kernel element.
@@ -201,26 +232,35 @@ _CAST_PACKETS = r"""
         }
 """
 
-# The full cast: right after each packet's cast, the record (flattened geometry) or the index row and object id
-# (instance) of each hit is located and prefetched; then, per packet, the instanced hits' vertices are gathered,
-# Warp's ray/triangle test and the facing normals run over the eight lanes in lock step (every operation Warp's, in
-# its order, so t and the normal are Warp's to the last bit; a lane where Warp's test takes its double-precision
-# path, an edge function exactly 0, calls the function itself; one where it misses keeps Embree's t), and the
-# outputs are written.
+# The full cast: right after each packet's cast, each hit's record (flattened geometry; the miss record for a lane
+# without one) is located and prefetched, and, only in a packet with an instance's hit, its face, index row and object
+# id; then, per packet, the eight records are transposed into one array per field, an instance's vertices, face and
+# object patched in, Warp's ray/triangle test and the facing normals run over the eight lanes in lock step (every
+# operation Warp's, in its order, so t and the normal are Warp's to the last bit; a lane where Warp's test takes its
+# double-precision path, an edge function exactly 0, calls the function itself; one where it misses keeps Embree's
+# t), the outputs are selected in lock step (hit with 0 < t < max_range, or miss) and a whole packet is written with
+# vector stores (the arrays are contiguous: oceansim_py.raycast.backend), the normals interleaved by shuffles.
 _FULL = _CAST_PACKETS + r"""
+        // the hits: each lane's record (the miss record where there is none: the flattened geometry's hits only),
+        // prefetched now; an instance's face and its index row and object only in a packet that has one
+        int inst = 0;
         for (int k = 0; k < 8; ++k) {
-            const int h = valid[k] && rh.geomID[k] != 0xFFFFFFFFu;
+            const int h = valid[k] != 0 && rh.geomID[k] != 0xFFFFFFFFu;
+            const unsigned int top = rh.instID[0][k] != 0xFFFFFFFFu ? rh.instID[0][k] : rh.geomID[k];
+            const int fromrec = h && top == 0u;
+            const long long q = fromrec ? (long long)rh.primID[k] : 0;
             hits_[p][k] = h;
-            fidxs[p][k] = -1;
-            recs[p][k] = nullptr;
-            if (h) {
+            recs[p][k] = fromrec ? records + @RECORD@ * q : miss_record;
+            __builtin_prefetch(recs[p][k]);
+            inst |= h && top != 0u;
+        }
+        insts[p] = inst;
+        if (inst) {
+            for (int k = 0; k < 8; ++k) {
                 const unsigned int top = rh.instID[0][k] != 0xFFFFFFFFu ? rh.instID[0][k] : rh.geomID[k];
-                const int prim = (int)rh.primID[k];
-                if (top == 0u) {
-                    recs[p][k] = &flat_records[@RECORD@ * prim];
-                    __builtin_prefetch(recs[p][k]);
-                } else {
-                    fidxs[p][k] = top_face_offset[top] + prim;
+                fidxs[p][k] = -1;
+                if (hits_[p][k] && top != 0u) {
+                    fidxs[p][k] = top_face_offset[top] + (int)rh.primID[k];
                     __builtin_prefetch(&indices[3 * fidxs[p][k]]);
                     __builtin_prefetch(&face_object[fidxs[p][k]]);
                 }
@@ -231,37 +271,34 @@ _FULL = _CAST_PACKETS + r"""
     for (int p = 0; p < NP; ++p) {
         const OceansimRTCRayHit8& rh = rhs[p];
         const int* hit = hits_[p];
-        int* fidx = fidxs[p];
+        const int* fidx = fidxs[p];
         const float* const* rec = recs[p];
+        const float* range = ranges[p];
         const int b0 = i0 + 8 * p;
         int via[8], vib[8], vic[8];
-        for (int k = 0; k < 8; ++k) {
-            via[k] = 0; vib[k] = 0; vic[k] = 0;
-            if (fidx[k] >= 0) {
-                via[k] = indices[3 * fidx[k]]; vib[k] = indices[3 * fidx[k] + 1]; vic[k] = indices[3 * fidx[k] + 2];
-                __builtin_prefetch(&points[via[k]]);
-                __builtin_prefetch(&points[vib[k]]);
-                __builtin_prefetch(&points[vic[k]]);
+        if (insts[p]) {
+            for (int k = 0; k < 8; ++k) {
+                if (fidx[k] >= 0) {
+                    via[k] = indices[3 * fidx[k]]; vib[k] = indices[3 * fidx[k] + 1]; vic[k] = indices[3 * fidx[k] + 2];
+                    __builtin_prefetch(&points[via[k]]);
+                    __builtin_prefetch(&points[vib[k]]);
+                    __builtin_prefetch(&points[vic[k]]);
+                }
             }
         }
-        // the eight records (a lane without one reads the miss record: the unit triangle, normal +z, face and object
-        // -1) as two 8 x 8 blocks of floats, transposed with shuffles into one array per field: 16 vector loads
-        // instead of 104 scalar loads and stores
+        // the eight records as two 8 x 8 blocks of floats, transposed with shuffles into one array per field: 16
+        // vector loads instead of 104 scalar loads and stores
         typedef float oceansim_v8 __attribute__((vector_size(32)));
         typedef float oceansim_v8u __attribute__((vector_size(32), aligned(4)));
         alignas(32) float ax[8], ay[8], az[8], bx[8], by[8], bz[8], cx[8], cy[8], cz[8], mx0[8], my0[8], mz0[8];
         alignas(32) float facebits[8], objbits[8];
         {
-            const float* rp[8];
-            for (int k = 0; k < 8; ++k) {
-                rp[k] = rec[k] != nullptr ? rec[k] : miss_record;
-            }
             float* const fields[16] = {ax, ay, az, bx, by, bz, cx, cy, cz, mx0, my0, mz0, facebits, objbits,
                                        nullptr, nullptr};
             for (int half = 0; half < 2; ++half) {
                 oceansim_v8 r[8];
                 for (int k = 0; k < 8; ++k) {
-                    r[k] = *(const oceansim_v8u*)(rp[k] + 8 * half);
+                    r[k] = *(const oceansim_v8u*)(rec[k] + 8 * half);
                 }
                 const oceansim_v8 t0 = __builtin_shufflevector(r[0], r[1], 0, 8, 1, 9, 4, 12, 5, 13);
                 const oceansim_v8 t1 = __builtin_shufflevector(r[0], r[1], 2, 10, 3, 11, 6, 14, 7, 15);
@@ -292,23 +329,20 @@ _FULL = _CAST_PACKETS + r"""
                 }
             }
         }
-        int fromrec[8], objid[8];
-        int instanced = 0;
-        for (int k = 0; k < 8; ++k) {
-            fromrec[k] = rec[k] != nullptr;
-            objid[k] = __builtin_bit_cast(int, objbits[k]);
-            fidx[k] = fromrec[k] ? __builtin_bit_cast(int, facebits[k]) : fidx[k];
-            if (!fromrec[k] && hit[k]) {  // an instance's triangle
-                const wp::vec3 a = points[via[k]], b = points[vib[k]], c = points[vic[k]];
-                ax[k] = a[0]; ay[k] = a[1]; az[k] = a[2];
-                bx[k] = b[0]; by[k] = b[1]; bz[k] = b[2];
-                cx[k] = c[0]; cy[k] = c[1]; cz[k] = c[2];
-                objid[k] = face_object[fidx[k]];
-                instanced = 1;
+        if (insts[p]) {  // an instance's triangle: its world vertices, face and object
+            for (int k = 0; k < 8; ++k) {
+                if (fidx[k] >= 0) {
+                    const wp::vec3 a = points[via[k]], b = points[vib[k]], c = points[vic[k]];
+                    ax[k] = a[0]; ay[k] = a[1]; az[k] = a[2];
+                    bx[k] = b[0]; by[k] = b[1]; bz[k] = b[2];
+                    cx[k] = c[0]; cy[k] = c[1]; cz[k] = c[2];
+                    facebits[k] = __builtin_bit_cast(float, fidx[k]);
+                    objbits[k] = __builtin_bit_cast(float, face_object[fidx[k]]);
+                }
             }
         }
-        float tw[8], nx[8], ny[8], nz[8];
-        int ok[8], exact[8];
+        alignas(32) float tr[8], nx[8], ny[8], nz[8];
+        int exact[8];
         for (int k = 0; k < 8; ++k) {
             // wp::intersect_ray_tri_woop without branches
             const float dx = rh.dir_x[k], dy = rh.dir_y[k], dz = rh.dir_z[k];
@@ -349,26 +383,41 @@ _FULL = _CAST_PACKETS + r"""
             const float U = wp::diff_product(Cx, By, Cy, Bx);
             const float V = wp::diff_product(Ax, Cy, Ay, Cx);
             const float W = wp::diff_product(Bx, Ay, By, Ax);
-            exact[k] = U == 0.0f || V == 0.0f || W == 0.0f;
+            exact[k] = hit[k] & (U == 0.0f || V == 0.0f || W == 0.0f);
             const float det = U + V + W;
             const float Az = Sz * Akz;
             const float Bz = Sz * Bkz;
             const float Cz = Sz * Ckz;
             const float T = U * Az + V * Bz + W * Cz;
             const int inside = !((U < 0.0f || V < 0.0f || W < 0.0f) && (U > 0.0f || V > 0.0f || W > 0.0f));
-            ok[k] = inside && det != 0.0f && !(wp::xorf(T, wp::sign_mask(det)) < 0.0f);
+            const int ok = inside && det != 0.0f && !(wp::xorf(T, wp::sign_mask(det)) < 0.0f);
             const float rcpDet = 1.0f / det;
-            tw[k] = T * rcpDet;
+            tr[k] = ok ? T * rcpDet : rh.tfar[k];  // where Warp's test misses by a rounding: Embree's t
             // the record's unit normal turned to face the ray
             const float mx = mx0[k], my = my0[k], mz = mz0[k];
             const int flip = mx * dx + my * dy + mz * dz > 0.0f;
             nx[k] = flip ? -mx : mx; ny[k] = flip ? -my : my; nz[k] = flip ? -mz : mz;
         }
-        if (instanced) {
+        int anyexact = 0;
+        for (int k = 0; k < 8; ++k) {
+            anyexact |= exact[k];
+        }
+        if (anyexact) {  // an edge function exactly 0: Warp's test itself (its double-precision path)
+            for (int k = 0; k < 8; ++k) {
+                if (exact[k]) {
+                    const wp::vec3 o(rh.org_x[k], rh.org_y[k], rh.org_z[k]);
+                    const wp::vec3 u(rh.dir_x[k], rh.dir_y[k], rh.dir_z[k]);
+                    const wp::vec3 a(ax[k], ay[k], az[k]), b(bx[k], by[k], bz[k]), c(cx[k], cy[k], cz[k]);
+                    float tt, bu, bv, sign;
+                    tr[k] = wp::intersect_ray_tri_woop(o, u, a, b, c, tt, bu, bv, sign, nullptr) ? tt : rh.tfar[k];
+                }
+            }
+        }
+        if (insts[p]) {
             // an instance's hit: wp.mesh_query_ray's normalised cross product normalised again
             // (kernels.raycast.facing_normal), wp::normalize's operations written out, then turned to face the ray
             for (int k = 0; k < 8; ++k) {
-                if (fromrec[k]) {
+                if (fidx[k] < 0) {
                     continue;
                 }
                 const float ex = bx[k] - ax[k], ey = by[k] - ay[k], ez = bz[k] - az[k];
@@ -384,36 +433,38 @@ _FULL = _CAST_PACKETS + r"""
                 nx[k] = flip ? -mx : mx; ny[k] = flip ? -my : my; nz[k] = flip ? -mz : mz;
             }
         }
+        // the outputs in lock step: a hit with 0 < t < max_range, or a miss
+        alignas(32) float od[8], onx[8], ony[8], onz[8];
+        alignas(32) int of[8], oo[8];
         for (int k = 0; k < 8; ++k) {
-            const int i = b0 + k;
-            if (i >= n) {
-                break;
-            }
-            float t = rh.tfar[k];
-            if (hit[k]) {
-                if (exact[k]) {
-                    const wp::vec3 o(rh.org_x[k], rh.org_y[k], rh.org_z[k]);
-                    const wp::vec3 u(rh.dir_x[k], rh.dir_y[k], rh.dir_z[k]);
-                    const wp::vec3 a(ax[k], ay[k], az[k]), b(bx[k], by[k], bz[k]), c(cx[k], cy[k], cz[k]);
-                    float tt, bu, bv, sign;
-                    if (wp::intersect_ray_tri_woop(o, u, a, b, c, tt, bu, bv, sign, nullptr)) {
-                        t = tt;
-                    }
-                } else if (ok[k]) {
-                    t = tw[k];
-                }
-            }
-            if (hit[k] && t > 0.0f && t < ranges[p][k]) {
-                distance[i] = t;
-                normal[i] = wp::vec3(nx[k], ny[k], nz[k]);
-                face[i] = fidx[k];
-                obj[i] = objid[k];
-                ++hits;
-            } else {
-                distance[i] = INFINITY;
-                normal[i] = wp::vec3(0.0f, 0.0f, 0.0f);
-                face[i] = -1;
-                obj[i] = -1;
+            const float t = tr[k];
+            const int keep = hit[k] & (t > 0.0f) & (t < range[k]);
+            od[k] = keep ? t : INFINITY;
+            onx[k] = keep ? nx[k] : 0.0f; ony[k] = keep ? ny[k] : 0.0f; onz[k] = keep ? nz[k] : 0.0f;
+            of[k] = keep ? __builtin_bit_cast(int, facebits[k]) : -1;
+            oo[k] = keep ? __builtin_bit_cast(int, objbits[k]) : -1;
+            hits += keep;
+        }
+        if (b0 + 8 <= n) {  // a whole packet: vector stores (the arrays are contiguous), the normals interleaved
+            const oceansim_v8 X = *(const oceansim_v8*)onx, Y = *(const oceansim_v8*)ony, Z = *(const oceansim_v8*)onz;
+            const oceansim_v8 xy0 = __builtin_shufflevector(X, Y, 0, 8, -1, 1, 9, -1, 2, 10);
+            const oceansim_v8 xy1 = __builtin_shufflevector(X, Y, -1, 3, 11, -1, 4, 12, -1, 5);
+            const oceansim_v8 xy2 = __builtin_shufflevector(X, Y, 13, -1, 6, 14, -1, 7, 15, -1);
+            float* nrm = (float*)&normal[b0];
+            *(oceansim_v8u*)nrm = __builtin_shufflevector(xy0, Z, 0, 1, 8, 3, 4, 9, 6, 7);
+            *(oceansim_v8u*)(nrm + 8) = __builtin_shufflevector(xy1, Z, 10, 1, 2, 11, 4, 5, 12, 7);
+            *(oceansim_v8u*)(nrm + 16) = __builtin_shufflevector(xy2, Z, 0, 13, 2, 3, 14, 5, 6, 15);
+            *(oceansim_v8u*)&distance[b0] = *(const oceansim_v8*)od;
+            typedef int oceansim_v8i __attribute__((vector_size(32)));
+            typedef int oceansim_v8iu __attribute__((vector_size(32), aligned(4)));
+            *(oceansim_v8iu*)&face[b0] = *(const oceansim_v8i*)of;
+            *(oceansim_v8iu*)&obj[b0] = *(const oceansim_v8i*)oo;
+        } else {
+            for (int k = 0; k < 8 && b0 + k < n; ++k) {
+                distance[b0 + k] = od[k];
+                normal[b0 + k] = wp::vec3(onx[k], ony[k], onz[k]);
+                face[b0 + k] = of[k];
+                obj[b0 + k] = oo[k];
             }
         }
     }
@@ -427,10 +478,12 @@ _PREFETCH_OUTPUTS = r"""__builtin_prefetch(&distance[ahead], 1);
         for (int j = 0; j < 8 * NP * 12; j += 64) {
             __builtin_prefetch((const char*)&normal[ahead] + j, 1);
         }"""
-# the full cast's state: per packet, its lanes' hits, faces and records, and the miss record (the unit triangle, normal
-# +z, face and object -1) that lanes without a record read
-_FULL_STATE = r"""int hits_[NP][8], fidxs[NP][8];
+# the full cast's state: per packet, its lanes' hits (0/1), instances' faces (-1: none; set only in a packet with an
+# instance's hit, insts[p]) and record pointers, and the miss record (the unit triangle, normal +z, face and object
+# -1) that lanes without a record read
+_FULL_STATE = r"""int hits_[NP][8], fidxs[NP][8], insts[NP];
     const float* recs[NP][8];
+    const float* const records = flat_records.data;
     alignas(64) const float miss_record[@RECORD@] = {0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f,
                                                      0.0f, 0.0f, 1.0f, __builtin_bit_cast(float, -1),
                                                      __builtin_bit_cast(float, -1), 0.0f, 0.0f};"""
