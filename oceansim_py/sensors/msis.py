@@ -251,6 +251,19 @@ class MsisConfig(DeviceChainFields, RangeBinnedConfig):
                         self.range_bins)
 
 
+def step_times(times: Any, n_steps: int) -> np.ndarray:
+    """(n_steps,) float64 step times (s) from ``times``; a ``ConfigError`` naming ``Msis.render.times`` unless it
+    holds ``n_steps`` finite numbers (one per pose)."""
+    try:
+        t = np.asarray(times, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"Msis.render.times: must be {n_steps} numbers (s, one per pose), got {times!r}") from exc
+    require(t.size == n_steps and t.ndim <= 1, "Msis.render", "times",
+            f"must hold one time (s) per pose: {n_steps}, got shape {t.shape}")
+    require(bool(np.isfinite(t).all()), "Msis.render", "times", f"must be finite (s), got {t.tolist()}")
+    return t.reshape(n_steps)
+
+
 def head_poses(poses: np.ndarray, angles: np.ndarray) -> np.ndarray:
     """(B, 7) world poses of the beam: each sensor pose turned by its head angle (rad, + starboard) about its z."""
     half = -0.5 * np.asarray(angles, dtype=np.float64)          # a yaw of -theta (FLU yaw turns to port)
@@ -328,8 +341,8 @@ class Sweep:
         is nearest, if within half a step (later steps win where a sector scan repeats an angle).
         """
         c = self.config
-        if width < 2:
-            raise ConfigError(f"Sweep.cartesian: width must be >= 2 pixels, got {width}")
+        if not isinstance(width, (int, np.integer)) or isinstance(width, bool) or width < 2:
+            raise ConfigError(f"Sweep.cartesian: width must be an integer >= 2 pixels, got {width!r}")
         r_max = float(c.max_range)
         if c.full_circle:
             x_lo, x_hi, y_lo, y_hi = -r_max, r_max, -r_max, r_max
@@ -399,24 +412,29 @@ class Msis:
 
     def render(self, scene: Any, poses: Any, frame_index: int = 0, times: Any = None) -> MsisResult:
         """Render B steps: ``poses`` (7,) or (B, 7) world sensor poses of global steps ``frame_index ..
-        frame_index + B - 1`` (each turned by its step's head angle); ``times`` (B,) s, if known."""
+        frame_index + B - 1`` (each turned by its step's head angle); ``times`` (B,) s, if known (finite; a
+        ``ConfigError`` naming ``times`` otherwise)."""
         p = check_render_call("Msis", scene, self.device, poses, frame_index).astype(np.float64)
+        t = None if times is None else step_times(times, p.shape[0])
         first = int(frame_index)
         c = self.config
         steps = first + np.arange(p.shape[0], dtype=np.int64)
         angles = c.head_angles(steps)
         beam = head_poses(p, angles).astype(np.float32)
         shape = (p.shape[0], c.range_bins, 1)
-        arrays = [wp.empty(shape, dtype=t, device=self.device) for t in (wp.float32, wp.float32, wp.int32, wp.int32)]
+        arrays = [wp.empty(shape, dtype=d, device=self.device) for d in (wp.float32, wp.float32, wp.int32, wp.int32)]
         self._chain.render(scene, beam, first, *arrays)
         flat = [a.numpy().reshape(p.shape[0], c.range_bins) for a in arrays]
-        t = None if times is None else np.asarray(times, dtype=np.float64).reshape(p.shape[0])
         return MsisResult(*flat, angles.astype(np.float32), steps, c.ranges(), list(scene.labels), c, t)
 
     def render_sweep(self, scene: Any, motion: Any, sweep: int = 0, start_time: float = 0.0) -> MsisResult:
         """Render sweep ``sweep``: its steps k fire at ``start_time + k * step_period`` (k the global step index)
-        at the sensor pose of that time. ``motion``: a (7,) pose (a still sonar), a ``Trajectory`` /
-        ``TimedPoses`` (anything with ``at(times) -> (N, 7)``), or a callable ``times -> (N, 7)``."""
+        at the sensor pose of that time (``sweep`` an integer >= 0, ``start_time`` finite s). ``motion``: a (7,)
+        pose (a still sonar), a ``Trajectory`` / ``TimedPoses`` (anything with ``at(times) -> (N, 7)``), or a
+        callable ``times -> (N, 7)``."""
+        require(isinstance(sweep, (int, np.integer)) and not isinstance(sweep, bool) and sweep >= 0,
+                "Msis.render_sweep", "sweep", f"must be an integer >= 0 (the sweep index), got {sweep!r}")
+        require_finite(start_time, "Msis.render_sweep", "start_time")
         c = self.config
         steps = c.sweep_steps(int(sweep))
         times = start_time + steps * c.step_period
