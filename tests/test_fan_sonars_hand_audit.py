@@ -231,3 +231,13 @@ def test_msis_bad_render_inputs_raise_config_errors_naming_the_field():
     sweep = m.render(s, still, 0, times=[0.0, 0.1]).sweep()
     with pytest.raises(ConfigError, match=r"width"):
         sweep.cartesian(100.5)
+
+
+@pytest.mark.parametrize("config_class, preset", [(SidescanSonarConfig, "edgetech_4125_900khz"),
+                                                  (ProfilingSonarConfig, "em2040_600khz"),
+                                                  (SinglebeamSonarConfig, "tritech_pa500")])
+def test_device_model_refuses_the_peers_spreading_switch(config_class, preset):
+    # The device chain's sonar equation always has its two-way spreading; spreading: true (the peers' (1 m / r)^2)
+    # used to be accepted and silently ignored, as the peers' speckle sigmas are refused.
+    with pytest.raises(ConfigError, match=r"\.spreading"):
+        config_class.preset(preset, spreading=True)

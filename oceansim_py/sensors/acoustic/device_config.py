@@ -173,6 +173,12 @@ class DeviceChainFields(MultipathFields):
                 require(v == 0.0 or v == defaults.get(name), owner, name,
                         f"must be 0 (or left at its default, which is ignored) with model 'device' (the peers' "
                         f"noise; the device chain has speckle and receiver noise), got {v}")
+            # The peers' spreading switch: the chain's sonar equation always has its two-way spreading, so a
+            # spreading the user turned on would be silently dropped.
+            spreading = getattr(self, "spreading", False)
+            require(spreading is False, owner, "spreading",
+                    f"must be false with model 'device' (the peers' (1 m / r)^2 switch; the device chain's sonar "
+                    f"equation always applies two-way spreading), got {spreading!r}")
 
     def absorption_db_per_m(self, fixed: float) -> float:
         """One-way absorption (dB/m): ``fixed`` or Francois-Garrison at this frequency and water."""
