@@ -216,3 +216,36 @@ def test_holoocean_bin_sizes_give_the_bin_counts():
     for bad in ({"RangeRes": 0}, {"AzimuthRes": -1.0}, {"RangeRes": "0.1"}):
         with pytest.raises(ConfigError, match=next(iter(bad))):
             ImagingSonarConfig.from_holoocean(bad)
+
+
+@pytest.mark.parametrize("n_beams, range_bins", [(1, 1), (1, 100), (8, 1)])
+def test_fan_image_of_a_single_beam_or_range_bin(n_beams, range_bins):
+    # A 20 deg fan over 1-11 m, 64 px wide: px = 2 * 11 sin(10 deg) / 64 = 0.05969 m, H = ceil(11 / px) = 185 rows.
+    # A wall at 5 m fills every beam, so with one range bin (1-11 m) the whole annular sector is lit:
+    # (20 deg / 2)(11^2 - 1^2) = 20.944 m^2 = 5878 px, each at the bin's value; with 100 bins only the 5 m arc.
+    # Before, a single beam crashed (OverflowError: zero bin width) and a single range bin drew the fan only out to
+    # the bin's centre (6 m) and lit pixels short of min_range.
+    cfg = ImagingSonarConfig(horizontal_fov=20.0, vertical_fov=10.0, min_range=1.0, max_range=11.0, n_beams=n_beams,
+                             range_bins=range_bins, rays_per_beam=2, elevation_rays=4, normalisation="none",
+                             multiplicative_sigma=0.0, additive_sigma=0.0, additive_range_scaled=False)
+    res = ImagingSonar(cfg, device="cpu").render(make_scene(("w", quad([5.0, 0.0, 0.0], [-1.0, 0.0, 0.0], 40.0),
+                                                                 0.5)), IDENTITY)
+    fan = res.to_cartesian(64, clean=True)[0]
+    assert fan.shape == (185, 64)
+    px = 22.0 * math.sin(math.radians(10.0)) / 64
+    pixel = lambda r: fan[185 - 1 - int(r / px), 32]     # boresight pixel at range r
+    if range_bins == 1:
+        assert (fan > 0).sum() == pytest.approx(math.radians(10.0) * 120.0 / px**2, rel=0.01)
+        assert pixel(10.9) == pytest.approx(res.clean_intensity.numpy()[0, 0, n_beams // 2], rel=1e-5)
+        assert pixel(0.9) == 0.0
+    else:
+        assert pixel(5.0) > 0.0 and pixel(4.5) == 0.0 and pixel(5.5) == 0.0
+    assert res.fan_uint8(64).shape == (1, 185, 64)
+
+
+def test_multibeam_fan_image_of_a_single_beam():
+    # One 20 deg beam, samples every 2.5 cm from 0.1 m to 6 m (237 samples: r_max = 6.0125 m), 64 px wide:
+    # px = 2 * 6.0125 sin(10 deg) / 64 = 0.03263 m, H = ceil(6.0125 / px) = 185. Before: OverflowError.
+    cfg = MultibeamSonarConfig(fov=20.0, n_beams=1, beam_width=20.0, min_range=0.1, max_range=6.0)
+    wall = make_scene(("w", quad([5.0, 0.0, 0.0], [-1.0, 0.0, 0.0], 40.0), 0.5))
+    assert MultibeamSonar(cfg, device="cpu").render(wall, IDENTITY).to_cartesian(64).shape == (1, 185, 64)

@@ -429,7 +429,9 @@ class ImagingSonarResult:
     def to_cartesian(self, width: int = 512, clean: bool = False) -> np.ndarray:
         """(B, H, width) float32 fan images: sonar at the bottom centre, boresight up, starboard right."""
         values = (self.clean_intensity if clean else self.intensity).numpy()
-        return images.polar_to_cartesian(values, self.ranges, self.bearings, width)
+        c = self.config
+        return images.polar_to_cartesian(values, self.ranges, self.bearings, width, range_step=c.range_resolution,
+                                         bearing_step=math.radians(c.horizontal_fov) / c.n_beams)
 
     def fan_uint8(self, width: int = 512, clean: bool = False) -> np.ndarray:
         """(B, H, width) uint8 fan images (:meth:`to_cartesian`) on the display scale of :meth:`to_uint8`."""

@@ -471,7 +471,9 @@ class MultibeamResult:
 
     def to_cartesian(self, width: int = 512) -> np.ndarray:
         """(B, H, width) float32 fan images of the intensity: sonar at the bottom centre, starboard right."""
-        return images.polar_to_cartesian(self.intensity.numpy(), self.ranges, self.bearings, width)
+        c = self.config
+        return images.polar_to_cartesian(self.intensity.numpy(), self.ranges, self.bearings, width,
+                                         range_step=c.range_resolution, bearing_step=math.radians(c.fov) / c.n_beams)
 
     def fan_uint8(self, width: int = 512, db_range: float = 60.0) -> np.ndarray:
         """(B, H, width) uint8 fan images (:meth:`to_cartesian`) on the display scale of :meth:`to_uint8`."""
