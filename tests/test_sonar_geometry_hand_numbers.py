@@ -249,3 +249,16 @@ def test_multibeam_fan_image_of_a_single_beam():
     cfg = MultibeamSonarConfig(fov=20.0, n_beams=1, beam_width=20.0, min_range=0.1, max_range=6.0)
     wall = make_scene(("w", quad([5.0, 0.0, 0.0], [-1.0, 0.0, 0.0], 40.0), 0.5))
     assert MultibeamSonar(cfg, device="cpu").render(wall, IDENTITY).to_cartesian(64).shape == (1, 185, 64)
+
+
+@pytest.mark.parametrize("make", [lambda: ImagingSonar(sonar(), device="cpu"),
+                                  lambda: MultibeamSonar(MultibeamSonarConfig(fov=20.0, n_beams=4, max_range=6.0),
+                                                         device="cpu")])
+def test_render_refuses_a_non_scene_and_non_numeric_poses_by_name(make):
+    # Before: scene=None raised AttributeError ('NoneType' has no attribute 'device'), poses "abc" a ValueError.
+    sensor = make()
+    scene = make_scene(("w", quad([5.0, 0.0, 0.0], [-1.0, 0.0, 0.0], 40.0), 0.5))
+    with pytest.raises(ConfigError, match="scene must be an oceansim_py Scene"):
+        sensor.render(None, IDENTITY)
+    with pytest.raises(ConfigError, match=r"poses: expected numbers of shape \(B, 7\)"):
+        sensor.render(scene, "abc")
