@@ -28,7 +28,11 @@ def as_poses(poses: Any, what: str = "poses") -> np.ndarray:
     """
     if hasattr(poses, "poses") and not isinstance(poses, np.ndarray):
         poses = poses.poses
-    arr = np.asarray(poses, dtype=np.float64)
+    try:
+        arr = np.asarray(poses, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{what}: expected numbers of shape (B, 7) as [px, py, pz, qx, qy, qz, qw], got "
+                          f"{type(poses).__name__} ({exc})") from exc
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[1] != 7:

@@ -6,7 +6,7 @@ beam (docs/DESIGN.md, Conventions). Fan images put the sonar at the bottom centr
 
 from __future__ import annotations
 
-
+import math
 from pathlib import Path
 from typing import Literal
 
@@ -48,12 +48,23 @@ def fan_geometry(r_max: float, fov_rad: float, width: int) -> tuple[int, float, 
     return height, px, x_lo, -y_extent
 
 
+def _bin_step(centres: np.ndarray, step: float | None, name: str) -> float:
+    """Width of the uniform bins centred at ``centres``: their spacing, or ``step`` where there is one bin."""
+    if len(centres) >= 2:
+        return float((centres[-1] - centres[0]) / (len(centres) - 1))
+    if step is None or not (math.isfinite(step) and step > 0.0):
+        raise ConfigError(f"to_cartesian: a single bin needs its width {name}, a finite number > 0, got {step!r}")
+    return float(step)
+
+
 def polar_to_cartesian(polar: np.ndarray, ranges: np.ndarray, bearings: np.ndarray, width: int,
-                       fill: float = 0.0) -> np.ndarray:
+                       fill: float = 0.0, range_step: float | None = None,
+                       bearing_step: float | None = None) -> np.ndarray:
     """Resample polar images (..., n_range, n_beams) into fan images (..., H, width), bilinearly.
 
     ``ranges`` are the range-bin centres (m, increasing) and ``bearings`` the beam centres (rad, positive to
-    starboard, increasing). Pixels outside the fan get ``fill``.
+    starboard, increasing); the bins' widths are the centres' spacing, or for a single range bin or beam
+    ``range_step`` (m) / ``bearing_step`` (rad), which must then be given. Pixels outside the fan get ``fill``.
     """
     if width < 2:
         raise ConfigError(f"to_cartesian: width must be >= 2 pixels, got {width}")
@@ -61,8 +72,8 @@ def polar_to_cartesian(polar: np.ndarray, ranges: np.ndarray, bearings: np.ndarr
     ranges = np.asarray(ranges, dtype=np.float64)
     bearings = np.asarray(bearings, dtype=np.float64)
     n_r, n_b = polar.shape[-2:]
-    dr = (ranges[-1] - ranges[0]) / max(n_r - 1, 1)
-    db = (bearings[-1] - bearings[0]) / max(n_b - 1, 1)
+    dr = _bin_step(ranges, range_step, "range_step")
+    db = _bin_step(bearings, bearing_step, "bearing_step")
     r_max = ranges[-1] + 0.5 * dr
     fov = (bearings[-1] - bearings[0]) + db
     height, px, x_lo, y_left = fan_geometry(r_max, fov, width)
@@ -71,8 +82,8 @@ def polar_to_cartesian(polar: np.ndarray, ranges: np.ndarray, bearings: np.ndarr
     y_star, x_ahead = np.meshgrid(cols, rows)
     r = np.hypot(x_ahead, y_star)
     b = np.arctan2(y_star, x_ahead)
-    fr = (r - ranges[0]) / dr if n_r > 1 else np.zeros_like(r)
-    fb = (b - bearings[0]) / db if n_b > 1 else np.zeros_like(b)
+    fr = (r - ranges[0]) / dr
+    fb = (b - bearings[0]) / db
     inside = (fr >= -0.5) & (fr <= n_r - 0.5) & (fb >= -0.5) & (fb <= n_b - 0.5)
     fr = np.clip(fr, 0, n_r - 1)
     fb = np.clip(fb, 0, n_b - 1)

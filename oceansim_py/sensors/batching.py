@@ -24,6 +24,9 @@ def check_render_call(owner: str, scene: Any, device: Any, poses: Any, frame_ind
     """The (B, 7) float32 poses of a render call of ``owner`` (e.g. ``"DVL"``); a ``ConfigError`` when the scene
     is on another device than ``device``, a pose is invalid (named by ``poses_name``) or the batch's frame
     numbers ``frame_index .. frame_index + B - 1`` leave the noise counter's range."""
+    if not hasattr(scene, "device") or not hasattr(scene, "geometry"):
+        raise ConfigError(f"{owner}: scene must be an oceansim_py Scene (load_scene(path) or Scene(nodes)), got "
+                          f"{type(scene).__name__}")
     if scene.device != device:
         raise ConfigError(f"{owner}: the scene is on {scene.device} but the {what} on {device}; load the scene with "
                           f"device={str(device)!r}")

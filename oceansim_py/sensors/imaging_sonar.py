@@ -201,8 +201,9 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBackendF
         require(self.azimuth_streaks in (-1, 0, 1) and not isinstance(self.azimuth_streaks, bool), _OWNER,
                 "azimuth_streaks", f"must be -1 (removal), 0 (off) or 1 (increased gain), as HoloOcean's "
                 f"AzimuthStreaks, got {self.azimuth_streaks!r}")
-        require(isinstance(self.multipath, bool), _OWNER, "multipath", f"must be true or false, got "
-                f"{self.multipath!r}")
+        for name in ("multipath", "spreading", "additive_range_scaled"):
+            require(isinstance(getattr(self, name), bool), _OWNER, name, f"must be true or false, got "
+                    f"{getattr(self, name)!r}")
         require(not (self.multipath and self.model == "device"), _OWNER, "multipath",
                 "is HoloOcean's one-bounce MultiPath of the peer model; with model 'device' set multipath_bounces "
                 "(0..4) instead")
@@ -231,7 +232,9 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBackendF
 
         RangeBins -> range_bins, AzimuthBins -> n_beams, RangeMin / RangeMax -> min_range / max_range, Azimuth /
         Elevation -> horizontal_fov / vertical_fov (deg), AddSigma (or sqrt(AddCov)) -> additive_sigma, MultSigma
-        (or sqrt(MultCov)) -> multiplicative_sigma, RangeSigma -> range_sigma, AzimuthStreaks -> azimuth_streaks,
+        (or sqrt(MultCov)) -> multiplicative_sigma, RangeRes / AzimuthRes (m / deg; where RangeBins / AzimuthBins
+        are not given) -> range_bins = floor((RangeMax - RangeMin) / RangeRes) / n_beams = floor(Azimuth /
+        AzimuthRes), as HoloOcean derives them, RangeSigma -> range_sigma, AzimuthStreaks -> azimuth_streaks,
         MultiPath -> multipath (HoloOcean's one-bounce multipath, the peer model's), ScaleNoise -> HoloOcean's scaling
         of the additive noise h = (r / r_max)^2 (1 + 0.5 exp(-a^2 / (Azimuth / 64))) with the azimuth a in degrees,
         i.e. additive_range_scaled with additive_beam_gain 0.5 and additive_beam_width sqrt(Azimuth / 64) deg.
@@ -256,9 +259,23 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBackendF
                 values["additive_sigma" if key == "AddCov" else "multiplicative_sigma"] = math.sqrt(value)
             elif key == "ScaleNoise":
                 values["additive_range_scaled"] = bool(value)
+            elif key in ("RangeRes", "AzimuthRes"):
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+                    raise ConfigError(f"{_OWNER}.from_holoocean: {key} must be a number > 0 (a bin size, "
+                                      f"{'m' if key == 'RangeRes' else 'degrees'}), got {value!r}")
             elif key not in cls.HOLOOCEAN_IGNORED:
+                known = [*direct, "AddCov", "MultCov", "ScaleNoise", "RangeRes", "AzimuthRes", *cls.HOLOOCEAN_IGNORED]
                 raise ConfigError(f"{_OWNER}.from_holoocean: unknown HoloOcean ImagingSonar key {key!r}; known: "
-                                  f"{sorted([*direct, 'AddCov', 'MultCov', 'ScaleNoise', *cls.HOLOOCEAN_IGNORED])}")
+                                  f"{sorted(known)}")
+        # HoloOcean derives a bin count from a bin size only where the count is not given: RangeBins =
+        # (RangeMax - RangeMin) / RangeRes, AzimuthBins = Azimuth / AzimuthRes, truncated to integers
+        spans = {"RangeRes": ("RangeBins", "range_bins", ("max_range", "min_range")),
+                 "AzimuthRes": ("AzimuthBins", "n_beams", ("horizontal_fov", None))}
+        for res_key, (bins_key, field, (top, bottom)) in spans.items():
+            ends = [values[top], values[bottom] if bottom else 0.0]
+            if res_key in configuration and not configuration.get(bins_key) and all(
+                    isinstance(v, (int, float)) and math.isfinite(v) for v in ends):
+                values[field] = int(math.floor((ends[0] - ends[1]) / float(configuration[res_key]) + 1e-9))
         if values.get("additive_range_scaled"):
             values["additive_beam_gain"] = 0.5
             values["additive_beam_width"] = math.sqrt(float(values["horizontal_fov"]) / 64.0)
@@ -412,7 +429,9 @@ class ImagingSonarResult:
     def to_cartesian(self, width: int = 512, clean: bool = False) -> np.ndarray:
         """(B, H, width) float32 fan images: sonar at the bottom centre, boresight up, starboard right."""
         values = (self.clean_intensity if clean else self.intensity).numpy()
-        return images.polar_to_cartesian(values, self.ranges, self.bearings, width)
+        c = self.config
+        return images.polar_to_cartesian(values, self.ranges, self.bearings, width, range_step=c.range_resolution,
+                                         bearing_step=math.radians(c.horizontal_fov) / c.n_beams)
 
     def fan_uint8(self, width: int = 512, clean: bool = False) -> np.ndarray:
         """(B, H, width) uint8 fan images (:meth:`to_cartesian`) on the display scale of :meth:`to_uint8`."""

@@ -38,7 +38,8 @@ import warp as wp
 
 from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.io import images
-from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive
+from oceansim_py.io.config import (ConfigBase, require, require_finite, require_non_negative, require_positive,
+                                   require_seed)
 from oceansim_py.io.sonar_messages import projected_sonar_image
 from oceansim_py.kernels import multibeam as k
 from oceansim_py.limits import check_config_memory
@@ -53,6 +54,7 @@ from oceansim_py.sensors.acoustic.device_config import DeviceChainFields, Device
 from oceansim_py.sensors.acoustic.display import apply_colormap, db_window_to_uint8
 from oceansim_py.sensors.acoustic.multipath import BounceState, BounceTracer
 from oceansim_py.sensors.acoustic.presets import MULTIBEAM_DEVICE_PRESETS
+from oceansim_py.sensors.acoustic_fan import require_count
 from oceansim_py.sensors.backend_field import RaycastBackendField
 from oceansim_py.sensors.batching import PoseUploads, check_render_call
 from oceansim_py.sensors.rays import RayBuffers
@@ -155,13 +157,14 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBacken
         o = _OWNER
         require_positive(self.fov, o, "fov", "deg")
         require(self.fov <= 180.0, o, "fov", f"must be <= 180 deg, got {self.fov}")
-        require(self.n_beams >= 1, o, "n_beams", f"must be >= 1, got {self.n_beams}")
+        for name in ("n_beams", "rays_per_beam", "azimuth_rays_per_beam"):
+            require_count(self, o, name)
+        for name in ("beam_pattern", "elevation_directivity"):
+            require(isinstance(getattr(self, name), bool), o, name, f"must be true or false, got "
+                    f"{getattr(self, name)!r}")
         require_positive(self.beam_width, o, "beam_width", "deg")
         require_positive(self.elevation_fov, o, "elevation_fov", "deg")
         require(self.elevation_fov < 180.0, o, "elevation_fov", f"must be < 180 deg, got {self.elevation_fov}")
-        require(self.rays_per_beam >= 1, o, "rays_per_beam", f"must be >= 1, got {self.rays_per_beam}")
-        require(self.azimuth_rays_per_beam >= 1, o, "azimuth_rays_per_beam",
-                f"must be >= 1, got {self.azimuth_rays_per_beam}")
         require_positive(self.frequency, o, "frequency", "Hz")
         require_positive(self.bandwidth, o, "bandwidth", "Hz")
         require(self.bandwidth <= self.frequency, o, "bandwidth",
@@ -189,7 +192,7 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBacken
                 f"must be >= 3 (truncation error exp(-K^2/2)), got {self.pulse_extent_sigmas}")
         require(self.method in ("time", "spectral"), o, "method",
                 f"must be 'time' or 'spectral', got {self.method!r}")
-        require(0 <= self.seed < 2**31, o, "seed", f"must be in [0, 2^31), got {self.seed}")
+        require_seed(self.seed, o)
         require(self.model in ("peer", "device"), o, "model", f"must be 'peer' or 'device', got {self.model!r}")
         self.validate_multipath(o, self.model)
         if self.model == "device":
@@ -468,7 +471,9 @@ class MultibeamResult:
 
     def to_cartesian(self, width: int = 512) -> np.ndarray:
         """(B, H, width) float32 fan images of the intensity: sonar at the bottom centre, starboard right."""
-        return images.polar_to_cartesian(self.intensity.numpy(), self.ranges, self.bearings, width)
+        c = self.config
+        return images.polar_to_cartesian(self.intensity.numpy(), self.ranges, self.bearings, width,
+                                         range_step=c.range_resolution, bearing_step=math.radians(c.fov) / c.n_beams)
 
     def fan_uint8(self, width: int = 512, db_range: float = 60.0) -> np.ndarray:
         """(B, H, width) uint8 fan images (:meth:`to_cartesian`) on the display scale of :meth:`to_uint8`."""
