@@ -284,8 +284,19 @@ def save_npz(path: Path, name: str, array: np.ndarray) -> None:
         raise cannot_write(path, "the array", exc) from exc
 
 
+def float_cell(value: float | np.floating) -> str:
+    """A float as a CSV cell that reads back as the same value: 9 significant digits (enough for any float32,
+    and for a float64 whose 9 digits read back as itself), else the shortest exact form of the float64
+    (``repr``); NaN as ``nan``."""
+    x = float(value)
+    text = f"{x:.9g}"
+    if isinstance(value, np.floating) and value.dtype.itemsize <= 4:
+        return text
+    return text if x != x or float(text) == x else repr(x)
+
+
 def write_table(path: Path, columns: dict[str, np.ndarray]) -> None:
-    """Write equal-length columns as CSV (header row; floats with 9 significant digits, NaN as ``nan``)."""
+    """Write equal-length columns as CSV (header row; floats exact, see :func:`float_cell`; NaN as ``nan``)."""
     names = list(columns)
     arrays = [np.asarray(columns[n]) for n in names]
     n = len(arrays[0]) if arrays else 0
