@@ -1,16 +1,22 @@
-"""Dataset data-loss checks with numbers known by hand: float64 table products read back to the last bit."""
+"""Dataset data-loss checks with numbers known by hand: float64 table products read back to the last bit, and
+manifests whose shard records disagree with their shards (a sample held twice, one missing, spans that differ
+from ``shard.json``) caught by the reader and by ``verify``."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from oceansim_py import DatasetError
 from oceansim_py.dataset import load
 from oceansim_py.dataset.generate import generate
 from oceansim_py.dataset.rig import load_rig
 from oceansim_py.dataset.shards import read_table, write_table
+from oceansim_py.dataset.verify import verify_dataset
 from test_dataset import write_rig  # noqa: E402 (tests/ is on sys.path under pytest)
 
 #: The vehicle starts 4 km east of the tank (far from the origin, as in a survey's local frame) and runs east
@@ -29,6 +35,13 @@ def dataset(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("audit")
     out = folder / "out"
     generate(load_rig(write_rig(folder, RIG)), out, progress=False)
+    return out
+
+
+@pytest.fixture
+def copy(dataset, tmp_path) -> Path:
+    out = tmp_path / "ds"
+    shutil.copytree(dataset, out)
     return out
 
 
@@ -58,3 +71,50 @@ def test_table_cells_keep_float64_values_and_float32_cells_stay_short(tmp_path):
     assert np.array_equal(back["time"], t)
     assert np.array_equal(back["value"].astype(np.float32), f32)
     assert np.array_equal(back["sample"], [0, 1, 2])
+
+
+def _edit_manifest(folder: Path, edit) -> None:
+    p = folder / "manifest.json"
+    m = json.loads(p.read_text())
+    edit(m)
+    p.write_text(json.dumps(m))
+
+
+def test_manifest_spans_differing_from_shard_json_are_reported_by_verify(copy):
+    # shard 0 holds pose samples 0, 1 and shard 1 samples 2, 3 (2 ticks each at 3 Hz); a manifest that moves
+    # sample 2 to shard 0 still chains (0..3, 3..4) so it opens, but sample 2 is not in shard 0's files
+    assert verify_dataset(copy) == []
+
+    def move(m):
+        m["shards"][0]["samples"]["pose"] = [0, 3]
+        m["shards"][1]["samples"]["pose"] = [3, 4]
+
+    _edit_manifest(copy, move)
+    problems = verify_dataset(copy)
+    assert len(problems) == 2
+    assert all("the manifest's 'samples'" in p and "differs from shard.json's" in p for p in problems)
+    with pytest.raises(DatasetError, match="2 problem"):
+        load(copy, verify=True)
+
+
+@pytest.mark.parametrize("spans, message", [
+    (([0, 2], [1, 4]), r"samples of 'pose' \[1, 4\] overlap the previous shard \(which ends at 2\)"),
+    (([0, 2], [3, 4]), r"samples of 'pose' \[3, 4\] leave a gap after the previous shard \(which ends at 2\)"),
+])
+def test_a_sample_held_twice_or_missing_is_refused_at_open(copy, spans, message):
+    def edit(m):
+        for shard, span in zip(m["shards"], spans):
+            shard["samples"]["pose"] = list(span)
+
+    _edit_manifest(copy, edit)
+    with pytest.raises(DatasetError, match=message):
+        load(copy)
+
+
+def test_ticks_that_disagree_with_the_frame_count_are_refused(copy):
+    def edit(m):
+        m["shards"][1]["ticks"] = [1, 3]      # 2 frames, but tick 1 is shard 0's
+
+    _edit_manifest(copy, edit)
+    with pytest.raises(DatasetError, match=r"ticks \[1, 3\] overlap the previous shard"):
+        load(copy)

@@ -25,6 +25,8 @@ from oceansim_py.errors import DatasetError
 from oceansim_py.io.atomic import atomic_path, cannot_write
 
 SHARD_META = "shard.json"
+#: The fields of a shard's manifest record that its ``shard.json`` holds too (and must hold the same).
+SHARD_RECORD_KEYS = ("index", "name", "frames", "ticks", "samples", "files", "checksum")
 
 
 def shard_name(index: int) -> str:
@@ -308,7 +310,7 @@ def write_table(path: Path, columns: dict[str, np.ndarray]) -> None:
         for a in arrays:
             v = a[i]
             if isinstance(v, (np.floating, float)):
-                cells.append(f"{float(v):.9g}")
+                cells.append(float_cell(v))
             else:
                 cells.append(str(v.item() if hasattr(v, "item") else v))
         lines.append(",".join(cells))
