@@ -1,0 +1,104 @@
+"""Exported ROS messages against geometry known by hand: an imaging sonar's echo of a box 15 deg to starboard
+lands, after a CDR round trip, in a beam whose ProjectedSonarImage direction points 15 deg to starboard once
+rotated by the exported sonar -> FLU transform, at the box's range; RawSonarImage and NavSatFix fields of
+known values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rosbags")
+
+from oceansim_py import ImagingSonar, ImagingSonarConfig  # noqa: E402
+from oceansim_py.export.marine_msgs import msgtype, ros_typestore  # noqa: E402
+from oceansim_py.export.ros_messages import RosMessageFactory, static_transforms  # noqa: E402
+from oceansim_py.poses import pose_from_euler, quat_to_matrix  # noqa: E402
+
+from conftest import make_scene, quad  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def factory() -> RosMessageFactory:
+    return RosMessageFactory(ros_typestore(), gps_datum=(45.0, 10.0, 0.0))
+
+
+def round_trip(factory: RosMessageFactory, typename: str, msg):
+    """The message after CDR serialisation and back, as a reader sees it."""
+    ts = factory.ts
+    return ts.deserialize_cdr(ts.serialize_cdr(msg, typename), typename)
+
+
+def test_projected_sonar_image_of_a_starboard_target(factory):
+    # A 0.6 m plate facing the sonar at bearing 15 deg to starboard, 6 m away: centre (6 cos 15, -6 sin 15, 0)
+    # = (5.796, -1.553, 0) in FLU (y port). 12 beams over 60 deg (5 deg each): beam centres -27.5 .. 27.5 deg,
+    # so the echo is in beam 8 (centre 12.5 deg) or 9 (17.5 deg), both right of centre; range 6 m +- 0.3 m.
+    b = math.radians(15.0)
+    centre = [6.0 * math.cos(b), -6.0 * math.sin(b), 0.0]
+    scene = make_scene(("plate", quad(centre, [-math.cos(b), math.sin(b), 0.0], 0.6), 0.5))
+    cfg = ImagingSonarConfig(horizontal_fov=60.0, vertical_fov=10.0, min_range=1.0, max_range=11.0, n_beams=12,
+                             range_bins=100, rays_per_beam=8, elevation_rays=16, absorption=0.0,
+                             normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0,
+                             additive_range_scaled=False)
+    out = ImagingSonar(cfg, device="cpu").render(scene, pose_from_euler(0.0, 0.0, 0.0)).numpy()
+    image = np.asarray(out["clean_intensity"][0], dtype=np.float32)
+    meta = {"type": "imaging_sonar", "config": cfg.to_dict(), "bearings_rad": cfg.bearings().tolist(),
+            "ranges_m": cfg.ranges().tolist(), "mount": [0, 0, 0, 0, 0, 0]}
+    (topic, typename, msg), = factory.polar_sonar("fls", meta, {"sample": 0, "time": 12.25, "intensity": image})
+    msg = round_trip(factory, typename, msg)
+    assert topic == "/fls/image" and msg.header.frame_id == "fls_sonar"
+    assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (12, 250_000_000)
+    assert msg.image.dtype == 8 and msg.image.beam_count == 12 and not msg.image.is_bigendian
+    data = np.frombuffer(bytes(msg.image.data), dtype="<f4").reshape(len(msg.ranges), msg.image.beam_count)
+    assert np.array_equal(data, image)
+    # range-bin centres: 1 + (k + 1/2) 0.1 m
+    assert msg.ranges[0] == pytest.approx(1.05) and msg.ranges[-1] == pytest.approx(10.95)
+    k, beam = np.unravel_index(np.argmax(data), data.shape)
+    assert beam in (8, 9)
+    assert abs(msg.ranges[k] - 6.0) < 0.3
+    d = msg.beam_directions[beam]
+    # sonar frame (x up, y starboard, z forward) -> FLU by the exported /tf_static rotation
+    (_, sub), = [(t.header.frame_id, t) for t in static_transforms(factory, {"fls": meta}, 0.0, {"fls": np.eye(4)})
+                 if t.child_frame_id == "fls_sonar"]
+    q = sub.transform.rotation
+    flu = quat_to_matrix(np.array([q.x, q.y, q.z, q.w])) @ np.array([d.x, d.y, d.z])
+    bearing = math.degrees(math.atan2(-flu[1], flu[0]))       # + starboard
+    assert bearing == pytest.approx(12.5 if beam == 8 else 17.5, abs=1e-4)
+    assert flu[2] == pytest.approx(0.0, abs=1e-7)
+    # rx beam width: 60 deg / 12 beams; tx: the 10 deg vertical fan
+    assert msg.ping_info.rx_beamwidths[beam] == pytest.approx(math.radians(5.0))
+    assert msg.ping_info.tx_beamwidths[beam] == pytest.approx(math.radians(10.0))
+
+
+def test_navsatfix_at_a_45_degree_datum(factory):
+    # 1 km east and 2 km north of (45 N, 10 E, alt 0), 3 m up. WGS84 at 45 deg: M = 6367381.8 m, N = 6388838.3 m
+    # -> dlat = 2000 / M = 0.0179965 deg, dlon = 1000 / (N cos 45) = 0.0126835 deg.
+    sample = {"sample": 0, "time": 1.5, "position": np.array([1000.0, 2000.0, 3.0]), "fix": np.int8(1)}
+    (_, typename, msg), = factory.gps("gps", {"type": "gps"}, sample)
+    msg = round_trip(factory, typename, msg)
+    assert msg.latitude == pytest.approx(45.0 + math.degrees(2000.0 / 6367381.8), abs=1e-8)
+    assert msg.longitude == pytest.approx(10.0 + math.degrees(1000.0 / (6388838.3 * math.cos(math.radians(45)))),
+                                          abs=1e-8)
+    assert msg.altitude == pytest.approx(3.0)
+    assert msg.status.status == 0 and msg.position_covariance_type == 0
+    no_fix = {**sample, "fix": np.int8(0)}
+    (_, _, lost), = factory.gps("gps", {"type": "gps"}, no_fix)
+    assert lost.status.status == -1 and math.isnan(lost.latitude)
+
+
+def test_msis_raw_image_fields(factory):
+    # 0.5 .. 20.5 m in 200 bins: dr = 0.1 m; c = 1500 m/s -> sample_rate c / (2 dr) = 7500 Hz; head at 30 deg
+    cfg = {"frequency": 700_000.0, "sound_speed": 1500.0, "horizontal_beamwidth": 3.0, "vertical_beamwidth": 35.0,
+           "min_range": 0.5, "max_range": 20.5}
+    ranges = 0.5 + (np.arange(200) + 0.5) * 0.1
+    series = np.linspace(0.0, 1.0, 200, dtype=np.float32)
+    meta = {"type": "msis", "config": cfg, "ranges_m": ranges.tolist()}
+    (_, typename, msg), = factory.msis("head", meta, {"sample": 3, "time": 0.75, "intensity": series,
+                                                      "head_angle_deg": np.float32(30.0)})
+    msg = round_trip(factory, typename, msg)
+    assert msg.sample_rate == pytest.approx(7500.0) and msg.samples_per_beam == 200 and msg.sample0 == 5
+    assert msg.rx_angles[0] == pytest.approx(math.radians(30.0))
+    assert msg.ping_info.frequency == pytest.approx(700_000.0)
+    assert np.array_equal(np.frombuffer(bytes(msg.image.data), dtype="<f4"), series)
