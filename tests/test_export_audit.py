@@ -102,3 +102,21 @@ def test_msis_raw_image_fields(factory):
     assert msg.rx_angles[0] == pytest.approx(math.radians(30.0))
     assert msg.ping_info.frequency == pytest.approx(700_000.0)
     assert np.array_equal(np.frombuffer(bytes(msg.image.data), dtype="<f4"), series)
+
+
+@pytest.mark.parametrize("datum", [(95.0, 0.0, 0.0), (90.0, 0.0, 0.0), (10.0, 200.0, 0.0),
+                                   (float("nan"), 0.0, 0.0), (1.0, 2.0)])
+def test_a_gps_datum_off_the_globe_is_a_config_error_before_anything_is_written(tmp_path, datum, capsys):
+    # at latitude 90 the longitude scale 1 / (N cos 90) is infinite; 95 deg is no latitude at all
+    from oceansim_py import ConfigError
+    from oceansim_py.cli import main
+    from oceansim_py.export import export_dataset
+
+    out = tmp_path / "bag"
+    with pytest.raises(ConfigError, match="gps_datum"):
+        export_dataset(tmp_path / "ds", out, gps_datum=datum)
+    assert not out.exists()
+    if len(datum) == 3:
+        args = ["export", str(tmp_path / "ds"), "--out", str(out), "--gps-datum", *map(str, datum)]
+        assert main(args) == 2
+        assert "gps_datum" in capsys.readouterr().err
