@@ -1,6 +1,6 @@
 """Dataset data-loss checks with numbers known by hand: float64 table products read back to the last bit, and
 manifests whose shard records disagree with their shards (a sample held twice, one missing, spans that differ
-from ``shard.json``) caught by the reader and by ``verify``."""
+from ``shard.json``) caught by the reader and by ``verify``, and a resume refused when the scene file changed."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from oceansim_py import DatasetError
+from oceansim_py import ConfigError, DatasetError
 from oceansim_py.dataset import load
 from oceansim_py.dataset.generate import generate
 from oceansim_py.dataset.rig import load_rig
@@ -118,3 +118,40 @@ def test_ticks_that_disagree_with_the_frame_count_are_refused(copy):
     _edit_manifest(copy, edit)
     with pytest.raises(DatasetError, match=r"ticks \[1, 3\] overlap the previous shard"):
         load(copy)
+
+
+def _floor_obj(path: Path, z: float) -> None:
+    """A 20 m square floor at height ``z`` (m) as an OBJ (Z up, metres)."""
+    path.write_text(f"v -10 -10 {z}\nv 10 -10 {z}\nv 10 10 {z}\nv -10 10 {z}\nf 1 2 3\nf 1 3 4\n")
+
+
+def test_resume_after_the_scene_file_changed_is_refused(tmp_path):
+    # The run renders an altimeter over a floor 3 m below it (first return 3.0 m, scene bounds z = -4.5); the
+    # floor is then moved to 4 m below (bounds z = -5.5). Resumed, shard 1 would read 4.0 m next to shard 0's
+    # 3.0 m in one dataset: refused, naming the bounds, with the kept shard untouched.
+    scene = tmp_path / "floor.obj"
+    _floor_obj(scene, -4.5)
+    rig = {"name": "floor", "scene": str(scene), "seed": 1, "frames": 4, "tick_rate_hz": 2.0, "shard_size": 2,
+           "batch_size": 2,
+           "trajectory": {"type": "transect", "start": [0.0, 0.0, -1.5], "end": [5.0, 0.0, -1.5], "speed": 0.5},
+           "sensors": [{"name": "alt", "type": "singlebeam", "preset": "altimeter_200khz", "rate_hz": 2.0,
+                        "mount": [0, 0, 0, 0, 90, 0], "config": {"cone_rings": 2, "rays_per_ring": 8}}]}
+    out = tmp_path / "out"
+    generate(load_rig(write_rig(tmp_path, rig)), out, progress=False)
+    assert float(load(out).sample("alt", 0)["first_return_range"]) == pytest.approx(3.0, abs=0.05)
+    shutil.rmtree(out / "shard_00001")                     # as if killed before shard 1 completed
+
+    def running(m):
+        m["shards"] = m["shards"][:1]
+        m["status"] = "running"
+
+    _edit_manifest(out, running)
+    kept = (out / "shard_00000" / "shard.json").read_bytes()
+    _floor_obj(scene, -5.5)
+    with pytest.raises(ConfigError, match=r"changed since this run began \(bounds .* then, .* now\)"):
+        generate(load_rig(write_rig(tmp_path, rig)), out, progress=False, resume=True)
+    assert (out / "shard_00000" / "shard.json").read_bytes() == kept
+    _floor_obj(scene, -4.5)                                # restored: the run resumes and completes
+    generate(load_rig(write_rig(tmp_path, rig)), out, progress=False, resume=True)
+    ds = load(out, verify=True)
+    assert [float(s["first_return_range"]) for s in ds.samples("alt")] == pytest.approx([3.0] * 4, abs=0.05)
