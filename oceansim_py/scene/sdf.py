@@ -12,7 +12,9 @@ What is read:
   ``model.config`` names its SDF file (``<sdf version=...>``; the highest version is taken), else
   ``model.sdf``. ``file://`` URIs, absolute and relative paths (relative to the including file) work too;
   ``http(s)://`` (Fuel) URIs are refused: download the model and add its folder to ``model_paths``.
-  The include's ``<name>`` and ``<pose>`` replace the model's own.
+  The include's ``<name>`` and ``<pose>`` replace the model's own; its ``<placement_frame>`` (or a model's
+  ``placement_frame`` attribute, SDF 1.8) names the model's link or frame that the pose places instead of the
+  model frame.
 - Poses: ``<pose relative_to="F" degrees="true" rotation_format="euler_rpy|quat_xyzw">``. Without
   ``relative_to`` a model's or link's pose is relative to its parent (world or model frame), a visual's to
   its link, a ``<frame>``'s to its ``attached_to`` (default: the parent). ``F`` may name a model, link or
@@ -301,6 +303,9 @@ class _SdfReader:
             for old in model.findall("pose"):
                 model.remove(old)
             model.insert(0, pose)
+        placement = (inc.findtext("placement_frame") or "").strip()
+        if placement:
+            model.set("placement_frame", placement)
         self._include_depth -= 1
         return model, f.parent
 
@@ -326,8 +331,19 @@ class _SdfReader:
         if rel is None and kind == "frame":
             rel = e.get("attached_to") or None
         world = matmul_fixed(self.frame_of(scope, rel or "", stack + (name,)), local)
+        placement = (e.get("placement_frame") or "").strip() if kind == "model" else ""
+        if placement:
+            world = matmul_fixed(world, np.linalg.inv(self.placement_in_model(scope, name, placement)))
         scope.resolved[name] = world
         return world
+
+    def placement_in_model(self, scope: _Scope, name: str, placement: str) -> np.ndarray:
+        """The pose of frame ``placement`` (a link, frame or nested ``model::frame``) of model ``name`` in that
+        model's own frame: its pose places that frame rather than the model frame (SDF 1.8 placement_frame)."""
+        _, e, base = scope.elements[name]
+        local = _Scope(f"{scope.name}::{name}" if scope.parent else name, np.eye(4), {}, scope)
+        local.items = self.collect(local, list(e), base)
+        return self.frame_of(local, placement)
 
     def model_scope(self, scope: _Scope, name: str) -> _Scope:
         if name not in scope.models:
