@@ -344,3 +344,20 @@ def test_include_placement_frame_places_that_frame_at_the_pose(tmp_path, placeme
     lo, hi = scene.bounds
     assert hi[2] == pytest.approx(top, abs=1e-6)
     assert hi[0] == pytest.approx(10.0 if placement == "corner" else 10.5, abs=1e-6)
+
+
+def test_submesh_center_moves_the_bounding_box_centre_to_the_origin(tmp_path):
+    # A corner tetrahedron (0,0,0), (2,0,0), (0,2,0), (0,0,2) (Z up, metres): its bounding-box centre is (1, 1, 1),
+    # its vertex mean (0.5, 0.5, 0.5). Gazebo's SubMesh::Center moves the box centre to the origin, so placed at
+    # (0, 0, -10) it spans x, y -1..1 and z -11..-9 (the vertex mean would give -0.5..1.5 and -10.5..-8.5).
+    tetra = [(0, 0, 0), (2, 0, 0), (0, 2, 0), (0, 0, 2)]
+    faces = [(0, 2, 1), (0, 1, 3), (0, 3, 2), (1, 2, 3)]
+    (tmp_path / "tetra.dae").write_text(collada_text(corners=tetra, faces=faces, unit=1.0, up="Z_UP"))
+    path = tmp_path / "w.sdf"
+    path.write_text('<sdf version="1.9"><world name="w"><model name="m"><pose>0 0 -10 0 0 0</pose><link name="l">'
+                    '<visual name="v"><geometry><mesh><uri>tetra.dae</uri>'
+                    '<submesh><name>rock</name><center>true</center></submesh></mesh></geometry></visual>'
+                    '</link></model></world></sdf>')
+    lo, hi = load_scene(path, device="cpu").bounds
+    np.testing.assert_allclose(lo, [-1.0, -1.0, -11.0], atol=1e-6)
+    np.testing.assert_allclose(hi, [1.0, 1.0, -9.0], atol=1e-6)

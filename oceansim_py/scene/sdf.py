@@ -24,7 +24,8 @@ What is read:
 - Geometry: ``box`` (size), ``cylinder`` (radius, length along z), ``sphere`` (radius), ``capsule`` and
   ``ellipsoid`` (SDF 1.8+), ``plane`` (finite: ``size`` w x h, centred, facing ``normal``), ``mesh``
   (``uri``, per-axis ``scale`` applied in the mesh's frame after its unit and up-axis conversion,
-  ``submesh/name`` picks one geometry, ``submesh/center`` recentres it). Collada through
+  ``submesh/name`` picks one geometry, ``submesh/center`` moves its bounding-box centre to the origin, as
+  Gazebo does). Collada through
   :mod:`oceansim_py.scene.collada`; OBJ/STL/PLY/glTF through :mod:`oceansim_py.scene.meshes`.
   ``heightmap``, ``polyline``, ``image`` and other geometry are refused with the model's name.
 
@@ -501,9 +502,15 @@ class _SdfReader:
                                  f"{[p[0] for p in parts]}")
             parts = picked
             if center:
-                parts = [(n, TriangleMesh(mesh.vertices - mesh.vertices.mean(axis=0), mesh.triangles), m)
-                         for n, mesh, m in parts]
+                parts = [(n, _centred(mesh, m), np.eye(4)) for n, mesh, m in parts]
         return [(mesh, m) for _, mesh, m in parts]
+
+
+def _centred(mesh: TriangleMesh, transform: np.ndarray) -> TriangleMesh:
+    """A submesh for ``<submesh><center>true``, as Gazebo makes it (gz-common ``SubMesh::Center``): its vertices
+    placed by the file's transform, then moved so that the centre of their bounding box is at the origin."""
+    v = matmul_fixed(mesh.vertices, transform[:3, :3].T) + transform[:3, 3]
+    return TriangleMesh(v - 0.5 * (v.min(axis=0) + v.max(axis=0)), mesh.triangles)
 
 
 def _rotation_z_to(n: np.ndarray) -> np.ndarray:
