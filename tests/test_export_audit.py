@@ -120,3 +120,23 @@ def test_a_gps_datum_off_the_globe_is_a_config_error_before_anything_is_written(
         args = ["export", str(tmp_path / "ds"), "--out", str(out), "--gps-datum", *map(str, datum)]
         assert main(args) == 2
         assert "gps_datum" in capsys.readouterr().err
+
+
+def test_device_imaging_sonar_ping_info_carries_carrier_and_steered_beam_widths(factory):
+    # Oculus M750d (device chain): 750 kHz, c 1500 m/s, 512 beams over 130 deg, 1 deg broadside receive beam from
+    # one flat array. The most-port beam sits at -65 + 130 / 1024 = -64.873 deg: half-power points at
+    # sin b +- sin 0.5 deg = -0.896643, -0.914096 -> arcsin difference 2.3574 deg (~ 1 deg / cos 64.873 deg = 2.355);
+    # the beam next to broadside (0.127 deg) is 1.000 deg wide. Exported before as 0 Hz, 0 m/s and 130 / 512 =
+    # 0.254 deg for every beam.
+    from oceansim_py.export.ros_messages import polar_ping_info
+
+    cfg = ImagingSonarConfig.preset("oculus_m750d_750khz")
+    assert (cfg.model, cfg.beam_steering, cfg.beam_width, cfg.n_beams) == ("device", "flat_array", 1.0, 512)
+    bearings = cfg.bearings().astype(np.float64)
+    freq, c, rx, tx = polar_ping_info("imaging_sonar", cfg.to_dict(), bearings)
+    assert (freq, c) == (750e3, cfg.sound_speed)
+    assert math.degrees(bearings[0]) == pytest.approx(-64.873, abs=1e-3)
+    assert math.degrees(rx[0]) == pytest.approx(2.3574, abs=1e-4)
+    assert math.degrees(rx[256]) == pytest.approx(1.000, abs=1e-3)
+    assert rx[0] == pytest.approx(rx[-1])                      # symmetric fan
+    assert tx == pytest.approx(math.radians(cfg.vertical_fov))

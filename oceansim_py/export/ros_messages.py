@@ -14,7 +14,8 @@ Mapping (sensor type: topic -> message):
 * camera: ``image`` -> sensor_msgs/Image rgb8 (from ``rgb_png``), ``camera_info`` -> sensor_msgs/CameraInfo
   (pinhole; plumb_bob D = the camera's OpenCV distortion coefficients, zeros without), ``depth`` -> Image 32FC1 (planar z-depth, m), ``label`` -> Image 32SC1;
 * imaging_sonar, multibeam: ``image`` -> marine_acoustic_msgs/ProjectedSonarImage of ``intensity``
-  (float32, one row per range bin, beams along the row, see :mod:`oceansim_py.io.sonar_messages`); multibeam
+  (float32, one row per range bin, beams along the row, see :mod:`oceansim_py.io.sonar_messages`; ping_info
+  from :func:`polar_ping_info`: carrier, sound speed and per-beam -3 dB receive widths); multibeam
   also ``points`` -> sensor_msgs/PointCloud2 of its per-beam soundings (peak-amplitude detection, see
   :func:`beam_soundings`) in the sensor's FLU frame;
 * sidescan: ``raw_image`` -> marine_acoustic_msgs/RawSonarImage of ``intensity`` with two beams
@@ -61,7 +62,7 @@ from oceansim_py.export.marine_msgs import msgtype
 from oceansim_py.export.streams import (
     DVL_IN_FLU, OPTICAL_IN_FLU, SONAR_IN_FLU, VEHICLE_FRAME, WORLD_FRAME, product, rotation_to_quat, sec_nanosec, sensor_frame,
 )
-from oceansim_py.io.sonar_messages import projected_sonar_image
+from oceansim_py.io.sonar_messages import projected_sonar_image, receive_beamwidths
 
 #: WGS84 semi-major axis (m) and first eccentricity squared
 WGS84_A = 6378137.0
@@ -99,6 +100,27 @@ def beam_soundings(image: np.ndarray, ranges: np.ndarray, bearings: np.ndarray) 
     r = np.where(peak > 0.0, ranges[k], np.nan)
     xyz = np.stack([r * np.cos(bearings), -r * np.sin(bearings), np.zeros_like(r)], axis=1)
     return xyz, np.where(peak > 0.0, peak, 0.0).astype(np.float32)
+
+
+def polar_ping_info(kind: str, cfg: dict[str, Any], bearings: np.ndarray) -> tuple[float, float, Any, float]:
+    """(frequency Hz, sound speed m/s, receive widths rad (one, or one per beam), transmit width rad) of the
+    PingInfo of an imaging sonar or multibeam of config ``cfg`` (its ``to_dict``). The receive width is the
+    one-way -3 dB beam width: with the device chain (``model: device``) ``beam_width``, per beam as the chain forms
+    it (``beam_steering``: a flat array's beams widen away from broadside, see
+    :func:`~oceansim_py.io.sonar_messages.receive_beamwidths`); a peer multibeam's ``beam_width``; an imaging
+    sonar without a bearing point spread (peer model, or ``beam_width`` 0) has beams one spacing wide
+    (horizontal_fov / n_beams). Frequency and sound speed are 0 (unknown, per PingInfo) for the imaging sonar's
+    peer model, which has no carrier. The transmit width is the vertical fan."""
+    device = cfg.get("model") == "device"
+    width = math.radians(float(cfg.get("beam_width") or 0.0))
+    steering = cfg.get("beam_steering", "constant") if device else "constant"
+    if kind == "multibeam":
+        return (float(cfg["frequency"]), float(cfg["sound_speed"]), receive_beamwidths(bearings, width, steering),
+                math.radians(cfg["elevation_fov"]))
+    freq, c = (float(cfg["frequency"]), float(cfg["sound_speed"])) if device else (0.0, 0.0)
+    rx = receive_beamwidths(bearings, width, steering) if device and width > 0 else \
+        math.radians(cfg["horizontal_fov"]) / cfg["n_beams"]
+    return freq, c, rx, math.radians(cfg["vertical_fov"])
 
 
 class RosMessageFactory:
@@ -197,13 +219,7 @@ class RosMessageFactory:
         cfg = meta["config"]
         image = self.need(sample, "intensity", name).astype(np.float32)
         bearings = np.asarray(meta["bearings_rad"], dtype=np.float64)
-        if meta["type"] == "multibeam":
-            freq, c = cfg["frequency"], cfg["sound_speed"]
-            rx, tx = math.radians(cfg["beam_width"]), math.radians(cfg["elevation_fov"])
-        else:  # imaging sonar: geometric model without a carrier; 0 = unknown per PingInfo
-            freq, c = 0.0, 0.0
-            rx = math.radians(cfg["horizontal_fov"]) / cfg["n_beams"]
-            tx = math.radians(cfg["vertical_fov"])
+        freq, c, rx, tx = polar_ping_info(meta["type"], cfg, bearings)
         d = projected_sonar_image(image, np.asarray(meta["ranges_m"], dtype=np.float32), bearings, freq, c, rx, tx,
                                   frame_id=sensor_frame(name, "sonar"), stamp=float(sample["time"]))
         msg = self.new(msgtype("ProjectedSonarImage"), header=self.header(sample["time"], d["header"]["frame_id"]),
