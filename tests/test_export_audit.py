@@ -140,3 +140,47 @@ def test_device_imaging_sonar_ping_info_carries_carrier_and_steered_beam_widths(
     assert math.degrees(rx[256]) == pytest.approx(1.000, abs=1e-3)
     assert rx[0] == pytest.approx(rx[-1])                      # symmetric fan
     assert tx == pytest.approx(math.radians(cfg.vertical_fov))
+
+
+def _pose_dataset(folder, names):
+    """A 2-frame tank dataset with one pose sensor per name."""
+    from oceansim_py.dataset.generate import generate
+    from oceansim_py.dataset.rig import load_rig
+    from test_dataset import write_rig
+
+    rig = {"name": "names", "scene": "tank", "seed": 1, "frames": 2, "tick_rate_hz": 2.0, "shard_size": 2,
+           "batch_size": 2,
+           "trajectory": {"type": "transect", "start": [-1.0, 0.0, -1.5], "end": [1.5, 0.0, -1.5], "speed": 0.5},
+           "sensors": [{"name": n, "type": "pose", "rate_hz": 2.0} for n in names]}
+    out = folder / "ds"
+    generate(load_rig(write_rig(folder, rig)), out, progress=False)
+    return out
+
+
+def test_sensor_names_become_valid_ros2_topics(tmp_path):
+    # Rig names may hold '-' and start with a digit; a ROS 2 topic token may not ([A-Za-z_][A-Za-z0-9_]*), so
+    # 'front-cam' -> /front_cam/pose and '2nd' -> /_2nd/pose (they were written as /front-cam/pose, /2nd/pose).
+    import re
+
+    from mcap.reader import make_reader
+
+    from oceansim_py.export import export_dataset
+
+    out = tmp_path / "run.mcap"
+    summary = export_dataset(_pose_dataset(tmp_path, ["front-cam", "2nd"]), out, format="mcap")
+    assert {"/front_cam/pose", "/_2nd/pose"} <= set(summary.messages)
+    token = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+    with open(out, "rb") as fh:
+        topics = {c.topic for c in make_reader(fh).get_summary().channels.values()}
+    assert "/front_cam/pose" in topics
+    assert all(token.match(t) for topic in topics for t in topic.split("/")[1:])
+
+
+def test_sensor_names_sharing_a_ros_topic_are_refused(tmp_path):
+    from oceansim_py import DatasetError
+    from oceansim_py.export import export_dataset
+
+    out = tmp_path / "bag"
+    with pytest.raises(DatasetError, match=r"sensors 'a-b' and 'a_b' would share the ROS topic prefix '/a_b'"):
+        export_dataset(_pose_dataset(tmp_path, ["a-b", "a_b"]), out)
+    assert not out.exists()

@@ -31,7 +31,7 @@ from oceansim_py.errors import ConfigError, DatasetError, OceanSimError
 from oceansim_py.export.marine_msgs import ros_typestore
 from oceansim_py.export.ros_messages import Message, MissingProduct, RosMessageFactory, static_transforms
 from oceansim_py.export.streams import (
-    VEHICLE_FRAME, WORLD_FRAME, mount_matrix, stamp_ns, tick_times, vehicle_trajectory,
+    VEHICLE_FRAME, WORLD_FRAME, mount_matrix, ros_topic, stamp_ns, tick_times, vehicle_trajectory,
 )
 from oceansim_py.poses import pose_to_matrix
 
@@ -79,6 +79,12 @@ def _dataset_messages(reader: DatasetReader, factory: RosMessageFactory,
     ``skipped`` and warned about (a stream that fails part-way keeps the samples before the failure); the rest
     are exported."""
     sensors = reader.sensors
+    topics: dict[str, str] = {}
+    for name in sensors:
+        other = topics.setdefault(ros_topic(f"/{name}"), name)
+        if other != name:
+            raise DatasetError(f"{reader.path}: sensors {other!r} and {name!r} would share the ROS topic prefix "
+                               f"{ros_topic('/' + name)!r} (topic names hold only letters, digits and '_')")
     mounts = {name: mount_matrix(reader, name) for name in sensors}
     t0 = reader.start_time
     yield stamp_ns(t0), ("/tf_static", "tf2_msgs/msg/TFMessage",
@@ -102,8 +108,8 @@ def _dataset_messages(reader: DatasetReader, factory: RosMessageFactory,
             if reader.num_samples(name) == 0:
                 raise MissingProduct(f"sensor {name!r}: no samples in the dataset")
             for sample in reader.samples(name):
-                for msg in convert(name, meta, sample):
-                    yield stamp_ns(sample["time"]), msg
+                for topic, typename, msg in convert(name, meta, sample):
+                    yield stamp_ns(sample["time"]), (ros_topic(topic), typename, msg)
                 done += 1
         except (MissingProduct, DatasetError, OSError, KeyError) as exc:
             skipped[name] = str(exc) + (f"; only its first {done} sample(s) were exported" if done else "")

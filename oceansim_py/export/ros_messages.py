@@ -1,6 +1,8 @@
 """Dataset samples -> ROS 2 messages (``rosbags`` message objects), one converter per sensor type.
 
-Topics are ``/<sensor>/<what>``; every header is stamped with the sample's dataset time and names the sensor's
+Topics are ``/<sensor>/<what>`` (the sensor name made a valid ROS 2 token by the exporter:
+:func:`~oceansim_py.export.streams.ros_topic`, e.g. ``front-sonar`` -> ``front_sonar``); every header is
+stamped with the sample's dataset time and names the sensor's
 frame. Frames (all published on ``/tf_static`` by the exporter, see :func:`static_transforms`):
 
 * ``<sensor>``: the sensor's FLU mount frame on ``base_link`` (x forward, y port, z up);
