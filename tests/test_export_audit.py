@@ -184,3 +184,24 @@ def test_sensor_names_sharing_a_ros_topic_are_refused(tmp_path):
     with pytest.raises(DatasetError, match=r"sensors 'a-b' and 'a_b' would share the ROS topic prefix '/a_b'"):
         export_dataset(_pose_dataset(tmp_path, ["a-b", "a_b"]), out)
     assert not out.exists()
+
+
+def test_sidescan_raw_image_of_a_device_chain_carries_its_carrier_and_sound_speed(factory):
+    # EdgeTech 4125 (device chain) at c = 1480 m/s: 4096 bins over 0.5 .. 75 m, dr = 74.5 / 4096 = 0.0181885 m,
+    # so sample_rate = 1480 / (2 dr) = 40685.2 Hz and sample0 = round(0.5 / dr) = round(27.49) = 27; carrier
+    # 900 kHz. (Exported before as 0 Hz and c = 1500 m/s, 41239.5 Hz.) A peer side-scan keeps the nominal 1500.
+    from oceansim_py.sensors.sidescan import SidescanSonarConfig
+
+    for cfg, freq, c in ((SidescanSonarConfig.preset("edgetech_4125_900khz", sound_speed=1480.0), 900e3, 1480.0),
+                         (SidescanSonarConfig.preset("sidescan_900khz"), 0.0, 1500.0)):
+        series = np.zeros((cfg.range_bins, 2), dtype=np.float32)
+        meta = {"type": "sidescan", "config": cfg.to_dict(), "ranges_m": cfg.ranges().tolist()}
+        (_, typename, msg), = factory.sidescan("sss", meta, {"sample": 0, "time": 2.0, "intensity": series})
+        msg = round_trip(factory, typename, msg)
+        dr = (cfg.max_range - cfg.min_range) / cfg.range_bins
+        assert msg.ping_info.frequency == pytest.approx(freq)
+        assert msg.ping_info.sound_speed == pytest.approx(c)
+        assert msg.sample_rate == pytest.approx(c / (2.0 * dr), rel=1e-5)
+        assert msg.sample0 == round(cfg.min_range / dr)
+        assert list(msg.rx_angles) == pytest.approx([-math.pi / 2, math.pi / 2])
+    assert 1480.0 / (2.0 * 74.5 / 4096) == pytest.approx(40685.2, abs=0.1)

@@ -238,15 +238,19 @@ class RosMessageFactory:
     def sidescan(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
         """RawSonarImage with two beams, column 0 port and 1 starboard, one row per slant-range sample
         (``ranges_m``); rx_angles (rad, about the sonar frame's x axis, + starboard) -90 deg and +90 deg;
-        sample_rate = c / (2 dr) with the nominal c = 1500 m/s (also written as ping_info.sound_speed); sample0
-        = the index of the first sample, min_range / dr."""
+        sample_rate = c / (2 dr) with c the config's sound speed for the device chain (``model: device``, which
+        also gives ping_info its carrier frequency), else the nominal 1500 m/s and frequency 0 (unknown) (c is
+        written as ping_info.sound_speed); sample0 = the index of the first sample, min_range / dr (rounded: a
+        reader's (sample0 + i) dr is bin i's near edge when min_range is a multiple of dr; ``ranges_m`` holds
+        the bin centres)."""
         cfg = meta["config"]
         series = self.need(sample, "intensity", name).astype(np.float32)
         ranges = np.asarray(meta["ranges_m"], dtype=np.float64)
         dr = float(ranges[1] - ranges[0]) if ranges.size > 1 else float(cfg["max_range"] - cfg["min_range"])
-        c = 1500.0
+        device = cfg.get("model") == "device"
+        c = float(cfg["sound_speed"]) if device else 1500.0
         beam = math.radians(cfg["along_track_beamwidth"])
-        ping = self.new(msgtype("PingInfo"), frequency=0.0, sound_speed=c,
+        ping = self.new(msgtype("PingInfo"), frequency=float(cfg["frequency"]) if device else 0.0, sound_speed=c,
                         tx_beamwidths=np.full(2, beam, dtype=np.float32),
                         rx_beamwidths=np.full(2, math.radians(cfg["vertical_beamwidth"]), dtype=np.float32))
         data = self.new(msgtype("SonarImageData"), is_bigendian=False, dtype=8, beam_count=2,
