@@ -62,6 +62,24 @@ def write_netcdf(path):
         depth[:] = np.ma.masked_invalid(-z)
 
 
+def write_netcdf_xy(path):
+    """Elevations in projected metres stored (x, y): the variable's first dimension is x (east). Read as (y, x)
+    it came out transposed, the probes 26.25, 26.125, 24.5 m giving 33.0, 33.1, 28.0 m."""
+    import netCDF4
+
+    x, y, z = local_grid()
+    with netCDF4.Dataset(path, "w") as ds:
+        ds.createDimension("x", NX)
+        ds.createDimension("y", NY)
+        xv = ds.createVariable("x", "f8", ("x",))
+        yv = ds.createVariable("y", "f8", ("y",))
+        xv.units = yv.units = "m"
+        xv[:] = X0 + x
+        yv[:] = Y0 + y
+        elev = ds.createVariable("elevation", "f4", ("x", "y"), fill_value=-32767.0)
+        elev[:] = np.ma.masked_invalid(z.T)
+
+
 def write_ascii(path):
     x, y, z = local_grid()
     rows = np.where(np.isnan(z), -9999.0, z)[::-1]
@@ -78,7 +96,8 @@ def write_xyz(path):
     path.write_text("x,y,z\n" + "\n".join(lines) + "\n")
 
 
-WRITERS = {"grid.tif": write_geotiff, "grid.nc": write_netcdf, "grid.asc": write_ascii, "grid.xyz": write_xyz}
+WRITERS = {"grid.tif": write_geotiff, "grid.nc": write_netcdf, "grid_xy.nc": write_netcdf_xy, "grid.asc": write_ascii,
+           "grid.xyz": write_xyz}
 
 # (x, y) in the local frame, expected vertical range from z = 0 (m)
 PROBES = [((-30.0, 15.0), 30 - 3 - 0.75),          # on the slope, far from the hill: a grid vertex

@@ -171,7 +171,15 @@ def test_projected_sonar_image(exported, dataset, sensor):
     if sensor == "mbes":
         ping = by_topic(messages, "/mbes/image")[0][1].ping_info
         assert (ping.frequency, ping.sound_speed) == (meta["config"]["frequency"], meta["config"]["sound_speed"])
-        assert ping.rx_beamwidths[0] == pytest.approx(math.radians(meta["config"]["beam_width"]))
+        # the device-chain P900 forms its beams by steering one flat array: the 1 deg broadside beam is
+        # arcsin(sin b + sin 0.5 deg) - arcsin(sin b - sin 0.5 deg) wide at bearing b, ~1 deg / cos b: 1.350 deg for
+        # the most-port beam at -42.19 deg, 1.001 deg for the beam nearest broadside (-2.81 deg)
+        assert meta["config"]["beam_width"] == 1.0 and meta["config"]["beam_steering"] == "flat_array"
+        b, s = bearings[0], math.sin(math.radians(0.5))
+        assert math.degrees(b) == pytest.approx(-42.1875, abs=1e-4)
+        assert ping.rx_beamwidths[0] == pytest.approx(math.asin(math.sin(b) + s) - math.asin(math.sin(b) - s))
+        assert math.degrees(ping.rx_beamwidths[0]) == pytest.approx(1.350, abs=1e-3)
+        assert math.degrees(ping.rx_beamwidths[7]) == pytest.approx(1.001, abs=1e-3)
 
 
 def test_multibeam_soundings(exported, dataset):

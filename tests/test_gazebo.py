@@ -312,3 +312,52 @@ def test_embree_instances_the_shared_meshes_like_warp(tmp_path):
     targets = np.column_stack([rng.uniform(5, 12, n), rng.uniform(-7, 7, n), rng.uniform(-0.6, 0.6, n)])
     compare(w, e, origins, targets - origins)
     assert (w.raycast(origins, targets - origins, 100.0).numpy()["face"] >= 0).mean() > 0.1
+
+
+CRATE_SDF = """<?xml version="1.0"?>
+<sdf version="1.8">
+  <model name="crate">
+    <link name="body">
+      <pose>0 0 0.5 0 0 0</pose>
+      <visual name="box"><geometry><box><size>1 1 1</size></box></geometry></visual>
+    </link>
+    <frame name="corner" attached_to="body"><pose>0.5 0.5 -0.5 0 0 0</pose></frame>
+  </model>
+</sdf>
+"""
+
+
+@pytest.mark.parametrize("placement, top", [
+    ("", -19.0),          # the model frame at z = -20, the 1 m box's centre 0.5 m above it: top at -19
+    ("body", -19.5),      # the link (the box's centre) at z = -20: top at -19.5
+    ("corner", -19.0),    # the box's bottom corner (+0.5, +0.5) at (10, 0, -20): box x 9..10, top at -19
+])
+def test_include_placement_frame_places_that_frame_at_the_pose(tmp_path, placement, top):
+    folder = tmp_path / "models" / "crate"
+    folder.mkdir(parents=True)
+    (folder / "model.sdf").write_text(CRATE_SDF)
+    frame = f"<placement_frame>{placement}</placement_frame>" if placement else ""
+    path = tmp_path / "w.sdf"
+    path.write_text(f'<sdf version="1.8"><world name="w"><include><uri>model://crate</uri>{frame}'
+                    f'<pose>10 0 -20 0 0 0</pose></include></world></sdf>')
+    scene = load_scene(path, device="cpu", model_paths=[tmp_path / "models"])
+    lo, hi = scene.bounds
+    assert hi[2] == pytest.approx(top, abs=1e-6)
+    assert hi[0] == pytest.approx(10.0 if placement == "corner" else 10.5, abs=1e-6)
+
+
+def test_submesh_center_moves_the_bounding_box_centre_to_the_origin(tmp_path):
+    # A corner tetrahedron (0,0,0), (2,0,0), (0,2,0), (0,0,2) (Z up, metres): its bounding-box centre is (1, 1, 1),
+    # its vertex mean (0.5, 0.5, 0.5). Gazebo's SubMesh::Center moves the box centre to the origin, so placed at
+    # (0, 0, -10) it spans x, y -1..1 and z -11..-9 (the vertex mean would give -0.5..1.5 and -10.5..-8.5).
+    tetra = [(0, 0, 0), (2, 0, 0), (0, 2, 0), (0, 0, 2)]
+    faces = [(0, 2, 1), (0, 1, 3), (0, 3, 2), (1, 2, 3)]
+    (tmp_path / "tetra.dae").write_text(collada_text(corners=tetra, faces=faces, unit=1.0, up="Z_UP"))
+    path = tmp_path / "w.sdf"
+    path.write_text('<sdf version="1.9"><world name="w"><model name="m"><pose>0 0 -10 0 0 0</pose><link name="l">'
+                    '<visual name="v"><geometry><mesh><uri>tetra.dae</uri>'
+                    '<submesh><name>rock</name><center>true</center></submesh></mesh></geometry></visual>'
+                    '</link></model></world></sdf>')
+    lo, hi = load_scene(path, device="cpu").bounds
+    np.testing.assert_allclose(lo, [-1.0, -1.0, -11.0], atol=1e-6)
+    np.testing.assert_allclose(hi, [1.0, 1.0, -9.0], atol=1e-6)

@@ -8,6 +8,7 @@ a function of (seed, sensor, sample index, element), never of the order or place
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -28,7 +29,8 @@ def prepare_output(rig: Rig, out: Path, resume: bool,
     A folder holding a different run (another rig fingerprint) is a ``ConfigError``; one holding this run is a
     ``DatasetError`` unless ``resume`` is set, and is then continued: every shard folder whose files match its
     ``shard.json`` and whose frames match this run's plan is kept (also one completed just before a kill, before
-    the manifest could list it); partial shards are redone.
+    the manifest could list it); partial shards are redone. (The scene file's content is checked once it is
+    loaded: :func:`check_same_scene`.)
     """
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: exists and is not a folder")
@@ -81,7 +83,8 @@ def generate(rig: Rig, out: str | Path, executor: str = "local", device: Any = N
     """Generate (or continue) the dataset of ``rig`` into ``out``; returns the final manifest.
 
     The run holds an exclusive lock on ``out`` (:class:`~oceansim_py.dataset.lock.DatasetLock`); a folder that
-    already holds this run is continued only with ``resume``. ``compress`` writes array products as
+    already holds this run is continued only with ``resume``, and (local executor) only if the scene loaded now
+    matches the one the run began with (:func:`check_same_scene`). ``compress`` writes array products as
     deflate-compressed ``.npz`` (lossless; the loader reads both); a run is resumed with the setting it began with.
 
     ``on_shard`` is called with each new shard's record after the manifest lists it.
@@ -115,14 +118,15 @@ def _generate_locked(rig: Rig, out: Path, executor: str, device: Any, resume: bo
     if existing is not None and bool(existing.get("compress", False)) != compress:
         flag = "with" if existing.get("compress") else "without"
         raise DatasetError(f"--out {out}: this run was begun {flag} --compress; resume it {flag} --compress")
-    for stale in out.glob(".shard_*.partial"):
-        remove_written(stale)
-    todo = [p for p in plans if p.index not in kept]
-
     from oceansim_py.dataset.worker import ShardWorker
 
     t_start = time.perf_counter()
     local_worker = ShardWorker(rig, out, device, compress) if executor == "local" or existing is None else None
+    if existing is not None and local_worker is not None:
+        check_same_scene(existing, _scene_meta(local_worker.scene), out)
+    for stale in out.glob(".shard_*.partial"):
+        remove_written(stale)
+    todo = [p for p in plans if p.index not in kept]
     if existing is None:
         assert local_worker is not None
         warn_blind_sensors(local_worker)
@@ -200,6 +204,20 @@ def warn_blind_sensors(worker: Any) -> list[str]:
                          worker.scene, positions, float(max_range)):
             blind.append(adapter.spec.name)
     return blind
+
+
+def check_same_scene(manifest: dict[str, Any], scene_meta: dict[str, Any], out: Path) -> None:
+    """Refuse to resume a run whose scene file changed since it began (the rig names the file, not its
+    content): its triangle count, bounds or labels differ from the manifest's ``scene``, so the new shards would
+    show another scene than the kept ones. A ``ConfigError`` naming what differs."""
+    recorded = manifest.get("scene") or {}
+    now = json.loads(json.dumps(scene_meta))          # as the manifest holds it (lists, not tuples or arrays)
+    differs = [k for k in ("triangles", "bounds", "labels") if k in recorded and recorded[k] != now.get(k)]
+    if differs:
+        detail = "; ".join(f"{k} {recorded[k]!r} then, {now.get(k)!r} now" for k in differs)
+        raise ConfigError(f"--out {out}: the scene {scene_meta.get('source')!r} changed since this run began "
+                          f"({detail}); its complete shards show the old scene. Restore the scene, or choose "
+                          f"another --out")
 
 
 def _scene_meta(scene: Any) -> dict[str, Any]:

@@ -134,4 +134,36 @@ def _manifest_problems(manifest: dict[str, Any]) -> list[str]:
         total = sum(s["frames"] for s in manifest["shards"])
         if total != manifest["frames"]:
             problems.append(f"complete run: shards hold {total} frames, manifest says {manifest['frames']}")
+    return problems or _span_problems(manifest)
+
+
+def _span_problems(manifest: dict[str, Any]) -> list[str]:
+    """Shards whose tick or sample spans overlap (a frame or sample held twice), or, in a complete run, leave
+    a gap (one missing); a shard whose frame count is not its tick span."""
+    problems = []
+    shards = manifest["shards"]
+    for s in shards:
+        ticks = s["ticks"]
+        if (not isinstance(ticks, list) or len(ticks) != 2 or not all(isinstance(v, int) for v in ticks)
+                or not 0 <= ticks[0] <= ticks[1]):
+            problems.append(f"shard {s['index']}: ticks {ticks!r} are not [first, end)")
+        elif ticks[1] - ticks[0] != s["frames"]:
+            problems.append(f"shard {s['index']}: holds {s['frames']} frames but ticks {ticks}")
+    if problems:
+        return problems
+    complete = manifest["status"] == "complete"
+    spans = {"ticks": [s["ticks"] for s in shards]}
+    for name in manifest["sensors"]:
+        spans[f"samples of {name!r}"] = [s["samples"].get(name, [0, 0]) for s in shards]
+    for what, seq in spans.items():
+        end = 0
+        for s, (lo, hi) in zip(shards, seq):
+            if lo < end or (complete and lo != end and hi > lo):
+                problems.append(f"shard {s['index']}: {what} {[lo, hi]} "
+                                f"{'overlap the previous shard' if lo < end else 'leave a gap after the previous shard'} "
+                                f"(which ends at {end})")
+            end = max(end, hi)
+    if complete and shards and shards[-1]["ticks"][1] != manifest["frames"]:
+        problems.append(f"complete run: the last shard ends at tick {shards[-1]['ticks'][1]}, manifest says "
+                        f"{manifest['frames']} frames")
     return problems

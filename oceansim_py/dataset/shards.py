@@ -25,6 +25,8 @@ from oceansim_py.errors import DatasetError
 from oceansim_py.io.atomic import atomic_path, cannot_write
 
 SHARD_META = "shard.json"
+#: The fields of a shard's manifest record that its ``shard.json`` holds too (and must hold the same).
+SHARD_RECORD_KEYS = ("index", "name", "frames", "ticks", "samples", "files", "checksum")
 
 
 def shard_name(index: int) -> str:
@@ -284,8 +286,19 @@ def save_npz(path: Path, name: str, array: np.ndarray) -> None:
         raise cannot_write(path, "the array", exc) from exc
 
 
+def float_cell(value: float | np.floating) -> str:
+    """A float as a CSV cell that reads back as the same value: 9 significant digits (enough for any float32,
+    and for a float64 whose 9 digits read back as itself), else the shortest exact form of the float64
+    (``repr``); NaN as ``nan``."""
+    x = float(value)
+    text = f"{x:.9g}"
+    if isinstance(value, np.floating) and value.dtype.itemsize <= 4:
+        return text
+    return text if x != x or float(text) == x else repr(x)
+
+
 def write_table(path: Path, columns: dict[str, np.ndarray]) -> None:
-    """Write equal-length columns as CSV (header row; floats with 9 significant digits, NaN as ``nan``)."""
+    """Write equal-length columns as CSV (header row; floats exact, see :func:`float_cell`; NaN as ``nan``)."""
     names = list(columns)
     arrays = [np.asarray(columns[n]) for n in names]
     n = len(arrays[0]) if arrays else 0
@@ -297,7 +310,7 @@ def write_table(path: Path, columns: dict[str, np.ndarray]) -> None:
         for a in arrays:
             v = a[i]
             if isinstance(v, (np.floating, float)):
-                cells.append(f"{float(v):.9g}")
+                cells.append(float_cell(v))
             else:
                 cells.append(str(v.item() if hasattr(v, "item") else v))
         lines.append(",".join(cells))

@@ -2,7 +2,9 @@
 
 Used by ``oceansim-py verify DIR`` and ``load(DIR, verify=True)``. Reports every problem found (not the first):
 a shard folder missing, a file missing or corrupted, a file no ``shard.json`` lists, a symlink (a dataset holds
-its own files; resume and the reader refuse them too), and shards whose checksum differs from the manifest's.
+its own files; resume and the reader refuse them too), shards whose checksum differs from the manifest's, and
+manifest records whose frames, ticks or sample spans differ from their shard's ``shard.json`` (the reader looks
+samples up by the manifest's spans).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from oceansim_py.dataset.manifest import read_manifest, validate_manifest
-from oceansim_py.dataset.shards import check_shard
+from oceansim_py.dataset.shards import SHARD_META, SHARD_RECORD_KEYS, check_shard
 from oceansim_py.errors import DatasetError
 
 
@@ -32,4 +34,7 @@ def verify_dataset(path: str | Path) -> list[str]:
         problems.extend(shard_problems)
         if meta is not None and meta.get("checksum") != rec["checksum"]:
             problems.append(f"{folder}: its checksum differs from the manifest's")
+        elif meta is not None:
+            problems.extend(f"{folder}: the manifest's {key!r} {rec.get(key)!r} differs from {SHARD_META}'s "
+                            f"{meta.get(key)!r}" for key in SHARD_RECORD_KEYS if meta.get(key) != rec.get(key))
     return problems

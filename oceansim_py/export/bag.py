@@ -14,6 +14,7 @@ renamed into place; an existing target is refused unless ``overwrite=True``.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import shutil
 import tempfile
@@ -26,11 +27,11 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from oceansim_py.dataset.loader import DatasetReader
-from oceansim_py.errors import DatasetError, OceanSimError
+from oceansim_py.errors import ConfigError, DatasetError, OceanSimError
 from oceansim_py.export.marine_msgs import ros_typestore
 from oceansim_py.export.ros_messages import Message, MissingProduct, RosMessageFactory, static_transforms
 from oceansim_py.export.streams import (
-    VEHICLE_FRAME, WORLD_FRAME, mount_matrix, stamp_ns, tick_times, vehicle_trajectory,
+    VEHICLE_FRAME, WORLD_FRAME, mount_matrix, ros_topic, stamp_ns, tick_times, vehicle_trajectory,
 )
 from oceansim_py.poses import pose_to_matrix
 
@@ -78,6 +79,12 @@ def _dataset_messages(reader: DatasetReader, factory: RosMessageFactory,
     ``skipped`` and warned about (a stream that fails part-way keeps the samples before the failure); the rest
     are exported."""
     sensors = reader.sensors
+    topics: dict[str, str] = {}
+    for name in sensors:
+        other = topics.setdefault(ros_topic(f"/{name}"), name)
+        if other != name:
+            raise DatasetError(f"{reader.path}: sensors {other!r} and {name!r} would share the ROS topic prefix "
+                               f"{ros_topic('/' + name)!r} (topic names hold only letters, digits and '_')")
     mounts = {name: mount_matrix(reader, name) for name in sensors}
     t0 = reader.start_time
     yield stamp_ns(t0), ("/tf_static", "tf2_msgs/msg/TFMessage",
@@ -101,8 +108,8 @@ def _dataset_messages(reader: DatasetReader, factory: RosMessageFactory,
             if reader.num_samples(name) == 0:
                 raise MissingProduct(f"sensor {name!r}: no samples in the dataset")
             for sample in reader.samples(name):
-                for msg in convert(name, meta, sample):
-                    yield stamp_ns(sample["time"]), msg
+                for topic, typename, msg in convert(name, meta, sample):
+                    yield stamp_ns(sample["time"]), (ros_topic(topic), typename, msg)
                 done += 1
         except (MissingProduct, DatasetError, OSError, KeyError) as exc:
             skipped[name] = str(exc) + (f"; only its first {done} sample(s) were exported" if done else "")
@@ -162,10 +169,12 @@ def export_dataset(path: str | Path, out: str | Path, format: str = "rosbag2", o
     every frame), ``/tf_static`` the sensor mounts. ``gps_datum`` (lat deg, lon deg, alt m) is where the world
     origin lies for NavSatFix. Streams that cannot be exported are skipped with an :class:`ExportWarning`.
 
-    Raises :class:`DatasetError` for an unreadable dataset or an existing ``out`` (without ``overwrite``).
+    Raises :class:`DatasetError` for an unreadable dataset or an existing ``out`` (without ``overwrite``), and
+    :class:`ConfigError` for a ``gps_datum`` off the globe (before anything is read or written).
     """
     if format not in FORMATS:
         raise DatasetError(f"export format {format!r} unknown; use one of {', '.join(FORMATS)}")
+    gps_datum = _check_datum(gps_datum)
     _require_libraries(format)
     src, target = Path(path), Path(out)
     reader = DatasetReader(src)
@@ -196,6 +205,20 @@ def export_dataset(path: str | Path, out: str | Path, format: str = "rosbag2", o
     summary.bytes = _size(target)
     log.info("exported %d messages on %d topics to %s", summary.total_messages, len(summary.messages), target)
     return summary
+
+
+def _check_datum(datum: Any) -> tuple[float, float, float]:
+    """``datum`` as (lat deg, lon deg, alt m); a ``ConfigError`` naming ``gps_datum`` unless it is three finite
+    numbers with latitude strictly inside (-90, 90) (the tangent-plane conversion divides by cos(lat)) and
+    longitude in [-180, 180]."""
+    try:
+        lat, lon, alt = (float(v) for v in datum)
+    except (TypeError, ValueError):
+        raise ConfigError(f"gps_datum must be three numbers (lat deg, lon deg, alt m), got {datum!r}") from None
+    if not all(map(math.isfinite, (lat, lon, alt))) or not -90.0 < lat < 90.0 or not -180.0 <= lon <= 180.0:
+        raise ConfigError(f"gps_datum (lat, lon, alt) = {datum!r}: latitude must lie strictly between -90 and 90 "
+                          f"deg, longitude within [-180, 180] deg, and all three be finite")
+    return lat, lon, alt
 
 
 def _replace(staged: Path, target: Path, scratch: Path) -> None:

@@ -1,6 +1,8 @@
 """Dataset samples -> ROS 2 messages (``rosbags`` message objects), one converter per sensor type.
 
-Topics are ``/<sensor>/<what>``; every header is stamped with the sample's dataset time and names the sensor's
+Topics are ``/<sensor>/<what>`` (the sensor name made a valid ROS 2 token by the exporter:
+:func:`~oceansim_py.export.streams.ros_topic`, e.g. ``front-sonar`` -> ``front_sonar``); every header is
+stamped with the sample's dataset time and names the sensor's
 frame. Frames (all published on ``/tf_static`` by the exporter, see :func:`static_transforms`):
 
 * ``<sensor>``: the sensor's FLU mount frame on ``base_link`` (x forward, y port, z up);
@@ -14,7 +16,8 @@ Mapping (sensor type: topic -> message):
 * camera: ``image`` -> sensor_msgs/Image rgb8 (from ``rgb_png``), ``camera_info`` -> sensor_msgs/CameraInfo
   (pinhole; plumb_bob D = the camera's OpenCV distortion coefficients, zeros without), ``depth`` -> Image 32FC1 (planar z-depth, m), ``label`` -> Image 32SC1;
 * imaging_sonar, multibeam: ``image`` -> marine_acoustic_msgs/ProjectedSonarImage of ``intensity``
-  (float32, one row per range bin, beams along the row, see :mod:`oceansim_py.io.sonar_messages`); multibeam
+  (float32, one row per range bin, beams along the row, see :mod:`oceansim_py.io.sonar_messages`; ping_info
+  from :func:`polar_ping_info`: carrier, sound speed and per-beam -3 dB receive widths); multibeam
   also ``points`` -> sensor_msgs/PointCloud2 of its per-beam soundings (peak-amplitude detection, see
   :func:`beam_soundings`) in the sensor's FLU frame;
 * sidescan: ``raw_image`` -> marine_acoustic_msgs/RawSonarImage of ``intensity`` with two beams
@@ -61,7 +64,7 @@ from oceansim_py.export.marine_msgs import msgtype
 from oceansim_py.export.streams import (
     DVL_IN_FLU, OPTICAL_IN_FLU, SONAR_IN_FLU, VEHICLE_FRAME, WORLD_FRAME, product, rotation_to_quat, sec_nanosec, sensor_frame,
 )
-from oceansim_py.io.sonar_messages import projected_sonar_image
+from oceansim_py.io.sonar_messages import projected_sonar_image, receive_beamwidths
 
 #: WGS84 semi-major axis (m) and first eccentricity squared
 WGS84_A = 6378137.0
@@ -99,6 +102,27 @@ def beam_soundings(image: np.ndarray, ranges: np.ndarray, bearings: np.ndarray) 
     r = np.where(peak > 0.0, ranges[k], np.nan)
     xyz = np.stack([r * np.cos(bearings), -r * np.sin(bearings), np.zeros_like(r)], axis=1)
     return xyz, np.where(peak > 0.0, peak, 0.0).astype(np.float32)
+
+
+def polar_ping_info(kind: str, cfg: dict[str, Any], bearings: np.ndarray) -> tuple[float, float, Any, float]:
+    """(frequency Hz, sound speed m/s, receive widths rad (one, or one per beam), transmit width rad) of the
+    PingInfo of an imaging sonar or multibeam of config ``cfg`` (its ``to_dict``). The receive width is the
+    one-way -3 dB beam width: with the device chain (``model: device``) ``beam_width``, per beam as the chain forms
+    it (``beam_steering``: a flat array's beams widen away from broadside, see
+    :func:`~oceansim_py.io.sonar_messages.receive_beamwidths`); a peer multibeam's ``beam_width``; an imaging
+    sonar without a bearing point spread (peer model, or ``beam_width`` 0) has beams one spacing wide
+    (horizontal_fov / n_beams). Frequency and sound speed are 0 (unknown, per PingInfo) for the imaging sonar's
+    peer model, which has no carrier. The transmit width is the vertical fan."""
+    device = cfg.get("model") == "device"
+    width = math.radians(float(cfg.get("beam_width") or 0.0))
+    steering = cfg.get("beam_steering", "constant") if device else "constant"
+    if kind == "multibeam":
+        return (float(cfg["frequency"]), float(cfg["sound_speed"]), receive_beamwidths(bearings, width, steering),
+                math.radians(cfg["elevation_fov"]))
+    freq, c = (float(cfg["frequency"]), float(cfg["sound_speed"])) if device else (0.0, 0.0)
+    rx = receive_beamwidths(bearings, width, steering) if device and width > 0 else \
+        math.radians(cfg["horizontal_fov"]) / cfg["n_beams"]
+    return freq, c, rx, math.radians(cfg["vertical_fov"])
 
 
 class RosMessageFactory:
@@ -197,13 +221,7 @@ class RosMessageFactory:
         cfg = meta["config"]
         image = self.need(sample, "intensity", name).astype(np.float32)
         bearings = np.asarray(meta["bearings_rad"], dtype=np.float64)
-        if meta["type"] == "multibeam":
-            freq, c = cfg["frequency"], cfg["sound_speed"]
-            rx, tx = math.radians(cfg["beam_width"]), math.radians(cfg["elevation_fov"])
-        else:  # imaging sonar: geometric model without a carrier; 0 = unknown per PingInfo
-            freq, c = 0.0, 0.0
-            rx = math.radians(cfg["horizontal_fov"]) / cfg["n_beams"]
-            tx = math.radians(cfg["vertical_fov"])
+        freq, c, rx, tx = polar_ping_info(meta["type"], cfg, bearings)
         d = projected_sonar_image(image, np.asarray(meta["ranges_m"], dtype=np.float32), bearings, freq, c, rx, tx,
                                   frame_id=sensor_frame(name, "sonar"), stamp=float(sample["time"]))
         msg = self.new(msgtype("ProjectedSonarImage"), header=self.header(sample["time"], d["header"]["frame_id"]),
@@ -220,15 +238,19 @@ class RosMessageFactory:
     def sidescan(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
         """RawSonarImage with two beams, column 0 port and 1 starboard, one row per slant-range sample
         (``ranges_m``); rx_angles (rad, about the sonar frame's x axis, + starboard) -90 deg and +90 deg;
-        sample_rate = c / (2 dr) with the nominal c = 1500 m/s (also written as ping_info.sound_speed); sample0
-        = the index of the first sample, min_range / dr."""
+        sample_rate = c / (2 dr) with c the config's sound speed for the device chain (``model: device``, which
+        also gives ping_info its carrier frequency), else the nominal 1500 m/s and frequency 0 (unknown) (c is
+        written as ping_info.sound_speed); sample0 = the index of the first sample, min_range / dr (rounded: a
+        reader's (sample0 + i) dr is bin i's near edge when min_range is a multiple of dr; ``ranges_m`` holds
+        the bin centres)."""
         cfg = meta["config"]
         series = self.need(sample, "intensity", name).astype(np.float32)
         ranges = np.asarray(meta["ranges_m"], dtype=np.float64)
         dr = float(ranges[1] - ranges[0]) if ranges.size > 1 else float(cfg["max_range"] - cfg["min_range"])
-        c = 1500.0
+        device = cfg.get("model") == "device"
+        c = float(cfg["sound_speed"]) if device else 1500.0
         beam = math.radians(cfg["along_track_beamwidth"])
-        ping = self.new(msgtype("PingInfo"), frequency=0.0, sound_speed=c,
+        ping = self.new(msgtype("PingInfo"), frequency=float(cfg["frequency"]) if device else 0.0, sound_speed=c,
                         tx_beamwidths=np.full(2, beam, dtype=np.float32),
                         rx_beamwidths=np.full(2, math.radians(cfg["vertical_beamwidth"]), dtype=np.float32))
         data = self.new(msgtype("SonarImageData"), is_bigendian=False, dtype=8, beam_count=2,

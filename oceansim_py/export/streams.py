@@ -79,6 +79,17 @@ def sec_nanosec(t: float) -> tuple[int, int]:
     return ns // 1_000_000_000, ns % 1_000_000_000
 
 
+def ros_topic(topic: str) -> str:
+    """``topic`` as a valid ROS 2 topic name: in every ``/``-separated token, characters other than ASCII
+    letters, digits and ``_`` become ``_``, and a token starting with a digit gets a leading ``_`` (rig sensor
+    names may hold ``-`` and start with a digit; ``ros2 bag play`` refuses such topics)."""
+    tokens = []
+    for token in topic.split("/"):
+        clean = re.sub(r"[^A-Za-z0-9_]", "_", token)
+        tokens.append(f"_{clean}" if clean[:1].isdigit() else clean)
+    return "/".join(tokens)
+
+
 def sensor_frame(sensor: str, kind: str = "") -> str:
     """Frame name of a sensor (its FLU mount frame), or of its ``optical`` / ``sonar`` sub-frame."""
     return f"{sensor}_{kind}" if kind else sensor

@@ -47,13 +47,29 @@ def beam_directions(bearings: np.ndarray) -> list[dict[str, float]]:
     return [{"x": 0.0, "y": math.sin(float(b)), "z": math.cos(float(b))} for b in np.asarray(bearings)]
 
 
+def receive_beamwidths(bearings: np.ndarray, beam_width: float, steering: str = "constant") -> np.ndarray:
+    """One-way -3 dB receive widths (rad) of beams at ``bearings`` (rad) whose broadside width is ``beam_width``
+    (rad). ``"constant"``: every beam ``beam_width`` wide. ``"flat_array"`` (one flat line array phase-steered,
+    pattern D((L / lambda)(sin theta - sin theta_j))): the half-power points lie at sin theta = sin theta_j +-
+    sin(beam_width / 2), so beam j is arcsin(sin theta_j + s) - arcsin(sin theta_j - s) wide, s = sin(beam_width
+    / 2) (about beam_width / cos theta_j; a point past +-90 deg is taken at +-90 deg)."""
+    b = np.asarray(bearings, dtype=np.float64)
+    if steering == "constant":
+        return np.full(b.shape, float(beam_width))
+    if steering != "flat_array":
+        raise ConfigError(f"receive_beamwidths: steering must be 'constant' or 'flat_array', got {steering!r}")
+    half = math.sin(0.5 * float(beam_width))
+    return np.arcsin(np.minimum(np.sin(b) + half, 1.0)) - np.arcsin(np.maximum(np.sin(b) - half, -1.0))
+
+
 def projected_sonar_image(image: np.ndarray, ranges: np.ndarray, bearings: np.ndarray, frequency: float,
-                          sound_speed: float, rx_beamwidth: float, tx_beamwidth: float, frame_id: str = "sonar",
-                          stamp: float = 0.0) -> dict[str, Any]:
+                          sound_speed: float, rx_beamwidth: float | np.ndarray, tx_beamwidth: float,
+                          frame_id: str = "sonar", stamp: float = 0.0) -> dict[str, Any]:
     """A ProjectedSonarImage dict of one polar image (n_ranges, n_beams), row 0 nearest, column 0 most port.
 
-    ``ranges`` (m) must increase; ``bearings`` in rad; beam widths (-3 dB) in rad, the same for every beam;
-    ``stamp`` in seconds (the transmit time).
+    ``ranges`` (m) must increase; ``bearings`` in rad; beam widths (-3 dB) in rad: ``rx_beamwidth`` one for every
+    beam or one per beam (:func:`receive_beamwidths`), ``tx_beamwidth`` the same for every beam; ``stamp`` in
+    seconds (the transmit time).
     """
     img = np.asarray(image)
     r = np.asarray(ranges, dtype=np.float32)
@@ -68,13 +84,17 @@ def projected_sonar_image(image: np.ndarray, ranges: np.ndarray, bearings: np.nd
                           f"{sorted(str(d) for d in _DTYPES)}")
     data = np.ascontiguousarray(img, dtype=img.dtype.newbyteorder("<")).tobytes()
     n_beams = int(b.shape[0])
+    rx = np.asarray(rx_beamwidth, dtype=np.float64)
+    if rx.ndim > 1 or rx.size not in (1, n_beams):
+        raise ConfigError(f"projected_sonar_image: rx_beamwidth holds {rx.size} widths for {n_beams} beams")
+    rx = np.broadcast_to(rx.reshape(-1), (n_beams,))
     sec = int(math.floor(stamp))
     nanosec = min(int(round((stamp - sec) * 1e9)), 999_999_999)
     return {
         "header": {"stamp": {"sec": sec, "nanosec": nanosec}, "frame_id": frame_id},
         "ping_info": {"frequency": float(frequency), "sound_speed": float(sound_speed),
                       "tx_beamwidths": [float(tx_beamwidth)] * n_beams,
-                      "rx_beamwidths": [float(rx_beamwidth)] * n_beams},
+                      "rx_beamwidths": [float(w) for w in rx]},
         "beam_directions": beam_directions(b),
         "ranges": r.tolist(),
         "image": {"is_bigendian": False, "dtype": _DTYPES[img.dtype], "beam_count": n_beams, "data": data},

@@ -63,6 +63,9 @@ WGS84_E2 = 6.69437999014e-3
 
 _ELEVATION_NAMES = ("elevation", "z", "height", "topo", "band1", "altitude")
 _DEPTH_NAMES = ("depth", "bathymetry", "deptht")
+#: NetCDF dimension names of the east (x) and north (y) axes, to tell a grid stored (x, y) from one stored (y, x)
+_X_DIMS = ("x", "lon", "longitude", "easting")
+_Y_DIMS = ("y", "lat", "latitude", "northing")
 
 
 @dataclasses.dataclass
@@ -215,7 +218,8 @@ def _pick(names: Sequence[str], candidates: Sequence[str]) -> str | None:
 
 def _read_netcdf(path: Path, bounds: Sequence[float] | None, values: str | None,
                  max_bytes: int) -> tuple[BathymetryGrid, str]:
-    """A 2-D ``elevation``/``depth``/``z`` variable on 1-D x/y (lon/lat) axes; only the crop is read."""
+    """A 2-D ``elevation``/``depth``/``z`` variable on 1-D x/y (lon/lat) axes, stored (y, x) or, when its
+    dimension names say so (``lon``/``x``/... first, ``lat``/``y``/... second), (x, y); only the crop is read."""
     netCDF4 = _import("netCDF4", path)
     try:
         ds = netCDF4.Dataset(str(path))
@@ -228,7 +232,9 @@ def _read_netcdf(path: Path, bounds: Sequence[float] | None, values: str | None,
             raise SceneError(f"{path}: no 2-D grid variable named one of {list(_ELEVATION_NAMES + _DEPTH_NAMES)}; "
                              f"2-D variables found: {two_d}")
         var = ds.variables[name]
-        ydim, xdim = var.dimensions
+        # (y, x) as GMT, GEBCO and EMODnet write it; a variable stored (x, y) (named so) is read transposed
+        transposed = var.dimensions[0].lower() in _X_DIMS and var.dimensions[1].lower() in _Y_DIMS
+        xdim, ydim = var.dimensions if transposed else var.dimensions[::-1]
         if xdim not in ds.variables or ydim not in ds.variables:
             raise SceneError(f"{path}: variable {name!r} has no coordinate variables for its dimensions "
                              f"({ydim}, {xdim})")
@@ -248,7 +254,10 @@ def _read_netcdf(path: Path, bounds: Sequence[float] | None, values: str | None,
                                  f"spans x {x.min():g}..{x.max():g}, y {y.min():g}..{y.max():g}")
         _check_grid_bytes(ix.size * iy.size, path, max_bytes)
         var.set_auto_maskandscale(True)
-        data = var[iy[0]:iy[-1] + 1, ix[0]:ix[-1] + 1]
+        if transposed:
+            data = np.ma.asarray(var[ix[0]:ix[-1] + 1, iy[0]:iy[-1] + 1]).T
+        else:
+            data = var[iy[0]:iy[-1] + 1, ix[0]:ix[-1] + 1]
         z = np.ma.filled(np.ma.asarray(data).astype(np.float64), np.nan)
         positive = str(getattr(var, "positive", "")).lower()
         kind = values or ("depth" if positive == "down" or (positive != "up" and name.lower() in _DEPTH_NAMES)

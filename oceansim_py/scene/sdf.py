@@ -12,7 +12,9 @@ What is read:
   ``model.config`` names its SDF file (``<sdf version=...>``; the highest version is taken), else
   ``model.sdf``. ``file://`` URIs, absolute and relative paths (relative to the including file) work too;
   ``http(s)://`` (Fuel) URIs are refused: download the model and add its folder to ``model_paths``.
-  The include's ``<name>`` and ``<pose>`` replace the model's own.
+  The include's ``<name>`` and ``<pose>`` replace the model's own; its ``<placement_frame>`` (or a model's
+  ``placement_frame`` attribute, SDF 1.8) names the model's link or frame that the pose places instead of the
+  model frame.
 - Poses: ``<pose relative_to="F" degrees="true" rotation_format="euler_rpy|quat_xyzw">``. Without
   ``relative_to`` a model's or link's pose is relative to its parent (world or model frame), a visual's to
   its link, a ``<frame>``'s to its ``attached_to`` (default: the parent). ``F`` may name a model, link or
@@ -22,7 +24,8 @@ What is read:
 - Geometry: ``box`` (size), ``cylinder`` (radius, length along z), ``sphere`` (radius), ``capsule`` and
   ``ellipsoid`` (SDF 1.8+), ``plane`` (finite: ``size`` w x h, centred, facing ``normal``), ``mesh``
   (``uri``, per-axis ``scale`` applied in the mesh's frame after its unit and up-axis conversion,
-  ``submesh/name`` picks one geometry, ``submesh/center`` recentres it). Collada through
+  ``submesh/name`` picks one geometry, ``submesh/center`` moves its bounding-box centre to the origin, as
+  Gazebo does). Collada through
   :mod:`oceansim_py.scene.collada`; OBJ/STL/PLY/glTF through :mod:`oceansim_py.scene.meshes`.
   ``heightmap``, ``polyline``, ``image`` and other geometry are refused with the model's name.
 
@@ -301,6 +304,9 @@ class _SdfReader:
             for old in model.findall("pose"):
                 model.remove(old)
             model.insert(0, pose)
+        placement = (inc.findtext("placement_frame") or "").strip()
+        if placement:
+            model.set("placement_frame", placement)
         self._include_depth -= 1
         return model, f.parent
 
@@ -326,8 +332,19 @@ class _SdfReader:
         if rel is None and kind == "frame":
             rel = e.get("attached_to") or None
         world = matmul_fixed(self.frame_of(scope, rel or "", stack + (name,)), local)
+        placement = (e.get("placement_frame") or "").strip() if kind == "model" else ""
+        if placement:
+            world = matmul_fixed(world, np.linalg.inv(self.placement_in_model(scope, name, placement)))
         scope.resolved[name] = world
         return world
+
+    def placement_in_model(self, scope: _Scope, name: str, placement: str) -> np.ndarray:
+        """The pose of frame ``placement`` (a link, frame or nested ``model::frame``) of model ``name`` in that
+        model's own frame: its pose places that frame rather than the model frame (SDF 1.8 placement_frame)."""
+        _, e, base = scope.elements[name]
+        local = _Scope(f"{scope.name}::{name}" if scope.parent else name, np.eye(4), {}, scope)
+        local.items = self.collect(local, list(e), base)
+        return self.frame_of(local, placement)
 
     def model_scope(self, scope: _Scope, name: str) -> _Scope:
         if name not in scope.models:
@@ -485,9 +502,15 @@ class _SdfReader:
                                  f"{[p[0] for p in parts]}")
             parts = picked
             if center:
-                parts = [(n, TriangleMesh(mesh.vertices - mesh.vertices.mean(axis=0), mesh.triangles), m)
-                         for n, mesh, m in parts]
+                parts = [(n, _centred(mesh, m), np.eye(4)) for n, mesh, m in parts]
         return [(mesh, m) for _, mesh, m in parts]
+
+
+def _centred(mesh: TriangleMesh, transform: np.ndarray) -> TriangleMesh:
+    """A submesh for ``<submesh><center>true``, as Gazebo makes it (gz-common ``SubMesh::Center``): its vertices
+    placed by the file's transform, then moved so that the centre of their bounding box is at the origin."""
+    v = matmul_fixed(mesh.vertices, transform[:3, :3].T) + transform[:3, 3]
+    return TriangleMesh(v - 0.5 * (v.min(axis=0) + v.max(axis=0)), mesh.triangles)
 
 
 def _rotation_z_to(n: np.ndarray) -> np.ndarray:

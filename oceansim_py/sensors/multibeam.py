@@ -40,7 +40,7 @@ from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.io import images
 from oceansim_py.io.config import (ConfigBase, require, require_finite, require_non_negative, require_positive,
                                    require_seed)
-from oceansim_py.io.sonar_messages import projected_sonar_image
+from oceansim_py.io.sonar_messages import projected_sonar_image, receive_beamwidths
 from oceansim_py.kernels import multibeam as k
 from oceansim_py.limits import check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
@@ -500,8 +500,11 @@ class MultibeamResult:
             raise ConfigError(f"to_projected_sonar_image: frame {frame} is outside the batch of {self.batch_size}")
         c = self.config
         image = self.intensity.numpy()[frame] if dtype == "float32" else self.to_uint8(db_range)[frame]
+        steering = c.beam_steering if c.model == "device" else "constant"
         return projected_sonar_image(image, self.ranges, self.bearings, frequency=c.frequency,
-                                     sound_speed=c.sound_speed, rx_beamwidth=math.radians(c.beam_width),
+                                     sound_speed=c.sound_speed,
+                                     rx_beamwidth=receive_beamwidths(self.bearings, math.radians(c.beam_width),
+                                                                     steering),
                                      tx_beamwidth=math.radians(c.elevation_fov), frame_id=frame_id, stamp=stamp)
 
 
