@@ -96,12 +96,14 @@ def chapman_harris_db(grazing_deg: float, wind_knots: float, frequency_hz: float
 class SurfaceLaw:
     """How sea-surface hits backscatter: ``reverberation`` 1 (Chapman-Harris at ``wind_knots`` and ``frequency``
     Hz) or 0 (the object's Lambert mu); ``plane_obj``: the object id of the analytic surface plane (-1 for none),
-    whose hits give no echo without reverberation."""
+    whose hits give no echo without reverberation; ``max_path``: the one-way path (m, the sensor's max range) a
+    same-path echo must stay below (the bounce chain itself may run on to twice that for the mixed paths)."""
 
     reverberation: int
     wind_knots: float
     frequency: float
     plane_obj: int
+    max_path: float
 
 
 @wp.struct
@@ -126,7 +128,7 @@ def bounce_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, path: float, amp
     product ``amp``: Lambert I = SL amp^4 mu cos(psi) w / L^2 10^(-2 alpha L / 10), or for a sea-surface hit with
     reverberation I = SL amp^4 10^(S_s / 10) w / (L^2 cos psi) 10^(-2 alpha L / 10) (S_s per unit area times the
     footprint L^2 w / cos psi, two-way spreading L^-4); footprint range extent
-    L sqrt((n . edge_a)^2 + (n . edge_b)^2) / cos psi (uncapped)."""
+    L sqrt((n . edge_a)^2 + (n . edge_b)^2) / cos psi (uncapped); none at L >= ``law.max_path``."""
     out = BounceEcho()
     out.valid = 0
     out.value = 0.0
@@ -134,7 +136,7 @@ def bounce_echo(h: RayHit, origin: wp.vec3, direction: wp.vec3, path: float, amp
     out.extent = 0.0
     out.point = wp.vec3(0.0, 0.0, 0.0)
     out.label = -1
-    if h.hit == 1:
+    if h.hit == 1 and path + h.distance < law.max_path:
         L = path + h.distance
         c = wp.max(h.cos_incidence, MIN_COS_INCIDENCE)
         a2 = amp * amp

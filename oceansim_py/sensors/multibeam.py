@@ -791,7 +791,7 @@ class MultibeamSonar:
                            c.multipath_bounces + block, buf.blocks, block, c.multipath_bounces, buf.amp, buf.power,
                            buf.delay, buf.extent, *buf.cross], dev)
 
-        self._tracer.trace(scene, rays, state, float(c.max_range), init, echo)
+        self._tracer.trace(scene, rays, state, float(c.max_range), init, echo, mixed=bool(buf.mixed))
 
     def _spectral_series(self, buf: _Buffers, batch: int, rays_per_beam: int) -> None:
         """The reference: device per-frequency sums, host fold onto the FFT grid and inverse FFT (numpy)."""

@@ -531,7 +531,7 @@ class DeviceChain:
                            buf.echo_intensity, buf.echo_range, buf.echo_bin, buf.echo_label, *mixed.cross_outputs()],
                           dev)
 
-        self._tracer.trace(scene, rays, state, float(lay.max_range), init, echo)
+        self._tracer.trace(scene, rays, state, float(lay.max_range), init, echo, mixed=mixed is not None)
         launch_1d(km.chain_first_block_kernel, n_rays,
                   [buf.echo_intensity, buf.echo_range, buf.echo_bin, buf.echo_label, blocks, lay.rays_per_channel,
                    buf.ray_intensity, buf.ray_range, buf.ray_bin, buf.ray_label], dev)

@@ -350,15 +350,23 @@ class BounceTracer:
         vis.cast(scene, self.raycast_backend, remaining)
 
     def trace(self, scene: Any, rays: RayBuffers, state: BounceState, max_range: float,
-              init: Callable[[], None], echo: Callable[[int, SceneInterfaces, km.SurfaceLaw], None]) -> None:
+              init: Callable[[], None], echo: Callable[[int, SceneInterfaces, km.SurfaceLaw], None],
+              mixed: bool = False) -> None:
         """After the primary cast into ``rays``: ``init()`` (the sensor's init kernel into ``state``), then for
         b = 0..bounces ``echo(b, interfaces, law)`` (the sensor's echo kernel for block b), the rays continued
         specularly and cast again through the scene's backend between blocks. With no wave geometry every cast
-        is clipped by the analytic plane z = surface_z first (with a wave patch, outside its horizontal extent)."""
+        is clipped by the analytic plane z = surface_z first (with a wave patch, outside its horizontal extent).
+
+        Same-path echoes stop at the one-way path ``max_range`` (m). With ``mixed`` (the sensor renders mixed
+        paths) the chain runs on to a path of 2 ``max_range``: a mixed arrival lies at (L_b + D) / 2 >= L_b / 2, so
+        a bounce hit P_b past ``max_range`` can still be heard within it (the sounder's second bottom echo at
+        2 A + s needs the chain's L_2 = A + 2 (A + s))."""
         dev = self.device
         n = int(rays.origins.shape[0])
         iface = self.interfaces(scene)
         law = self.surface_law(scene, iface)
+        law.max_path = float(max_range)
+        chain_range = 2.0 * float(max_range) if mixed else float(max_range)
         hits = rays.hit_args()
 
         def clip(max_ranges: wp.array) -> None:
@@ -371,7 +379,7 @@ class BounceTracer:
         echo(0, iface, law)
         for b in range(1, self.settings.bounces + 1):
             launch_1d(km.bounce_step_kernel, n, [rays.origins, rays.directions, *hits, iface.interface,
-                                                 self.wavenumber, float(max_range), state.path, state.amp,
+                                                 self.wavenumber, chain_range, state.path, state.amp,
                                                  state.edge_a, state.edge_b, state.remaining], dev)
             rays.cast(scene, self.raycast_backend, state.remaining)
             clip(state.remaining)
