@@ -158,3 +158,25 @@ def test_moving_surface_moves_the_second_bottom_echo_by_the_wave_height_above():
         assert second.min() == pytest.approx(3.0 + 2 * (13.0 + eta), abs=0.011)
         seen.append(eta)
     assert max(seen) - min(seen) > 0.5  # the echo moved by more than 1 m over the four times
+
+
+def test_a_changed_surface_height_moves_the_ghost_of_the_same_sonar():
+    # Sensor and sphere (a = 0.2 m) at z = -1.5 m, 8 m apart, the flat surface at surface_z. At z = 0 the ghost's
+    # image centre is at height +1.5: distance sqrt(8^2 + 3^2) = 8.5440 m, onset 8.3440 m. With surface_z = 0.5
+    # (the tide up 0.5 m) the image is at 2 x 0.5 + 1.5 = 2.5 m: sqrt(8^2 + 4^2) = 8.9443 m, onset 8.7443 m, for the
+    # same sonar object as for a new one. Before the fix the sonar kept the plane height of its first render
+    # (interfaces cached per geometry only) and drew the ghost at 8.344 m again.
+    cfg = fls(1, horizontal_fov=6.0, vertical_fov=80.0, n_beams=6, rays_per_beam=20, elevation_rays=1000,
+              min_range=5.0, max_range=12.0, range_bins=700, multipath_mixed_paths=False)
+    scene = make_scene(("ball", sphere([8.0, 0.0, -1.5], 0.2), 0.5))
+    pose = np.array([0.0, 0.0, -1.5, 0.0, 0.0, 0.0, 1.0])
+    ranges = 5.0 + (np.arange(700) + 0.5) * 0.01
+    sonar = ImagingSonar(cfg, device="cpu")
+
+    def ghost_onset() -> float:
+        profile = sonar.render(scene, pose).numpy()["clean_intensity"][0].sum(1).astype(np.float64)
+        return onset(profile, ranges, 8.2, 11.9)
+
+    assert ghost_onset() == pytest.approx(math.hypot(8.0, 3.0) - 0.2, abs=0.011)
+    scene.metadata["surface_z"] = 0.5
+    assert ghost_onset() == pytest.approx(math.hypot(8.0, 4.0) - 0.2, abs=0.011)

@@ -305,7 +305,8 @@ class MixedPathBuffers:
 class BounceTracer:
     """The bounce loop of one sensor: carrier ``frequency`` (Hz) and ``sound_speed`` (m/s) for the roughness
     loss and Chapman-Harris; ``raycast_backend``: the sensor config's backend override of every bounce and
-    visibility cast (``None``: the scene's). The scene's interfaces are cached per scene geometry."""
+    visibility cast (``None``: the scene's). The scene's interfaces are cached per scene geometry and surface
+    height (``Scene.surface_z`` may change between renders)."""
 
     def __init__(self, settings: MultipathSettings, frequency: float, sound_speed: float, device: Any,
                  raycast_backend: str | None) -> None:
@@ -318,7 +319,7 @@ class BounceTracer:
 
     def interfaces(self, scene: Any) -> SceneInterfaces:
         cached = self._interfaces
-        if cached is None or cached.geometry is not scene.geometry:
+        if cached is None or cached.geometry is not scene.geometry or cached.plane_z != float(scene.surface_z):
             cached = self._interfaces = scene_interfaces(scene)
         return cached
 
