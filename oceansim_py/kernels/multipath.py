@@ -2,8 +2,8 @@
 "Multipath" and "Surface reverberation"; the policy is sensors/acoustic/multipath.py).
 
 A ray of a sensor's fan that hits continues along the specular direction r = d - 2 (d . n) n from its hit point
-(moved 1e-4 m + 1e-5 |p| along the normal so that it does not hit its own face again) and is cast again through the
-scene's backend, up to N bounces. Each ray carries, between casts:
+(moved 1e-4 m + 1e-5 max_i |p_i| along the normal so that it does not hit its own face again) and is cast again
+through the scene's backend, up to N bounces. Each ray carries, between casts:
 
 - ``path``: the one-way length (m) of the segments before its current one,
 - ``amp``: the product of the pressure reflection coefficients of the interfaces it bounced off (one way),
@@ -387,8 +387,8 @@ def visibility_ray_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array
                           poses: wp.array(dtype=wp.transform), rays_per_pose: int,
                           vis_origins: wp.array(dtype=wp.vec3), vis_directions: wp.array(dtype=wp.vec3),
                           vis_remaining: wp.array(dtype=wp.float32), start: int):
-    """Ray i's visibility ray after a bounce cast: from its hit point P (moved 1e-4 m + 1e-5 |P| along the facing
-    normal, as the bounce step does) towards the sensor S of its pose, length |S - P'| (remaining 0, a miss for
+    """Ray i's visibility ray after a bounce cast: from its hit point P (moved 1e-4 m + 1e-5 max_i |P_i| along the
+    facing normal, as the bounce step does) towards the sensor S of its pose, length |S - P'| (remaining 0, a miss for
     every backend, when the hit does not echo or S lies behind the face: n . (S - P) <= 0)."""
     i = wp.tid() + start
     d = directions[i]
