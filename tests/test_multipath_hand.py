@@ -180,3 +180,24 @@ def test_a_changed_surface_height_moves_the_ghost_of_the_same_sonar():
     assert ghost_onset() == pytest.approx(math.hypot(8.0, 3.0) - 0.2, abs=0.011)
     scene.metadata["surface_z"] = 0.5
     assert ghost_onset() == pytest.approx(math.hypot(8.0, 4.0) - 0.2, abs=0.011)
+
+
+def test_imaging_sonar_looking_up_hears_chapman_harris_against_a_lambert_plane():
+    # An imaging sonar (750 kHz) at depth 10 m pitched up 90 deg, a 4 x 4 deg fan (incidence <= 2.8 deg at the
+    # surface, cos^2 >= 0.998). Surface reverberation of the flat surface at U10 = 8 m/s (15.5508 kn) against a
+    # Lambert plane (mu = 1) in the same place without reverberation: per ray s_s w / (r^2 cos t) over
+    # mu cos t w / r^2, so the ratio is 10^(S_s / 10) / cos^2 t. beta = 158 (15.5508 x 750000^(1/3))^-0.58
+    # = 158 x 1412.89^-0.58 = 2.35286; S_s(90 deg) = 3.3 x 2.35286 x log10(3) - 42.4 log10(2.35286) + 2.6
+    # = 3.7046 - 15.7559 + 2.6 = -9.451 dB.
+    cfg = dict(horizontal_fov=4.0, vertical_fov=4.0, n_beams=8, rays_per_beam=4, elevation_rays=32, min_range=5.0,
+               max_range=15.0, range_bins=1000)
+    pose = np.array([0.0, 0.0, -10.0, 0.0, -math.sin(math.pi / 4), 0.0, math.cos(math.pi / 4)])
+    open_sea = make_scene(("far_wall", quad([500.0, 0.0, -10.0], [-1.0, 0.0, 0.0], 10.0), 0.5))
+    lambert = make_scene(("plane", quad([0.0, 0.0, 0.0], [0.0, 0.0, -1.0], 40.0), 1.0))
+    lambert.metadata["surface_z"] = 100.0
+    reverb = ImagingSonar(fls(0, surface_reverberation=True, surface_wind_speed=8.0, **cfg), device="cpu")
+    assert reverb.config.frequency == 750e3
+    a = reverb.render(open_sea, pose).numpy()["clean_intensity"].astype(np.float64).sum()
+    b = ImagingSonar(fls(0, **cfg), device="cpu").render(lambert, pose).numpy()["clean_intensity"].astype(
+        np.float64).sum()
+    assert 10 * math.log10(a / b) == pytest.approx(-9.451, abs=0.1)
