@@ -556,7 +556,7 @@ SENSOR_KIND = _reg.SensorKind(
     cli=_reg.CliTarget(
         help="mechanically scanned imaging sonar: one sweep as polar and Cartesian PNGs and .npy",
         default_preset="ping360", framing="imaging_sonar", reach=lambda c: (float(c.max_range), 60.0),
-        options=(_reg.CliOption(("--speed",), {"type": float, "default": 0.0,
-                                               "help": "vehicle speed along the sensor's +x during the sweep (m/s)"}),),
+        options=(_reg.CliOption(("--speed",), {"type": _reg.cli_number(float, -100.0, 100.0, "m/s"),
+                                               "default": 0.0, "help": "vehicle speed along the sensor's +x during the sweep (m/s)"}),),
         render=_cli_render, write=_cli_write),
 )

@@ -1,0 +1,70 @@
+"""``oceansim-py render`` options are checked when parsed, before any scene is loaded or rendered: a bad number
+is an argparse error naming the option (exit 2), not a traceback or a wasted render, and ``--out`` that is a
+file is a ``ConfigError`` naming ``--out``. Before: ``--fan-width 100000`` rendered, then died with a 43 GiB
+NumPy MemoryError traceback; ``--fan-width 0`` rendered, then failed without naming the option; ``--db-range
+nan`` / ``-5`` wrote meaningless PNGs; ``--speed nan`` failed with a pose error; ``--out FILE`` rendered, then
+failed with "could not write the PNG (File exists)".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from oceansim_py import cli
+from oceansim_py.errors import ConfigError
+from oceansim_py.io import images
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["render", "sonar", "--fan-width", "0"], "argument --fan-width: '0': must be between 2 and 16,384 pixels"),
+    (["render", "sonar", "--fan-width", "100000"], "argument --fan-width: '100000': must be between 2 and 16,384"),
+    (["render", "multibeam", "--fan-width", "1.5"], "argument --fan-width: '1.5' is not a whole number"),
+    (["render", "multibeam", "--db-range", "nan"], "argument --db-range: 'nan': must be between 1 and 200 dB"),
+    (["render", "multibeam", "--db-range", "-5"], "argument --db-range: '-5': must be between 1 and 200 dB"),
+    (["render", "msis", "--speed", "nan"], "argument --speed: 'nan': must be between -100 and 100 m/s"),
+    (["render", "sonar", "--frame-index", "-1"], "argument --frame-index: '-1': must be between 0 and 2,147,483,647"),
+])
+def test_bad_numbers_are_refused_when_parsed(argv, message, capsys, monkeypatch):
+    monkeypatch.setattr("oceansim_py.commands.render.run", lambda *a: pytest.fail("rendered despite bad input"))
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv + ["--out", "unused"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("sub", ["", "/inner"])
+def test_out_that_is_a_file_is_refused_before_rendering(sub, tmp_path, capsys, monkeypatch):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("keep me")
+    monkeypatch.setattr("oceansim_py.commands.render.build_config",
+                        lambda *a, **k: pytest.fail("work started despite a bad --out"))
+    assert cli.main(["render", "sonar", "--out", f"{blocker}{sub}"]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {blocker}{sub}:" in err and "not a folder" in err
+    assert blocker.read_text() == "keep me"
+
+
+def test_image_helpers_refuse_bad_widths_and_db_ranges():
+    # A 2 x 2 polar image, ranges 1 and 2 m, bearings +-0.1 rad: fine at width 4, refused outside [2, 16384].
+    polar = np.ones((2, 2), np.float32)
+    ranges, bearings = np.array([1.0, 2.0]), np.array([-0.1, 0.1])
+    assert images.polar_to_cartesian(polar, ranges, bearings, 4).shape[-1] == 4
+    for width in (1, 16385, 4.0, True):
+        with pytest.raises(ConfigError, match="width must be a whole number of pixels in"):
+            images.polar_to_cartesian(polar, ranges, bearings, width)
+    # db mode: 0.1 of the maximum is -10 dB, on a 20 dB window 255 * (20 - 10) / 20 = 127.5 -> 128.
+    assert images.to_uint8(np.array([1.0, 0.1]), mode="db", db_range=20.0).tolist() == [255, 128]
+    for db_range in (0.0, -5.0, float("nan"), float("inf")):
+        with pytest.raises(ConfigError, match="db_range must be a finite number of dB > 0"):
+            images.to_uint8(np.array([1.0, 0.1]), mode="db", db_range=db_range)
+
+
+def test_describe_unknown_name_lists_scenes_and_sensor_kinds(capsys):
+    # `describe` takes a scene or a sensor kind; a name that is neither says both lists (was: scenes only).
+    assert cli.main(["describe", "sonr"]) == 2
+    err = capsys.readouterr().err
+    assert "sonr: neither a file, a built-in scene (['harbour', 'pier', 'tank', 'wreck']) nor a sensor kind" in err
+    assert "'imaging_sonar'" in err and "'dvl'" in err
