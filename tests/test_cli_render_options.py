@@ -68,3 +68,21 @@ def test_describe_unknown_name_lists_scenes_and_sensor_kinds(capsys):
     err = capsys.readouterr().err
     assert "sonr: neither a file, a built-in scene (['harbour', 'pier', 'tank', 'wreck']) nor a sensor kind" in err
     assert "'imaging_sonar'" in err and "'dvl'" in err
+
+
+def test_modem_without_messages_warns_how_to_schedule_them(tmp_path, capsys):
+    # The modems' default configs schedule no message, so `render acoustic_modem` wrote only empty event lists
+    # without a word; now it says so and how to schedule one (the suggested --set gives one event, checked too).
+    assert cli.main(["render", "acoustic_modem", "--pings", "3", "--out", str(tmp_path / "none")]) == 0
+    captured = capsys.readouterr()
+    assert "warning: acoustic_modem: the config schedules no messages" in captured.err
+    assert "--set 'messages=[[2.0, vehicle, topside, hello]]'" in captured.err
+    assert "of the acoustic_modem along a straight run" in captured.out
+    out = tmp_path / "one"
+    assert cli.main(["render", "acoustic_modem", "--pings", "5", "--set", "messages=[[2.0, vehicle, topside, hello]]",
+                     "--out", str(out)]) == 0
+    assert "schedules no messages" not in capsys.readouterr().err
+    import json
+
+    events = json.loads((out / "acoustic_modem_events.json").read_text())
+    assert sum(len(e) for e in events) == 1
