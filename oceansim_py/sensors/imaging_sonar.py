@@ -687,7 +687,7 @@ def _cli_write(o: _reg.CliOutput) -> list[str]:
     hits = int(data["hit_count"][0].sum())
     _reg.warn_if_blind("imaging sonar", float(hits > 0), o, c.max_range)
     return [f"rendered {c.range_bins} x {c.n_beams} sonar image ({c.rays_per_pose} rays, {hits} binned) of "
-            f"{o.scene.source} in {o.seconds:.3f} s (first call includes kernel compilation)",
+            f"{o.scene.source} in {o.seconds:.3f} s (first call: includes kernel loading)",
             f"wrote {out / 'sonar_polar.png'}, {out / 'sonar_fan.png'}, {out / 'sonar.npy'}"]
 
 
