@@ -86,3 +86,11 @@ def test_modem_without_messages_warns_how_to_schedule_them(tmp_path, capsys):
 
     events = json.loads((out / "acoustic_modem_events.json").read_text())
     assert sum(len(e) for e in events) == 1
+
+
+def test_set_with_a_misspelt_field_suggests_the_field(capsys, monkeypatch):
+    # README's example error: `--set max_rang=5` names the flag and the nearest field.
+    monkeypatch.setattr("oceansim_py.commands.render.scene_and_pose", lambda *a: pytest.fail("loaded a scene"))
+    assert cli.main(["render", "sonar", "--set", "max_rang=5", "--out", "unused"]) == 2
+    err = capsys.readouterr().err
+    assert "--set max_rang=5: ImagingSonarConfig has no field 'max_rang'; did you mean 'max_range'?" in err

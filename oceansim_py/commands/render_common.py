@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import os
 import re
 from pathlib import Path
@@ -121,7 +122,9 @@ def build_config(args: argparse.Namespace, config_cls: Any, **extra: Any) -> Any
         if not sep or not key:
             raise ConfigError(f"--set {item}: expected FIELD=VALUE, e.g. --set max_range=20")
         if key not in fields:
-            raise ConfigError(f"--set {item}: {config_cls.__name__} has no field {key!r}; valid fields are "
+            close = difflib.get_close_matches(key, sorted(fields), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(f"--set {item}: {config_cls.__name__} has no field {key!r}; {hint}valid fields are "
                               f"{sorted(fields)}")
         values[key] = yaml.safe_load(text)
         typed.append((key, "--set", item))
