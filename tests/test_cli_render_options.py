@@ -94,3 +94,22 @@ def test_set_with_a_misspelt_field_suggests_the_field(capsys, monkeypatch):
     assert cli.main(["render", "sonar", "--set", "max_rang=5", "--out", "unused"]) == 2
     err = capsys.readouterr().err
     assert "--set max_rang=5: ImagingSonarConfig has no field 'max_rang'; did you mean 'max_range'?" in err
+
+
+def test_unknown_config_and_rig_keys_suggest_the_nearest_valid_key(tmp_path):
+    from oceansim_py.dataset.rig import parse_rig
+    from oceansim_py.io.config import did_you_mean
+    from oceansim_py.sensors.imaging_sonar import ImagingSonarConfig
+
+    assert did_you_mean(["max_rang", 3, "zzzz"], ["max_range", "min_range"]) == \
+        "; did you mean 'max_range' for 'max_rang'?"
+    assert did_you_mean(["zzzz"], ["max_range"]) == ""
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['max_rang'\] .*did you mean 'max_range' for"):
+        ImagingSonarConfig.from_dict({"max_rang": 5.0})
+    rig = {"scene": "tank", "trajectory": {"type": "transect", "start": [0, 0, -1], "end": [1, 0, -1], "sped": 1.0},
+           "sensors": [{"name": "p", "type": "pose", "rat_hz": 1.0}]}
+    with pytest.raises(ConfigError, match=r"did you mean 'rate_hz' for 'rat_hz'\?"):
+        parse_rig(rig, source="rig.yaml")
+    rig["sensors"][0]["rate_hz"] = rig["sensors"][0].pop("rat_hz")
+    with pytest.raises(ConfigError, match=r"trajectory: unknown key\(s\) \['sped'\].*did you mean 'speed' for"):
+        parse_rig(rig, source="rig.yaml")
