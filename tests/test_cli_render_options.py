@@ -113,3 +113,14 @@ def test_unknown_config_and_rig_keys_suggest_the_nearest_valid_key(tmp_path):
     rig["sensors"][0]["rate_hz"] = rig["sensors"][0].pop("rat_hz")
     with pytest.raises(ConfigError, match=r"trajectory: unknown key\(s\) \['sped'\].*did you mean 'speed' for"):
         parse_rig(rig, source="rig.yaml")
+
+
+def test_rig_sensor_config_that_fails_validation_names_the_sensor():
+    # Two imaging sonars in a rig: a bad max_range must say which one (was: only "ImagingSonarConfig.max_range").
+    from oceansim_py.dataset.rig import parse_rig
+
+    rig = {"scene": "tank", "trajectory": {"type": "transect", "start": [0, 0, -1], "end": [1, 0, -1], "speed": 1.0},
+           "sensors": [{"name": "a", "type": "imaging_sonar", "rate_hz": 1.0},
+                       {"name": "b", "type": "imaging_sonar", "rate_hz": 1.0, "config": {"max_range": -4.0}}]}
+    with pytest.raises(ConfigError, match=r"^rig.yaml: sensors\[1\].config: ImagingSonarConfig.max_range: must be"):
+        parse_rig(rig, source="rig.yaml")

@@ -265,8 +265,10 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
             cfg = {"preset": s["preset"], **cfg}
         try:
             configs.append((name, kind.make_config(cfg, f"{source}: {key}.config")))
-        except OceanSimError as exc:
-            raise ConfigError(str(exc)) from exc
+        except OceanSimError as exc:      # a validate() error names the field, not where the config came from
+            text = str(exc)
+            raise ConfigError(text if text.startswith(source) else f"{_where(source, key + '.config')}: {text}") \
+                from exc
         products = s.get("products", kind.default_products)
         if isinstance(products, str) or not isinstance(products, (list, tuple)) \
                 or not all(isinstance(p, str) for p in products):
