@@ -31,6 +31,8 @@ MAX_SEED = 2**31 - 1
 MAX_TRAJECTORY_SAMPLES = 10_000_000
 MAX_TRAJECTORY_SEGMENTS = 100_000
 MAX_FRAME_INDEX = 2**31 - 1
+#: Widest fan image (pixels) that ``to_cartesian`` / ``--fan-width`` make: 16384 x ~16384 float64 is 2 GiB.
+MAX_FAN_WIDTH = 16_384
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 MAX_YAML_BYTES = 16 * 2**20
 MAX_YAML_NODES = 1_000_000

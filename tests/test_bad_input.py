@@ -316,4 +316,4 @@ def test_render_out_below_a_regular_file_is_a_clear_error(tmp_path, capsys):
                  "--out", str(tmp_path / "afile" / "sub")])
     err = capsys.readouterr().err
     assert code != 0 and "Traceback" not in err
-    assert "afile" in err and "Not a directory" in err
+    assert "--out" in err and "afile" in err and "not a folder" in err      # refused before rendering

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from oceansim_py.errors import ConfigError
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("describe", help="load a scene and print its nodes, materials, labels and a test ray cast")
@@ -33,6 +35,10 @@ def run(args: argparse.Namespace) -> int:
         if args.scene in aliases:
             print(aliases[args.scene].describe())
             return 0
+
+        if not Path(args.scene).suffix:
+            raise ConfigError(f"{args.scene}: neither a file, a built-in scene ({builtin_scene_names()}) nor a "
+                              f"sensor kind ({registry.kind_names()}); check the name or the path")
 
     t0 = time.perf_counter()
     scene = load_scene(args.scene, device=args.device)

@@ -14,7 +14,8 @@ import argparse
 import time
 import numpy as np
 
-from oceansim_py.commands.render_common import add_render_arguments, build_config, output_folder, scene_and_pose
+from oceansim_py.commands.render_common import (add_render_arguments, build_config, check_output_folder, output_folder,
+                                                scene_and_pose)
 from oceansim_py.commands.render_run import add_arguments as add_run_arguments
 from oceansim_py.commands.render_run import load_inputs
 from oceansim_py.sensors import registry
@@ -43,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, kind: registry.SensorKind, target: str) -> int:
     cli = kind.cli
     assert cli is not None
+    check_output_folder(output_folder(args, target))
     fields = {o.config_field: getattr(args, o.flags[0].lstrip("-").replace("-", "_"))
               for o in cli.options if o.config_field}
     if cli.poses == registry.RUN:

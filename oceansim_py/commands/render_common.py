@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
+import os
 import re
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -18,6 +20,8 @@ from typing import Any, Callable, TypeVar
 import numpy as np
 
 from oceansim_py.errors import ConfigError, OceanSimError
+from oceansim_py.limits import MAX_FRAME_INDEX
+from oceansim_py.sensors.registry import cli_number
 
 POSE_HELP = ("sensor pose x,y,z,roll,pitch,yaw (m, degrees; positive pitch looks down) or x,y,z,qx,qy,qz,qw; "
              "negative values as typed, e.g. --pose -15,0,-5,0,0,0; default: a pose that shows the scene's subject")
@@ -53,7 +57,8 @@ def add_render_arguments(p: argparse.ArgumentParser, config_cls: Any, default_pr
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override one config field, e.g. --set max_range=20 (repeatable)")
     p.add_argument("--pose", default=None, help=POSE_HELP)
-    p.add_argument("--frame-index", type=int, default=0, help="frame number keying the noise (default 0)")
+    p.add_argument("--frame-index", type=cli_number(int, 0, MAX_FRAME_INDEX, ""), default=0,
+                   help="frame number keying the noise (default 0)")
     p.add_argument("--device", default=None, help="Warp device (default: cuda:0 if present, else cpu)")
     p.add_argument("--out", default=None, help=f"output folder, created if missing (default ./{DEFAULT_OUT}/SENSOR)")
 
@@ -74,6 +79,19 @@ def flagged(flag: str, value: Any, action: Callable[[], T]) -> T:
 def output_folder(args: argparse.Namespace, kind: str) -> Path:
     """``--out``, else ``./oceansim_render/<kind>``."""
     return Path(args.out) if args.out else Path(DEFAULT_OUT) / kind
+
+
+def check_output_folder(folder: Path) -> None:
+    """``ConfigError`` naming ``--out`` when ``folder`` cannot become the output folder (it, or the nearest of its
+    parents that exists, is a file, or that parent is not writable), checked before any rendering."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        what = "is a file" if existing == folder else f"lies under {existing}, which is a file"
+        raise ConfigError(f"--out {folder}: {what}, not a folder; give a folder path (created if missing)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"--out {folder}: {existing} is not writable; choose another folder")
 
 
 def build_config(args: argparse.Namespace, config_cls: Any, **extra: Any) -> Any:
@@ -104,7 +122,9 @@ def build_config(args: argparse.Namespace, config_cls: Any, **extra: Any) -> Any
         if not sep or not key:
             raise ConfigError(f"--set {item}: expected FIELD=VALUE, e.g. --set max_range=20")
         if key not in fields:
-            raise ConfigError(f"--set {item}: {config_cls.__name__} has no field {key!r}; valid fields are "
+            close = difflib.get_close_matches(key, sorted(fields), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(f"--set {item}: {config_cls.__name__} has no field {key!r}; {hint}valid fields are "
                               f"{sorted(fields)}")
         values[key] = yaml.safe_load(text)
         typed.append((key, "--set", item))

@@ -44,7 +44,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from oceansim_py.errors import ConfigError, OceanSimError
-from oceansim_py.io.config import coerce_value, display_path, load_yaml
+from oceansim_py.io.config import coerce_value, did_you_mean, display_path, load_yaml
 from oceansim_py.limits import MAX_FRAMES, MAX_SEED, MAX_SHARDS, check_count
 from oceansim_py.poses import pose_from_euler
 
@@ -223,7 +223,8 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
         raise ConfigError(f"{source}: a rig file must hold a mapping of {sorted(_RIG_KEYS)}")
     unknown = sorted((k for k in data if k not in _RIG_KEYS), key=str)
     if unknown:
-        raise ConfigError(f"{source}: unknown key(s) {unknown}; valid keys are {sorted(_RIG_KEYS)}")
+        raise ConfigError(f"{source}: unknown key(s) {unknown}; valid keys are {sorted(_RIG_KEYS)}"
+                          f"{did_you_mean(unknown, _RIG_KEYS)}")
     for required in ("scene", "trajectory", "sensors"):
         if required not in data:
             raise ConfigError(f"{source}: missing key '{required}'")
@@ -242,7 +243,7 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
         unknown = sorted((k for k in s if k not in _SENSOR_KEYS), key=str)
         if unknown:
             raise ConfigError(f"{_where(source, key)}: unknown key(s) {unknown}; valid keys are "
-                              f"{sorted(_SENSOR_KEYS)}")
+                              f"{sorted(_SENSOR_KEYS)}{did_you_mean(unknown, _SENSOR_KEYS)}")
         stype = s.get("type")
         if not isinstance(stype, str) or stype not in registry.kind_names():
             raise ConfigError(f"{_where(source, key + '.type')}: unknown sensor type {stype!r}; types are "
@@ -264,8 +265,10 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
             cfg = {"preset": s["preset"], **cfg}
         try:
             configs.append((name, kind.make_config(cfg, f"{source}: {key}.config")))
-        except OceanSimError as exc:
-            raise ConfigError(str(exc)) from exc
+        except OceanSimError as exc:      # a validate() error names the field, not where the config came from
+            text = str(exc)
+            raise ConfigError(text if text.startswith(source) else f"{_where(source, key + '.config')}: {text}") \
+                from exc
         products = s.get("products", kind.default_products)
         if isinstance(products, str) or not isinstance(products, (list, tuple)) \
                 or not all(isinstance(p, str) for p in products):
@@ -376,7 +379,7 @@ def _check_trajectory(traj: dict[str, Any], source: str, base: Path) -> None:
     unknown = sorted((k for k in traj if k != "type" and k not in allowed), key=str)
     if unknown:
         raise ConfigError(f"{source}: trajectory: unknown key(s) {unknown} for type {kind!r}; valid keys are "
-                          f"{sorted(allowed)}")
+                          f"{sorted(allowed)}{did_you_mean(unknown, allowed)}")
     hints = typing.get_type_hints(ctor)
     for k in list(traj):
         if k != "type":

@@ -20,6 +20,7 @@ and the size, nesting and alias-expansion limits of :mod:`oceansim_py.limits`.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import re
 import typing
@@ -70,6 +71,14 @@ class _LimitedLoader(yaml.SafeLoader):
 
 _LimitedLoader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML12_FLOAT, list("-+0123456789."))
 
+
+def did_you_mean(unknown: typing.Iterable[Any], valid: typing.Iterable[str]) -> str:
+    """``"; did you mean 'max_range' for 'max_rang'?"`` for each unknown key with a close valid one (difflib),
+    else ``""``: the end of an unknown-key error."""
+    names = sorted(valid)
+    pairs = [(k, difflib.get_close_matches(k, names, n=1)) for k in unknown if isinstance(k, str)]
+    hints = [f"{close[0]!r} for {k!r}" for k, close in pairs if close]
+    return f"; did you mean {', '.join(hints)}?" if hints else ""
 
 def _check_expanded_size(root: Any, source: str) -> None:
     """Count the nodes of ``root`` with every alias expanded (memoised per node, so an alias bomb costs one visit
@@ -276,7 +285,7 @@ class ConfigBase:
         if unknown:
             raise ConfigError(
                 f"{where}: unknown key(s) {unknown} for {cls.__name__}; valid keys are {sorted(fields)} "
-                f"(and 'preset')"
+                f"(and 'preset'){did_you_mean(unknown, fields)}"
             )
         values = {}
         for key, value in {**base, **data}.items():

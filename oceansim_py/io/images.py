@@ -13,6 +13,7 @@ from typing import Literal
 import numpy as np
 
 from oceansim_py.errors import ConfigError
+from oceansim_py.limits import MAX_FAN_WIDTH
 from oceansim_py.io.atomic import atomic_open, atomic_path, cannot_write
 
 
@@ -28,6 +29,8 @@ def to_uint8(values: np.ndarray, gain: float = 1.0, gamma: float = 1.0, mode: Li
     if mode == "linear":
         out = 255.0 * gain * np.power(v, gamma)
     elif mode == "db":
+        if not (math.isfinite(db_range) and db_range > 0.0):
+            raise ConfigError(f"to_uint8: db_range must be a finite number of dB > 0, got {db_range!r}")
         ref = float(v.max()) if reference is None else float(reference)
         if ref <= 0:
             return np.zeros(v.shape, dtype=np.uint8)
@@ -66,8 +69,9 @@ def polar_to_cartesian(polar: np.ndarray, ranges: np.ndarray, bearings: np.ndarr
     starboard, increasing); the bins' widths are the centres' spacing, or for a single range bin or beam
     ``range_step`` (m) / ``bearing_step`` (rad), which must then be given. Pixels outside the fan get ``fill``.
     """
-    if width < 2:
-        raise ConfigError(f"to_cartesian: width must be >= 2 pixels, got {width}")
+    if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or not 2 <= width <= MAX_FAN_WIDTH:
+        raise ConfigError(f"to_cartesian: width must be a whole number of pixels in [2, {MAX_FAN_WIDTH}], got "
+                          f"{width!r}")
     polar = np.asarray(polar)
     ranges = np.asarray(ranges, dtype=np.float64)
     bearings = np.asarray(bearings, dtype=np.float64)

@@ -26,7 +26,7 @@ from oceansim_py.io.config import ConfigBase, require, require_finite, require_n
 from oceansim_py.kernels import acoustic_chain as kc
 from oceansim_py.kernels import imaging_sonar as k
 from oceansim_py.kernels import multipath as km
-from oceansim_py.limits import check_config_memory
+from oceansim_py.limits import MAX_FAN_WIDTH, check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.backend_field import RaycastBackendField
 from oceansim_py.sensors.batching import PoseUploads, check_render_call
@@ -687,7 +687,7 @@ def _cli_write(o: _reg.CliOutput) -> list[str]:
     hits = int(data["hit_count"][0].sum())
     _reg.warn_if_blind("imaging sonar", float(hits > 0), o, c.max_range)
     return [f"rendered {c.range_bins} x {c.n_beams} sonar image ({c.rays_per_pose} rays, {hits} binned) of "
-            f"{o.scene.source} in {o.seconds:.3f} s (first call includes kernel compilation)",
+            f"{o.scene.source} in {o.seconds:.3f} s (first call: includes kernel loading)",
             f"wrote {out / 'sonar_polar.png'}, {out / 'sonar_fan.png'}, {out / 'sonar.npy'}"]
 
 
@@ -717,7 +717,8 @@ SENSOR_KIND = _reg.SensorKind(
         name="sonar", help="forward-looking imaging sonar: polar PNG, fan PNG and raw .npy",
         default_preset="holoocean_paper",        # 1-50 m: reaches every built-in scene's subject
         framing="imaging_sonar", reach=lambda c: (c.max_range, c.horizontal_fov),
-        options=(_reg.CliOption(("--fan-width",), {"type": int, "default": 800,
+        options=(_reg.CliOption(("--fan-width",), {"type": _reg.cli_number(int, 2, MAX_FAN_WIDTH, "pixels"),
+                                                   "default": 800,
                                                    "help": "width of the fan image in pixels (default 800)"}),),
         write=_cli_write),
 )

@@ -527,7 +527,7 @@ def _cli_write(o: _reg.CliOutput) -> list[str]:
     images.save_npy(out / "msis_ranges.npy", sweep.ranges)
     return [f"rendered one MSIS sweep of {sweep.steps.size} steps ({c.step_angle:g} deg, {c.step_period * 1e3:.1f} "
             f"ms each, {sweep.times[-1] - sweep.times[0]:.2f} s) of {o.scene.source} in {o.seconds:.3f} s (first "
-            f"call includes kernel compilation)",
+            f"call: includes kernel loading)",
             f"wrote {out / 'msis_polar.png'}, {out / 'msis_cartesian.png'}, {out / 'msis_polar.npy'}"]
 
 
@@ -556,7 +556,9 @@ SENSOR_KIND = _reg.SensorKind(
     cli=_reg.CliTarget(
         help="mechanically scanned imaging sonar: one sweep as polar and Cartesian PNGs and .npy",
         default_preset="ping360", framing="imaging_sonar", reach=lambda c: (float(c.max_range), 60.0),
-        options=(_reg.CliOption(("--speed",), {"type": float, "default": 0.0,
-                                               "help": "vehicle speed along the sensor's +x during the sweep (m/s)"}),),
+        options=(_reg.CliOption(("--speed",), {"type": _reg.cli_number(float, -100.0, 100.0, "m/s"),
+                                               "default": 0.0,
+                                               "help": "vehicle speed along the sensor's +x during the sweep (m/s), "
+                                                       "-100 to 100"}),),
         render=_cli_render, write=_cli_write),
 )

@@ -42,7 +42,7 @@ from oceansim_py.io.config import (ConfigBase, require, require_finite, require_
                                    require_seed)
 from oceansim_py.io.sonar_messages import projected_sonar_image, receive_beamwidths
 from oceansim_py.kernels import multibeam as k
-from oceansim_py.limits import check_config_memory
+from oceansim_py.limits import MAX_FAN_WIDTH, check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.kernels import acoustic_chain as kc
 from oceansim_py.kernels import multipath as km
@@ -863,9 +863,10 @@ SENSOR_KIND = _reg.SensorKind(
         options=(
             _reg.CliOption(("--method",), {"default": None, "choices": ["time", "spectral"],
                                            "help": "time-series method (default: the config's, normally 'time')"}),
-            _reg.CliOption(("--fan-width",), {"type": int, "default": 800,
+            _reg.CliOption(("--fan-width",), {"type": _reg.cli_number(int, 2, MAX_FAN_WIDTH, "pixels"),
+                                              "default": 800,
                                               "help": "width of the fan image in pixels (default 800)"}),
-            _reg.CliOption(("--db-range",), {"type": float, "default": 60.0,
+            _reg.CliOption(("--db-range",), {"type": _reg.cli_number(float, 1.0, 200.0, "dB"), "default": 60.0,
                                              "help": "dynamic range of the PNGs in dB (default 60)"}),
         ),
         render=lambda sensor, scene, poses, frame_index, args: sensor.render(scene, poses, frame_index=frame_index,

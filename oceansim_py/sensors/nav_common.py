@@ -11,10 +11,12 @@ A sensor's ``measure(source, times=None, ...)`` accepts a :class:`~oceansim_py.t
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
 
+from oceansim_py.diagnostics import OceanSimWarning
 from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.limits import check_frame_index  # noqa: F401  (re-exported for the navigation sensors)
 from oceansim_py.poses import as_poses
@@ -185,5 +187,9 @@ def write_timed_run(o: Any) -> list[str]:
             written.append(path)
         else:
             written.append(save_npy(o.out / f"{o.target}_{p.name}.npy", np.asarray(value)))
-    return [f"measured {len(o.poses)} ping(s) of a {o.kind.name} along a straight run in {o.scene.source} in "
+    if getattr(o.config, "messages", None) == ():
+        warnings.warn(f"{o.target}: the config schedules no messages, so there are no events; schedule them with "
+                      f"--set 'messages=[[2.0, {o.config.node_id}, {o.config.node_ids[0]}, hello]]' (rows [time s, "
+                      f"sender, receiver, payload]) or in a --config YAML", OceanSimWarning, stacklevel=2)
+    return [f"measured {len(o.poses)} ping(s) of the {o.kind.name} along a straight run in {o.scene.source} in "
             f"{o.seconds:.3f} s", f"wrote {', '.join(str(w) for w in written)}"]

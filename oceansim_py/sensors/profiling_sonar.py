@@ -391,7 +391,7 @@ def _cli_write(o: _reg.CliOutput) -> list[str]:
                           f"no profiling.ply; move the sensor closer or raise max_range")
     o.result.save_ply(out / "profiling.ply")
     return [f"rendered {len(o.poses)} swath(s) of {c.n_beams} beams ({c.rays_per_pose} rays each) of "
-            f"{o.scene.source} in {o.seconds:.3f} s (first call includes kernel compilation); {n_valid} soundings",
+            f"{o.scene.source} in {o.seconds:.3f} s (first call: includes kernel loading); {n_valid} soundings",
             f"wrote {out / 'profiling.ply'}, {out / 'profiling_points.npy'}, {out / 'profiling_range.npy'}"]
 
 

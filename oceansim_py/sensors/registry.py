@@ -135,6 +135,25 @@ class CliOption:
     config_field: str | None = None
 
 
+def cli_number(kind: type, lo: float, hi: float, unit: str) -> Callable[[str], Any]:
+    """An ``argparse`` ``type`` for a :class:`CliOption`: the text as ``kind`` (``int`` or ``float``), finite and
+    within [lo, hi] ``unit``, else an ``argparse`` error naming the option, before any work starts."""
+    import argparse
+    import math
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'a whole' if kind is int else 'a'} number") from exc
+        if not (math.isfinite(value) and lo <= value <= hi):
+            bounds = f"{lo:,} and {hi:,}" if kind is int else f"{lo:g} and {hi:g}"
+            raise argparse.ArgumentTypeError(f"{text!r}: must be between {bounds}{' ' + unit if unit else ''}")
+        return value
+
+    return parse
+
+
 @dataclasses.dataclass(frozen=True)
 class CliOutput:
     """What a target's ``write`` gets: the ``kind``, the parsed ``args``, the ``config``, the ``sensor``, the ``scene``, the
