@@ -92,3 +92,24 @@ def test_multibeam_peer_model_refuses_non_finite_device_fields(field, value) -> 
     with pytest.raises(ConfigError, match=rf"MultibeamSonarConfig\.{field}: must be a finite number"):
         MultibeamSonarConfig(**{field: value})
     assert MultibeamSonarConfig().model == "peer"
+
+
+#: Integer fields where a negative value means something (HoloOcean's AzimuthStreaks: -1 is "removal").
+NEGATIVE_INTS_ALLOWED = {("imaging_sonar", "azimuth_streaks")}
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=[k.name for k in KINDS])
+def test_negative_counts_and_sizes_are_refused(kind) -> None:
+    cls = kind.config_class
+    base = base_values(cls)
+    hints = typing.get_type_hints(cls)
+    accepted = []
+    for field in dataclasses.fields(cls):
+        if hints[field.name] is not int or (kind.name, field.name) in NEGATIVE_INTS_ALLOWED:
+            continue
+        try:
+            cls.from_dict({**base, field.name: -1})
+            accepted.append(field.name)
+        except ConfigError as exc:
+            assert field.name in str(exc)
+    assert accepted == []
