@@ -1,12 +1,13 @@
 """Every registered sensor kind's config, checked field by field from its dataclass (no hand-kept list to forget a
 field or a sensor): a wrong type, a non-finite number or an unknown key is a ConfigError naming the field; every
-preset round-trips through to_dict / from_dict; every field is named in the config's docstrings (where its unit is
-given). Also: the multibeam's peer model still refuses non-finite device-chain fields it ignores (they are written
-to manifests and become live with ``replace(model="device")``)."""
+preset round-trips through to_dict, JSON (as a manifest holds it) and from_dict; every field is named in the
+config's docstrings (where its unit is given). Also: the multibeam's peer model still refuses non-finite
+device-chain fields it ignores (they are written to manifests and become live with ``replace(model="device")``)."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import re
 import typing
@@ -68,7 +69,8 @@ def test_presets_round_trip_and_unknown_keys_are_named(kind) -> None:
     cls = kind.config_class
     for name in cls.preset_names():
         config = cls.preset(name)
-        assert cls.from_dict(config.to_dict()) == config, name
+        text = json.dumps(config.to_dict(), allow_nan=False)          # what a manifest holds
+        assert cls.from_dict(json.loads(text)) == config, name
     with pytest.raises(ConfigError, match=r"unknown key\(s\) \['speling_error'\]"):
         cls.from_dict({**base_values(cls), "speling_error": 1})
 
