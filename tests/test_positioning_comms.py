@@ -289,3 +289,21 @@ def test_noisy_ranges_are_c_travel_time_over_two_plus_the_range_noise() -> None:
     flagged = u.outlier[:, 0]
     assert np.all(extra[~flagged] == 0.0) and np.all((extra[flagged] > 0) & (extra[flagged] < 4.0))
     assert abs(flagged.mean() - 0.25) < 4 * math.sqrt(0.25 * 0.75 / 400) and abs(extra[flagged].mean() - 2.0) < 0.5
+
+
+@pytest.mark.parametrize("times, rate_hz, message", [([1.0, math.nan], None, r"time 1 is nan; times must be finite"),
+                                                     ([math.inf], 2.0, r"time 0 is inf; times must be finite"),
+                                                     ([1.0], 0.0, r"rate_hz must be a finite number > 0"),
+                                                     ([1.0], math.nan, r"rate_hz must be a finite number > 0")])
+def test_modem_refuses_non_finite_times_and_rates(times, rate_hz, message) -> None:
+    # Before: a NaN time fell in no sample's interval, so its events vanished without a word, and rate_hz 0 was a
+    # ZeroDivisionError.
+    modem = AcousticModem(AcousticModemConfig(node_positions=((150.0, 0.0, -10.0),),
+                                              messages=((0.2, "vehicle", "topside", "hi"),)))
+    with pytest.raises(ConfigError, match=message):
+        modem.measure(ORIGIN, times, rate_hz=rate_hz)
+
+
+def test_positioning_at_bare_poses_refuses_a_non_finite_time() -> None:
+    with pytest.raises(ConfigError, match=r"LBL.measure: time 0 is nan; times must be finite"):
+        LBL(LBLConfig()).measure(ORIGIN, times=[math.nan])
