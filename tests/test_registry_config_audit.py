@@ -115,3 +115,33 @@ def test_negative_counts_and_sizes_are_refused(kind) -> None:
         except ConfigError as exc:
             assert field.name in str(exc)
     assert accepted == []
+
+
+def direct(cls: type, base: dict, field: str, value: typing.Any) -> typing.Any:
+    """``cls(**base, field=value)`` built in Python (no from_dict coercion), lists as tuples as a config holds."""
+    as_tuple = lambda v: tuple(as_tuple(x) for x in v) if isinstance(v, list) else v  # noqa: E731
+    return cls(**{k: as_tuple(v) for k, v in {**base, field: value}.items()})
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=[k.name for k in KINDS])
+def test_configs_built_in_python_are_type_checked_too(kind) -> None:
+    # Before: ConfigBase only coerced in from_dict, so ImagingSonarConfig(n_beams=True) rendered 1 beam,
+    # MultibeamSonarConfig(tvg="40Log") (peer model) existed, and jitter="yes" was truthy.
+    cls = kind.config_class
+    base = base_values(cls)
+    hints = typing.get_type_hints(cls)
+    accepted, unnamed = [], []
+    for field in dataclasses.fields(cls):
+        hint = hints[field.name]
+        bad = wrong_values(hint, base.get(field.name))
+        if typing.get_origin(hint) is typing.Literal:
+            bad = [("text", "not_a_choice"), ("int", 3)]
+        for label, value in bad:
+            try:
+                direct(cls, base, field.name, value)
+                accepted.append(f"{field.name} = {label}")
+            except ConfigError as exc:
+                if field.name not in str(exc):
+                    unnamed.append(f"{field.name} = {label}: {exc}")
+    assert accepted == [] and unnamed == []
+
