@@ -268,3 +268,42 @@ def test_bad_optical_configs_name_the_field() -> None:
         OpticalModemConfig(node_directions=((0.0, 0.0, 0.0),))
     with pytest.raises(ConfigError, match=r"OpticalModemConfig\.band"):
         OpticalModemConfig(band="red")
+
+
+def test_noisy_ranges_are_c_travel_time_over_two_plus_the_range_noise() -> None:
+    """The schema says range = c x travel_time / 2 plus the range noise, travel_time noise-free. Hand numbers: a
+    beacon 100 m ahead of a stationary head, c = 1500 m/s: T = 200 / 1500 s for every sample; 400 pings with
+    range_sigma 0.1 m give range - c T / 2 of mean 0 +- 0.1 / sqrt(400) = 0.005 m and standard deviation 0.1 m
+    (+- 0.1 / sqrt(2 x 399) = 0.0035 m); outlier_probability 0.25 with outlier_range 4 m adds U(0, 4) m (mean 2 m) to
+    a quarter of them, flagged."""
+    cfg = LBLConfig(beacon_ids=(1,), beacon_positions=((100.0, 0.0, -10.0),), range_sigma=0.1, seed=4)
+    still = np.tile(ORIGIN, (400, 1))
+    r = LBL(cfg).measure(still, times=np.arange(400) * 2.0)
+    np.testing.assert_allclose(r.travel_time, 200.0 / 1500.0, rtol=1e-12)
+    err = r.range[:, 0] - 1500.0 * r.travel_time[:, 0] / 2.0
+    assert abs(err.mean()) < 4 * 0.005 and abs(err.std() - 0.1) < 4 * 0.0035
+    usbl = USBL(USBLConfig(beacon_ids=(1,), beacon_positions=((100.0, 0.0, -10.0),), range_sigma=0.0,
+                           outlier_probability=0.25, outlier_range=4.0, phase_sigma=0.0, seed=4))
+    u = usbl.measure(still, times=np.arange(400) * 2.0)
+    extra = u.slant_range[:, 0] - 1500.0 * u.travel_time[:, 0] / 2.0
+    flagged = u.outlier[:, 0]
+    assert np.all(extra[~flagged] == 0.0) and np.all((extra[flagged] > 0) & (extra[flagged] < 4.0))
+    assert abs(flagged.mean() - 0.25) < 4 * math.sqrt(0.25 * 0.75 / 400) and abs(extra[flagged].mean() - 2.0) < 0.5
+
+
+@pytest.mark.parametrize("times, rate_hz, message", [([1.0, math.nan], None, r"time 1 is nan; times must be finite"),
+                                                     ([math.inf], 2.0, r"time 0 is inf; times must be finite"),
+                                                     ([1.0], 0.0, r"rate_hz must be a finite number > 0"),
+                                                     ([1.0], math.nan, r"rate_hz must be a finite number > 0")])
+def test_modem_refuses_non_finite_times_and_rates(times, rate_hz, message) -> None:
+    # Before: a NaN time fell in no sample's interval, so its events vanished without a word, and rate_hz 0 was a
+    # ZeroDivisionError.
+    modem = AcousticModem(AcousticModemConfig(node_positions=((150.0, 0.0, -10.0),),
+                                              messages=((0.2, "vehicle", "topside", "hi"),)))
+    with pytest.raises(ConfigError, match=message):
+        modem.measure(ORIGIN, times, rate_hz=rate_hz)
+
+
+def test_positioning_at_bare_poses_refuses_a_non_finite_time() -> None:
+    with pytest.raises(ConfigError, match=r"LBL.measure: time 0 is nan; times must be finite"):
+        LBL(LBLConfig()).measure(ORIGIN, times=[math.nan])

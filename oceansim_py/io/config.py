@@ -7,8 +7,9 @@ Every sensor config derives from :class:`ConfigBase`. It gives:
   ``str``, tuples of those); ``preset: NAME`` inside the dict starts from that preset and overrides it.
 - ``from_yaml(path)``: the same from a YAML file; malformed YAML names the file and line.
 - ``preset(name, **overrides)``: a named preset (class attribute ``PRESETS``: name -> dict of values).
-- ``to_dict()`` and ``replace(**changes)``; ``validate()`` is called by ``__post_init__`` so that a config that
-  exists is a valid one.
+- ``to_dict()`` and ``replace(**changes)``; ``__post_init__`` calls ``validate()`` and checks every field's value
+  against its annotation (``check_field_types``: a config built in Python is held to the types ``from_dict``
+  coerces to), so that a config that exists is a valid one.
 - ``memory_bytes(batch)``: the bytes a sensor built from the config needs to render ``batch`` poses (its tables
   plus per-batch scratch and results), estimated from the config alone so that the sensor refuses an
   impossible config (:func:`oceansim_py.limits.check_config_memory`) before allocating anything.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import math
 import re
 import typing
@@ -245,6 +247,55 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
     return value
 
 
+@functools.lru_cache(maxsize=None)
+def _field_hints(cls: type) -> dict[str, Any]:
+    """The resolved annotation of every dataclass field of ``cls``."""
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+
+
+def _check_kind(value: Any, hint: Any, where: str) -> None:
+    """``ConfigError`` naming ``where`` unless ``value`` is of the kind ``hint`` names (see
+    :meth:`ConfigBase.check_field_types`); hints other than numbers, ``bool``, ``str``, tuples, unions and
+    literals (nested configs) are left to ``validate``."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is typing.Union or (origin is not None and str(origin) == "<class 'types.UnionType'>"):
+        if value is None and type(None) in args:
+            return
+        for arg in (a for a in args if a is not type(None)):
+            try:
+                return _check_kind(value, arg, where)
+            except ConfigError:
+                continue
+        raise ConfigError(f"{where}: {value!r} is not a valid {hint}")
+    if origin is typing.Literal:
+        if not any(value == a and type(value) is type(a) for a in args):
+            raise ConfigError(f"{where}: {value!r} is not one of {list(args)}")
+        return
+    if origin in (tuple, list):
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{where}: expected a list, got {value!r}")
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            if len(args) != len(value):
+                raise ConfigError(f"{where}: expected {len(args)} values, got {len(value)}")
+            for i, (v, a) in enumerate(zip(value, args)):
+                _check_kind(v, a, f"{where}[{i}]")
+            return
+        inner = args[0] if args else Any
+        for i, v in enumerate(value):
+            _check_kind(v, inner, f"{where}[{i}]")
+        return
+    if hint is bool and not isinstance(value, bool):
+        raise ConfigError(f"{where}: expected true or false, got {value!r}")
+    if hint is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ConfigError(f"{where}: expected an integer, got {value!r}")
+    if hint is float and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise ConfigError(f"{where}: expected a number, got {value!r}")
+    if hint is str and not isinstance(value, str):
+        raise ConfigError(f"{where}: expected a string, got {value!r}")
+
+
 @dataclasses.dataclass(frozen=True)
 class ConfigBase:
     """Base of every frozen config dataclass (see the module docstring)."""
@@ -252,7 +303,35 @@ class ConfigBase:
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
 
     def __post_init__(self) -> None:
-        self.validate()
+        try:
+            self.validate()
+        except Exception as exc:
+            wrong = self._wrong_type()
+            # validate()'s own message when it names the mistyped field (or none is); else the type error, since a
+            # value of the wrong kind (True for a speed) can trip a check of another field first
+            if wrong is not None and not str(exc).startswith(f"{type(self).__name__}.{wrong[0]}:"):
+                raise wrong[1] from exc
+            raise
+        self.check_field_types()
+
+    def check_field_types(self) -> None:
+        """Raise ``ConfigError('<Config>.<field>: expected ..., got ...')`` for a value that is not of its field's
+        annotated kind: a config built in Python (``Config(n_beams=True)``, ``replace(tvg="40Log")``) is held to
+        the types :meth:`from_dict` coerces to, including fields that only some models read: ``int`` for an integer
+        field, ``int`` or ``float`` for a real one (never ``bool``). Values are not converted."""
+        wrong = self._wrong_type()
+        if wrong is not None:
+            raise wrong[1]
+
+    def _wrong_type(self) -> tuple[str, ConfigError] | None:
+        """(field, error) of the first field whose value is not of its annotated kind, or ``None``."""
+        owner = type(self).__name__
+        for name, hint in _field_hints(type(self)).items():
+            try:
+                _check_kind(getattr(self, name), hint, f"{owner}.{name}")
+            except ConfigError as exc:
+                return name, exc
+        return None
 
     def validate(self) -> None:
         """Raise :class:`ConfigError` naming the field and the fix if a value is invalid."""

@@ -44,7 +44,7 @@ from oceansim_py.sensors.modem_common import (
     COLLISION, DELIVERED, EVENT_COLUMNS, HALF_DUPLEX, LOST, OUT_OF_RANGE, REASONS, ModemResult, Traffic, event_table,
     measure_batch, modem_arrays, node_names, schedule_traffic, validate_network, window_events,
 )
-from oceansim_py.sensors.nav_common import NavSensor, check_frame_index, timed_run_target
+from oceansim_py.sensors.nav_common import NavSensor, check_frame_index, finite_times, timed_run_target
 
 _OWNER = "AcousticModemConfig"
 _FADING, _LOSS = 0, 1
@@ -189,8 +189,11 @@ class AcousticModem(NavSensor):
                 rate_hz: float | None = None) -> ModemResult:
         """The events of the samples at ``times`` (s): sample ``frame_index + i`` holds the events received in
         its interval (:func:`~oceansim_py.sensors.modem_common.window_events`)."""
-        fi = check_frame_index(frame_index, f"{type(self).__name__}.measure")
-        t = np.asarray(times, dtype=np.float64).reshape(-1)
+        what = f"{type(self).__name__}.measure"
+        fi = check_frame_index(frame_index, what)
+        t = finite_times(times, what)
+        if rate_hz is not None and not (isinstance(rate_hz, (int, float)) and math.isfinite(rate_hz) and rate_hz > 0):
+            raise ConfigError(f"{what}: rate_hz must be a finite number > 0 (Hz), got {rate_hz!r}")
         table, payloads = self.events(source, scene)
         events, blobs = window_events(table, payloads, t, fi, rate_hz)
         return ModemResult(events, blobs, t, fi)

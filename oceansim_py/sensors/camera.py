@@ -148,7 +148,11 @@ class UnderwaterCameraConfig(RaycastBackendField, ConfigBase):
     from ``sun_zenith`` (deg from straight above, [0, 90)) and ``sun_azimuth`` (deg, counter-clockwise from
     world +x); ``lights`` (vehicle spot lights); ``shadows`` (shadow rays to the sun and lights).
     Water: ``water`` preset name (see ``WaterType.preset_names()``, default ``jerlov_IB``, clear oceanic); any of the
-    ``water_*`` fields replaces that coefficient of the preset (custom water). ``veiling_scales_with_light``:
+    ``water_*`` fields (RGB, None = the preset's) replaces that coefficient of the preset (custom water):
+    ``water_attenuation`` (beta^D, wideband beam attenuation of the direct signal, 1/m), ``water_backscatter``
+    (beta^B, coefficient of the backscatter curve, 1/m), ``water_veiling_light`` (B^inf, linear, in the units of
+    the in-air radiance) and ``water_diffuse_attenuation`` (K_d, dims the sun with depth, 1/m); see
+    :class:`~oceansim_py.sensors.water.WaterType`. ``veiling_scales_with_light``:
     see the module docstring. ``exposure``: linear gain applied before sRGB encoding.
     Realism (module docstring; all off by default): ``distortion`` (k1, k2, p1, p2, k3); ``vignetting_cos4``,
     ``vignetting_polynomial`` (a1, a2, a3); ``exposure_time`` (s, >= 0) and ``motion_blur_samples`` (>= 1);

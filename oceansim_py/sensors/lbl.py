@@ -64,8 +64,8 @@ class LBLConfig(BeaconLayout, RaycastBackendField, ConfigBase):
 
 @dataclasses.dataclass
 class LBLResult(HostResult):
-    """Per sample (N) and beacon (n), NaN without a fix: range (N, n) m; travel_time (N, n) s two-way (without the
-    turn-around); reply_time (N, n) s, the reply's arrival; fix, outlier, occluded (N, n) bool; true_range (N, n)
+    """Per sample (N) and beacon (n), NaN without a fix: range (N, n) m, c travel_time / 2 plus the range noise and
+    outliers; travel_time (N, n) s two-way (without the turn-around; noise-free, as reply_time); reply_time (N, n) s, the reply's arrival; fix, outlier, occluded (N, n) bool; true_range (N, n)
     m at the reply's arrival. times (N,) s or ``None``."""
 
     range: np.ndarray
@@ -108,8 +108,10 @@ SENSOR_KIND = _reg.SensorKind(
     config_class=LBLConfig, sensor_class=LBL, uses_trajectory=True, render=measure_batch,
     build=lambda config, device, sensor_id: LBL(config, sensor_id=sensor_id),
     schema=(
-        _reg.Product("range", _reg.TABLE, "float64", "m per beacon, c x two-way time / 2 (NaN: no fix)", _N),
-        _reg.Product("travel_time", _reg.TABLE, "float64", "s, two-way travel time without the turn-around", _N),
+        _reg.Product("range", _reg.TABLE, "float64", "m per beacon, c x travel_time / 2 plus the range noise "
+                     "and outliers (NaN: no fix)", _N),
+        _reg.Product("travel_time", _reg.TABLE, "float64", "s, two-way travel time without the turn-around "
+                     "(noise-free: the noise is on the range; NaN: no fix)", _N),
         _reg.Product("reply_time", _reg.TABLE, "float64", "s, arrival time of each reply (NaN: no fix)", _N),
         _reg.Product("fix", _reg.TABLE, "int8", "flag 1/0 per beacon", _N),
         _reg.Product("outlier", _reg.TABLE, "int8", "flag 1/0: a multipath outlier (ground truth)", _N),

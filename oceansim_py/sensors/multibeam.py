@@ -195,6 +195,8 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBacken
         require_seed(self.seed, o)
         require(self.model in ("peer", "device"), o, "model", f"must be 'peer' or 'device', got {self.model!r}")
         self.validate_multipath(o, self.model)
+        self.require_finite_device_numbers(o)
+        self.require_finite_display_numbers(o)
         if self.model == "device":
             self.validate_device_chain(o, self.fov, self.elevation_fov)
             if self.elevation_directivity:

@@ -31,6 +31,19 @@ class Samples:
     trajectory: Any
 
 
+def finite_times(times: Any, what: str) -> np.ndarray:
+    """``times`` (s) as a flat float64 array; a ``ConfigError`` naming ``what`` when one is not a finite number (a
+    NaN time would otherwise fall in no sample's interval and vanish silently)."""
+    try:
+        t = np.asarray(times, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{what}: times must be numbers (s), got {times!r}") from None
+    bad = np.flatnonzero(~np.isfinite(t))
+    if bad.size:
+        raise ConfigError(f"{what}: time {int(bad[0])} is {t[bad[0]]}; times must be finite (s)")
+    return t
+
+
 def sample_source(source: Any, times: Any, rate: float, what: str) -> Samples:
     """Resolve a Trajectory or poses into :class:`Samples` (see the module docstring)."""
     if hasattr(source, "resample") and hasattr(source, "times"):
@@ -41,7 +54,7 @@ def sample_source(source: Any, times: Any, rate: float, what: str) -> Samples:
     poses[:, 3:] /= np.linalg.norm(poses[:, 3:], axis=1, keepdims=True)
     t = None
     if times is not None:
-        t = np.asarray(times, dtype=np.float64).reshape(-1)
+        t = finite_times(times, what)
         if t.size != poses.shape[0]:
             raise ConfigError(f"{what}: {t.size} times for {poses.shape[0]} poses; give one time per pose")
     return Samples(t, poses, None)

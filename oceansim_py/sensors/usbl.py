@@ -117,12 +117,13 @@ class USBLConfig(BeaconLayout, RaycastBackendField, ConfigBase):
 
 @dataclasses.dataclass
 class USBLResult(HostResult):
-    """Per sample (N) and beacon (n), NaN without a fix: slant_range (N, n) m; bearing, elevation (N, n) rad
-    (sensor frame, + starboard, + up); position (N, n, 3) m, sensor frame FLU; fix (N, n) bool; travel_time
-    (N, n) s two-way (without the turn-around); reply_time (N, n) s, the reply's arrival; outlier (N, n) bool;
-    occluded (N, n) bool; true_range, true_bearing, true_elevation (N, n); true_position (N, n, 3) sensor frame
-    at the reply's arrival: the beacon's, also where the head measures a surface-reflected reply from its mirror
-    image (the ghost is in the measured products only). times (N,) s or ``None``."""
+    """Per sample (N) and beacon (n), NaN without a fix: slant_range (N, n) m, c travel_time / 2 plus the range
+    noise and outliers; bearing, elevation (N, n) rad (sensor frame, + starboard, + up); position (N, n, 3) m,
+    sensor frame FLU; fix (N, n) bool; travel_time (N, n) s two-way (without the turn-around; noise-free, as
+    reply_time); reply_time (N, n) s, the reply's arrival; outlier (N, n) bool; occluded (N, n) bool; true_range,
+    true_bearing, true_elevation (N, n); true_position (N, n, 3) sensor frame at the reply's arrival: the
+    beacon's, also where the head measures a surface-reflected reply from its mirror image (the ghost is in the
+    measured products only). times (N,) s or ``None``."""
 
     slant_range: np.ndarray
     bearing: np.ndarray
@@ -195,7 +196,8 @@ SENSOR_KIND = _reg.SensorKind(
     config_class=USBLConfig, sensor_class=USBL, uses_trajectory=True, render=measure_batch,
     build=lambda config, device, sensor_id: USBL(config, sensor_id=sensor_id),
     schema=(
-        _reg.Product("slant_range", _reg.TABLE, "float64", "m per beacon, c x two-way time / 2 (NaN: no fix)", _N),
+        _reg.Product("slant_range", _reg.TABLE, "float64", "m per beacon, c x travel_time / 2 plus the range noise "
+                     "and outliers (NaN: no fix)", _N),
         _reg.Product("bearing", _reg.TABLE, "float64", "rad per beacon, + starboard of the boresight (NaN: no fix)",
                      _N, frame="sensor FLU"),
         _reg.Product("elevation", _reg.TABLE, "float64", "rad per beacon, + up (NaN: no fix)", _N,
@@ -203,7 +205,8 @@ SENSOR_KIND = _reg.SensorKind(
         _reg.Product("position", _reg.TABLE, "float64", "m, beacon in the sensor frame (NaN: no fix)",
                      ("n_beacons", 3), frame="sensor FLU"),
         _reg.Product("fix", _reg.TABLE, "int8", "flag 1/0 per beacon", _N),
-        _reg.Product("travel_time", _reg.TABLE, "float64", "s, two-way travel time without the turn-around", _N),
+        _reg.Product("travel_time", _reg.TABLE, "float64", "s, two-way travel time without the turn-around "
+                     "(noise-free: the noise is on the range; NaN: no fix)", _N),
         _reg.Product("reply_time", _reg.TABLE, "float64", "s, arrival time of each reply (NaN: no fix)", _N),
         _reg.Product("outlier", _reg.TABLE, "int8", "flag 1/0: a multipath outlier (ground truth)", _N),
         _reg.Product("occluded", _reg.TABLE, "int8", "flag 1/0: the scene blocks the path (ground truth)", _N),

@@ -110,12 +110,22 @@ class DeviceChainFields(MultipathFields):
     agc_level: float | None = None
     jitter: bool = True
 
-    def validate_device_chain(self, owner: str, horizontal_fov: float, vertical_fov: float) -> None:
-        """Check the device fields (ConfigError naming the field and its valid range)."""
+    def require_finite_device_numbers(self, owner: str) -> None:
+        """Every number field of the chain finite (the optional dB levels finite or null), whatever the model: a
+        peer model ignores them, but a config that exists must be a valid one (it is written to manifests and may
+        be switched to model 'device' with ``replace``)."""
         for name in ("frequency", "sound_speed", "source_level", "temperature", "salinity", "depth", "ph",
                      "bandwidth", "beam_width", "element_width", "sidelobe_level", "psf_extent", "elevation_span",
                      "tvg_gain"):
             require_finite(getattr(self, name), owner, name)
+        for name in ("noise_level", "volume_scattering", "agc_level"):
+            v = getattr(self, name)
+            require(v is None or (isinstance(v, (int, float)) and math.isfinite(v)), owner, name,
+                    f"must be a finite number (dB) or null, got {v!r}")
+
+    def validate_device_chain(self, owner: str, horizontal_fov: float, vertical_fov: float) -> None:
+        """Check the device fields (ConfigError naming the field and its valid range)."""
+        self.require_finite_device_numbers(owner)
         for name, allowed in (("model", ("peer", "device")), ("absorption_model", ("fixed", "francois_garrison")),
                               ("beam_taper", TAPERS), ("beam_steering", BEAM_STEERINGS), ("pulse_taper", TAPERS), ("elevation_taper", TAPERS), ("tvg", tuple(TVG_LAWS))):
             require(getattr(self, name) in allowed, owner, name,
@@ -149,10 +159,6 @@ class DeviceChainFields(MultipathFields):
         require(self.elevation_span == 0.0 or vertical_fov <= self.elevation_span < 180.0, owner, "elevation_span",
                 f"must be 0 (the vertical field of view) or lie in [vertical_fov = {vertical_fov}, 180) degrees, "
                 f"got {self.elevation_span}")
-        for name in ("noise_level", "volume_scattering", "agc_level"):
-            v = getattr(self, name)
-            require(v is None or (isinstance(v, (int, float)) and math.isfinite(v)), owner, name,
-                    f"must be a finite number (dB) or null, got {v!r}")
         require(self.noise_level is None or self.noise_level >= MIN_NOISE_LEVEL_DB, owner, "noise_level",
                 f"must lie in [{MIN_NOISE_LEVEL_DB:g}, source_level = {self.source_level}] dB re 1 uPa^2 (or null for "
                 f"no receiver noise), got {self.noise_level}")
@@ -218,10 +224,15 @@ class DeviceDisplayFields:
     dynamic_range: float = 60.0
     colormap: Literal["gray", "copper", "hot", "amber"] = "gray"
 
-    def validate_device_display(self, owner: str) -> None:
-        """Check the display fields (ConfigError naming the field)."""
+    def require_finite_display_numbers(self, owner: str) -> None:
+        """``display_floor`` and ``dynamic_range`` finite, whatever the model (see
+        :meth:`DeviceChainFields.require_finite_device_numbers`)."""
         for name in ("display_floor", "dynamic_range"):
             require_finite(getattr(self, name), owner, name)
+
+    def validate_device_display(self, owner: str) -> None:
+        """Check the display fields (ConfigError naming the field)."""
+        self.require_finite_display_numbers(owner)
         for name, allowed in (("display", ("linear", "db")), ("colormap", COLORMAPS)):
             require(getattr(self, name) in allowed, owner, name,
                     f"must be one of {list(allowed)}, got {getattr(self, name)!r}")
