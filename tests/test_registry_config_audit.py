@@ -145,3 +145,30 @@ def test_configs_built_in_python_are_type_checked_too(kind) -> None:
                     unnamed.append(f"{field.name} = {label}: {exc}")
     assert accepted == [] and unnamed == []
 
+
+
+def test_numpy_scalars_are_taken_as_the_python_numbers_they_hold():
+    # Research code sweeps sizes over np.arange and reads ranges from arrays: np.int64(64) beams, a np.float32 range,
+    # a np.bool_ switch and numpy elements of a tuple are stored as int, float, bool (the config's JSON and YAML
+    # stay plain); a fractional numpy value for an integer field is still refused, naming the field.
+    import numpy as np
+
+    from oceansim_py.errors import ConfigError
+    from oceansim_py.sensors.dvl import DVLConfig
+    from oceansim_py.sensors.imaging_sonar import ImagingSonarConfig
+
+    cfg = ImagingSonarConfig(n_beams=np.int64(64), max_range=np.float32(20.5), jitter=np.bool_(False))
+    assert type(cfg.n_beams) is int and cfg.n_beams == 64
+    assert type(cfg.max_range) is float and cfg.max_range == 20.5
+    assert cfg.jitter is False
+    assert cfg == ImagingSonarConfig(n_beams=64, max_range=20.5, jitter=False)
+    import dataclasses
+    tuples = [f.name for f in dataclasses.fields(DVLConfig) if isinstance(getattr(DVLConfig(), f.name), tuple)
+              and getattr(DVLConfig(), f.name) and all(isinstance(v, float) for v in getattr(DVLConfig(), f.name))]
+    if tuples:
+        name = tuples[0]
+        value = tuple(np.float32(v) for v in getattr(DVLConfig(), name))
+        held = getattr(DVLConfig(**{name: value}), name)
+        assert all(type(v) is float for v in held)
+    with pytest.raises(ConfigError, match="n_beams"):
+        ImagingSonarConfig(n_beams=np.float64(2.5))

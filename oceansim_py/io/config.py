@@ -29,6 +29,7 @@ import typing
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, TypeVar
 
+import numpy as np
 import yaml
 
 from oceansim_py.errors import ConfigError
@@ -296,13 +297,32 @@ def _check_kind(value: Any, hint: Any, where: str) -> None:
         raise ConfigError(f"{where}: expected a string, got {value!r}")
 
 
+def plain_value(value: Any) -> Any:
+    """``value`` with numpy scalars (``np.int64``, ``np.float32``, ``np.bool_``...) replaced by the Python ``int``,
+    ``float`` or ``bool`` they hold, in tuples and lists element by element; anything else unchanged (the same
+    object)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (tuple, list)) and any(isinstance(v, (np.generic, tuple, list)) for v in value):
+        items = [plain_value(v) for v in value]
+        if any(a is not b for a, b in zip(items, value)):
+            return type(value)(items)
+    return value
+
+
 @dataclasses.dataclass(frozen=True)
 class ConfigBase:
-    """Base of every frozen config dataclass (see the module docstring)."""
+    """Base of every frozen config dataclass (see the module docstring). Numpy scalars given for fields (research
+    code sweeping ``n_beams`` over ``np.arange``) are stored as the Python numbers they hold before validation."""
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
 
     def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            plain = plain_value(value)
+            if plain is not value:
+                object.__setattr__(self, f.name, plain)
         try:
             self.validate()
         except Exception as exc:
