@@ -843,12 +843,15 @@ SENSOR_KIND = _reg.SensorKind(
     config_class=MultibeamSonarConfig, sensor_class=MultibeamSonar,
     schema=(
         _reg.Product("time_series", _reg.ARRAY, "complex64",
-                     "complex baseband pressure, uPa at 1 m source-level reference (complex64)", _IMAGE),
+                     "complex baseband pressure (complex64): model 'peer', uPa at 1 m source-level reference; "
+                     "model 'device', the received pressure re 1 uPa (echo, volume reverberation and receiver noise), "
+                     "before the TVG and gain", _IMAGE),
         _reg.Product("intensity", _reg.ARRAY, "float32",
                      "uPa^2: model 'peer': squared magnitude |p|^2 of the baseband pressure (source level "
                      "referenced to 1 m); model 'device': detected intensity re 1 uPa^2 (noise and reverberation "
                      "included) after the TVG and fixed/automatic gain of the config", _IMAGE),
-        _reg.Product("db", _reg.ARRAY, "float32", "dB re 1 uPa^2 (10 log10 |p|^2; -300 where p = 0)", _IMAGE),
+        _reg.Product("db", _reg.ARRAY, "float32", "10 log10 intensity, dB re 1 uPa^2 (model 'device': after the TVG "
+                     "and gain; -300 where the intensity is 0)", _IMAGE),
         _reg.Product("polar_png", _reg.IMAGE, "uint8", _DISPLAY, _IMAGE,
                      view=lambda result, config: result.to_uint8()),
         _reg.Product("fan_png", _reg.IMAGE, "uint8", _DISPLAY + " (peer: dB scale, 60 dB span; device: the "
