@@ -119,3 +119,24 @@ def test_generated_dataset_times_frames_and_mounted_poses(tmp_path: Path) -> Non
     f = ds.frame(7)
     assert f["time"] == 0.7
     assert (f["p10"]["sample"], f["p5"]["sample"], f["p3"]["sample"]) == (7, 3, 2)
+
+
+def test_lawnmower_turn_and_uneven_keys_by_hand() -> None:
+    # Bounds 10 x 10 m, spacing 5, 1 m/s: legs y = 0, 5, 10 (3 x 10 m) joined by two half-turns of r = 2.5 m
+    # (pi r = 7.854 m each): 45.708 s. At t = 12 s the vehicle is 2 m into the first (counter-clockwise) turn
+    # about (10, 2.5): angle 2 / 2.5 = 0.8 rad from -90 deg, at (10 + 2.5 sin 0.8, 2.5 - 2.5 cos 0.8, -10 + 3)
+    # = (11.79339, 0.75823, -7), yaw 0.8 rad, yaw rate 1 / 2.5 = 0.4 rad/s, 1^2 / 2.5 = 0.4 m/s^2 to port.
+    lm = Trajectory.lawnmower(bounds=((0, 0, -10), (10, 10, 0)), altitude=3, spacing=5, speed=1.0)
+    assert math.isclose(lm.end_time, 30 + 2 * math.pi * 2.5, rel_tol=1e-12)
+    p = lm.at([12.0])[0]
+    np.testing.assert_allclose(p[:3], [10 + 2.5 * math.sin(0.8), 2.5 - 2.5 * math.cos(0.8), -7.0], atol=1e-12)
+    np.testing.assert_allclose(p[3:], [0, 0, math.sin(0.4), math.cos(0.4)], atol=1e-12)
+    np.testing.assert_allclose(lm.angular_velocity([12.0]), [[0, 0, 0.4]], atol=1e-12)
+    np.testing.assert_allclose(lm.acceleration([12.0], "body"), [[0, 0.4, 0]], atol=1e-12)
+    # Uneven keys t = 0, 1, 3 with x = t^2 and yaw 0, 10, 40 deg: at t = 1 the second-order gradient is exact
+    # for a quadratic, dx/dt = 2 m/s; the key's yaw rate is the spacing-weighted mean of the segments' slerp
+    # rates (10 and 15 deg/s): (2 * 10 + 1 * 15) / 3 = 11.667 deg/s (also the quadratic's slope).
+    keys = [pose_from_euler(t * t, 0, 0, 0, 0, yaw) for t, yaw in ((0, 0), (1, 10), (3, 40))]
+    tr = Trajectory.from_arrays([0.0, 1.0, 3.0], keys)
+    np.testing.assert_allclose(tr.velocity([1.0]), [[2.0, 0, 0]], atol=1e-12)
+    np.testing.assert_allclose(tr.angular_velocity([1.0]), [[0, 0, math.radians(35.0 / 3.0)]], atol=1e-12)
