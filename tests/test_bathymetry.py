@@ -209,3 +209,70 @@ def test_scattered_xyz_points_are_binned_at_the_resolution(tmp_path):
     px, py = -10.0, 6.0                                   # local; source (ox + px, oy + py)
     sx, sy = ox + px - X0, oy + py - Y0                   # the same point in the frame z was written in
     assert down(scene, [(px, py)])["distance"][0] == pytest.approx(30 + 0.1 * sx - 0.05 * sy, abs=3e-3)
+
+
+def _write_3x3(path, data, dtype="float32", nodata=None, scale=None, offset=None):
+    """A 3 x 3 north-up GeoTIFF, 10 m pixels, west edge x = 1000, north edge y = 2030 (pixel centres at
+    x = 1005, 1015, 1025 and y = 2025, 2015, 2005 from the top row down)."""
+    import rasterio
+    from rasterio.transform import from_origin
+
+    with rasterio.open(path, "w", driver="GTiff", width=3, height=3, count=1, dtype=dtype, crs="EPSG:32631",
+                       transform=from_origin(1000.0, 2030.0, 10.0, 10.0), nodata=nodata) as ds:
+        ds.write(np.asarray(data, dtype=dtype), 1)
+        if scale is not None:
+            ds.scales, ds.offsets = (scale,), (offset,)
+
+
+def test_geotiff_3x3_cell_centres_north_up_nodata_and_crop_by_sample_centres(tmp_path):
+    pytest.importorskip("rasterio")
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    path = tmp_path / "g.tif"
+    _write_3x3(path, [[-10, -11, -12], [-13, -9999, -15], [-16, -17, -18]], nodata=-9999)
+    g = read_bathymetry(path)
+    # centre of the extent (1015, 2015) is the origin; the top (north) row lies at local y = +10
+    assert g.origin == (1015.0, 2015.0)
+    np.testing.assert_array_equal(g.x, [-10.0, 0.0, 10.0])
+    np.testing.assert_array_equal(g.y, [-10.0, 0.0, 10.0])
+    assert g.z[2, 0] == -10.0 and g.z[0, 2] == -18.0 and np.isnan(g.z[1, 1])
+    # bounds (1004, 2004, 1016, 2016) hold the centres x 1005, 1015 and y 2005, 2015: the south-west 2 x 2
+    # samples [[-16, -17], [-13, nodata]] (rows from the south), origin (1010, 2010). Was refused: the window was
+    # rounded from pixel edges (col_off 0.4, width 1.2 -> 1 pixel).
+    c = read_bathymetry(path, bounds=(1004, 2004, 1016, 2016))
+    assert c.origin == (1010.0, 2010.0)
+    np.testing.assert_array_equal(c.z[0], [-16.0, -17.0])
+    assert c.z[1, 0] == -13.0 and np.isnan(c.z[1, 1])
+    # the same rule as the XYZ/NetCDF crop: (1006, 2006, 1026, 2026) holds centres 1015, 1025 and 2015, 2025
+    c = read_bathymetry(path, bounds=(1006, 2006, 1026, 2026))
+    assert c.origin == (1020.0, 2020.0)
+    np.testing.assert_array_equal(c.z, [[np.nan, -15.0], [-11.0, -12.0]])
+    with pytest.raises(SceneError, match="fewer than 2 x 2"):
+        read_bathymetry(path, bounds=(1006, 2006, 1014, 2026))
+
+
+def test_geotiff_scale_and_offset_are_applied(tmp_path):
+    pytest.importorskip("rasterio")
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # int16 raw 100 with scale 0.1 and offset -50: 100 * 0.1 - 50 = -40 m (was read as +100 m)
+    path = tmp_path / "s.tif"
+    _write_3x3(path, [[100, 110, 120], [130, 140, 150], [160, 170, 180]], dtype="int16", scale=0.1, offset=-50.0)
+    g = read_bathymetry(path)
+    np.testing.assert_allclose(g.z, [[-34, -33, -32], [-37, -36, -35], [-40, -39, -38]], atol=1e-9)
+
+
+@pytest.mark.parametrize("corner", ["corner", "center"])
+def test_esri_ascii_grid_xllcorner_and_xllcenter(tmp_path, corner):
+    pytest.importorskip("rasterio")
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    path = tmp_path / f"{corner}.asc"
+    path.write_text(f"ncols 3\nnrows 2\nxll{corner} 100\nyll{corner} 200\ncellsize 10\nNODATA_value -9999\n"
+                    "1 2 3\n4 5 -9999\n")
+    g = read_bathymetry(path, values="depth")
+    # corner: centres x 105, 115, 125, y 205 (south row), 215 -> origin (115, 210); center: x 100..120, y 200, 210
+    assert g.origin == ((115.0, 210.0) if corner == "corner" else (110.0, 205.0))
+    # the first text row is the north one; depths become z = -d
+    np.testing.assert_array_equal(g.z[1], [-1.0, -2.0, -3.0])
+    assert g.z[0, 0] == -4.0 and np.isnan(g.z[0, 2])

@@ -18,8 +18,11 @@ Conventions (the package's world frame: Z up, metres, sea surface at z = 0):
   ellipsoid: ``x = N(lat0) cos(lat0) (lon - lon0)``, ``y = M(lat0) (lat - lat0)`` with ``M``, ``N`` the
   meridional and prime-vertical radii of curvature (angles in radians). Within 10 km of the centre the
   error is below ~0.1 %. The origin and CRS are kept in the scene metadata (``bathymetry``).
+- **Raster values** are ``raw * scale + offset`` (the GeoTIFF's GDAL scale/offset metadata, e.g. int16
+  decimetres), before the sign convention; samples sit at pixel centres (``xllcorner``/``xllcenter`` of an
+  ESRI grid both honoured).
 - **Crop** ``bounds=(xmin, ymin, xmax, ymax)`` is in the grid's own coordinates (degrees for a geographic
-  grid), applied before anything else. **Resample** ``resolution`` (m) re-grids the cropped grid by bilinear
+  grid), applied before anything else: it keeps the samples (pixel centres) that lie inside the bounds. **Resample** ``resolution`` (m) re-grids the cropped grid by bilinear
   interpolation (a sample next to nodata is nodata) onto a regular grid of that spacing in the local frame.
 - **Mesh.** Grid samples are the vertices (pixel centres); each valid cell gives two triangles, normals up.
   Large grids are split into tiles of at most ``tile_size`` x ``tile_size`` cells, one mesh node each, sharing
@@ -175,7 +178,7 @@ def _read_raster(path: Path, bounds: Sequence[float] | None, max_bytes: int) -> 
 
 def _read_raster_window(path: Path, bounds: Sequence[float] | None, max_bytes: int) -> BathymetryGrid:
     rasterio = _import("rasterio", path)
-    from rasterio.windows import Window, from_bounds
+    from rasterio.windows import Window
 
     try:
         ds = rasterio.open(path)
@@ -188,14 +191,15 @@ def _read_raster_window(path: Path, bounds: Sequence[float] | None, max_bytes: i
         window = Window(0, 0, ds.width, ds.height)
         if bounds is not None:
             xmin, ymin, xmax, ymax = _check_bounds(bounds, str(path))
-            window = from_bounds(xmin, ymin, xmax, ymax, ds.transform).round_offsets().round_lengths()
-            window = window.intersection(Window(0, 0, ds.width, ds.height)) if _overlaps(window, ds) else None
-            if window is None or window.width < 2 or window.height < 2:
+            window = _centre_window(ds.transform, ds.width, ds.height, (xmin, ymin, xmax, ymax))
+            if window is None:
                 raise SceneError(f"{path}: the crop {list(bounds)} holds fewer than 2 x 2 grid samples; the "
                                  f"grid covers {list(ds.bounds)}")
         _check_grid_bytes(int(window.width) * int(window.height), path, max_bytes)
         band = ds.read(1, window=window, masked=True)
-        z = np.ma.filled(band.astype(np.float64), np.nan)
+        # stored values are scaled: value = raw * scale + offset (GDAL metadata; e.g. int16 decimetres)
+        scale, offset = ds.scales[0], ds.offsets[0]
+        z = np.ma.filled(band.astype(np.float64) * scale + offset, np.nan)
         t = ds.window_transform(window)
         x = t.c + t.a * (np.arange(int(window.width)) + 0.5)
         y = t.f + t.e * (np.arange(int(window.height)) + 0.5)
@@ -206,9 +210,22 @@ def _read_raster_window(path: Path, bounds: Sequence[float] | None, max_bytes: i
     return BathymetryGrid(z, x, y, geographic, crs_text, str(path))
 
 
-def _overlaps(window: Any, ds: Any) -> bool:
-    return (window.col_off < ds.width and window.row_off < ds.height and window.col_off + window.width > 0
-            and window.row_off + window.height > 0)
+def _centre_window(transform: Any, width: int, height: int, bounds: tuple[float, float, float, float]) -> Any:
+    """The window of the pixels whose centres lie inside ``bounds`` (the rule of :meth:`BathymetryGrid.crop`),
+    or ``None`` when it holds fewer than 2 x 2 pixels. ``transform``: a north-up affine (b = d = 0)."""
+    from rasterio.windows import Window
+
+    xmin, ymin, xmax, ymax = bounds
+    # pixel centre i lies at c + a (i + 0.5): its index range for x in [xmin, xmax] (a > 0 or a < 0)
+    def index_range(lo: float, hi: float, origin: float, step: float, n: int) -> tuple[int, int]:
+        f0, f1 = sorted(((lo - origin) / step - 0.5, (hi - origin) / step - 0.5))
+        return max(math.ceil(f0 - 1e-9), 0), min(math.floor(f1 + 1e-9), n - 1)
+
+    c0, c1 = index_range(xmin, xmax, transform.c, transform.a, width)
+    r0, r1 = index_range(ymin, ymax, transform.f, transform.e, height)
+    if c1 - c0 + 1 < 2 or r1 - r0 + 1 < 2:
+        return None
+    return Window(c0, r0, c1 - c0 + 1, r1 - r0 + 1)
 
 
 def _pick(names: Sequence[str], candidates: Sequence[str]) -> str | None:
