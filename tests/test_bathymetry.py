@@ -211,7 +211,7 @@ def test_scattered_xyz_points_are_binned_at_the_resolution(tmp_path):
     assert down(scene, [(px, py)])["distance"][0] == pytest.approx(30 + 0.1 * sx - 0.05 * sy, abs=3e-3)
 
 
-def _write_3x3(path, data, dtype="float32", nodata=None, scale=None, offset=None):
+def _write_3x3(path, data, dtype="float32", nodata=None, scale=None, offset=None, units=None):
     """A 3 x 3 north-up GeoTIFF, 10 m pixels, west edge x = 1000, north edge y = 2030 (pixel centres at
     x = 1005, 1015, 1025 and y = 2025, 2015, 2005 from the top row down)."""
     import rasterio
@@ -222,6 +222,8 @@ def _write_3x3(path, data, dtype="float32", nodata=None, scale=None, offset=None
         ds.write(np.asarray(data, dtype=dtype), 1)
         if scale is not None:
             ds.scales, ds.offsets = (scale,), (offset,)
+        if units is not None:
+            ds.units = (units,)
 
 
 def test_geotiff_3x3_cell_centres_north_up_nodata_and_crop_by_sample_centres(tmp_path):
@@ -276,3 +278,15 @@ def test_esri_ascii_grid_xllcorner_and_xllcenter(tmp_path, corner):
     # the first text row is the north one; depths become z = -d
     np.testing.assert_array_equal(g.z[1], [-1.0, -2.0, -3.0])
     assert g.z[0, 0] == -4.0 and np.isnan(g.z[0, 2])
+
+
+@pytest.mark.parametrize("units,metres", [("ft", 0.3048), ("US survey foot", 1200.0 / 3937.0), ("m", 1.0), (None, 1.0)])
+def test_geotiff_vertical_units_become_metres(tmp_path, units, metres):
+    pytest.importorskip("rasterio")
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # 100 ft depth = 30.48 m down (was read as 100 m); NaN nodata stays nodata
+    path = tmp_path / "u.tif"
+    _write_3x3(path, [[100, 100, 100], [100, np.nan, 100], [100, 100, 100]], nodata=float("nan"), units=units)
+    g = read_bathymetry(path, values="depth")
+    assert g.z[0, 0] == pytest.approx(-100.0 * metres, rel=1e-12) and np.isnan(g.z[1, 1])

@@ -19,7 +19,8 @@ Conventions (the package's world frame: Z up, metres, sea surface at z = 0):
   meridional and prime-vertical radii of curvature (angles in radians). Within 10 km of the centre the
   error is below ~0.1 %. The origin and CRS are kept in the scene metadata (``bathymetry``).
 - **Raster values** are ``raw * scale + offset`` (the GeoTIFF's GDAL scale/offset metadata, e.g. int16
-  decimetres), before the sign convention; samples sit at pixel centres (``xllcorner``/``xllcenter`` of an
+  decimetres), before the sign convention, in the band's unit (GDAL unit type: feet, US survey feet and
+  fathoms are converted to metres; any other unit is taken as metres); samples sit at pixel centres (``xllcorner``/``xllcenter`` of an
   ESRI grid both honoured).
 - **Crop** ``bounds=(xmin, ymin, xmax, ymax)`` is in the grid's own coordinates (degrees for a geographic
   grid), applied before anything else: it keeps the samples (pixel centres) that lie inside the bounds. **Resample** ``resolution`` (m) re-grids the cropped grid by bilinear
@@ -199,7 +200,7 @@ def _read_raster_window(path: Path, bounds: Sequence[float] | None, max_bytes: i
         band = ds.read(1, window=window, masked=True)
         # stored values are scaled: value = raw * scale + offset (GDAL metadata; e.g. int16 decimetres)
         scale, offset = ds.scales[0], ds.offsets[0]
-        z = np.ma.filled(band.astype(np.float64) * scale + offset, np.nan)
+        z = np.ma.filled(band.astype(np.float64) * scale + offset, np.nan) * _vertical_metres(ds.units[0])
         t = ds.window_transform(window)
         x = t.c + t.a * (np.arange(int(window.width)) + 0.5)
         y = t.f + t.e * (np.arange(int(window.height)) + 0.5)
@@ -208,6 +209,18 @@ def _read_raster_window(path: Path, bounds: Sequence[float] | None, max_bytes: i
         crs_text = crs.to_string() if crs is not None else None
     x, y, z = _ascending(x, y, z)
     return BathymetryGrid(z, x, y, geographic, crs_text, str(path))
+
+
+#: Metres per vertical unit, by the band's unit name (lower case, spaces and dashes removed); other names: metres.
+_VERTICAL_UNITS = {"ft": 0.3048, "foot": 0.3048, "feet": 0.3048, "internationalfoot": 0.3048,
+                   "ftus": 1200.0 / 3937.0, "usft": 1200.0 / 3937.0, "ussurveyfoot": 1200.0 / 3937.0,
+                   "ussurveyfeet": 1200.0 / 3937.0, "fathom": 1.8288, "fathoms": 1.8288, "fm": 1.8288}
+
+
+def _vertical_metres(units: str | None) -> float:
+    """Metres per unit of a raster band whose unit is ``units`` (GDAL band unit type; empty: metres)."""
+    key = (units or "").lower().replace(" ", "").replace("-", "").replace("_", "")
+    return _VERTICAL_UNITS.get(key, 1.0)
 
 
 def _centre_window(transform: Any, width: int, height: int, bounds: tuple[float, float, float, float]) -> Any:
