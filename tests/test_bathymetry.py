@@ -290,3 +290,37 @@ def test_geotiff_vertical_units_become_metres(tmp_path, units, metres):
     _write_3x3(path, [[100, 100, 100], [100, np.nan, 100], [100, 100, 100]], nodata=float("nan"), units=units)
     g = read_bathymetry(path, values="depth")
     assert g.z[0, 0] == pytest.approx(-100.0 * metres, rel=1e-12) and np.isnan(g.z[1, 1])
+
+
+def test_yaml_scattering_strength_sets_the_echo_of_a_bathymetry_floor(tmp_path):
+    pytest.importorskip("rasterio")
+    from oceansim_py import ImagingSonar, ImagingSonarConfig
+    from oceansim_py.poses import pose_from_euler
+    from oceansim_py.scene.materials import MaterialTable
+
+    # a flat floor 5.05 m deep (ESRI grid of depths, 21 x 21 samples of 1 m), seen straight down from z = 0 by a
+    # 2 x 2 degree fan: all rays land in range bin 40 (1 + 40.5 * 0.1 = 5.05 m). Lambert scattering strength
+    # S = -20 dB gives mu = 10^(-20 / 10) = 0.01, so the frame's energy is mu * Theta * Phi = 0.01 * (2 pi / 180)^2
+    # (small angles, as tests/test_imaging_sonar.py), and a depth band with S = -10 dB gives ten times more.
+    grid = tmp_path / "flat.asc"
+    grid.write_text("ncols 21\nnrows 21\nxllcorner 0\nyllcorner 0\ncellsize 1\nNODATA_value -9999\n"
+                    + ("5.05 " * 21 + "\n") * 21)
+    mats = tmp_path / "mats.yaml"
+    mats.write_text("materials:\n  quiet_mud: {albedo: [0.2, 0.2, 0.2], scattering_strength: -20}\n"
+                    "  loud_sand: {albedo: [0.4, 0.4, 0.3], scattering_strength: -10}\n")
+    table = MaterialTable.from_yaml(mats)
+    cfg = ImagingSonarConfig(horizontal_fov=2.0, vertical_fov=2.0, min_range=1.0, max_range=11.0, n_beams=8,
+                             range_bins=100, rays_per_beam=4, elevation_rays=16, absorption=0.0,
+                             normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0,
+                             additive_range_scaled=False)
+    down_pose = pose_from_euler(0.0, 0.0, 0.0, pitch_deg=90.0)
+    energies = []
+    for bands in (None, [(0.0, 10.0, "loud_sand")]):
+        scene = scene_from_bathymetry(grid, values="depth", material="quiet_mud", depth_bands=bands,
+                                      materials=table, device="cpu")
+        out = ImagingSonar(cfg, device="cpu").render(scene, down_pose).numpy()
+        img = out["clean_intensity"][0]
+        assert np.nonzero(img.sum(axis=1))[0].tolist() == [40]
+        energies.append(float(img.sum()))
+    assert energies[0] == pytest.approx(0.01 * math.radians(2.0) ** 2, rel=1e-3)
+    assert energies[1] == pytest.approx(0.1 * math.radians(2.0) ** 2, rel=1e-3)
