@@ -324,3 +324,22 @@ def test_yaml_scattering_strength_sets_the_echo_of_a_bathymetry_floor(tmp_path):
         energies.append(float(img.sum()))
     assert energies[0] == pytest.approx(0.01 * math.radians(2.0) ** 2, rel=1e-3)
     assert energies[1] == pytest.approx(0.1 * math.radians(2.0) ** 2, rel=1e-3)
+
+
+def test_resample_keeps_valid_samples_next_to_nodata(tmp_path):
+    pytest.importorskip("rasterio")
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # 3 x 3 grid, 10 m, the centre sample nodata. Resampling at 10 m is the identity (was all nodata: a zero
+    # weight times the NaN neighbour spoiled every sample); at 5 m the south row (y = -10) is
+    # -16, (-16 - 17) / 2 = -16.5, -17, -17.5, -18, and every sample strictly inside a cell touching the centre
+    # is nodata, e.g. (0, -5) between -17 and the nodata centre.
+    path = tmp_path / "g.tif"
+    _write_3x3(path, [[-10, -11, -12], [-13, -9999, -15], [-16, -17, -18]], nodata=-9999)
+    same = read_bathymetry(path, resolution=10.0)
+    np.testing.assert_array_equal(same.z, [[-16, -17, -18], [-13, np.nan, -15], [-10, -11, -12]])
+    half = read_bathymetry(path, resolution=5.0)
+    np.testing.assert_array_equal(half.x, [-10, -5, 0, 5, 10])
+    np.testing.assert_array_equal(half.z[0], [-16, -16.5, -17, -17.5, -18])
+    np.testing.assert_array_equal(half.z[:, 0], [-16, -14.5, -13, -11.5, -10])
+    assert np.isnan(half.z[1:4, 1:4]).all()

@@ -20,11 +20,13 @@ Conventions (the package's world frame: Z up, metres, sea surface at z = 0):
   error is below ~0.1 %. The origin and CRS are kept in the scene metadata (``bathymetry``).
 - **Raster values** are ``raw * scale + offset`` (the GeoTIFF's GDAL scale/offset metadata, e.g. int16
   decimetres), before the sign convention, in the band's unit (GDAL unit type: feet, US survey feet and
-  fathoms are converted to metres; any other unit is taken as metres); samples sit at pixel centres (``xllcorner``/``xllcenter`` of an
-  ESRI grid both honoured).
+  fathoms are converted to metres; any other unit is taken as metres); samples sit at pixel centres
+  (``xllcorner``/``xllcenter`` of an ESRI grid both honoured).
 - **Crop** ``bounds=(xmin, ymin, xmax, ymax)`` is in the grid's own coordinates (degrees for a geographic
-  grid), applied before anything else: it keeps the samples (pixel centres) that lie inside the bounds. **Resample** ``resolution`` (m) re-grids the cropped grid by bilinear
-  interpolation (a sample next to nodata is nodata) onto a regular grid of that spacing in the local frame.
+  grid), applied before anything else: it keeps the samples (pixel centres) that lie inside the bounds.
+  **Resample** ``resolution`` (m) re-grids the cropped grid by bilinear interpolation onto a regular grid of
+  that spacing in the local frame (a sample strictly between a nodata sample and others is nodata; one on a
+  valid source sample keeps its value).
 - **Mesh.** Grid samples are the vertices (pixel centres); each valid cell gives two triangles, normals up.
   Large grids are split into tiles of at most ``tile_size`` x ``tile_size`` cells, one mesh node each, sharing
   their edge vertices so the surface has no cracks.
@@ -129,15 +131,25 @@ class BathymetryGrid:
         ys = self.y[0] + resolution * np.arange(ny)
         fx = np.interp(xs, self.x, np.arange(self.x.size, dtype=np.float64))
         fy = np.interp(ys, self.y, np.arange(self.y.size, dtype=np.float64))
+        # a target sample within 1e-9 cells of a source sample is on it (weights exactly 0 and 1)
+        fx = np.where(np.abs(fx - np.rint(fx)) < 1e-9, np.rint(fx), fx)
+        fy = np.where(np.abs(fy - np.rint(fy)) < 1e-9, np.rint(fy), fy)
         x0 = np.minimum(np.floor(fx).astype(np.int64), self.x.size - 2)
         y0 = np.minimum(np.floor(fy).astype(np.int64), self.y.size - 2)
         tx = (fx - x0)[None, :]
         ty = (fy - y0)[:, None]
         z = self.z
         rows0, rows1 = z[y0], z[y0 + 1]
-        top = rows0[:, x0] * (1 - tx) + rows0[:, x0 + 1] * tx
-        bottom = rows1[:, x0] * (1 - tx) + rows1[:, x0 + 1] * tx
-        return dataclasses.replace(self, z=top * (1 - ty) + bottom * ty, x=xs, y=ys)
+        top = _lerp(rows0[:, x0], rows0[:, x0 + 1], tx)
+        bottom = _lerp(rows1[:, x0], rows1[:, x0 + 1], tx)
+        return dataclasses.replace(self, z=_lerp(top, bottom, ty), x=xs, y=ys)
+
+
+def _lerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``a (1 - t) + b t``, where a sample of weight 0 does not count: a nodata (NaN) neighbour spoils only the
+    samples that lie strictly between it and a valid one, not those on a valid grid sample."""
+    with np.errstate(invalid="ignore"):
+        return np.where(t == 0.0, a, np.where(t == 1.0, b, a * (1 - t) + b * t))
 
 
 def _check_bounds(bounds: Sequence[float], source: str) -> tuple[float, float, float, float]:
