@@ -191,6 +191,13 @@ def test_bad_bathymetry_input(tmp_path):
         scene_from_bathymetry(path, out, build_scene=False, depth_bands=[(0, 10, "unobtainium")])
     assert out.read_text() == "precious"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["bad.xyz", "grid.tif", "grid.tif.bak", "keep.usda"])
+    # a zero / NaN resolution and an unknown default material name the field (were OverflowError, ValueError
+    # and a bare KeyError)
+    for resolution in (0.0, float("nan")):
+        with pytest.raises(SceneError, match="resolution must be a finite spacing > 0"):
+            scene_from_bathymetry(path, device="cpu", resolution=resolution)
+    with pytest.raises(SceneError, match="unknown material 'unobtainium'"):
+        scene_from_bathymetry(path, device="cpu", material="unobtainium")
 
 
 def test_scattered_xyz_points_are_binned_at_the_resolution(tmp_path):

@@ -399,6 +399,9 @@ def read_bathymetry(path: str | Path, bounds: Sequence[float] | None = None, res
         raise SceneError(f"{p}: no such file")
     if values not in (None, "elevation", "depth"):
         raise SceneError(f"{p}: values must be 'elevation' or 'depth', got {values!r}")
+    if resolution is not None and not (isinstance(resolution, (int, float)) and math.isfinite(resolution)
+                                       and resolution > 0):
+        raise SceneError(f"{p}: resolution must be a finite spacing > 0 (m), got {resolution!r}")
     limit = int(max_memory_bytes) if max_memory_bytes is not None else _default_memory_limit()
     suffix = p.suffix.lower()
     kind = values or "elevation"
@@ -515,7 +518,7 @@ def bathymetry_nodes(grid: BathymetryGrid, material: str = "sand",
                      materials: MaterialTable | None = None) -> list[Node]:
     """Scene nodes: ``/Bathymetry`` (label ``seafloor``) with one child per tile (and material)."""
     table = materials or MaterialTable()
-    root = Node(path="/Bathymetry", material=table[material], label="seafloor")
+    root = Node(path="/Bathymetry", material=material_named(table, material, grid.source), label="seafloor")
     nodes = [root]
     for tile in iter_tiles(grid, material, depth_bands, tile_size, table):
         for name, faces in tile.materials:
