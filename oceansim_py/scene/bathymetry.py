@@ -42,6 +42,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import math
+import numbers
 import warnings
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -399,7 +400,7 @@ def read_bathymetry(path: str | Path, bounds: Sequence[float] | None = None, res
         raise SceneError(f"{p}: no such file")
     if values not in (None, "elevation", "depth"):
         raise SceneError(f"{p}: values must be 'elevation' or 'depth', got {values!r}")
-    if resolution is not None and not (isinstance(resolution, (int, float)) and math.isfinite(resolution)
+    if resolution is not None and not (isinstance(resolution, numbers.Real) and math.isfinite(resolution)
                                        and resolution > 0):
         raise SceneError(f"{p}: resolution must be a finite spacing > 0 (m), got {resolution!r}")
     limit = int(max_memory_bytes) if max_memory_bytes is not None else _default_memory_limit()
