@@ -350,3 +350,15 @@ def test_resample_keeps_valid_samples_next_to_nodata(tmp_path):
     np.testing.assert_array_equal(half.z[0], [-16, -16.5, -17, -17.5, -18])
     np.testing.assert_array_equal(half.z[:, 0], [-16, -14.5, -13, -11.5, -10])
     assert np.isnan(half.z[1:4, 1:4]).all()
+
+
+def test_semicolon_xyz_with_decimal_commas(tmp_path):
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # "x;y;depth" with decimal commas (European CSV): 2 x 2 lattice, 0,5 m spacing, depths 10,25 .. 10,75.
+    # Was read as x = 0, y = 0, z = 5 (the commas split the numbers). Origin (0.25, 0.25), z = -depth.
+    path = tmp_path / "eu.csv"
+    path.write_text("x;y;depth\n0,0;0,0;10,25\n0,5;0,0;10,5\n0,0;0,5;10,75\n0,5;0,5;11\n")
+    g = read_bathymetry(path, values="depth")
+    assert g.origin == (0.25, 0.25)
+    np.testing.assert_array_equal(g.z, [[-10.25, -10.5], [-10.75, -11.0]])

@@ -2,7 +2,8 @@
 
 Readers (optional extra ``bathymetry``): GeoTIFF and ESRI ASCII grids (``.tif``/``.tiff``/``.asc``) through
 ``rasterio``; NetCDF (``.nc``/``.grd``, GEBCO/EMODnet/GMT style) through ``netCDF4``; XYZ text (``.xyz``,
-``.txt``, ``.csv``: ``x y z`` per line, separated by spaces, tabs, commas or semicolons) with numpy.
+``.txt``, ``.csv``: ``x y z`` per line, separated by spaces, tabs, commas or semicolons; in a line separated by
+semicolons a comma is the decimal mark) with numpy.
 
 Conventions (the package's world frame: Z up, metres, sea surface at z = 0):
 
@@ -316,7 +317,9 @@ def _read_xyz(path: Path, resolution: float | None, geographic: bool, max_bytes:
     rows = []
     with open(path, encoding="utf-8", errors="replace") as fh:
         for lineno, line in enumerate(fh, 1):
-            text = line.split("#", 1)[0].replace(",", " ").replace(";", " ").split()
+            text = line.split("#", 1)[0]
+            # semicolon-separated lines use the comma as their decimal mark ("1,5;2,5;-30,25")
+            text = (text.replace(",", ".") if ";" in text else text.replace(",", " ")).replace(";", " ").split()
             if not text:
                 continue
             try:
