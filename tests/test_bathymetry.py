@@ -191,6 +191,13 @@ def test_bad_bathymetry_input(tmp_path):
         scene_from_bathymetry(path, out, build_scene=False, depth_bands=[(0, 10, "unobtainium")])
     assert out.read_text() == "precious"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["bad.xyz", "grid.tif", "grid.tif.bak", "keep.usda"])
+    # a zero / NaN resolution and an unknown default material name the field (were OverflowError, ValueError
+    # and a bare KeyError)
+    for resolution in (0.0, float("nan")):
+        with pytest.raises(SceneError, match="resolution must be a finite spacing > 0"):
+            scene_from_bathymetry(path, device="cpu", resolution=resolution)
+    with pytest.raises(SceneError, match="unknown material 'unobtainium'"):
+        scene_from_bathymetry(path, device="cpu", material="unobtainium")
 
 
 def test_scattered_xyz_points_are_binned_at_the_resolution(tmp_path):
@@ -209,3 +216,149 @@ def test_scattered_xyz_points_are_binned_at_the_resolution(tmp_path):
     px, py = -10.0, 6.0                                   # local; source (ox + px, oy + py)
     sx, sy = ox + px - X0, oy + py - Y0                   # the same point in the frame z was written in
     assert down(scene, [(px, py)])["distance"][0] == pytest.approx(30 + 0.1 * sx - 0.05 * sy, abs=3e-3)
+
+
+def _write_3x3(path, data, dtype="float32", nodata=None, scale=None, offset=None, units=None):
+    """A 3 x 3 north-up GeoTIFF, 10 m pixels, west edge x = 1000, north edge y = 2030 (pixel centres at
+    x = 1005, 1015, 1025 and y = 2025, 2015, 2005 from the top row down)."""
+    import rasterio
+    from rasterio.transform import from_origin
+
+    with rasterio.open(path, "w", driver="GTiff", width=3, height=3, count=1, dtype=dtype, crs="EPSG:32631",
+                       transform=from_origin(1000.0, 2030.0, 10.0, 10.0), nodata=nodata) as ds:
+        ds.write(np.asarray(data, dtype=dtype), 1)
+        if scale is not None:
+            ds.scales, ds.offsets = (scale,), (offset,)
+        if units is not None:
+            ds.units = (units,)
+
+
+def test_geotiff_3x3_cell_centres_north_up_nodata_and_crop_by_sample_centres(tmp_path):
+    pytest.importorskip("rasterio")
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    path = tmp_path / "g.tif"
+    _write_3x3(path, [[-10, -11, -12], [-13, -9999, -15], [-16, -17, -18]], nodata=-9999)
+    g = read_bathymetry(path)
+    # centre of the extent (1015, 2015) is the origin; the top (north) row lies at local y = +10
+    assert g.origin == (1015.0, 2015.0)
+    np.testing.assert_array_equal(g.x, [-10.0, 0.0, 10.0])
+    np.testing.assert_array_equal(g.y, [-10.0, 0.0, 10.0])
+    assert g.z[2, 0] == -10.0 and g.z[0, 2] == -18.0 and np.isnan(g.z[1, 1])
+    # bounds (1004, 2004, 1016, 2016) hold the centres x 1005, 1015 and y 2005, 2015: the south-west 2 x 2
+    # samples [[-16, -17], [-13, nodata]] (rows from the south), origin (1010, 2010). Was refused: the window was
+    # rounded from pixel edges (col_off 0.4, width 1.2 -> 1 pixel).
+    c = read_bathymetry(path, bounds=(1004, 2004, 1016, 2016))
+    assert c.origin == (1010.0, 2010.0)
+    np.testing.assert_array_equal(c.z[0], [-16.0, -17.0])
+    assert c.z[1, 0] == -13.0 and np.isnan(c.z[1, 1])
+    # the same rule as the XYZ/NetCDF crop: (1006, 2006, 1026, 2026) holds centres 1015, 1025 and 2015, 2025
+    c = read_bathymetry(path, bounds=(1006, 2006, 1026, 2026))
+    assert c.origin == (1020.0, 2020.0)
+    np.testing.assert_array_equal(c.z, [[np.nan, -15.0], [-11.0, -12.0]])
+    with pytest.raises(SceneError, match="fewer than 2 x 2"):
+        read_bathymetry(path, bounds=(1006, 2006, 1014, 2026))
+
+
+def test_geotiff_scale_and_offset_are_applied(tmp_path):
+    pytest.importorskip("rasterio")
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # int16 raw 100 with scale 0.1 and offset -50: 100 * 0.1 - 50 = -40 m (was read as +100 m)
+    path = tmp_path / "s.tif"
+    _write_3x3(path, [[100, 110, 120], [130, 140, 150], [160, 170, 180]], dtype="int16", scale=0.1, offset=-50.0)
+    g = read_bathymetry(path)
+    np.testing.assert_allclose(g.z, [[-34, -33, -32], [-37, -36, -35], [-40, -39, -38]], atol=1e-9)
+
+
+@pytest.mark.parametrize("corner", ["corner", "center"])
+def test_esri_ascii_grid_xllcorner_and_xllcenter(tmp_path, corner):
+    pytest.importorskip("rasterio")
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    path = tmp_path / f"{corner}.asc"
+    path.write_text(f"ncols 3\nnrows 2\nxll{corner} 100\nyll{corner} 200\ncellsize 10\nNODATA_value -9999\n"
+                    "1 2 3\n4 5 -9999\n")
+    g = read_bathymetry(path, values="depth")
+    # corner: centres x 105, 115, 125, y 205 (south row), 215 -> origin (115, 210); center: x 100..120, y 200, 210
+    assert g.origin == ((115.0, 210.0) if corner == "corner" else (110.0, 205.0))
+    # the first text row is the north one; depths become z = -d
+    np.testing.assert_array_equal(g.z[1], [-1.0, -2.0, -3.0])
+    assert g.z[0, 0] == -4.0 and np.isnan(g.z[0, 2])
+
+
+@pytest.mark.parametrize("units,metres", [("ft", 0.3048), ("US survey foot", 1200.0 / 3937.0), ("m", 1.0), (None, 1.0)])
+def test_geotiff_vertical_units_become_metres(tmp_path, units, metres):
+    pytest.importorskip("rasterio")
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # 100 ft depth = 30.48 m down (was read as 100 m); NaN nodata stays nodata
+    path = tmp_path / "u.tif"
+    _write_3x3(path, [[100, 100, 100], [100, np.nan, 100], [100, 100, 100]], nodata=float("nan"), units=units)
+    g = read_bathymetry(path, values="depth")
+    assert g.z[0, 0] == pytest.approx(-100.0 * metres, rel=1e-12) and np.isnan(g.z[1, 1])
+
+
+def test_yaml_scattering_strength_sets_the_echo_of_a_bathymetry_floor(tmp_path):
+    pytest.importorskip("rasterio")
+    from oceansim_py import ImagingSonar, ImagingSonarConfig
+    from oceansim_py.poses import pose_from_euler
+    from oceansim_py.scene.materials import MaterialTable
+
+    # a flat floor 5.05 m deep (ESRI grid of depths, 21 x 21 samples of 1 m), seen straight down from z = 0 by a
+    # 2 x 2 degree fan: all rays land in range bin 40 (1 + 40.5 * 0.1 = 5.05 m). Lambert scattering strength
+    # S = -20 dB gives mu = 10^(-20 / 10) = 0.01, so the frame's energy is mu * Theta * Phi = 0.01 * (2 pi / 180)^2
+    # (small angles, as tests/test_imaging_sonar.py), and a depth band with S = -10 dB gives ten times more.
+    grid = tmp_path / "flat.asc"
+    grid.write_text("ncols 21\nnrows 21\nxllcorner 0\nyllcorner 0\ncellsize 1\nNODATA_value -9999\n"
+                    + ("5.05 " * 21 + "\n") * 21)
+    mats = tmp_path / "mats.yaml"
+    mats.write_text("materials:\n  quiet_mud: {albedo: [0.2, 0.2, 0.2], scattering_strength: -20}\n"
+                    "  loud_sand: {albedo: [0.4, 0.4, 0.3], scattering_strength: -10}\n")
+    table = MaterialTable.from_yaml(mats)
+    cfg = ImagingSonarConfig(horizontal_fov=2.0, vertical_fov=2.0, min_range=1.0, max_range=11.0, n_beams=8,
+                             range_bins=100, rays_per_beam=4, elevation_rays=16, absorption=0.0,
+                             normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0,
+                             additive_range_scaled=False)
+    down_pose = pose_from_euler(0.0, 0.0, 0.0, pitch_deg=90.0)
+    energies = []
+    for bands in (None, [(0.0, 10.0, "loud_sand")]):
+        scene = scene_from_bathymetry(grid, values="depth", material="quiet_mud", depth_bands=bands,
+                                      materials=table, device="cpu")
+        out = ImagingSonar(cfg, device="cpu").render(scene, down_pose).numpy()
+        img = out["clean_intensity"][0]
+        assert np.nonzero(img.sum(axis=1))[0].tolist() == [40]
+        energies.append(float(img.sum()))
+    assert energies[0] == pytest.approx(0.01 * math.radians(2.0) ** 2, rel=1e-3)
+    assert energies[1] == pytest.approx(0.1 * math.radians(2.0) ** 2, rel=1e-3)
+
+
+def test_resample_keeps_valid_samples_next_to_nodata(tmp_path):
+    pytest.importorskip("rasterio")
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # 3 x 3 grid, 10 m, the centre sample nodata. Resampling at 10 m is the identity (was all nodata: a zero
+    # weight times the NaN neighbour spoiled every sample); at 5 m the south row (y = -10) is
+    # -16, (-16 - 17) / 2 = -16.5, -17, -17.5, -18, and every sample strictly inside a cell touching the centre
+    # is nodata, e.g. (0, -5) between -17 and the nodata centre.
+    path = tmp_path / "g.tif"
+    _write_3x3(path, [[-10, -11, -12], [-13, -9999, -15], [-16, -17, -18]], nodata=-9999)
+    same = read_bathymetry(path, resolution=10.0)
+    np.testing.assert_array_equal(same.z, [[-16, -17, -18], [-13, np.nan, -15], [-10, -11, -12]])
+    half = read_bathymetry(path, resolution=5.0)
+    np.testing.assert_array_equal(half.x, [-10, -5, 0, 5, 10])
+    np.testing.assert_array_equal(half.z[0], [-16, -16.5, -17, -17.5, -18])
+    np.testing.assert_array_equal(half.z[:, 0], [-16, -14.5, -13, -11.5, -10])
+    assert np.isnan(half.z[1:4, 1:4]).all()
+
+
+def test_semicolon_xyz_with_decimal_commas(tmp_path):
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # "x;y;depth" with decimal commas (European CSV): 2 x 2 lattice, 0,5 m spacing, depths 10,25 .. 10,75.
+    # Was read as x = 0, y = 0, z = 5 (the commas split the numbers). Origin (0.25, 0.25), z = -depth.
+    path = tmp_path / "eu.csv"
+    path.write_text("x;y;depth\n0,0;0,0;10,25\n0,5;0,0;10,5\n0,0;0,5;10,75\n0,5;0,5;11\n")
+    g = read_bathymetry(path, values="depth")
+    assert g.origin == (0.25, 0.25)
+    np.testing.assert_array_equal(g.z, [[-10.25, -10.5], [-10.75, -11.0]])

@@ -50,6 +50,12 @@ def test_yaml_table_adds_and_overrides(tmp_path):
     ("materials:\n  x: {albedo: [0.5, 0.5], reflectivity: 0.5}\n", "albedo must be a list of three numbers"),
     ("materials:\n  x: {albedo: [0.5, 0.5, 0.5], reflectivity: 1.5}\n", r"reflectivity must lie in \[0, 1\]"),
     ("materials: {}\nextra: 1\n", r"unknown top-level key\(s\) \['extra'\]"),
+    # quoted numbers and booleans are refused naming the field (were a bare TypeError, or True read as mu = 1)
+    ("materials:\n  x: {albedo: [0.5, 0.5, 0.5], reflectivity: '0.5'}\n", "reflectivity must be a number"),
+    ("materials:\n  x: {albedo: [0.5, 0.5, 0.5], reflectivity: true}\n", "reflectivity must be a number"),
+    ("materials:\n  x: {albedo: [0.5, 0.5, 0.5], density: '2000', sound_speed: 1700}\n", "density must be a number"),
+    ("materials:\n  x: {albedo: [0.5, 0.5, 0.5], scattering_strength: '-20'}\n", "scattering_strength must be a nu"),
+    ("materials:\n  x: {albedo: [red, 0.5, 0.5], reflectivity: 0.5}\n", "albedo must be three numbers"),
 ])
 def test_yaml_table_errors(tmp_path, text, message):
     path = tmp_path / "bad_mats.yaml"
@@ -260,3 +266,14 @@ def test_mesh_collada_and_bathymetry_readers_share_the_unknown_material_error(tm
         next(iter_tiles(grid, "sand", depth_bands=[(0, 5, "mud2")]))
     assert {name for tile in iter_tiles(grid, "sand", depth_bands=[(0, 5, "Rock")]) for name, _ in tile.materials} \
         == {"rock"}
+
+
+def test_scattering_strength_db_to_mu_by_hand():
+    # S = -27 dB (sand) -> mu = 10^(-2.7) = 0.00199526231497; S = -10 dB -> 0.1; S = 0 dB -> 1; numpy scalars accepted
+    import numpy as np
+
+    assert Material.from_properties("s", (0.5, 0.5, 0.5), scattering_strength=-27).reflectivity == pytest.approx(
+        0.00199526231497, rel=1e-9)
+    assert Material.from_properties("s", (0.5, 0.5, 0.5), scattering_strength=np.float32(-10.0)).reflectivity \
+        == pytest.approx(0.1, rel=1e-7)
+    assert Material.from_properties("s", (0.5, 0.5, 0.5), scattering_strength=0).reflectivity == 1.0

@@ -2,7 +2,8 @@
 
 Readers (optional extra ``bathymetry``): GeoTIFF and ESRI ASCII grids (``.tif``/``.tiff``/``.asc``) through
 ``rasterio``; NetCDF (``.nc``/``.grd``, GEBCO/EMODnet/GMT style) through ``netCDF4``; XYZ text (``.xyz``,
-``.txt``, ``.csv``: ``x y z`` per line, separated by spaces, tabs, commas or semicolons) with numpy.
+``.txt``, ``.csv``: ``x y z`` per line, separated by spaces, tabs, commas or semicolons; in a line separated by
+semicolons a comma is the decimal mark) with numpy.
 
 Conventions (the package's world frame: Z up, metres, sea surface at z = 0):
 
@@ -18,9 +19,15 @@ Conventions (the package's world frame: Z up, metres, sea surface at z = 0):
   ellipsoid: ``x = N(lat0) cos(lat0) (lon - lon0)``, ``y = M(lat0) (lat - lat0)`` with ``M``, ``N`` the
   meridional and prime-vertical radii of curvature (angles in radians). Within 10 km of the centre the
   error is below ~0.1 %. The origin and CRS are kept in the scene metadata (``bathymetry``).
+- **Raster values** are ``raw * scale + offset`` (the GeoTIFF's GDAL scale/offset metadata, e.g. int16
+  decimetres), before the sign convention, in the band's unit (GDAL unit type: feet, US survey feet and
+  fathoms are converted to metres; any other unit is taken as metres); samples sit at pixel centres
+  (``xllcorner``/``xllcenter`` of an ESRI grid both honoured).
 - **Crop** ``bounds=(xmin, ymin, xmax, ymax)`` is in the grid's own coordinates (degrees for a geographic
-  grid), applied before anything else. **Resample** ``resolution`` (m) re-grids the cropped grid by bilinear
-  interpolation (a sample next to nodata is nodata) onto a regular grid of that spacing in the local frame.
+  grid), applied before anything else: it keeps the samples (pixel centres) that lie inside the bounds.
+  **Resample** ``resolution`` (m) re-grids the cropped grid by bilinear interpolation onto a regular grid of
+  that spacing in the local frame (a sample strictly between a nodata sample and others is nodata; one on a
+  valid source sample keeps its value).
 - **Mesh.** Grid samples are the vertices (pixel centres); each valid cell gives two triangles, normals up.
   Large grids are split into tiles of at most ``tile_size`` x ``tile_size`` cells, one mesh node each, sharing
   their edge vertices so the surface has no cracks.
@@ -36,6 +43,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import math
+import numbers
 import warnings
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -125,15 +133,25 @@ class BathymetryGrid:
         ys = self.y[0] + resolution * np.arange(ny)
         fx = np.interp(xs, self.x, np.arange(self.x.size, dtype=np.float64))
         fy = np.interp(ys, self.y, np.arange(self.y.size, dtype=np.float64))
+        # a target sample within 1e-9 cells of a source sample is on it (weights exactly 0 and 1)
+        fx = np.where(np.abs(fx - np.rint(fx)) < 1e-9, np.rint(fx), fx)
+        fy = np.where(np.abs(fy - np.rint(fy)) < 1e-9, np.rint(fy), fy)
         x0 = np.minimum(np.floor(fx).astype(np.int64), self.x.size - 2)
         y0 = np.minimum(np.floor(fy).astype(np.int64), self.y.size - 2)
         tx = (fx - x0)[None, :]
         ty = (fy - y0)[:, None]
         z = self.z
         rows0, rows1 = z[y0], z[y0 + 1]
-        top = rows0[:, x0] * (1 - tx) + rows0[:, x0 + 1] * tx
-        bottom = rows1[:, x0] * (1 - tx) + rows1[:, x0 + 1] * tx
-        return dataclasses.replace(self, z=top * (1 - ty) + bottom * ty, x=xs, y=ys)
+        top = _lerp(rows0[:, x0], rows0[:, x0 + 1], tx)
+        bottom = _lerp(rows1[:, x0], rows1[:, x0 + 1], tx)
+        return dataclasses.replace(self, z=_lerp(top, bottom, ty), x=xs, y=ys)
+
+
+def _lerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``a (1 - t) + b t``, where a sample of weight 0 does not count: a nodata (NaN) neighbour spoils only the
+    samples that lie strictly between it and a valid one, not those on a valid grid sample."""
+    with np.errstate(invalid="ignore"):
+        return np.where(t == 0.0, a, np.where(t == 1.0, b, a * (1 - t) + b * t))
 
 
 def _check_bounds(bounds: Sequence[float], source: str) -> tuple[float, float, float, float]:
@@ -175,7 +193,7 @@ def _read_raster(path: Path, bounds: Sequence[float] | None, max_bytes: int) -> 
 
 def _read_raster_window(path: Path, bounds: Sequence[float] | None, max_bytes: int) -> BathymetryGrid:
     rasterio = _import("rasterio", path)
-    from rasterio.windows import Window, from_bounds
+    from rasterio.windows import Window
 
     try:
         ds = rasterio.open(path)
@@ -188,14 +206,15 @@ def _read_raster_window(path: Path, bounds: Sequence[float] | None, max_bytes: i
         window = Window(0, 0, ds.width, ds.height)
         if bounds is not None:
             xmin, ymin, xmax, ymax = _check_bounds(bounds, str(path))
-            window = from_bounds(xmin, ymin, xmax, ymax, ds.transform).round_offsets().round_lengths()
-            window = window.intersection(Window(0, 0, ds.width, ds.height)) if _overlaps(window, ds) else None
-            if window is None or window.width < 2 or window.height < 2:
+            window = _centre_window(ds.transform, ds.width, ds.height, (xmin, ymin, xmax, ymax))
+            if window is None:
                 raise SceneError(f"{path}: the crop {list(bounds)} holds fewer than 2 x 2 grid samples; the "
                                  f"grid covers {list(ds.bounds)}")
         _check_grid_bytes(int(window.width) * int(window.height), path, max_bytes)
         band = ds.read(1, window=window, masked=True)
-        z = np.ma.filled(band.astype(np.float64), np.nan)
+        # stored values are scaled: value = raw * scale + offset (GDAL metadata; e.g. int16 decimetres)
+        scale, offset = ds.scales[0], ds.offsets[0]
+        z = np.ma.filled(band.astype(np.float64) * scale + offset, np.nan) * _vertical_metres(ds.units[0])
         t = ds.window_transform(window)
         x = t.c + t.a * (np.arange(int(window.width)) + 0.5)
         y = t.f + t.e * (np.arange(int(window.height)) + 0.5)
@@ -206,9 +225,34 @@ def _read_raster_window(path: Path, bounds: Sequence[float] | None, max_bytes: i
     return BathymetryGrid(z, x, y, geographic, crs_text, str(path))
 
 
-def _overlaps(window: Any, ds: Any) -> bool:
-    return (window.col_off < ds.width and window.row_off < ds.height and window.col_off + window.width > 0
-            and window.row_off + window.height > 0)
+#: Metres per vertical unit, by the band's unit name (lower case, spaces and dashes removed); other names: metres.
+_VERTICAL_UNITS = {"ft": 0.3048, "foot": 0.3048, "feet": 0.3048, "internationalfoot": 0.3048,
+                   "ftus": 1200.0 / 3937.0, "usft": 1200.0 / 3937.0, "ussurveyfoot": 1200.0 / 3937.0,
+                   "ussurveyfeet": 1200.0 / 3937.0, "fathom": 1.8288, "fathoms": 1.8288, "fm": 1.8288}
+
+
+def _vertical_metres(units: str | None) -> float:
+    """Metres per unit of a raster band whose unit is ``units`` (GDAL band unit type; empty: metres)."""
+    key = (units or "").lower().replace(" ", "").replace("-", "").replace("_", "")
+    return _VERTICAL_UNITS.get(key, 1.0)
+
+
+def _centre_window(transform: Any, width: int, height: int, bounds: tuple[float, float, float, float]) -> Any:
+    """The window of the pixels whose centres lie inside ``bounds`` (the rule of :meth:`BathymetryGrid.crop`),
+    or ``None`` when it holds fewer than 2 x 2 pixels. ``transform``: a north-up affine (b = d = 0)."""
+    from rasterio.windows import Window
+
+    xmin, ymin, xmax, ymax = bounds
+    # pixel centre i lies at c + a (i + 0.5): its index range for x in [xmin, xmax] (a > 0 or a < 0)
+    def index_range(lo: float, hi: float, origin: float, step: float, n: int) -> tuple[int, int]:
+        f0, f1 = sorted(((lo - origin) / step - 0.5, (hi - origin) / step - 0.5))
+        return max(math.ceil(f0 - 1e-9), 0), min(math.floor(f1 + 1e-9), n - 1)
+
+    c0, c1 = index_range(xmin, xmax, transform.c, transform.a, width)
+    r0, r1 = index_range(ymin, ymax, transform.f, transform.e, height)
+    if c1 - c0 + 1 < 2 or r1 - r0 + 1 < 2:
+        return None
+    return Window(c0, r0, c1 - c0 + 1, r1 - r0 + 1)
 
 
 def _pick(names: Sequence[str], candidates: Sequence[str]) -> str | None:
@@ -273,7 +317,9 @@ def _read_xyz(path: Path, resolution: float | None, geographic: bool, max_bytes:
     rows = []
     with open(path, encoding="utf-8", errors="replace") as fh:
         for lineno, line in enumerate(fh, 1):
-            text = line.split("#", 1)[0].replace(",", " ").replace(";", " ").split()
+            text = line.split("#", 1)[0]
+            # semicolon-separated lines use the comma as their decimal mark ("1,5;2,5;-30,25")
+            text = (text.replace(",", ".") if ";" in text else text.replace(",", " ")).replace(";", " ").split()
             if not text:
                 continue
             try:
@@ -357,6 +403,9 @@ def read_bathymetry(path: str | Path, bounds: Sequence[float] | None = None, res
         raise SceneError(f"{p}: no such file")
     if values not in (None, "elevation", "depth"):
         raise SceneError(f"{p}: values must be 'elevation' or 'depth', got {values!r}")
+    if resolution is not None and not (isinstance(resolution, numbers.Real) and math.isfinite(resolution)
+                                       and resolution > 0):
+        raise SceneError(f"{p}: resolution must be a finite spacing > 0 (m), got {resolution!r}")
     limit = int(max_memory_bytes) if max_memory_bytes is not None else _default_memory_limit()
     suffix = p.suffix.lower()
     kind = values or "elevation"
@@ -473,7 +522,7 @@ def bathymetry_nodes(grid: BathymetryGrid, material: str = "sand",
                      materials: MaterialTable | None = None) -> list[Node]:
     """Scene nodes: ``/Bathymetry`` (label ``seafloor``) with one child per tile (and material)."""
     table = materials or MaterialTable()
-    root = Node(path="/Bathymetry", material=table[material], label="seafloor")
+    root = Node(path="/Bathymetry", material=material_named(table, material, grid.source), label="seafloor")
     nodes = [root]
     for tile in iter_tiles(grid, material, depth_bands, tile_size, table):
         for name, faces in tile.materials:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -67,11 +68,14 @@ class Material:
         """Build a material from a direct reflectivity, a Lambert scattering strength in dB (mu = 10^(S/10)),
         or density and sound speed; validate ranges."""
         where = f"{source}: material '{name}'"
+        for field, value in (("reflectivity", reflectivity), ("density", density), ("sound_speed", sound_speed),
+                             ("scattering_strength", scattering_strength)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+                raise ConfigError(f"{where}: {field} must be a number, got {value!r}")
         if scattering_strength is not None:
             if reflectivity is not None:
                 raise ConfigError(f"{where}: give 'reflectivity' or 'scattering_strength' (dB), not both")
-            if not (isinstance(scattering_strength, (int, float)) and math.isfinite(scattering_strength)
-                    and scattering_strength <= 0.0):
+            if not (math.isfinite(scattering_strength) and scattering_strength <= 0.0):
                 raise ConfigError(f"{where}: scattering_strength must be a finite number of dB <= 0 (Lambert "
                                   f"parameter 10 log10 mu), got {scattering_strength!r}")
             reflectivity = 10.0 ** (scattering_strength / 10.0)
@@ -84,6 +88,8 @@ class Material:
             reflectivity = impedance_reflectivity(density, sound_speed)
         if not (math.isfinite(reflectivity) and 0.0 <= reflectivity <= 1.0):
             raise ConfigError(f"{where}: reflectivity must lie in [0, 1], got {reflectivity!r}")
+        if not all(isinstance(a, numbers.Real) and not isinstance(a, bool) for a in albedo):
+            raise ConfigError(f"{where}: albedo must be three numbers in [0, 1], got {albedo!r}")
         alb = tuple(float(a) for a in albedo)
         if len(alb) != 3 or not all(math.isfinite(a) and 0.0 <= a <= 1.0 for a in alb):
             raise ConfigError(f"{where}: albedo must be three values in [0, 1], got {albedo!r}")
