@@ -14,6 +14,7 @@ from oceansim_py.sensors.acoustic.beam_pattern import (LineArray, array_factor, 
                                                        bearing_kernels, channel_bearings, element_factor, half_power_x)
 from oceansim_py.sensors.imaging_sonar import ImagingSonar, ImagingSonarConfig
 from oceansim_py.sensors.multibeam import MultibeamSonar, MultibeamSonarConfig
+from test_acoustic_multibeam import width
 
 #: A bare imaging-sonar device chain: no range spread, noise, reverberation or TVG.
 BARE = dict(model="device", multiplicative_sigma=0.0, additive_sigma=0.0, normalisation="none", source_level=200.0,
@@ -35,19 +36,6 @@ def steered_width_deg(theta_deg: float, beam_width_deg: float) -> float:
     points lie at sin(theta) +- sin(beam_width / 2) (the pattern is a function of sin(theta) - sin(theta_j))."""
     s, u = math.sin(math.radians(theta_deg)), math.sin(math.radians(beam_width_deg / 2))
     return math.degrees(math.asin(s + u) - math.asin(s - u))
-
-
-def half_width(p: np.ndarray) -> float:
-    """Lag (samples, interpolated) where a profile normalised to 1 at index 0 first falls to 1/2."""
-    k = int(np.nonzero(p < 0.5)[0][0])
-    return k - 1 + (p[k - 1] - 0.5) / (p[k - 1] - p[k])
-
-
-def width(profile: np.ndarray) -> float:
-    """-3 dB full width (samples) of a profile around its peak."""
-    p = profile / profile.max()
-    c = int(np.argmax(p))
-    return half_width(p[c::-1]) + half_width(p[c:])
 
 
 def first_sidelobe_db(profile: np.ndarray, side: int) -> float:
