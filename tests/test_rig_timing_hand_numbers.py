@@ -8,10 +8,12 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pytest
 import yaml
 
 from oceansim_py.cli import main
 from oceansim_py.dataset import load
+from oceansim_py.dataset.rig import load_rig
 from oceansim_py.dataset.shards import plan_shards, sample_range
 from oceansim_py.dataset.worker import sample_times
 from oceansim_py.poses import compose_poses, pose_from_euler, quat_to_matrix
@@ -140,3 +142,16 @@ def test_lawnmower_turn_and_uneven_keys_by_hand() -> None:
     tr = Trajectory.from_arrays([0.0, 1.0, 3.0], keys)
     np.testing.assert_allclose(tr.velocity([1.0]), [[2.0, 0, 0]], atol=1e-12)
     np.testing.assert_allclose(tr.angular_velocity([1.0]), [[0, 0, math.radians(35.0 / 3.0)]], atol=1e-12)
+
+
+@pytest.mark.parametrize("duration, tick, frames", [(2.5, 1.0, 3), (3.5, 1.0, 4), (2.0, 10.0, 20), (0.05, 10.0, 1),
+                                                    (1.0, 3.0, 3), (0.7, 3.0, 3)])
+def test_duration_gives_the_ticks_that_start_within_it(tmp_path, duration, tick, frames):
+    # ticks at t = k / tick_rate; those with t < duration: ceil(duration x rate) -- 2.5 s at 1 Hz: t = 0, 1, 2 (3
+    # frames; a round half to even gave 2), 3.5 s: 4; 2 s at 10 Hz: exactly 20; 0.7 s at 3 Hz: 0, 1/3, 2/3 (3)
+    rig = {"name": "d", "scene": "tank", "duration": duration, "tick_rate_hz": tick,
+           "trajectory": {"type": "transect", "start": [0.0, 0.0, -1.5], "end": [5.0, 0.0, -1.5], "speed": 0.5},
+           "sensors": [{"name": "pose", "type": "pose", "rate_hz": tick, "products": ["matrix"]}]}
+    path = tmp_path / "rig.yaml"
+    path.write_text(yaml.safe_dump(rig))
+    assert load_rig(path).frames == frames

@@ -6,7 +6,7 @@ A rig is YAML (see ``scenes/rigs/*.yaml``)::
     description: one line
     scene: pier                       # built-in scene name, or a path relative to the rig file
     seed: 7                           # run seed of every counter-based noise stream
-    frames: 24                        # ticks of the rig clock (or duration: seconds)
+    frames: 24                        # ticks of the rig clock (or duration: seconds, the ticks starting in it)
     tick_rate_hz: 2.0                 # rig clock; default: the highest sensor rate
     shard_size: 8                     # ticks per shard
     batch_size: 8                     # poses per render call
@@ -287,7 +287,9 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
         ticks = _number(data["duration"], _where(source, "duration")) * tick
         check_count(ticks, MAX_FRAMES, _where(source, "duration") + f": frames at {tick:g} Hz",
                     "shorten the duration, lower the rates or split the run")
-        frames = max(1, int(round(ticks)))
+        # the ticks that start within the duration, t = k / tick < duration: ceil (a round half to even made 2.5 s at
+        # 1 Hz two frames and 3.5 s four); the tolerance keeps a whole count (2 s at 10 Hz: 20) whole
+        frames = max(1, math.ceil(ticks - 1e-9 * max(1.0, ticks)))
     else:
         frames = _number(data.get("frames", 16), _where(source, "frames"), kind=int)
     shard_size = _number(data.get("shard_size", 16), _where(source, "shard_size"), kind=int)
