@@ -198,33 +198,48 @@ def coerce_value(value: Any, hint: Any, where: str) -> Any:
     return _coerce(value, hint, where)
 
 
+def _is_union(origin: Any) -> bool:
+    return origin is typing.Union or (origin is not None and str(origin) == "<class 'types.UnionType'>")
+
+
+def _first_member(value: Any, hint: Any, where: str, apply: Any) -> Any:
+    """``apply(value, member, where)`` for the first non-None member of the union ``hint`` that takes ``value``
+    (``None`` for ``None`` where the union allows it), else a ``ConfigError`` naming ``where``."""
+    args = typing.get_args(hint)
+    if value is None and type(None) in args:
+        return None
+    for arg in (a for a in args if a is not type(None)):
+        try:
+            return apply(value, arg, where)
+        except ConfigError:
+            continue
+    raise ConfigError(f"{where}: {value!r} is not a valid {hint}")
+
+
+def _sequence_items(value: Any, origin: Any, args: tuple[Any, ...], where: str) -> list[tuple[Any, Any, str]]:
+    """(item, its hint, where) of a list or tuple ``value`` for a ``tuple[...]`` / ``list[...]`` hint, or a
+    ``ConfigError`` naming ``where`` for a value that is not a sequence or has the wrong length."""
+    if not isinstance(value, (list, tuple)):
+        raise ConfigError(f"{where}: expected a list, got {value!r}")
+    if origin is tuple and args and args[-1] is not Ellipsis:
+        if len(args) != len(value):
+            raise ConfigError(f"{where}: expected {len(args)} values, got {len(value)}")
+        return [(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(value, args))]
+    inner = args[0] if args else Any
+    return [(v, inner, f"{where}[{i}]") for i, v in enumerate(value)]
+
+
 def _coerce(value: Any, hint: Any, where: str) -> Any:
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
-    if origin is typing.Union or (origin is not None and str(origin) == "<class 'types.UnionType'>"):
-        if value is None and type(None) in args:
-            return None
-        for arg in args:
-            if arg is type(None):
-                continue
-            try:
-                return _coerce(value, arg, where)
-            except ConfigError:
-                continue
-        raise ConfigError(f"{where}: {value!r} is not a valid {hint}")
+    if _is_union(origin):
+        return _first_member(value, hint, where, _coerce)
     if origin is typing.Literal:
         if value not in args:
             raise ConfigError(f"{where}: {value!r} is not one of {list(args)}")
         return value
     if origin in (tuple, list):
-        if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{where}: expected a list, got {value!r}")
-        if origin is tuple and args and args[-1] is not Ellipsis:
-            if len(args) != len(value):
-                raise ConfigError(f"{where}: expected {len(args)} values, got {len(value)}")
-            return tuple(_coerce(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(value, args)))
-        inner = args[0] if args else Any
-        return tuple(_coerce(v, inner, f"{where}[{i}]") for i, v in enumerate(value))
+        return tuple(_coerce(v, a, w) for v, a, w in _sequence_items(value, origin, args, where))
     if hint is bool:
         if isinstance(value, bool):
             return value
@@ -261,31 +276,16 @@ def _check_kind(value: Any, hint: Any, where: str) -> None:
     literals (nested configs) are left to ``validate``."""
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
-    if origin is typing.Union or (origin is not None and str(origin) == "<class 'types.UnionType'>"):
-        if value is None and type(None) in args:
-            return
-        for arg in (a for a in args if a is not type(None)):
-            try:
-                return _check_kind(value, arg, where)
-            except ConfigError:
-                continue
-        raise ConfigError(f"{where}: {value!r} is not a valid {hint}")
+    if _is_union(origin):
+        _first_member(value, hint, where, _check_kind)
+        return
     if origin is typing.Literal:
         if not any(value == a and type(value) is type(a) for a in args):
             raise ConfigError(f"{where}: {value!r} is not one of {list(args)}")
         return
     if origin in (tuple, list):
-        if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{where}: expected a list, got {value!r}")
-        if origin is tuple and args and args[-1] is not Ellipsis:
-            if len(args) != len(value):
-                raise ConfigError(f"{where}: expected {len(args)} values, got {len(value)}")
-            for i, (v, a) in enumerate(zip(value, args)):
-                _check_kind(v, a, f"{where}[{i}]")
-            return
-        inner = args[0] if args else Any
-        for i, v in enumerate(value):
-            _check_kind(v, inner, f"{where}[{i}]")
+        for v, a, w in _sequence_items(value, origin, args, where):
+            _check_kind(v, a, w)
         return
     if hint is bool and not isinstance(value, bool):
         raise ConfigError(f"{where}: expected true or false, got {value!r}")
