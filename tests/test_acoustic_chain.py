@@ -443,7 +443,7 @@ def test_sidescan_device_preset_speckle_altitude_and_noise_floor():
     full = SidescanSonar(cfg, device="cpu").render(floor, level).numpy()
     assert full["altitude"][0] == pytest.approx(10.0, abs=1e-3)
     assert (full["intensity"] > 0).all()                        # receiver noise: nothing exactly zero
-    quiet = SidescanSonar(cfg.replace(noise_level=None, volume_scattering=None), device="cpu")
+    quiet = SidescanSonar(cfg.replace(noise_level=None, post_tvg_noise_level=None, volume_scattering=None), device="cpu")
     res = quiet.render(floor, level).numpy()
     # Slant ranges 11-44 m (bins 600-2400): fully developed speckle on both sides.
     x = (res["intensity"][0][600:2400] / res["clean_intensity"][0][600:2400]).astype(np.float64)
@@ -509,7 +509,8 @@ def test_profiling_device_presets_sound_the_floor(name):
     assert z.size == cfg.n_beams
     np.testing.assert_allclose(z, -20.0, atol=0.05)
     assert (res["image"] > 0).all()
-    quiet = ProfilingSonar(cfg.replace(noise_level=None, volume_scattering=None), device="cpu")
+    quiet = ProfilingSonar(cfg.replace(noise_level=None, post_tvg_noise_level=None, volume_scattering=None),
+                           device="cpu")
     img = quiet.render(floor, level).numpy()
     i, c = img["image"][0], img["clean_image"][0]
     x = (i[c > 0] / c[c > 0]).astype(np.float64)

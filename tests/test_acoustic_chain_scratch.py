@@ -457,6 +457,7 @@ def test_native_receiver_noise_is_the_draw_of_bin_state_and_unit_exponential(sce
     wp.launch(_noise_draws, n_range * n_ch, [key, n_range * n_ch, chain._exp_table, draws], device="cpu")
     e = draws.numpy().reshape(n_range, n_ch)
     noise = np.float32(10.0 ** (chain.settings.noise_level_db / 10.0))
+    np.testing.assert_array_equal(chain._row_noise.numpy(), np.full(n_range, noise))   # no post-TVG noise
     column = chain._column_reverb.numpy()[:n_ch]
     theta0 = math.radians(-19.5833333)   # beam 0 of 48 over 40 deg; half-wavelength elements by default
     assert column[0] == pytest.approx(np.sinc(0.5 * math.sin(theta0)) ** 2 / math.cos(theta0), rel=3e-3)
@@ -947,8 +948,8 @@ def test_receiver_rows_match_the_warp_definition_on_cpu_and_on_the_cuda_branch(n
         block, step = row_order(n_range, n_channels)
         seed, frame, sensor = 5, 3, 2
         wp.launch(kc.bearing_receiver_kernel, n_range,
-                  [f, p, hl, consts["taps"], consts["spans"], consts["column"], n_range, n_channels, noise,
-                   consts["reverb"], seed, frame, sensor,
+                  [f, p, hl, consts["taps"], consts["spans"], consts["column"], n_range, n_channels,
+                   wp.full(n_range, noise, dtype=wp.float32), consts["reverb"], seed, frame, sensor,
                    consts["exp_table"], consts["phasors"], consts["gain"], re, *out, row_sum, 1, block, step, 0])
         got.append(("cpu", out, row_sum, (f, p, hl, re), _host_key_of(seed, frame, sensor)))
         f, p, hl, re = scratch()

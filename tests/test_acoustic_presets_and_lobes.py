@@ -218,21 +218,23 @@ def test_a_number_quoted_from_a_driver_constant_is_the_field_value():
 
 
 def test_a_louder_preset_widens_its_display_window_by_its_excess_source_level():
-    # BlueView P900: DAVE's 220 dB against this fan's 30 W estimate of 199.2 dB (90 x 20 deg): its window is
-    # 60 + 20.8 dB (imaging) and 80 + 20.8 dB (multibeam) from the same floor (noise + 40 dB), so the same echoes over
-    # the same noise fill it as the other presets' do. On the tank (sensor 1.5 m down, pitched 45 deg) the common
-    # 60 dB window saturated 16 % of its image; the widened one saturates under 3 %, with the same black pixels.
+    # BlueView P900: DAVE's 220 dB against this fan's 30 W estimate of 199.2 dB (90 x 20 deg): its window's top is
+    # noise + 100 + 20.8 dB (imaging) and noise + 120 + 20.8 dB (multibeam), from the common floor 27 dB under the
+    # post-TVG noise (noise + 30 dB), i.e. noise + 3 dB: 117.8 and 137.8 dB wide, so the same echoes over the same
+    # noise fill it as the other presets' 97 dB do. On the tank (sensor 1.5 m down, pitched 45 deg) the common window
+    # saturates over 10 % of its image; the widened one under 3 %, with the same black pixels.
     from oceansim_py.scene import load_scene
 
     assert dp._source_level_estimate(90.0, 20.0)[0] == 199.2
     cfg = ImagingSonarConfig.preset("blueview_p900")
-    assert cfg.dynamic_range == pytest.approx(80.8) and cfg.display_floor == pytest.approx(cfg.noise_level + 40.0)
-    assert MultibeamSonarConfig.preset("blueview_p900").dynamic_range == pytest.approx(100.8)
-    assert ImagingSonarConfig.preset("oculus_m750d").dynamic_range == 60.0
+    assert cfg.post_tvg_noise_level == pytest.approx(cfg.noise_level + 30.0)
+    assert cfg.dynamic_range == pytest.approx(117.8) and cfg.display_floor == pytest.approx(cfg.noise_level + 3.0)
+    assert MultibeamSonarConfig.preset("blueview_p900").dynamic_range == pytest.approx(137.8)
+    assert ImagingSonarConfig.preset("oculus_m750d").dynamic_range == 97.0
     scene = load_scene("tank", device="cpu")
     pose = np.array([0.0, 0.0, -1.5, 0.0, 0.38268343, 0.0, 0.92387953])
     wide = ImagingSonar(cfg, device="cpu").render(scene, pose).to_uint8()[0]
-    narrow = ImagingSonar(ImagingSonarConfig.preset("blueview_p900", dynamic_range=60.0),
+    narrow = ImagingSonar(ImagingSonarConfig.preset("blueview_p900", dynamic_range=97.0),
                           device="cpu").render(scene, pose).to_uint8()[0]
     assert np.mean(narrow == 255) > 0.10 and np.mean(wide == 255) < 0.03
     assert np.mean(wide == 0) == pytest.approx(np.mean(narrow == 0), abs=0.005)

@@ -164,8 +164,10 @@ GENERATE_HASHES: dict[str, str] = {
 #: table cells (GENERATE_HASHES' second change) changed the shard checksum: d632be3c28fc8b48033cdf7878f093fe90ddc120
 #: 58fcf2677f40c43fa6a76faa. The multibeam's schema states its device-model units (`time_series`: the received
 #: pressure before gain; `db`: after the TVG and gain): with the former texts the manifest hashes to that previous
-#: value, and no data file changed.
-MANIFEST_HASH = "02af8111c7e1dce01a01e408a2d6e4be09d51233c59fc98125b52c7ba114afa6"
+#: value, and no data file changed. Every acoustic config gained post_tvg_noise_level (issue 11, the receiver's
+#: noise after the TVG; default null): without that key the manifest hashes to the previous
+#: 02af8111c7e1dce01a01e408a2d6e4be09d51233c59fc98125b52c7ba114afa6, and no data file changed.
+MANIFEST_HASH = "caba4369d62042565820a604e4e2650529a774d364b97477229353c9a9d79c38"
 
 #: ``oceansim-py render TARGET`` arguments (tank scene, fixed pose, tiny sizes) -> file -> SHA-256
 RENDERS: dict[str, list[str]] = {

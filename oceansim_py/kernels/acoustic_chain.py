@@ -1774,7 +1774,7 @@ def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.ar
                             hit_label: wp.array3d(dtype=wp.vec2i), taps: wp.array3d(dtype=wp.float32),
                             tap_spans: wp.array(dtype=wp.vec2i), column_reverb: wp.array(dtype=wp.float32),
                             n_range: int,
-                            n_channels: int, noise_intensity: float,
+                            n_channels: int, row_noise: wp.array(dtype=wp.float32),
                             row_reverb: wp.array(dtype=wp.float32), seed: int, frame_index: int, sensor_id: int,
                             exp_table: wp.array(dtype=wp.float32), phasors: wp.array(dtype=wp.vec2),
                             row_gain: wp.array(dtype=wp.float32),
@@ -1801,7 +1801,8 @@ def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.ar
     hit_label, and field_in, power_in, hit_label and row_echo of the row are set back to rest (0, label -1) after
     reading.
     Receiver: intensity = |f + n|^2 G(r), clean = (p + R) G(r). n is one circular complex Gaussian draw
-    (exponential intensity) of variance V = noise_intensity + R: receiver noise (re 1 uPa^2) plus the volume
+    (exponential intensity) of variance V = row_noise[r] + R: receiver noise referred to the input (re 1 uPa^2:
+    the input noise plus the post-TVG noise over G(r), chain.row_noise_intensity, per row on the host) plus the volume
     reverberation R = row_reverb[r] column_reverb[j] (its sonar-equation mean per sample through the point spread:
     per row on the host for a broadside beam, times the beam's equivalent width relative to broadside;
     ``column_reverb`` padded like the taps). Every bin draws from its own counter-based state h = :func:`bin_state` (key, r n_channels + j), key
@@ -1831,7 +1832,7 @@ def bearing_receiver_kernel(field_in: wp.array3d(dtype=wp.vec2), power_in: wp.ar
     row_sum[b, r] = receiver_row(field_in, power_in, hit_label, taps, tap_spans, column_reverb, exp_table, phasors,
                                  intensity,
                                  clean, hits, labels, b, r, n_channels, echo, key,
-                                 noise_intensity, reverb, row_gain[r], row_sums)
+                                 row_noise[r], reverb, row_gain[r], row_sums)
     if echo != 0:
         row_echo[b, r] = 0
 

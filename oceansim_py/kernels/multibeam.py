@@ -448,7 +448,7 @@ def multibeam_device_deposit_kernel(amp: wp.array(dtype=wp.vec2), power: wp.arra
 @wp.kernel
 def multibeam_device_mix_kernel(raw: wp.array3d(dtype=wp.vec2), raw_power: wp.array3d(dtype=wp.float32),
                                 taps: wp.array2d(dtype=wp.float32), n_beams: int, n_samples: int,
-                                noise_intensity: float, row_reverb: wp.array(dtype=wp.float32),
+                                row_noise: wp.array(dtype=wp.float32), row_reverb: wp.array(dtype=wp.float32),
                                 beam_reverb: wp.array(dtype=wp.float32), keys: wp.array(dtype=wp.int32),
                                 row_gain: wp.array(dtype=wp.float32), time_series: wp.array3d(dtype=wp.vec2),
                                 intensity: wp.array3d(dtype=wp.float32), clean: wp.array3d(dtype=wp.float32),
@@ -458,7 +458,8 @@ def multibeam_device_mix_kernel(raw: wp.array3d(dtype=wp.vec2), raw_power: wp.ar
     Beam pattern: p_j = sum_m h_j[m] p_(j + m - M) and P_j = sum_m h_j[m]^2 P_(j + m - M), h_j = ``taps[j]`` (beam
     j's one-way amplitude pattern at the beam spacing out to psf_extent beam widths, peak 1: a point target keeps
     its echo level; one tap 1 for none; beams outside the fan contribute nothing). Receiver: one circular
-    complex Gaussian draw n of variance noise_intensity + R (R = row_reverb[n] beam_reverb[j], the volume
+    complex Gaussian draw n of variance row_noise[n] + R (row_noise: the receiver noise referred to the input, the
+    post-TVG noise included, MultibeamSonarConfig.device_tables; R = row_reverb[n] beam_reverb[j], the volume
     reverberation's mean), keyed by keys[b] and the sample-beam index. Writes time_series = p + n (re 1 uPa,
     before gain), intensity = |p + n|^2 G, clean = (P + R) G with G = row_gain[n] (TVG and fixed gain),
     db = 10 log10 intensity (-300 for 0)."""
@@ -476,7 +477,7 @@ def multibeam_device_mix_kernel(raw: wp.array3d(dtype=wp.vec2), raw_power: wp.ar
         v = v + h * raw[b, n, i]
         p = p + h * h * raw_power[b, n, i]
     reverb = row_reverb[n] * beam_reverb[j]
-    variance = noise_intensity + reverb
+    variance = row_noise[n] + reverb
     if variance > 0.0:
         v = v + complex_gaussian(wp.rand_init(keys[b], q), variance)
     g = row_gain[n]

@@ -49,7 +49,7 @@ from oceansim_py.kernels import multipath as km
 from oceansim_py.sensors.acoustic.bandwidth import (minus_3db_from_gaussian_b, sinc_power_integral,
                                                     sinc_rate_per_bandwidth)
 from oceansim_py.sensors.acoustic.beam_pattern import LineArray, bearing_kernels
-from oceansim_py.sensors.acoustic.chain import _host_key, tvg_db
+from oceansim_py.sensors.acoustic.chain import _host_key, row_noise_intensity, tvg_db
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields, DeviceDisplayFields, require_line_array_width
 from oceansim_py.sensors.acoustic.display import apply_colormap, db_window_to_uint8
 from oceansim_py.sensors.acoustic.multipath import BounceState, BounceTracer
@@ -376,6 +376,8 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBacken
         """Host tables of the device model's receiver (float64), per sample n and beam j:
 
         - ``gain[n]``: TVG and fixed gain on intensity, 10^((k log10 r_n + 2 alpha r_n + tvg_gain) / 10);
+        - ``noise[n]``: receiver noise referred to the input (re 1 uPa^2 per sample): 10^(noise_level / 10) +
+          10^(post_tvg_noise_level / 10) / gain[n] (chain.row_noise_intensity; a ``None`` level adds nothing);
         - ``reverb[n]``: mean volume reverberation of one ideal beam, SL S_v r_n^-2 10^(-2 alpha r_n / 10)
           Omega L_eff (re 1 uPa^2), Omega = the beam's weighted solid angle (sum of its rays' w_k), L_eff the
           range integral of the squared range response h^2 = sinc^2(kappa B 2 r / c) over its truncation
@@ -397,7 +399,8 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBacken
         sq = self.device_beam_pattern().astype(np.float64) ** 2
         half = (sq.shape[1] - 1) // 2
         beam_reverb = np.array([sq[j, max(0, half - j): half + self.n_beams - j].sum() for j in range(self.n_beams)])
-        return {"gain": gain, "reverb": reverb, "beam_reverb": beam_reverb}
+        noise = row_noise_intensity(gain, self.noise_level, self.post_tvg_noise_level).astype(np.float64)
+        return {"gain": gain, "noise": noise, "reverb": reverb, "beam_reverb": beam_reverb}
 
 
 @dataclasses.dataclass
@@ -607,6 +610,7 @@ class MultibeamSonar:
             self._elev_table = wp.array(c.device_elevation_table().astype(np.float32), dtype=wp.vec3, device=dev)
             self._row_gain = wp.array(tables["gain"].astype(np.float32), dtype=wp.float32, device=dev)
             self._row_reverb = wp.array(tables["reverb"].astype(np.float32), dtype=wp.float32, device=dev)
+            self._row_noise = wp.array(tables["noise"].astype(np.float32), dtype=wp.float32, device=dev)
             self._beam_reverb = wp.array(tables["beam_reverb"].astype(np.float32), dtype=wp.float32, device=dev)
         mp = c.multipath_settings()
         self._tracer = (BounceTracer(mp, c.frequency, c.sound_speed, self.device, c.raycast_backend)
@@ -746,9 +750,8 @@ class MultibeamSonar:
                        buf.raw_power], dev, min_chunk=1)
         launch_1d(kc.frame_keys_kernel, batch, [c.seed, frame_index, self.sensor_id, int(kc.STREAM_NOISE), buf.keys],
                   dev, min_chunk=batch)
-        noise = 10.0 ** (c.noise_level / 10.0) if c.noise_level is not None else 0.0
         launch_1d(k.multibeam_device_mix_kernel, batch * c.n_samples * c.n_beams,
-                  [buf.raw, buf.raw_power, self._device_pattern, c.n_beams, c.n_samples, float(noise),
+                  [buf.raw, buf.raw_power, self._device_pattern, c.n_beams, c.n_samples, self._row_noise,
                    self._row_reverb, self._beam_reverb, buf.keys, self._row_gain, out.time_series, out.intensity,
                    out.clean_intensity, out.db], dev)
         if c.agc_level is not None:

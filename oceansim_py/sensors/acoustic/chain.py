@@ -77,7 +77,9 @@ class DeviceSettings:
     direction of arrival (flat_array only; 0: omnidirectional).
     pulse_taper: weighting of the pulse spectrum (range point spread). psf_extent: half-width of the kernels in
     beam widths (bearing) and range resolutions (range). noise_level_db: receiver noise NL per sample
-    (dB re 1 uPa^2), ``None`` for none. volume_scattering_db: S_v (dB re 1 m^-1), ``None`` for none.
+    (dB re 1 uPa^2), ``None`` for none. post_tvg_noise_db: noise of the stages after the TVG (dB in the image's
+    units after TVG and gain), ``None`` for none: referred to the input, 10^(post_tvg_noise_db / 10) / G(r).
+    volume_scattering_db: S_v (dB re 1 m^-1), ``None`` for none.
     tvg_law: key of :data:`TVG_LAWS`; tvg_gain_db: fixed gain (dB). agc_level_db: automatic gain target (mean
     frame intensity after gain, dB), ``None`` for none. normalisation: "none" | "row" | "global".
     jitter: stratified jitter of ray directions. seed: keys every random stream. multipath: specular bounces and
@@ -105,6 +107,7 @@ class DeviceSettings:
     multipath: MultipathSettings = MultipathSettings()
     beam_steering: str = "flat_array"
     element_width: float = 0.0
+    post_tvg_noise_db: float | None = None
 
     @property
     def wavelength(self) -> float:
@@ -322,6 +325,8 @@ class DeviceChain:
             reverb = 10.0 ** (level / 10.0) * float(np.sum(self.range_taps.astype(np.float64) ** 2)
                                                     * np.sum(broadside.astype(np.float64) ** 2))
         self._row_gain = wp.array(gain.astype(np.float32), dtype=wp.float32, device=device)
+        self._row_noise = wp.array(row_noise_intensity(gain, s.noise_level_db, s.post_tvg_noise_db),
+                                   dtype=wp.float32, device=device)
         self._row_reverb = wp.array(reverb.astype(np.float32), dtype=wp.float32, device=device)
         self._range_taps = wp.array(self.range_taps, dtype=wp.float32, device=device)
         self._bearing_taps, self._tap_spans, self._column_reverb = receiver_tables(self.bearing_taps,
@@ -548,12 +553,11 @@ class DeviceChain:
                        lay.n_range, self._range_taps, buf.field, buf.power, buf.hit_label, buf.peak,
                        buf.row_echo, self._phasors], dev, min_chunk=1)
         n_bins = batch * lay.n_range * lay.n_channels
-        noise = 10.0 ** (s.noise_level_db / 10.0) if s.noise_level_db is not None else 0.0
         launch_1d(k.bearing_receiver_kernel, batch * lay.n_range,
                   [buf.field, buf.power, buf.hit_label, self._bearing_taps, self._tap_spans, self._column_reverb,
                    lay.n_range,
                    lay.n_channels,
-                   float(noise), self._row_reverb, int(s.seed), int(frame_index), self.sensor_id, self._exp_table,
+                   self._row_noise, self._row_reverb, int(s.seed), int(frame_index), self.sensor_id, self._exp_table,
                    self._phasors, self._row_gain, buf.row_echo, intensity, clean, hits, labels, buf.row_sum,
                    int(s.agc_level_db is not None), *self._row_order], dev,
                   min_chunk=receiver_chunk(batch * lay.n_range, lay.n_channels, cpu_threads()))
@@ -693,6 +697,18 @@ def _host_key(seed: int, frame: int, sensor: int, stream: int) -> int:
     h = pcg(h ^ ((sensor * 0x9E3779B9) & 0xFFFFFFFF))
     h = pcg(h ^ ((stream * 0x85EBCA6B) & 0xFFFFFFFF))
     return h >> 1
+
+
+def row_noise_intensity(gain: np.ndarray, noise_level_db: float | None,
+                        post_tvg_noise_db: float | None) -> np.ndarray:
+    """Per range row, the receiver noise referred to the input (re 1 uPa^2 per sample, float32): the input noise
+    10^(NL / 10) plus the post-TVG noise 10^(N_post / 10) / G(r) (``gain``: G(r) per row, linear on intensity),
+    a ``None`` level contributing nothing. Both are complex Gaussian, so their sum is one complex Gaussian of that
+    variance: after the gain, intensity |s + n|^2 G(r) holds NL + G(r) and N_post as a device's output does."""
+    noise = np.full(np.shape(gain), 10.0 ** (noise_level_db / 10.0) if noise_level_db is not None else 0.0)
+    if post_tvg_noise_db is not None:
+        noise = noise + 10.0 ** (post_tvg_noise_db / 10.0) / np.asarray(gain, dtype=np.float64)
+    return noise.astype(np.float32)
 
 
 def tvg_db(ranges_m: np.ndarray, law: str, alpha_db_per_m: float, gain_db: float) -> np.ndarray:

@@ -29,6 +29,10 @@ MAX_NOISE_OVER_SOURCE_DB = 0.0
 #: ~-450 dB its intensity underflows float32 to exactly 0). ``None`` renders without noise.
 MIN_NOISE_LEVEL_DB = -100.0
 
+#: Highest post-TVG noise level accepted (dB, the image's units after TVG and gain): a source level's 260 dB
+#: ceiling plus 40 log10 of a 10 km range (160 dB), far above any echo a config can produce.
+MAX_POST_TVG_NOISE_DB = 420.0
+
 
 def require_line_array_width(owner: str, name: str, width_deg: float, taper: str, sidelobe_db: float) -> None:
     """Refuse a one-way -3 dB beam width (degrees) wider than a ``taper`` line array of at least half a wavelength
@@ -77,6 +81,11 @@ class DeviceChainFields(MultipathFields):
             than the vertical beam to let the elevation pattern's side lobes see geometry.
         elevation_taper: taper of the vertical aperture for ``elevation_pattern = "array"``.
         noise_level: receiver noise NL per sample (dB re 1 uPa^2), ``None`` for none.
+        post_tvg_noise_level: noise of the receiver stages after the time-varying gain (the digitiser and what
+            follows it), per sample, in the image's units after TVG and fixed gain (dB, the scale of
+            ``display_floor``); ``None`` for none. Referred to the input it is this level less the gain G(r), so it
+            fills the near ranges and the shadows, where the TVG is low, with a constant grain, and the input noise
+            NL + G(r) takes over where the TVG has risen past it.
         volume_scattering: S_v (dB re 1 m^-1), ``None`` for none; -80 dB is clear coastal water.
         tvg: time-varying gain law, "none" | "20log" | "30log" | "40log" (k log10 r + 2 alpha r).
         tvg_gain: fixed gain (dB) added to the TVG.
@@ -104,6 +113,7 @@ class DeviceChainFields(MultipathFields):
     elevation_span: float = 0.0
     elevation_taper: Literal["uniform", "hann", "chebyshev"] = "uniform"
     noise_level: float | None = 60.0
+    post_tvg_noise_level: float | None = None
     volume_scattering: float | None = CLEAR_WATER_SV_DB
     tvg: Literal["none", "20log", "30log", "40log"] = "none"
     tvg_gain: float = 0.0
@@ -118,7 +128,7 @@ class DeviceChainFields(MultipathFields):
                      "bandwidth", "beam_width", "element_width", "sidelobe_level", "psf_extent", "elevation_span",
                      "tvg_gain"):
             require_finite(getattr(self, name), owner, name)
-        for name in ("noise_level", "volume_scattering", "agc_level"):
+        for name in ("noise_level", "post_tvg_noise_level", "volume_scattering", "agc_level"):
             v = getattr(self, name)
             require(v is None or (isinstance(v, (int, float)) and math.isfinite(v)), owner, name,
                     f"must be a finite number (dB) or null, got {v!r}")
@@ -165,6 +175,10 @@ class DeviceChainFields(MultipathFields):
         require(self.noise_level is None or self.noise_level <= self.source_level + MAX_NOISE_OVER_SOURCE_DB,
                 owner, "noise_level", f"must not exceed source_level ({self.source_level} dB re 1 uPa at 1 m): "
                 f"a receiver noise of {self.noise_level} dB re 1 uPa^2 would bury every echo; lower it")
+        require(self.post_tvg_noise_level is None
+                or MIN_NOISE_LEVEL_DB <= self.post_tvg_noise_level <= MAX_POST_TVG_NOISE_DB, owner,
+                "post_tvg_noise_level", f"must lie in [{MIN_NOISE_LEVEL_DB:g}, {MAX_POST_TVG_NOISE_DB:g}] dB (the "
+                f"image's units after TVG and gain; or null for none), got {self.post_tvg_noise_level}")
         require(self.volume_scattering is None or -150.0 <= self.volume_scattering <= -10.0, owner,
                 "volume_scattering", f"must lie in [-150, -10] dB re 1 m^-1 (clear water ~ -80), got "
                 f"{self.volume_scattering}")
@@ -201,6 +215,7 @@ class DeviceChainFields(MultipathFields):
             beam_taper=self.beam_taper, beam_steering=self.beam_steering,
             element_width=float(self.element_width), pulse_taper=self.pulse_taper, sidelobe_db=float(self.sidelobe_level), psf_extent=float(self.psf_extent),
             noise_level_db=None if self.noise_level is None else float(self.noise_level),
+            post_tvg_noise_db=None if self.post_tvg_noise_level is None else float(self.post_tvg_noise_level),
             volume_scattering_db=None if self.volume_scattering is None else float(self.volume_scattering),
             tvg_law=self.tvg, tvg_gain_db=float(self.tvg_gain),
             agc_level_db=None if self.agc_level is None else float(self.agc_level), normalisation=normalisation,

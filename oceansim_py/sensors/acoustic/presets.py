@@ -39,9 +39,13 @@ Common choices of all device presets:
   pattern of a uniform vertical aperture with the vertical beam width, rays spread over 3x that width so the first
   elevation side lobes see geometry;
 - TVG 30 log r + 2 alpha r (a floor seen at grazing incidence fills range-limited cells, whose echo falls as
-  r^-3), 0 dB fixed gain; display in dB over a 60 dB window starting 40 dB above the receiver noise level (the TVG
-  lifts the noise by 30 log r, so the noise shows as grain at long range and a sediment floor, about 60 dB above the
-  noise after TVG, sits mid-window; adjust it as a device user does).
+  r^-3), 0 dB fixed gain; post-TVG noise (the digitiser's) at noise_level + 30 dB in the gained image, the input
+  noise after the TVG's 30 dB at 10 m (:data:`POST_TVG_NOISE_GAIN_DB`), so the near field and the shadows hold
+  grain, as a recording does;
+- display in dB from 27 dB under the post-TVG noise (at most 0.2 % of pure-noise pixels black:
+  :data:`DISPLAY_FLOOR_UNDER_NOISE_DB`) up to noise_level + 100 dB (a sediment floor, about 60-85 dB above the noise
+  after TVG, sits high in the window; adjust it as a device user does); the ARIS presets keep the ARIS's documented
+  80 dB span under that top and put their post-TVG noise 27 dB over its floor (:func:`_display_values`).
 """
 
 from __future__ import annotations
@@ -59,6 +63,18 @@ WATER_DENSITY = 1025.0
 #: Half-width of the device presets' point-spread kernels, in beam widths (range resolutions): up to the second
 #: null of a uniform aperture's pattern, 2 / 0.886.
 PSF_EXTENT = 2.26
+
+#: Gain (dB) after which the input noise equals every device preset's post-TVG noise: 30 dB, the presets' TVG gain at
+#: 10 m (30 log10 r, absorption aside). Nearer than that the post-TVG noise (the digitiser and what follows it) is
+#: what a device's image shows between echoes, in its near field and its shadows; farther, the input noise lifted
+#: by the TVG. Devices do not publish their gain staging: an estimate.
+POST_TVG_NOISE_GAIN_DB = 30.0
+
+#: Depth (dB) of the dB display's floor under the post-TVG noise: a noise sample's exponential intensity falls
+#: 27 dB under its mean with probability 1 - exp(-10^-2.7) = 0.2 %, so at most one pixel in 500 of pure noise is
+#: black, as in a device's recording (a real image has under 0.2 % exactly black pixels), while the display keeps
+#: its range for the echoes.
+DISPLAY_FLOOR_UNDER_NOISE_DB = 27.0
 
 #: Peak acoustic power (W) assumed for every device whose source level is not published.
 ASSUMED_ACOUSTIC_POWER = 30.0
@@ -80,6 +96,19 @@ def receiver_noise_level(frequency_hz: float, bandwidth_hz: float, beam_width_de
     + 10 log10 B - DI + ``electronics_db``, DI = 10 log10(4 pi / (theta_h theta_v)) (beam widths in rad)."""
     di = 10.0 * math.log10(4.0 * math.pi / (math.radians(beam_width_deg) * math.radians(vertical_beam_deg)))
     return -15.0 + 20.0 * math.log10(frequency_hz / 1000.0) + 10.0 * math.log10(bandwidth_hz) - di + electronics_db
+
+
+def post_tvg_noise_level(noise_level_db: float) -> float:
+    """A preset's post-TVG noise (dB in the image's units after TVG and gain): its input noise after
+    :data:`POST_TVG_NOISE_GAIN_DB` of gain, rounded to 0.1 dB."""
+    return round(noise_level_db + POST_TVG_NOISE_GAIN_DB, 1)
+
+
+def display_window(post_tvg_noise_db: float, top_db: float) -> tuple[float, float]:
+    """(display_floor, dynamic_range) of a preset's dB display: the floor :data:`DISPLAY_FLOOR_UNDER_NOISE_DB`
+    under the post-TVG noise, the top at ``top_db`` (dB, the level shown white), both rounded to 0.1 dB."""
+    floor = round(post_tvg_noise_db - DISPLAY_FLOOR_UNDER_NOISE_DB, 1)
+    return floor, round(top_db - floor, 1)
 
 
 def estimated_source_level(tx_width_deg: float, tx_height_deg: float,
@@ -139,8 +168,12 @@ _COMMON: Sources = {
     "angle_noise": "simulation: no added angle noise (bearing spread comes from the beam pattern)",
     "display": "estimate: dB display, as the manufacturers' viewers (gain and range controls)",
     "colormap": "estimate: amber, close to the default palettes of FLS viewers",
-    "dynamic_range": "estimate: 60 dB display window (a viewer's range control)",
-    "display_floor": "derived: noise_level + 40 dB, so a sediment floor after TVG sits mid-window",
+    "post_tvg_noise_level": ("estimate: unpublished gain staging; noise_level + 30 dB, the input noise after the "
+                             "TVG's gain at 10 m (POST_TVG_NOISE_GAIN_DB)"),
+    "dynamic_range": ("derived: from the display floor to noise_level + 100 dB (a sediment floor after TVG, ~60 dB "
+                      "over the noise, sits high in the window; a viewer's range control)"),
+    "display_floor": ("derived: post_tvg_noise_level - 27 dB, so noise shows as grain and at most 0.2 % of its "
+                      "pixels are black (display_window)"),
     "elevation_pattern": "estimate: uniform vertical aperture with the vertical beam width (taper unpublished)",
     "elevation_span": "simulation: rays over 3 x the vertical beam width, so its first side lobes see geometry",
 }
@@ -168,28 +201,49 @@ def _steering_values(steering: tuple[str, str]) -> tuple[dict[str, Any], Sources
     return {"beam_steering": steering[0]}, {"beam_steering": steering[1]}
 
 
-def _display_range(window: float, level: float, hfov: float, vfov: float) -> tuple[float, Sources]:
-    """The dB display's dynamic range: ``window`` dB, widened by a source level's excess over this fan's estimate
-    (:func:`_source_level_estimate`), so that the window still runs from the same height over the noise (its floor,
-    noise + 40 dB) to the same height under the echoes, which are that much louder: DAVE's 220 dB BlueView P900
-    saturated 26-36 % of its image on the tank and pier with the common 60 dB, and 58-69 % of it was black with
-    the floor raised instead."""
+def _display_values(noise: float, window: float, level: float, hfov: float, vfov: float,
+                    span: tuple[float, str] | None = None) -> tuple[dict[str, float], Sources]:
+    """A preset's ``post_tvg_noise_level``, ``display_floor`` and ``dynamic_range`` (:func:`post_tvg_noise_level`,
+    :func:`display_window`) with their sources. The window's top (white) is ``window`` dB over noise_level + 40 dB,
+    widened by a source level's excess over this fan's estimate (:func:`_source_level_estimate`) so that it stays
+    the same height over the echoes, which are that much louder: DAVE's 220 dB BlueView P900 saturated 26-36 % of
+    its image on the tank and pier with the common top. ``span``: a device's documented (dynamic_range, source)
+    instead, below the same top; its post-TVG noise then lies :data:`DISPLAY_FLOOR_UNDER_NOISE_DB` over the span's
+    floor where that is above :func:`post_tvg_noise_level` (a device whose data hold a fixed span shows its noise in
+    it)."""
+    post = post_tvg_noise_level(noise)
     excess = round(max(0.0, level - _source_level_estimate(hfov, vfov)[0]), 1)
-    if excess == 0.0:
-        return window, {}
-    return window + excess, {"dynamic_range": f"derived: {window:g} dB + {excess:g} dB, the source level's excess "
-                                              f"over this fan's 30 W estimate (echoes that much louder over the same "
-                                              f"noise)"}
+    top = noise + 40.0 + window + excess
+    if span is not None:
+        floor = round(top - span[0], 1)
+        if floor + DISPLAY_FLOOR_UNDER_NOISE_DB > post:
+            post = round(floor + DISPLAY_FLOOR_UNDER_NOISE_DB, 1)
+            post_source = (f"derived: display_floor + {DISPLAY_FLOOR_UNDER_NOISE_DB:g} dB (noise_level + "
+                           f"{post - noise:g} dB), so the noise shows inside the data's fixed {span[0]:g} dB span "
+                           f"with at most 0.2 % of its pixels black, as in a recording")
+            return ({"post_tvg_noise_level": post, "display_floor": floor, "dynamic_range": span[0]},
+                    {"dynamic_range": span[1], "post_tvg_noise_level": post_source,
+                     "display_floor": f"derived: noise_level + {40.0 + window:g} dB (the white of every imaging "
+                                      f"preset) less the {span[0]:g} dB span"})
+        return ({"post_tvg_noise_level": post, "display_floor": display_window(post, top)[0],
+                 "dynamic_range": span[0]}, {"dynamic_range": span[1]})
+    floor, dynamic_range = display_window(post, top)
+    widened = f", widened by {excess:g} dB, the source level's excess over this fan's 30 W estimate" if excess else ""
+    return ({"post_tvg_noise_level": post, "display_floor": floor, "dynamic_range": dynamic_range},
+            {"dynamic_range": f"derived: from the display floor to noise_level + {40.0 + window:g} dB{widened} (a "
+                              f"sediment floor after TVG, ~60 dB over the noise, sits high in the window; a viewer's "
+                              f"range control)"})
 
 
 def _fls(frequency: float, hfov: float, vfov: float, beams: int, beam_width: float, resolution: float,
          min_range: float, max_range: float, range_bins: int, rays_per_beam: int, elevation_rays: int,
          src: Sources, source_level: tuple[float, str] | None = None,
-         steering: tuple[str, str] = ("flat_array", _FLAT_ARRAY)) -> tuple[dict[str, Any], Sources]:
+         steering: tuple[str, str] = ("flat_array", _FLAT_ARRAY),
+         display_span: tuple[float, str] | None = None) -> tuple[dict[str, Any], Sources]:
     bandwidth = SOUND_SPEED / (2.0 * resolution)
     noise = round(receiver_noise_level(frequency, bandwidth, beam_width, vfov), 1)
     level, level_source = source_level or _source_level_estimate(hfov, vfov)
-    window, window_source = _display_range(60.0, level, hfov, vfov)
+    display, display_source = _display_values(noise, 60.0, level, hfov, vfov, display_span)
     values = dict(
         model="device", horizontal_fov=hfov, vertical_fov=vfov, n_beams=beams, beam_width=beam_width,
         **_steering_values(steering)[0], min_range=min_range, max_range=max_range, range_bins=range_bins, rays_per_beam=rays_per_beam,
@@ -199,10 +253,10 @@ def _fls(frequency: float, hfov: float, vfov: float, beams: int, beam_width: flo
         depth=10.0, ph=8.0, noise_level=noise,
         psf_extent=PSF_EXTENT, volume_scattering=-80.0, tvg="30log", tvg_gain=0.0, aggregation="sum",
         normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0, additive_range_scaled=False,
-        display="db", display_floor=noise + 40.0, dynamic_range=window, colormap="amber",
+        display="db", **display, colormap="amber",
     )
     sources = {**_COMMON, **_resolution_sources(src.pop("resolution")), "source_level": level_source,
-               **_steering_values(steering)[1], **window_source,
+               **_steering_values(steering)[1], **display_source,
                "rays_per_beam": "simulation: rays across each beam (bearing sampling)",
                "elevation_rays": "simulation: rays in elevation over elevation_span (jittered, stratified)", **src}
     return values, sources
@@ -237,7 +291,10 @@ def _aris(frequency: float, hfov: float, beams: int, beam_width: float, pulse_us
                     "min_range": f"{_ARIS_SDK}: WindowStartLimits from 0.7 m", **src},
                 steering=("constant", f"{_ARIS_BEAMS}: the ARIS forms its beams with an acoustic lens (the beam-width "
                                       f"files are per lens), not by steering a flat array; every beam is given the "
-                                      f"mean width"))
+                                      f"mean width"),
+                display_span=(80.0, "manufacturer software: Sound Metrics aris-file-sdk docs/understanding-aris-data.md "
+                                    "(each sample 'one unsigned byte in the range 0-255; this range maps to an "
+                                    "acoustic signal in the range 0-80 dB')"))
 
 
 #: apl-ocean-engineering/liboculus, the University of Washington APL driver of the Oculus sonars:
@@ -470,13 +527,14 @@ def _sidescan(frequency: float, along_track_beamwidth: float, vertical_beamwidth
               src: Sources) -> tuple[dict[str, Any], Sources]:
     bandwidth = SOUND_SPEED / (2.0 * resolution)
     level, level_source = _source_level_estimate(along_track_beamwidth, vertical_beamwidth)
+    noise = round(receiver_noise_level(frequency, bandwidth, along_track_beamwidth, vertical_beamwidth), 1)
     values = dict(
         model="device", along_track_beamwidth=along_track_beamwidth, vertical_beamwidth=vertical_beamwidth,
         depression=depression, min_range=0.5, max_range=max_range, range_bins=range_bins, along_track_rays=8,
         across_track_rays=across_track_rays, beam_pattern="gaussian", frequency=frequency,
         bandwidth=round(bandwidth, 1), source_level=level, sound_speed=SOUND_SPEED,
         absorption_model="francois_garrison", temperature=10.0, salinity=35.0, depth=10.0, ph=8.0, psf_extent=PSF_EXTENT,
-        noise_level=round(receiver_noise_level(frequency, bandwidth, along_track_beamwidth, vertical_beamwidth), 1),
+        noise_level=noise, post_tvg_noise_level=post_tvg_noise_level(noise),
         volume_scattering=-80.0, tvg="30log", normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0,
         display="db", db_range=50.0,
     )
@@ -518,6 +576,7 @@ _PA500 = ("estimate: as the Tritech PA500 datasheet is recalled; no stored copy 
           "stored Tritech Altimeter Product Manual 0286-SOM-00001 pages give output formats and a ~10 Hz PA500 "
           "data rate only)")
 _PA500_LEVEL = _source_level_estimate(6.0, 6.0)
+_PA500_NOISE = round(receiver_noise_level(500e3, 37500.0, 6.0, 6.0), 1)
 
 #: Single-beam device presets: name -> (config values, summary).
 SINGLEBEAM_DEVICE_PRESETS: PresetTable = _register("singlebeam", {
@@ -526,7 +585,8 @@ SINGLEBEAM_DEVICE_PRESETS: PresetTable = _register("singlebeam", {
              range_bins=2495, frequency=500e3, bandwidth=37500.0, source_level=_PA500_LEVEL[0],
              sound_speed=SOUND_SPEED, absorption_model="francois_garrison", temperature=10.0, salinity=35.0,
              depth=10.0, ph=8.0, psf_extent=PSF_EXTENT,
-             noise_level=round(receiver_noise_level(500e3, 37500.0, 6.0, 6.0), 1), volume_scattering=-80.0,
+             noise_level=_PA500_NOISE, post_tvg_noise_level=post_tvg_noise_level(_PA500_NOISE),
+             volume_scattering=-80.0,
              tvg="30log", normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0, range_noise=0.0),
         {**_COMMON, **_resolution_sources("estimate: 2 cm, a 27 us CW pulse (c tau / 2) for a 50 m altimeter"),
          "source_level": _PA500_LEVEL[1], "frequency": f"{_PA500}: 500 kHz",
@@ -544,6 +604,7 @@ def _swath(frequency: float, swath_width: float, along_track_beamwidth: float, n
            src: Sources, steering: tuple[str, str] = ("flat_array", _FLAT_ARRAY)) -> tuple[dict[str, Any], Sources]:
     bandwidth = SOUND_SPEED / (2.0 * resolution)
     level, level_source = _source_level_estimate(along_track_beamwidth, swath_width)
+    noise = round(receiver_noise_level(frequency, bandwidth, beam_width, along_track_beamwidth), 1)
     values = dict(
         model="device", swath_width=swath_width, along_track_beamwidth=along_track_beamwidth, n_beams=n_beams,
         beam_width=beam_width, **_steering_values(steering)[0], across_rays_per_beam=across_rays_per_beam,
@@ -551,7 +612,7 @@ def _swath(frequency: float, swath_width: float, along_track_beamwidth: float, n
         max_range=max_range, range_bins=range_bins, frequency=frequency, bandwidth=round(bandwidth, 1),
         source_level=level, sound_speed=SOUND_SPEED, absorption_model="francois_garrison", temperature=10.0,
         salinity=35.0, depth=10.0, ph=8.0, psf_extent=PSF_EXTENT,
-        noise_level=round(receiver_noise_level(frequency, bandwidth, beam_width, along_track_beamwidth), 1),
+        noise_level=noise, post_tvg_noise_level=post_tvg_noise_level(noise),
         volume_scattering=-80.0, tvg="30log", normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0,
         range_noise=0.0, angle_noise=0.0, image=True,
     )
@@ -626,7 +687,7 @@ def _multibeam(frequency: float, fov: float, n_beams: int, beam_width: float, el
     bandwidth = SOUND_SPEED / (2.0 * resolution)
     noise = round(receiver_noise_level(frequency, bandwidth, beam_width, elevation_fov), 1)
     level, level_source = source_level or _source_level_estimate(fov, elevation_fov)
-    window, window_source = _display_range(80.0, level, fov, elevation_fov)
+    display, display_source = _display_values(noise, 80.0, level, fov, elevation_fov)
     values = dict(
         model="device", fov=fov, n_beams=n_beams, beam_width=beam_width, elevation_fov=elevation_fov,
         rays_per_beam=rays_per_beam, azimuth_rays_per_beam=azimuth_rays_per_beam, frequency=frequency,
@@ -636,9 +697,9 @@ def _multibeam(frequency: float, fov: float, n_beams: int, beam_width: float, el
         elevation_directivity=True,
         elevation_span=min(3.0 * elevation_fov, 179.0), psf_extent=PSF_EXTENT, noise_level=noise, volume_scattering=-80.0,
         tvg="30log",
-        # an 80 dB window: a multibeam ping sums many more scatterers per sample than an imaging-sonar bin, and a
-        # 60 dB window from the noise floor + 40 dB saturates hard targets at 10 m (measured on the wreck)
-        tvg_gain=0.0, display="db", display_floor=noise + 40.0, dynamic_range=window, colormap="amber",
+        # the top 120 dB over the noise: a multibeam ping sums many more scatterers per sample than an imaging-sonar
+        # bin, and the imaging sonars' 100 dB saturates hard targets at 10 m (measured on the wreck)
+        tvg_gain=0.0, display="db", **display, colormap="amber",
     )
     sources = {**_COMMON, **_resolution_sources(src.pop("resolution")), "source_level": level_source,
                "rays_per_beam": "simulation: rays in elevation per beam",
@@ -646,8 +707,7 @@ def _multibeam(frequency: float, fov: float, n_beams: int, beam_width: float, el
                "beam_pattern": "estimate: uniform line-array receive pattern (taper unpublished)",
                **_steering_values(("flat_array", _FLAT_ARRAY))[1],
                "elevation_directivity": "estimate: uniform vertical aperture of the vertical beam width",
-               "dynamic_range": "estimate: 80 dB display window (a ping sums many scatterers per sample)",
-               **window_source, **src}
+               **display_source, **src}
     return values, sources
 
 
@@ -704,14 +764,16 @@ def _msis(frequency: float, hbw: float, vbw: float, step: float, resolution: flo
     bandwidth = SOUND_SPEED / (2.0 * resolution)
     noise = round(receiver_noise_level(frequency, bandwidth, hbw, vbw), 1)
     level, level_source = _source_level_estimate(hbw, vbw)
+    display, display_source = _display_values(noise, 60.0, level, hbw, vbw)
     values = dict(
         model="device", frequency=frequency, horizontal_beamwidth=hbw, vertical_beamwidth=vbw, step_angle=step,
         min_range=min_range, max_range=max_range, range_bins=range_bins, bandwidth=round(bandwidth, 1),
         source_level=level, sound_speed=SOUND_SPEED, absorption_model="francois_garrison", temperature=10.0,
         salinity=35.0, depth=10.0, ph=8.0, noise_level=noise, psf_extent=PSF_EXTENT, volume_scattering=-80.0,
-        tvg="30log", tvg_gain=0.0, display_floor=noise + 40.0, dynamic_range=60.0,
+        tvg="30log", tvg_gain=0.0, **display,
     )
-    sources = {**_COMMON, **_resolution_sources(src.pop("resolution")), "source_level": level_source, **src}
+    sources = {**_COMMON, **_resolution_sources(src.pop("resolution")), "source_level": level_source,
+               **display_source, **src}
     return values, sources
 
 

@@ -1,0 +1,171 @@
+"""The receiver's post-TVG noise (``post_tvg_noise_level``) and the device presets' display of their noise floor,
+against numbers computed by hand (docs/PHYSICS_ACOUSTIC_CHAIN.md §4 and §5)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from conftest import make_scene, quad
+from oceansim_py.errors import ConfigError
+from oceansim_py.sensors.acoustic import presets as dp
+from oceansim_py.sensors.acoustic.chain import row_noise_intensity, tvg_db
+from oceansim_py.sensors.imaging_sonar import ImagingSonar, ImagingSonarConfig
+from oceansim_py.sensors.multibeam import MultibeamSonar, MultibeamSonarConfig
+
+SL = 200.0
+BARE = dict(model="device", multiplicative_sigma=0.0, additive_sigma=0.0, normalisation="none", source_level=SL,
+            noise_level=None, volume_scattering=None, bandwidth=0.0, beam_width=0.0, tvg="none")
+LEVEL = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+
+
+def pitched(deg: float, position=(0.0, 0.0, 0.0)) -> np.ndarray:
+    t = math.radians(deg)
+    return np.array([*position, 0.0, math.sin(t / 2), 0.0, math.cos(t / 2)])
+
+
+def empty_water():
+    """A small quad behind the sensor: the fan sees nothing."""
+    return make_scene(("far", quad([-50.0, 0.0, 0.0], [1.0, 0.0, 0.0], 0.1), 0.5))
+
+
+def ks_exponential(x: np.ndarray, mean: np.ndarray) -> float:
+    """Kolmogorov-Smirnov distance of x / mean (each sample over its own expected value) to the unit exponential."""
+    u = np.sort((x / mean).astype(np.float64).ravel())
+    n = u.size
+    cdf = 1.0 - np.exp(-u)
+    return float(max(np.max(np.arange(1, n + 1) / n - cdf), np.max(cdf - np.arange(n) / n)))
+
+
+def test_row_noise_is_input_noise_plus_post_tvg_noise_over_the_gain():
+    # NL = 60 dB (1e6), N_post = 90 dB (1e9), 30 log r TVG without absorption: at r = 10 m G = 1000, so the input
+    # noise referred to the input is 1e6 + 1e9 / 1e3 = 2e6; at 1 m 1e6 + 1e9 = 1.001e9; with no post-TVG noise 1e6.
+    gain = 10.0 ** (tvg_db(np.array([1.0, 10.0, 100.0]), "30log", 0.0, 0.0) / 10.0)
+    np.testing.assert_allclose(row_noise_intensity(gain, 60.0, 90.0), [1.001e9, 2e6, 1.001e6], rtol=1e-6)
+    np.testing.assert_array_equal(row_noise_intensity(gain, 60.0, None), np.float32(1e6))
+    np.testing.assert_allclose(row_noise_intensity(gain, None, 90.0), [1e9, 1e6, 1e3], rtol=1e-6)
+    assert row_noise_intensity(gain, None, None).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_empty_water_after_tvg_is_input_noise_times_gain_plus_the_post_tvg_noise():
+    # Empty water, NL = 60 dB, N_post = 100 dB, 30 log r TVG, absorption 0.1 dB/m: the image's mean in row r is
+    # 1e6 G(r) + 1e10 with G(r) = r^3 10^(0.02 r), exponential around it. Rows of 256 beams; 16 blocks of 16 rows
+    # (4096 samples each: 1.6 % standard error) against the hand value, and the whole image's KS distance.
+    cfg = ImagingSonarConfig(**{**BARE, "noise_level": 60.0, "post_tvg_noise_level": 100.0, "tvg": "30log"},
+                             horizontal_fov=60.0, vertical_fov=10.0, n_beams=256, rays_per_beam=1, elevation_rays=4,
+                             min_range=1.0, max_range=41.0, range_bins=256, absorption=0.1)
+    img = ImagingSonar(cfg, device="cpu").render(empty_water(), pitched(0.0)).numpy()["intensity"][0]
+    r = cfg.ranges().astype(np.float64)
+    expect = 1e6 * r**3 * 10.0 ** (0.02 * r) + 1e10
+    # near 1 m the post-TVG noise dominates (1e6 vs 1e10), past the crossover 1e6 r^3 10^(0.02 r) = 1e10 at
+    # r = 17.3 m the input noise does
+    assert expect[0] / 1e10 == pytest.approx(1.0, abs=2e-4) and expect[-1] > 10 * 1e10
+    got = img.astype(np.float64).reshape(16, 16, -1).mean(axis=(1, 2))
+    want = np.broadcast_to(expect[:, None], img.shape).reshape(16, 16, -1).mean(axis=(1, 2))
+    assert np.abs(got / want - 1.0).max() < 0.06
+    assert ks_exponential(img, expect[:, None]) < 1.36 / math.sqrt(img.size)
+    # the clean image is the echoes and reverberation only: none here
+    res = ImagingSonar(cfg, device="cpu").render(empty_water(), pitched(0.0)).numpy()
+    assert (res["clean_intensity"] == 0).all()
+
+
+def test_post_tvg_noise_is_refused_out_of_range_or_not_finite():
+    for bad in (float("nan"), float("inf"), -200.0, 500.0, "loud"):
+        with pytest.raises(ConfigError, match="post_tvg_noise_level"):
+            ImagingSonarConfig(model="device", post_tvg_noise_level=bad)
+    with pytest.raises(ConfigError, match="post_tvg_noise_level"):
+        MultibeamSonarConfig(model="device", post_tvg_noise_level=float("nan"))
+    assert ImagingSonarConfig(model="device", post_tvg_noise_level=None).post_tvg_noise_level is None
+
+
+def test_multibeam_empty_water_holds_the_post_tvg_noise():
+    # The multibeam device model: no reverberation, NL = 50 dB, N_post = 80 dB, 20 log r TVG, no absorption:
+    # intensity mean per sample 1e5 r^2 + 1e8 (exponential), the time series' power (before gain) 1e5 + 1e8 / r^2.
+    cfg = MultibeamSonarConfig(model="device", source_level=SL, noise_level=50.0, post_tvg_noise_level=80.0,
+                               volume_scattering=None, tvg="20log", absorption_model="fixed", absorption=0.0,
+                               n_beams=64, max_range=20.0)
+    out = MultibeamSonar(cfg, device="cpu").render(empty_water(), LEVEL).numpy()
+    r = out["ranges"].astype(np.float64)
+    assert r[0] > 0
+    expect = 1e5 * r**2 + 1e8
+    inten = out["intensity"][0].astype(np.float64)
+    n = inten.shape[0] // 8 * 8
+    got = inten[:n].reshape(8, -1).mean(axis=1)
+    want = np.broadcast_to(expect[:n, None], inten[:n].shape).reshape(8, -1).mean(axis=1)
+    assert np.abs(got / want - 1.0).max() < 0.08
+    power = np.abs(out["time_series"][0].astype(np.complex128)) ** 2
+    assert power[:n].mean() == pytest.approx(np.mean(1e5 + 1e8 / r[:n] ** 2), rel=0.08)
+
+
+def test_presets_post_tvg_noise_and_display_floor_by_hand():
+    # Every device preset: N_post = NL + 30 dB (the input noise after the TVG's 30 dB at 10 m) and, where it has a
+    # dB display, its floor 27 dB under it: a pure-noise pixel is black with probability 1 - exp(-10^-2.7) = 0.2 %.
+    assert 1.0 - math.exp(-10.0 ** -2.7) == pytest.approx(0.002, abs=5e-5)
+    tables = {"imaging_sonar": dp.IMAGING_SONAR_DEVICE_PRESETS, "sidescan": dp.SIDESCAN_DEVICE_PRESETS,
+              "singlebeam": dp.SINGLEBEAM_DEVICE_PRESETS, "profiling": dp.PROFILING_DEVICE_PRESETS,
+              "multibeam": dp.MULTIBEAM_DEVICE_PRESETS, "msis": dp.MSIS_DEVICE_PRESETS}
+    aris = ("aris1800_1800khz", "aris1800_1100khz", "aris3000_3000khz", "aris3000_1800khz")
+    for kind, table in tables.items():
+        for name, (values, _summary) in table.items():
+            if "display_floor" in values:
+                assert values["display_floor"] == pytest.approx(values["post_tvg_noise_level"] - 27.0, abs=0.051)
+            if name in aris:
+                continue
+            assert values["post_tvg_noise_level"] == pytest.approx(values["noise_level"] + 30.0, abs=0.051), name
+            assert dp.field_sources(kind, name)["post_tvg_noise_level"].startswith("estimate: ")
+    # The ARIS's 8-bit samples span 0-80 dB (Sound Metrics aris-file-sdk, understanding-aris-data.md): under the
+    # imaging presets' white, NL + 100 dB, its floor is NL + 20 dB and its post-TVG noise 27 dB over that, NL + 47.
+    for name in aris:
+        cfg = ImagingSonarConfig.preset(name)
+        assert cfg.dynamic_range == 80.0 and "0-80 dB" in dp.field_sources("imaging_sonar", name)["dynamic_range"]
+        assert cfg.display_floor == pytest.approx(cfg.noise_level + 20.0, abs=0.051)
+        assert cfg.post_tvg_noise_level == pytest.approx(cfg.noise_level + 47.0, abs=0.051)
+        assert dp.field_sources("imaging_sonar", name)["post_tvg_noise_level"].startswith("derived: ")
+
+
+@pytest.fixture(scope="module")
+def floor_with_a_box():
+    """A sediment floor 2 m under the sensor and a 0.4 m box standing on it 4 m ahead: a shadow behind it."""
+    import trimesh
+
+    box = trimesh.creation.box(extents=(0.4, 0.4, 0.4))
+    box.apply_translation((4.0, 0.0, -1.8))
+    from oceansim_py.scene import TriangleMesh
+
+    return make_scene(("floor", quad([6.0, 0.0, -2.0], [0.0, 0.0, 1.0], 30.0), 0.01),
+                      ("box", TriangleMesh(np.asarray(box.vertices, np.float32), np.asarray(box.faces, np.int32)),
+                       0.3))
+
+
+@pytest.mark.parametrize("name", ["aris3000_3000khz", "oculus_m1200d_2100khz", "gemini_720i"])
+def test_a_preset_image_has_almost_no_black_pixels_and_a_grey_shadow(floor_with_a_box, name):
+    # A real FLS recording has under 0.2 % exactly black pixels and grey, not black, shadows. In the box's shadow
+    # no ray reaches the floor: each bin is noise and reverberation, exponential about its mean
+    # m(r) = 10^(NL / 10) G(r) + 10^(N_post / 10) + clean (the reverberation after gain), G(r) = r^3 10^(2 alpha r / 10)
+    # (30 log r TVG, Francois-Garrison alpha), so its median is m ln 2 (-1.6 dB), shown at
+    # 255 (10 log10(m ln 2) - display_floor) / dynamic_range: at least 255 (27 - 1.6) / dynamic_range, the post-TVG
+    # noise's grain; the lit floor around it is brighter.
+    cfg = ImagingSonarConfig.preset(name, max_range=8.0)
+    res = ImagingSonar(cfg, device="cpu").render(floor_with_a_box, pitched(25.0))
+    u = res.to_uint8()[0]
+    assert np.mean(u == 0) < 0.002
+    out = res.numpy()
+    hits, ranges, bearings = out["hit_count"][0], res.ranges.astype(np.float64), res.bearings
+    rows = (ranges > 4.9) & (ranges < 5.3)
+    cols = np.abs(np.degrees(bearings)) < 1.0
+    in_shadow = hits[np.ix_(rows, cols)] == 0
+    assert in_shadow.sum() > 20
+    alpha = cfg.absorption_db_per_m(cfg.absorption)
+    gain = 10.0 ** (tvg_db(ranges[rows], "30log", alpha, 0.0) / 10.0)
+    mean = (10.0 ** (cfg.noise_level / 10.0) * gain[:, None] + 10.0 ** (cfg.post_tvg_noise_level / 10.0)
+            + out["clean_intensity"][0][np.ix_(rows, cols)])
+    x = (out["intensity"][0][np.ix_(rows, cols)] / mean)[in_shadow]
+    assert np.median(x) == pytest.approx(math.log(2.0), rel=0.2)
+    gray = 255.0 * (10.0 * np.log10(np.median(mean[in_shadow]) * math.log(2.0)) - cfg.display_floor) / cfg.dynamic_range
+    shadow = u[np.ix_(rows, cols)][in_shadow]
+    assert np.median(shadow) == pytest.approx(gray, abs=8.0)
+    assert np.median(shadow) >= 255.0 * (27.0 - 1.6) / cfg.dynamic_range - 8.0
+    lit = u[np.ix_((ranges > 5.5) & (ranges < 6.5), np.abs(np.degrees(bearings)) > 4.0)]
+    assert np.median(lit) > np.median(shadow) + 20
