@@ -35,3 +35,14 @@ def test_modem_event_on_a_sample_boundary_lands_in_exactly_that_sample(split) ->
                       + modem.measure(STILL, times[split:], frame_index=split, rate_hz=10.0).events)
         counts = [len(e) for e in events]
         assert counts == [int(m == expected) for m in range(10)]
+
+
+def test_modem_events_follow_a_pose_array_changed_in_place() -> None:
+    # Topside 1500 m away at 1500 m/s: the first bit arrives 1.0 s after sending; move the vehicle (the same array,
+    # changed in place) to 750 m from it: 0.5 s. (Before the fix the cached 1.0 s came back.)
+    modem = AcousticModem(AcousticModemConfig(node_positions=((1500.0, 0.0, -10.0),), noise=False,
+                                              messages=((0.0, "topside", "vehicle", "hi"),)))
+    pose = STILL.copy()
+    assert modem.events(pose)[0][0, COL["arrival_time"]] == pytest.approx(1.0)
+    pose[0] = 750.0
+    assert modem.events(pose)[0][0, COL["arrival_time"]] == pytest.approx(0.5)

@@ -160,14 +160,21 @@ def acoustic_fates(config: AcousticModemConfig, traffic: Traffic, sensor_id: int
     return reason, margin
 
 
+def _sample_values(source: Any) -> tuple[bytes, ...]:
+    """The values a modem's events depend on in ``source`` (a Trajectory's times and poses, or the pose array), as
+    bytes: the event cache must miss when an array is changed in place and passed again."""
+    arrays = (source.times, source.poses) if hasattr(source, "times") and hasattr(source, "poses") else (source,)
+    return tuple(np.asarray(a, dtype=np.float64).tobytes() for a in arrays)
+
+
 class AcousticModem(NavSensor):
     """The vehicle's acoustic modem and the fixed modems it talks to (module docstring). ``sensor_id`` keys the
     noise. The whole schedule is simulated once per trajectory and split into samples."""
 
     speed_attr = "sound_speed"
     config_class = AcousticModemConfig
-    #: (source, scene, event table, payloads) of the last :meth:`events` call.
-    _cache: tuple[Any, Any, np.ndarray, list[bytes]] | None = None
+    #: (source, its sample values, scene, event table, payloads) of the last :meth:`events` call.
+    _cache: tuple[Any, tuple[bytes, ...], Any, np.ndarray, list[bytes]] | None = None
 
     def fates(self, traffic: Traffic, scene: Any) -> tuple[np.ndarray, np.ndarray]:
         """(reason codes (M,), Eb/N0 dB (M,)) of the scheduled ``traffic`` (:func:`acoustic_fates`); the acoustic
@@ -177,12 +184,14 @@ class AcousticModem(NavSensor):
     def events(self, source: Any, scene: Any = None) -> tuple[np.ndarray, list[bytes]]:
         """Every scheduled message as an event ((M, 11), :data:`EVENT_COLUMNS`) and the payloads, with this
         modem on ``source`` (a Trajectory, or a pose (7,) of a stationary modem)."""
-        if self._cache is not None and self._cache[0] is source and self._cache[1] is scene:
-            return self._cache[2], self._cache[3]
+        values = _sample_values(source)
+        cached = self._cache
+        if cached is not None and cached[0] is source and cached[1] == values and cached[2] is scene:
+            return cached[3], cached[4]
         traffic = schedule_traffic(self.config, source, getattr(self.config, self.speed_attr))
         reason, margin = self.fates(traffic, scene)
         table = event_table(traffic, reason, margin)
-        self._cache = (source, scene, table, traffic.payloads)
+        self._cache = (source, values, scene, table, traffic.payloads)
         return table, traffic.payloads
 
     def measure(self, source: Any, times: Any, scene: Any = None, frame_index: int = 0,
