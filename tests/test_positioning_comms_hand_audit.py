@@ -46,3 +46,92 @@ def test_modem_events_follow_a_pose_array_changed_in_place() -> None:
     assert modem.events(pose)[0][0, COL["arrival_time"]] == pytest.approx(1.0)
     pose[0] = 750.0
     assert modem.events(pose)[0][0, COL["arrival_time"]] == pytest.approx(0.5)
+
+
+def test_usbl_yawed_and_pitched_head_bearing_elevation_and_two_way_time() -> None:
+    from oceansim_py.poses import pose_from_euler
+    from oceansim_py.sensors.usbl import USBL, USBLConfig
+
+    # Head at (0, 0, -10) with yaw 90 deg and pitch 30 deg (Z-Y-X, FLU: positive pitch tips the nose down). Its
+    # axes in the world: x = Rz(90) Ry(30) e_x = (0, cos 30, -sin 30), y = (-1, 0, 0), z = (0, sin 30, cos 30).
+    # Beacon at (5, 20, -30): rel = (5, 20, -20), |rel| = sqrt(825) = 28.7228 m; in the sensor frame
+    # s = (20 cos 30 + 20 sin 30, -5, 20 sin 30 - 20 cos 30) = (27.3205, -5, -7.3205). Bearing atan2(-s_y, s_x)
+    # = atan2(5, 27.3205) = +10.37 deg (starboard: the head looks north, +x is east), elevation asin(-7.3205 /
+    # 28.7228) = -14.77 deg. Two-way time 2 x 28.7228 / 1500 = 38.297 ms; with a 0.5 s turn-around sent at 3 s the
+    # reply arrives at 3.538297 s; range c T / 2 = 28.7228 m.
+    head = pose_from_euler(0.0, 0.0, -10.0, 0.0, 30.0, 90.0)
+    cfg = USBLConfig(beacon_positions=((5.0, 20.0, -30.0),), turnaround_delay=0.5, noise=False)
+    r = USBL(cfg).measure(head, times=[3.0])
+    c30, s30 = np.cos(np.radians(30.0)), np.sin(np.radians(30.0))
+    s = np.array([20 * c30 + 20 * s30, -5.0, 20 * s30 - 20 * c30])
+    rng = np.sqrt(825.0)
+    assert r.slant_range[0, 0] == pytest.approx(rng, abs=1e-9)
+    assert np.degrees(r.bearing[0, 0]) == pytest.approx(10.3711, abs=1e-3)
+    assert np.degrees(r.elevation[0, 0]) == pytest.approx(-14.7657, abs=1e-3)
+    np.testing.assert_allclose(r.position[0, 0], s, atol=1e-9)
+    assert r.travel_time[0, 0] == pytest.approx(2 * rng / 1500.0, abs=1e-12)
+    assert r.reply_time[0, 0] == pytest.approx(3.0 + 2 * rng / 1500.0 + 0.5, abs=1e-12)
+
+
+def test_lbl_ranges_trilaterate_the_vehicle_and_usbl_position_noise_grows_with_range() -> None:
+    from oceansim_py.sensors.lbl import LBL, LBLConfig
+    from oceansim_py.sensors.usbl import USBL, USBLConfig
+
+    # Four beacons (one 5 m shallower so the depth is observable), vehicle at (60, 80, -10): r_1 = sqrt(60^2 +
+    # 80^2 + 40^2) = 107.7033 m. Differencing r_i^2 - r_1^2 = |b_i|^2 - |b_1|^2 - 2 (b_i - b_1).p gives three linear
+    # equations whose solution is the vehicle's position.
+    beacons = np.array([[0.0, 0.0, -50.0], [200.0, 0.0, -50.0], [0.0, 200.0, -50.0], [200.0, 200.0, -45.0]])
+    truth = np.array([60.0, 80.0, -10.0])
+    cfg = LBLConfig(beacon_ids=(1, 2, 3, 4), beacon_positions=tuple(map(tuple, beacons)), noise=False)
+    r = LBL(cfg).measure(np.array([*truth, 0.0, 0.0, 0.0, 1.0])).range[0]
+    assert r[0] == pytest.approx(np.sqrt(11600.0), abs=1e-9)
+    a = 2.0 * (beacons[1:] - beacons[0])
+    b = (beacons[1:] ** 2).sum(1) - (beacons[0] ** 2).sum() - r[1:] ** 2 + r[0] ** 2
+    np.testing.assert_allclose(np.linalg.solve(a, b), truth, atol=1e-6)
+    # USBL direction-cosine noise sigma_s = lambda sigma_phi / (2 pi d) = 0.06 m x (2 deg = 0.034907 rad) /
+    # (2 pi 0.03 m) = 0.011111, the same at any range: the across-track position error at boresight is range x
+    # sigma_s, 0.5556 m at 50 m and 5.556 m at 500 m (4000 pings, a few % sampling error).
+    poses = np.tile(np.array([0.0, 0.0, -10.0, 0.0, 0.0, 0.0, 1.0]), (4000, 1))
+    for distance in (50.0, 500.0):
+        usbl = USBL(USBLConfig(beacon_positions=((distance, 0.0, -10.0),), phase_sigma=2.0, range_sigma=0.0))
+        lateral = usbl.measure(poses).position[:, 0, 1]
+        assert np.std(lateral) == pytest.approx(distance * 0.0111111, rel=0.05)
+
+
+def test_modem_link_budget_of_a_preset_and_optical_beer_lambert_in_green() -> None:
+    from oceansim_py.sensors.optical_modem import OpticalModemConfig
+
+    # EvoLogics S2C R 18/34: 26 kHz, B = 16 kHz, R = 13.9 kbit/s, SL 184 dB, NL 50 dB, 10 dB implementation loss.
+    # Thorp at 26 kHz (f^2 = 676): 0.11 x 676 / 677 + 44 x 676 / 4776 + 2.75e-4 x 676 + 0.003 = 6.5265 dB/km.
+    # At 2 km: TL = 66.0206 + 13.0531 = 79.0737 dB; noise in band 50 + 42.0412 = 92.0412 dB; SNR = 12.8851 dB;
+    # Eb/N0 = 12.8851 + 10 log10(16000 / 13900) - 10 = 3.4962 dB; BER = erfc(sqrt(10^0.34962)) / 2 = 0.017212.
+    cfg = AcousticModemConfig.preset("evologics_s2c_r_18_34")
+    eb_n0 = float(cfg.eb_n0_db(2000.0))
+    assert eb_n0 == pytest.approx(3.4962, abs=1e-3)
+    assert float(cfg.packet_error_rate(eb_n0, 1)) == pytest.approx(0.017212, rel=1e-4)
+    assert float(cfg.packet_error_rate(eb_n0, 100)) == pytest.approx(1 - (1 - 0.017212) ** 100, rel=1e-4)
+    # BlueComm 200 class, green in Jerlov I: beta = mean over 525/550/575 nm of a + b = (0.04805 + 0.0637 +
+    # 0.08343) / 3 = 0.06506 /m. Margin 20 log10(180 / r) - 10 log10(e) beta r: +7.087 dB at 30 m, -23.150 dB at
+    # 100 m.
+    opt = OpticalModemConfig.preset("bluecomm_200")
+    assert opt.attenuation() == pytest.approx(0.06506, abs=1e-6)
+    np.testing.assert_allclose(opt.margin_db([30.0, 100.0]), [7.0867, -23.1496], atol=1e-3)
+
+
+def test_current_profile_at_a_depth_and_grid_trilinear(tmp_path) -> None:
+    from oceansim_py.sensors.currents import current_field
+
+    # Profile (depth 0 m: 1, 0, 0; depth 20 m: 0, 0.5, 0) under a surface at z = 2: a point at z = -8 lies 10 m
+    # deep -> halfway: (0.5, 0.25, 0); above the first row / below the last the end rows hold.
+    prof = current_field("profile", (0, 0, 0), ((0.0, 1.0, 0.0, 0.0), (20.0, 0.0, 0.5, 0.0)), "", "test")
+    np.testing.assert_allclose(prof.at([[0, 0, -8.0], [0, 0, 5.0], [0, 0, -40.0]], 2.0),
+                               [[0.5, 0.25, 0.0], [1.0, 0.0, 0.0], [0.0, 0.5, 0.0]], atol=1e-12)
+    # A 2 x 2 x 2 grid of u = x + 2 y + 3 z (v = 1, w = -z): trilinear is exact for it; at (0.5, 2.5, -1) u =
+    # 0.5 + 5 - 3 = 2.5; outside, clamped to the nearest face: (3, 2.5, -1) -> x = 1 -> u = 3.
+    x, y, z = np.array([0.0, 1.0]), np.array([2.0, 4.0]), np.array([-2.0, 0.0])
+    gx, gy, gz = np.meshgrid(x, y, z, indexing="ij")
+    path = tmp_path / "c.npz"
+    np.savez(path, x=x, y=y, z=z, u=gx + 2 * gy + 3 * gz, v=np.ones_like(gx), w=-gz)
+    grid = current_field("grid", (0, 0, 0), (), str(path), "test")
+    np.testing.assert_allclose(grid.at([[0.5, 2.5, -1.0], [3.0, 2.5, -1.0]]), [[2.5, 1.0, 1.0], [3.0, 1.0, 1.0]],
+                               atol=1e-12)
