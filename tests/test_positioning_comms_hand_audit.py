@@ -135,3 +135,19 @@ def test_current_profile_at_a_depth_and_grid_trilinear(tmp_path) -> None:
     grid = current_field("grid", (0, 0, 0), (), str(path), "test")
     np.testing.assert_allclose(grid.at([[0.5, 2.5, -1.0], [3.0, 2.5, -1.0]]), [[2.5, 1.0, 1.0], [3.0, 1.0, 1.0]],
                                atol=1e-12)
+
+
+def test_francois_garrison_at_4_degrees_35_psu_ph_8_and_1000_m() -> None:
+    from oceansim_py.sensors.acoustic.absorption import francois_garrison, francois_garrison_terms
+
+    # c = 1412 + 3.21 x 4 + 1.19 x 35 + 0.0167 x 1000 = 1483.19 m/s.
+    # Boric: A1 = 8.86 / c x 10^(0.78 x 8 - 5) = 0.10381; f1 = 2.8 x 10^(4 - 1245 / 277) = 0.8966 kHz.
+    # MgSO4: A2 = 21.44 x 35 / c x 1.1 = 0.55653; P2 = 1 - 0.137 + 0.0062 = 0.8692; f2 = 8.17 x 10^(8 - 1990 / 277)
+    # = 53.48 kHz. Water: A3 = 4.937e-4 - 1.036e-4 + 1.458e-5 - 9.6e-7 = 4.0372e-4; P3 = 1 - 0.0383 + 0.00049.
+    # At 10 kHz: 0.0923 + 0.8739 + 0.0388 = 1.005 dB/km; at 100 kHz: 0.0931 + 20.11 + 3.885 = 24.09 dB/km; at
+    # 1 MHz: 0.0931 + 25.79 + 388.45 = 414.3 dB/km (the same formula as the Acoustics Toolbox's franc_garr.m,
+    # checked there against Francois & Garrison's Table IV).
+    terms = francois_garrison_terms(10e3, 4.0, 35.0, 1000.0, 8.0)
+    np.testing.assert_allclose(terms, [0.09233, 0.87412, 0.038845], rtol=2e-4)
+    for f, expected_db_per_km in ((10e3, 1.0053), (100e3, 24.092), (1e6, 414.34)):
+        assert francois_garrison(f, 4.0, 35.0, 1000.0, 8.0) * 1000.0 == pytest.approx(expected_db_per_km, rel=2e-4)
