@@ -151,3 +151,19 @@ def test_francois_garrison_at_4_degrees_35_psu_ph_8_and_1000_m() -> None:
     np.testing.assert_allclose(terms, [0.09233, 0.87412, 0.038845], rtol=2e-4)
     for f, expected_db_per_km in ((10e3, 1.0053), (100e3, 24.092), (1e6, 414.34)):
         assert francois_garrison(f, 4.0, 35.0, 1000.0, 8.0) * 1000.0 == pytest.approx(expected_db_per_km, rel=2e-4)
+
+
+@pytest.mark.parametrize("pose, match", [
+    (np.array([0.0, 0.0, -10.0]), r"AcousticModem\.measure pose: expected shape"),
+    (np.array([0.0, 0.0, np.nan, 0.0, 0.0, 0.0, 1.0]), r"AcousticModem\.measure pose: pose 0 holds a non-finite"),
+    (np.array([0.0, 0.0, -10.0, 0.0, 0.0, 0.0, 0.0]), r"AcousticModem\.measure pose: pose 0 has a quaternion"),
+    (np.zeros((2, 7)) + [0, 0, 0, 0, 0, 0, 1], r"AcousticModem\.measure: got 2 poses; a stationary modem takes one"),
+])
+def test_modem_refuses_a_bad_stationary_pose(pose, match) -> None:
+    # Before: a NaN position gave an empty event table (the message vanished), a (3,) pose a bare numpy ValueError,
+    # a zero quaternion was accepted, and of several poses the first was used silently.
+    from oceansim_py.errors import ConfigError
+
+    modem = AcousticModem(AcousticModemConfig(messages=((0.0, "topside", "vehicle", "hi"),)))
+    with pytest.raises(ConfigError, match=match):
+        modem.measure(pose, [1.0])

@@ -40,9 +40,11 @@ import numpy as np
 from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase, require_non_negative, require_positive
 from oceansim_py.sensors import host_noise
+from oceansim_py.sensors.acoustic_positioning import poses_along
 from oceansim_py.sensors.modem_common import (
     COLLISION, DELIVERED, EVENT_COLUMNS, HALF_DUPLEX, LOST, OUT_OF_RANGE, REASONS, ModemResult, Traffic, event_table,
-    measure_batch, modem_arrays, node_names, schedule_traffic, validate_network, window_events,
+    measure_batch, modem_arrays, node_names, schedule_traffic, stationary_pose, validate_network,
+    window_events,
 )
 from oceansim_py.sensors.nav_common import NavSensor, check_frame_index, finite_times, timed_run_target
 
@@ -184,11 +186,14 @@ class AcousticModem(NavSensor):
     def events(self, source: Any, scene: Any = None) -> tuple[np.ndarray, list[bytes]]:
         """Every scheduled message as an event ((M, 11), :data:`EVENT_COLUMNS`) and the payloads, with this
         modem on ``source`` (a Trajectory, or a pose (7,) of a stationary modem)."""
+        what = f"{type(self).__name__}.measure"
+        if poses_along(source) is None:
+            stationary_pose(source, what)
         values = _sample_values(source)
         cached = self._cache
         if cached is not None and cached[0] is source and cached[1] == values and cached[2] is scene:
             return cached[3], cached[4]
-        traffic = schedule_traffic(self.config, source, getattr(self.config, self.speed_attr))
+        traffic = schedule_traffic(self.config, source, getattr(self.config, self.speed_attr), what)
         reason, margin = self.fates(traffic, scene)
         table = event_table(traffic, reason, margin)
         self._cache = (source, values, scene, table, traffic.payloads)

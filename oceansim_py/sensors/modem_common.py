@@ -19,8 +19,8 @@ sampled at ``rate_hz`` holds the events whose receive time lies in ``(t_(m-1), t
 ``t_0``; ``t_(m-1)`` is the previous entry of ``times``, or ``t_m - 1 / rate_hz`` for the first sample of a batch),
 so each event appears in exactly one sample and a message still travelling at the last sample appears in none. A
 receive time within :data:`RECEIVE_TIME_TOLERANCE` after a sample time counts as at it: the sum ``send + travel +
-duration`` of exact hand numbers (0.2 s + 0.1 s = 0.30000000000000004 in binary) stays in the sample at 0.3 s. Products: ``events``, a float64 array (n_events, 11) with the columns
-:data:`EVENT_COLUMNS` (node indices into the manifest's ``nodes``; reason codes into its ``reasons``), and
+duration`` of exact hand numbers (0.2 s + 0.1 s = 0.30000000000000004 in binary) stays in the sample at 0.3 s.
+Products: ``events``, a float64 array (n_events, 11) with the columns :data:`EVENT_COLUMNS` (node indices into the manifest's ``nodes``; reason codes into its ``reasons``), and
 ``payload``, the uint8 concatenation of the events' payloads in row order (``payload_bytes`` long each);
 :func:`decode_events` turns a sample back into readable records.
 """
@@ -35,6 +35,7 @@ import numpy as np
 
 from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import require, require_non_negative, require_positive, require_seed
+from oceansim_py.poses import as_poses
 from oceansim_py.sensors.acoustic_positioning import poses_along
 
 #: reason codes of an event (column ``reason``): 0 delivered, else why it was not
@@ -107,13 +108,28 @@ def node_names(config: Any) -> list[str]:
     return [config.node_id, *config.node_ids]
 
 
-def schedule_traffic(config: Any, source: Any, speed: float) -> Traffic:
+def stationary_pose(source: Any, what: str) -> np.ndarray:
+    """The one pose (7,) float64 of a stationary modem, its quaternion normalised; ``ConfigError`` naming ``what``
+    for anything else (a wrong shape, a non-finite value, a non-unit quaternion, several poses: a moving modem
+    needs a Trajectory, which gives the times between its poses)."""
+    as_poses(source, f"{what} pose")  # validation only: it returns float32, and positions keep float64 here
+    pose = np.array(getattr(source, "poses", source), dtype=np.float64).reshape(-1, 7)
+    if pose.shape[0] != 1:
+        raise ConfigError(f"{what}: got {pose.shape[0]} poses; a stationary modem takes one pose (7,), a moving one a "
+                          f"Trajectory")
+    still = pose[0]
+    still[3:] /= np.linalg.norm(still[3:])
+    return still
+
+
+def schedule_traffic(config: Any, source: Any, speed: float, what: str = "modem") -> Traffic:
     """Timing of every scheduled message (module docstring) with the vehicle's modem on ``source`` (its
-    Trajectory, or one pose (7,) of a stationary modem) and signals travelling at ``speed`` (m/s)."""
+    Trajectory, or one pose (7,) of a stationary modem, checked by :func:`stationary_pose`; errors name ``what``)
+    and signals travelling at ``speed`` (m/s)."""
     names = node_names(config)
     along = poses_along(source)
     if along is None:
-        still = np.asarray(getattr(source, "poses", source), dtype=np.float64).reshape(-1, 7)[0]
+        still = stationary_pose(source, what)
         along = lambda t: np.tile(still, (np.size(t), 1))  # noqa: E731 - a stationary modem
     fixed = np.array([[*p, 0.0, 0.0, 0.0, 1.0] for p in config.node_positions], dtype=np.float64).reshape(-1, 7)
 
