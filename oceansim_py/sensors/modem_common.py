@@ -20,9 +20,10 @@ sampled at ``rate_hz`` holds the events whose receive time lies in ``(t_(m-1), t
 so each event appears in exactly one sample and a message still travelling at the last sample appears in none. A
 receive time within :data:`RECEIVE_TIME_TOLERANCE` after a sample time counts as at it: the sum ``send + travel +
 duration`` of exact hand numbers (0.2 s + 0.1 s = 0.30000000000000004 in binary) stays in the sample at 0.3 s.
-Products: ``events``, a float64 array (n_events, 11) with the columns :data:`EVENT_COLUMNS` (node indices into the manifest's ``nodes``; reason codes into its ``reasons``), and
-``payload``, the uint8 concatenation of the events' payloads in row order (``payload_bytes`` long each);
-:func:`decode_events` turns a sample back into readable records.
+Products: ``events``, a float64 array (n_events, 11) with the columns :data:`EVENT_COLUMNS` (node indices into
+the manifest's ``nodes``; reason codes into its ``reasons``), and ``payload``, the uint8 concatenation of the
+events' payloads in row order (``payload_bytes`` long each); :func:`decode_events` turns a sample back into
+readable records.
 """
 
 from __future__ import annotations
