@@ -167,3 +167,23 @@ def test_modem_refuses_a_bad_stationary_pose(pose, match) -> None:
     modem = AcousticModem(AcousticModemConfig(messages=((0.0, "topside", "vehicle", "hi"),)))
     with pytest.raises(ConfigError, match=match):
         modem.measure(pose, [1.0])
+
+
+@pytest.mark.parametrize("text, match", [
+    ("", r"is empty; it needs the header x,y,z,u,v,w"),
+    ("x,y,z,u,v,w\n1,2,3,4,5,abc\n", r"data row 1: w is not a finite number"),
+])
+def test_current_csv_grid_errors_name_the_field_and_the_problem(tmp_path, text, match) -> None:
+    # Before: an empty file raised a bare IndexError (and a numpy warning); a non-number read as NaN and was
+    # reported as "a grid node appears twice and another is missing".
+    import warnings
+
+    from oceansim_py.errors import ConfigError
+    from oceansim_py.sensors.currents import current_field
+
+    path = tmp_path / "current.csv"
+    path.write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ConfigError, match=rf"DVLConfig\.current_file: current file .*current\.csv: {match}"):
+            current_field("grid", (0, 0, 0), (), str(path), "DVLConfig")
