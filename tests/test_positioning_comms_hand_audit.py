@@ -187,3 +187,30 @@ def test_current_csv_grid_errors_name_the_field_and_the_problem(tmp_path, text, 
         warnings.simplefilter("error")
         with pytest.raises(ConfigError, match=rf"DVLConfig\.current_file: current file .*current\.csv: {match}"):
             current_field("grid", (0, 0, 0), (), str(path), "DVLConfig")
+
+
+def test_modem_arrival_at_a_moving_receiver_and_usbl_timestamps_of_a_trajectory() -> None:
+    from oceansim_py.sensors.usbl import USBL, USBLConfig
+    from oceansim_py.trajectory import Trajectory
+
+    # The vehicle starts at x = 0 and moves at 2 m/s towards a topside modem at x = 1500 m (same depth); a message
+    # sent by the topside at t = 0 meets it when 1500 - 2 t = 1500 t, t = 1500 / 1502 = 0.998668 s, 1498.0027 m
+    # from the sender. 8 + 64 bits at 100 bit/s: received 0.72 s later.
+    start, end = [0.0, 0.0, -10.0, 0.0, 0.0, 0.0, 1.0], [20.0, 0.0, -10.0, 0.0, 0.0, 0.0, 1.0]
+    traj = Trajectory(np.array([0.0, 10.0]), np.array([start, end]))
+    modem = AcousticModem(AcousticModemConfig(node_positions=((1500.0, 0.0, -10.0),), noise=False,
+                                              messages=((0.0, "topside", "vehicle", "k"),)))
+    e = modem.events(traj)[0][0]
+    assert e[COL["arrival_time"]] == pytest.approx(1500.0 / 1502.0, abs=1e-9)
+    assert e[COL["distance"]] == pytest.approx(1500.0 * 1500.0 / 1502.0, abs=1e-6)
+    assert e[COL["receive_time"]] - e[COL["arrival_time"]] == pytest.approx(0.72)
+    # A USBL measuring the Trajectory at its 0.5 Hz rate pings at t = 0, 2, ..., 10 s; a beacon 150 m ahead of the
+    # start at ping t: outbound 150 - 2 t, the reply meets the head at t_rx with 150 - 2 t_rx = 1500 (t_rx - t_b).
+    usbl = USBL(USBLConfig(rate=0.5, beacon_positions=((150.0, 0.0, -10.0),), noise=False))
+    r = usbl.measure(traj)
+    np.testing.assert_allclose(r.times, [0.0, 2.0, 4.0, 6.0, 8.0, 10.0])
+    out = 150.0 - 2.0 * r.times
+    t_beacon = r.times + out / 1500.0
+    t_rx = (150.0 + 1500.0 * t_beacon) / 1502.0
+    t_rx[-1] = t_beacon[-1] + out[-1] / 1500.0       # after the trajectory's end the head is held at its last pose
+    np.testing.assert_allclose(r.reply_time[:, 0], t_rx, atol=1e-12)
