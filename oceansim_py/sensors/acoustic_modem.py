@@ -40,9 +40,11 @@ import numpy as np
 from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase, require_non_negative, require_positive
 from oceansim_py.sensors import host_noise
+from oceansim_py.sensors.acoustic_positioning import poses_along
 from oceansim_py.sensors.modem_common import (
     COLLISION, DELIVERED, EVENT_COLUMNS, HALF_DUPLEX, LOST, OUT_OF_RANGE, REASONS, ModemResult, Traffic, event_table,
-    measure_batch, modem_arrays, node_names, schedule_traffic, validate_network, window_events,
+    measure_batch, modem_arrays, node_names, schedule_traffic, stationary_pose, validate_network,
+    window_events,
 )
 from oceansim_py.sensors.nav_common import NavSensor, check_frame_index, finite_times, timed_run_target
 
@@ -160,14 +162,21 @@ def acoustic_fates(config: AcousticModemConfig, traffic: Traffic, sensor_id: int
     return reason, margin
 
 
+def _sample_values(source: Any) -> tuple[bytes, ...]:
+    """The values a modem's events depend on in ``source`` (a Trajectory's times and poses, or the pose array), as
+    bytes: the event cache must miss when an array is changed in place and passed again."""
+    arrays = (source.times, source.poses) if hasattr(source, "times") and hasattr(source, "poses") else (source,)
+    return tuple(np.asarray(a, dtype=np.float64).tobytes() for a in arrays)
+
+
 class AcousticModem(NavSensor):
     """The vehicle's acoustic modem and the fixed modems it talks to (module docstring). ``sensor_id`` keys the
     noise. The whole schedule is simulated once per trajectory and split into samples."""
 
     speed_attr = "sound_speed"
     config_class = AcousticModemConfig
-    #: (source, scene, event table, payloads) of the last :meth:`events` call.
-    _cache: tuple[Any, Any, np.ndarray, list[bytes]] | None = None
+    #: (source, its sample values, scene, event table, payloads) of the last :meth:`events` call.
+    _cache: tuple[Any, tuple[bytes, ...], Any, np.ndarray, list[bytes]] | None = None
 
     def fates(self, traffic: Traffic, scene: Any) -> tuple[np.ndarray, np.ndarray]:
         """(reason codes (M,), Eb/N0 dB (M,)) of the scheduled ``traffic`` (:func:`acoustic_fates`); the acoustic
@@ -177,12 +186,17 @@ class AcousticModem(NavSensor):
     def events(self, source: Any, scene: Any = None) -> tuple[np.ndarray, list[bytes]]:
         """Every scheduled message as an event ((M, 11), :data:`EVENT_COLUMNS`) and the payloads, with this
         modem on ``source`` (a Trajectory, or a pose (7,) of a stationary modem)."""
-        if self._cache is not None and self._cache[0] is source and self._cache[1] is scene:
-            return self._cache[2], self._cache[3]
-        traffic = schedule_traffic(self.config, source, getattr(self.config, self.speed_attr))
+        what = f"{type(self).__name__}.measure"
+        if poses_along(source) is None:
+            stationary_pose(source, what)
+        values = _sample_values(source)
+        cached = self._cache
+        if cached is not None and cached[0] is source and cached[1] == values and cached[2] is scene:
+            return cached[3], cached[4]
+        traffic = schedule_traffic(self.config, source, getattr(self.config, self.speed_attr), what)
         reason, margin = self.fates(traffic, scene)
         table = event_table(traffic, reason, margin)
-        self._cache = (source, scene, table, traffic.payloads)
+        self._cache = (source, values, scene, table, traffic.payloads)
         return table, traffic.payloads
 
     def measure(self, source: Any, times: Any, scene: Any = None, frame_index: int = 0,

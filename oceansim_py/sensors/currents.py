@@ -87,10 +87,16 @@ def load_grid(path: str | Path, where: str) -> tuple[np.ndarray, np.ndarray, np.
                 axes = [np.asarray(f[k], dtype=np.float64).reshape(-1) for k in ("x", "y", "z")]
                 comps = [np.asarray(f[k], dtype=np.float64) for k in ("u", "v", "w")]
         elif p.suffix == ".csv":
+            if not p.read_text().strip():
+                raise ValueError("is empty; it needs the header x,y,z,u,v,w and one row per grid node")
             data = np.genfromtxt(p, delimiter=",", names=True)
             if data.dtype.names is None or set("xyzuvw") - set(data.dtype.names):
                 raise ValueError("needs the header x,y,z,u,v,w")
             data = np.atleast_1d(data)
+            for k in "xyzuvw":
+                bad = np.flatnonzero(~np.isfinite(data[k]))
+                if bad.size:
+                    raise ValueError(f"data row {int(bad[0]) + 1}: {k} is not a finite number")
             axes = [np.unique(data[k]) for k in "xyz"]
             shape = tuple(a.size for a in axes)
             if data.size != int(np.prod(shape)):

@@ -15,12 +15,15 @@ p_s(t_s)| / c`` (the receiver may move; fixed-point iteration), and its last bit
 receive time). The vehicle is held at its first / last pose outside its trajectory's span.
 
 **Events in a dataset.** Every message becomes one event, whatever its fate. A sample at time ``t_m`` of a modem
-sampled at ``rate_hz`` holds the events whose receive time lies in ``(t_m - 1 / rate_hz, t_m]`` (sample 0: every
-event up to ``t_0``), so each event appears in exactly one sample and a message still travelling at the last
-sample appears in none. Products: ``events``, a float64 array (n_events, 11) with the columns
-:data:`EVENT_COLUMNS` (node indices into the manifest's ``nodes``; reason codes into its ``reasons``), and
-``payload``, the uint8 concatenation of the events' payloads in row order (``payload_bytes`` long each);
-:func:`decode_events` turns a sample back into readable records.
+sampled at ``rate_hz`` holds the events whose receive time lies in ``(t_(m-1), t_m]`` (sample 0: every event up to
+``t_0``; ``t_(m-1)`` is the previous entry of ``times``, or ``t_m - 1 / rate_hz`` for the first sample of a batch),
+so each event appears in exactly one sample and a message still travelling at the last sample appears in none. A
+receive time within :data:`RECEIVE_TIME_TOLERANCE` after a sample time counts as at it: the sum ``send + travel +
+duration`` of exact hand numbers (0.2 s + 0.1 s = 0.30000000000000004 in binary) stays in the sample at 0.3 s.
+Products: ``events``, a float64 array (n_events, 11) with the columns :data:`EVENT_COLUMNS` (node indices into
+the manifest's ``nodes``; reason codes into its ``reasons``), and ``payload``, the uint8 concatenation of the
+events' payloads in row order (``payload_bytes`` long each); :func:`decode_events` turns a sample back into
+readable records.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import numpy as np
 
 from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import require, require_non_negative, require_positive, require_seed
+from oceansim_py.poses import as_poses
 from oceansim_py.sensors.acoustic_positioning import poses_along
 
 #: reason codes of an event (column ``reason``): 0 delivered, else why it was not
@@ -42,6 +46,8 @@ DELIVERED, OUT_OF_RANGE, LOST, COLLISION, HALF_DUPLEX, OCCLUDED, OUT_OF_CONE, TO
 EVENT_COLUMNS = ("message", "send_time", "arrival_time", "receive_time", "delivered", "reason", "sender",
                  "receiver", "distance", "link_margin_db", "payload_bytes")
 ARRIVAL_ITERATIONS = 4
+#: s; a receive time this little after a sample time belongs to that sample (rounding of send + travel + duration)
+RECEIVE_TIME_TOLERANCE = 1e-9
 
 
 def payload_bytes(payload: str) -> bytes:
@@ -103,13 +109,28 @@ def node_names(config: Any) -> list[str]:
     return [config.node_id, *config.node_ids]
 
 
-def schedule_traffic(config: Any, source: Any, speed: float) -> Traffic:
+def stationary_pose(source: Any, what: str) -> np.ndarray:
+    """The one pose (7,) float64 of a stationary modem, its quaternion normalised; ``ConfigError`` naming ``what``
+    for anything else (a wrong shape, a non-finite value, a non-unit quaternion, several poses: a moving modem
+    needs a Trajectory, which gives the times between its poses)."""
+    as_poses(source, f"{what} pose")  # validation only: it returns float32, and positions keep float64 here
+    pose = np.array(getattr(source, "poses", source), dtype=np.float64).reshape(-1, 7)
+    if pose.shape[0] != 1:
+        raise ConfigError(f"{what}: got {pose.shape[0]} poses; a stationary modem takes one pose (7,), a moving one a "
+                          f"Trajectory")
+    still = pose[0]
+    still[3:] /= np.linalg.norm(still[3:])
+    return still
+
+
+def schedule_traffic(config: Any, source: Any, speed: float, what: str = "modem") -> Traffic:
     """Timing of every scheduled message (module docstring) with the vehicle's modem on ``source`` (its
-    Trajectory, or one pose (7,) of a stationary modem) and signals travelling at ``speed`` (m/s)."""
+    Trajectory, or one pose (7,) of a stationary modem, checked by :func:`stationary_pose`; errors name ``what``)
+    and signals travelling at ``speed`` (m/s)."""
     names = node_names(config)
     along = poses_along(source)
     if along is None:
-        still = np.asarray(getattr(source, "poses", source), dtype=np.float64).reshape(-1, 7)[0]
+        still = stationary_pose(source, what)
         along = lambda t: np.tile(still, (np.size(t), 1))  # noqa: E731 - a stationary modem
     fixed = np.array([[*p, 0.0, 0.0, 0.0, 1.0] for p in config.node_positions], dtype=np.float64).reshape(-1, 7)
 
@@ -165,8 +186,10 @@ class ModemResult:
 def window_events(table: np.ndarray, payloads: list[bytes], times: np.ndarray, first_sample: int,
                   rate_hz: float | None) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Split the events into the samples at ``times`` (module docstring): sample ``m`` takes receive times in
-    ``(t_m - 1 / rate_hz, t_m]``, sample 0 everything up to ``t_0``. Without ``rate_hz`` the interval is the
-    spacing of ``times`` (a single sample then takes every event up to its time)."""
+    ``(t_(m-1), t_m]``, the previous entry of ``times`` as the lower bound (so consecutive samples share their
+    boundary exactly, whatever the rounding of ``t_m - 1 / rate_hz``), ``t_m - 1 / rate_hz`` for the first sample
+    of a batch, and sample 0 everything up to ``t_0``. Without ``rate_hz`` the first sample's interval is the spacing
+    of ``times`` (a single sample then takes every event up to its time)."""
     t = np.asarray(times, dtype=np.float64).reshape(-1)
     if rate_hz is not None:
         period = 1.0 / float(rate_hz)
@@ -174,10 +197,14 @@ def window_events(table: np.ndarray, payloads: list[bytes], times: np.ndarray, f
         period = float(t[1] - t[0])
     else:
         period = math.inf
+    received = table[:, 3] - RECEIVE_TIME_TOLERANCE if table.size else np.zeros(0)
     events, blobs = [], []
     for i, tm in enumerate(t):
-        lo = -math.inf if first_sample + i == 0 else tm - period
-        rows = np.nonzero((table[:, 3] > lo) & (table[:, 3] <= tm))[0] if table.size else np.zeros(0, dtype=int)
+        if first_sample + i == 0:
+            lo = -math.inf
+        else:
+            lo = t[i - 1] if i > 0 else tm - period
+        rows = np.nonzero((received > lo) & (received <= tm))[0]
         events.append(table[rows].copy() if rows.size else np.zeros((0, len(EVENT_COLUMNS))))
         blobs.append(np.frombuffer(b"".join(payloads[k] for k in rows), dtype=np.uint8).copy())
     return events, blobs
