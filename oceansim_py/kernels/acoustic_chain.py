@@ -119,7 +119,8 @@ def echo_phase(distance: float, wavelength: float, point: wp.vec3, grid: float, 
 
 @wp.func
 def echo_phasor(code: float, phasors: wp.array(dtype=wp.vec2)) -> wp.vec2:
-    """exp(i phase) of an :func:`echo_phase` code: ``phasors``[c] (the table of exp(i 2 pi n / 2^PHASOR_BITS))."""
+    """The phasor of an :func:`echo_phase` code: ``phasors``[c], of phase 2 pi c / 2^PHASOR_BITS (the binning's table
+    holds complex Gaussian scatterers a_n exp(i 2 pi n / 2^PHASOR_BITS), chain.scatterer_phasor_table)."""
     return phasors[int(code) & ((1 << PHASOR_BITS) - 1)]
 
 
@@ -1235,9 +1236,10 @@ def bin_stored_echoes(first: int, count: int, b: int, j: int, min_range: float, 
     range bin ``cell`` >= 0, label) is spread over the range bins :func:`footprint_bins` its footprint
     [r - extent/2, r + extent/2] overlaps, in proportion to the overlap (:func:`footprint_weight`; area sampling:
     no aliasing between the ray grid and the range bins). A piece of weight w in bin k adds I w to ``pre_power``
-    and sqrt(I w) exp(i phi_k) to ``pre_field``, phi_k the echo's phase in its own bin (:func:`echo_phasor`) and a
-    random phase elsewhere (:func:`piece_phasor`; ``phasors`` is the table of 2^PHASOR_BITS unit phasors
-    exp(i 2 pi n / 2^PHASOR_BITS)): the footprint's scatterers in other bins are other scatterers.
+    and sqrt(I w) ``phasors``[n_k] (= sqrt(I w) a exp(i phi_k)) to ``pre_field``, phi_k the echo's phase in its own bin (:func:`echo_phasor`) and a
+    random phase elsewhere (:func:`piece_phasor`; ``phasors`` is the table of 2^PHASOR_BITS scatterer phasors
+    a_n exp(i 2 pi n / 2^PHASOR_BITS), a_n Rayleigh amplitudes of mean square 1, chain.scatterer_phasor_table): the
+    footprint's scatterers in other bins are other scatterers.
     ``pre_hits``[cell] counts the echo; ``pre_labels``[k] keeps the label of the strongest piece in bin k (``peak``:
     its intensity; a label of -1 means none yet).
 

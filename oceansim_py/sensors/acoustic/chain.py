@@ -335,6 +335,7 @@ class DeviceChain:
         self._exp_table = wp.array(exponential_table(int(k.EXP_TABLE_BITS)), dtype=wp.float32, device=device)
         self._phasors = wp.array(np.stack([np.cos(angles), np.sin(angles)], 1).astype(np.float32), dtype=wp.vec2,
                                  device=device)
+        self._scatterers = wp.array(scatterer_phasor_table(int(k.PHASOR_BITS)), dtype=wp.vec2, device=device)
         if isinstance(layout, TableFan):
             self._table = [wp.array(np.asarray(a, dtype=np.float32), dtype=wp.vec3, device=device)
                            for a in (layout.directions, layout.edges_a, layout.edges_b)]
@@ -463,9 +464,10 @@ class DeviceChain:
                 lay.rays_per_pose]
 
     def _bin_args(self, buf: _ChainBuffers) -> list[Any]:
-        """The binning kernels' last arguments: range taps, scratch images and phasor table."""
+        """The binning kernels' last arguments: range taps, scratch images and the scatterers' phasor table
+        (:func:`scatterer_phasor_table`)."""
         return [self._range_taps, buf.pre_field, buf.pre_power, buf.pre_hits, buf.pre_labels, buf.peak, buf.field,
-                buf.power, buf.row_echo, buf.hit_label, self._phasors]
+                buf.power, buf.row_echo, buf.hit_label, self._scatterers]
 
     def _cast(self, scene: Any, poses: np.ndarray) -> _ChainBuffers:
         """Upload ``poses``, build and cast the rays; with multipath, trace the bounces into the echo blocks; else,
@@ -551,7 +553,7 @@ class DeviceChain:
             launch_1d(km.cross_channel_bin_kernel, batch,
                       [*buf.mixed.cross_outputs(), lay.rays_per_pose * s.multipath.bounces, float(lay.min_range), dr,
                        lay.n_range, self._range_taps, buf.field, buf.power, buf.hit_label, buf.peak,
-                       buf.row_echo, self._phasors], dev, min_chunk=1)
+                       buf.row_echo, self._scatterers], dev, min_chunk=1)
         n_bins = batch * lay.n_range * lay.n_channels
         launch_1d(k.bearing_receiver_kernel, batch * lay.n_range,
                   [buf.field, buf.power, buf.hit_label, self._bearing_taps, self._tap_spans, self._column_reverb,
@@ -642,6 +644,26 @@ def row_order(n_range: int, n_channels: int) -> tuple[int, int]:
     while math.gcd(step, n_blocks) != 1:
         step += 1
     return ROW_BLOCK, step
+
+
+#: Seed of the fixed permutation that pairs the scatterer phasor table's amplitudes with its phases.
+SCATTERER_TABLE_SEED = 20261128
+
+
+def scatterer_phasor_table(bits: int) -> np.ndarray:
+    """(2^bits, 2) float32 complex amplitudes z_n = a_n exp(i 2 pi n / 2^bits) of the footprint pieces' scatterers
+    (the binning's ``phasors``): the phase of entry n is that of the phase code n (kernels/acoustic_chain.py
+    ``echo_phase``), and its amplitude a_n a Rayleigh one, sqrt of the unit exponential's mid-quantile
+    -ln(1 - (m + 1/2) / 2^bits) with m = pi(n), pi a fixed random permutation (:data:`SCATTERER_TABLE_SEED`), scaled
+    so that the table's mean |z|^2 is 1. A piece stands for a patch of many scatterers, so its amplitude is that of a
+    circular complex Gaussian: any number of pieces in a cell sums to exponential intensity (scintillation index 1;
+    unit phasors gave 1 - 1/N for N pieces: 0.3-0.6 at one or two rays per beam), and the expected intensity (the
+    clean image, the sums of the pieces' intensities) is unchanged."""
+    n = 2**bits
+    quantiles = -np.log1p(-(np.arange(n, dtype=np.float64) + 0.5) / n)
+    amplitude = np.sqrt(quantiles[np.random.default_rng(SCATTERER_TABLE_SEED).permutation(n)] / quantiles.mean())
+    angles = 2.0 * np.pi * np.arange(n) / n
+    return np.stack([amplitude * np.cos(angles), amplitude * np.sin(angles)], 1).astype(np.float32)
 
 
 def exponential_table(bits: int) -> np.ndarray:
