@@ -164,7 +164,8 @@ def search_paths(model_paths: Sequence[str | Path] | None, base: Path) -> list[P
 
 @dataclasses.dataclass
 class _Scope:
-    """A world or model: its frame in the world, and its named children (models, links, frames)."""
+    """A world or model: its frame in the world, its named children (models, links, frames), and the model files
+    included on the way to it (resolved paths, outermost first)."""
 
     name: str
     world: np.ndarray
@@ -173,6 +174,7 @@ class _Scope:
     resolved: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     models: dict[str, "_Scope"] = dataclasses.field(default_factory=dict)
     items: list[tuple[str, ET.Element, Path]] = dataclasses.field(default_factory=list)
+    includes: tuple[str, ...] = ()
 
 
 class _SdfReader:
@@ -181,7 +183,9 @@ class _SdfReader:
         self.table = table
         self.paths = search_paths(model_paths, path.parent)
         self.nodes: list[Node] = []
-        self._include_depth = 0
+        # each model element read from an <include>, by id(), with its include chain (see _Scope.includes); the
+        # element is held so that its id is never reused
+        self._chains: dict[int, tuple[ET.Element, tuple[str, ...]]] = {}
         # one TriangleMesh per source geometry, shared by every visual using it: primitives by (tag, parameters),
         # mesh files by (resolved file, submesh, center)
         self._shapes: dict[tuple, list[tuple[TriangleMesh, np.ndarray]]] = {}
@@ -288,11 +292,14 @@ class _SdfReader:
         what = f"<include> {inc.findtext('name') or uri!r} in {scope.name!r}"
         if not uri:
             raise SceneError(f"{self.path}: {what} has no <uri>")
-        self._include_depth += 1
-        if self._include_depth > 32:
-            raise SceneError(f"{self.path}: {what}: includes nest more than 32 deep (a cycle?)")
         target = self.resolve_uri(uri, base, what)
         f = self.model_file(target, what)
+        chain = scope.includes + (str(f.resolve()),)
+        if chain[-1] in scope.includes:
+            raise SceneError(f"{self.path}: {what}: {f} includes itself: "
+                             f"{' -> '.join(chain[chain.index(chain[-1]):])}")
+        if len(chain) > 32:
+            raise SceneError(f"{self.path}: {what}: includes nest more than 32 deep")
         model = self.parse(f).find("model")
         if model is None:
             raise SceneError(f"{f}: holds no <model> ({what})")
@@ -307,7 +314,7 @@ class _SdfReader:
         placement = (inc.findtext("placement_frame") or "").strip()
         if placement:
             model.set("placement_frame", placement)
-        self._include_depth -= 1
+        self._chains[id(model)] = (model, chain)
         return model, f.parent
 
     def frame_of(self, scope: _Scope, name: str, stack: tuple[str, ...] = ()) -> np.ndarray:
@@ -342,14 +349,16 @@ class _SdfReader:
         """The pose of frame ``placement`` (a link, frame or nested ``model::frame``) of model ``name`` in that
         model's own frame: its pose places that frame rather than the model frame (SDF 1.8 placement_frame)."""
         _, e, base = scope.elements[name]
-        local = _Scope(f"{scope.name}::{name}" if scope.parent else name, np.eye(4), {}, scope)
+        local = _Scope(f"{scope.name}::{name}" if scope.parent else name, np.eye(4), {}, scope,
+                       includes=self._chains.get(id(e), (e, scope.includes))[1])
         local.items = self.collect(local, list(e), base)
         return self.frame_of(local, placement)
 
     def model_scope(self, scope: _Scope, name: str) -> _Scope:
         if name not in scope.models:
             _, e, base = scope.elements[name]
-            child = _Scope(f"{scope.name}::{name}" if scope.parent else name, self.frame_of(scope, name), {}, scope)
+            child = _Scope(f"{scope.name}::{name}" if scope.parent else name, self.frame_of(scope, name), {}, scope,
+                           includes=self._chains.get(id(e), (e, scope.includes))[1])
             child.items = self.collect(child, list(e), base)
             scope.models[name] = child
         return scope.models[name]

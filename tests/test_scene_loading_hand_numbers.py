@@ -1,0 +1,134 @@
+"""Scene loaders checked by hand: small USD stages and SDF worlds written here, each hit by rays whose distances and
+hit nodes are computed by hand in the comments; bad inputs (include cycles, non-finite transforms) give SceneErrors
+naming the file and the element."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from pxr import Gf, Usd, UsdGeom
+
+from oceansim_py import SceneError, load_scene
+
+
+def _stage(path, up: str = "Z", mpu: float = 1.0) -> Usd.Stage:
+    stage = Usd.Stage.CreateNew(str(path))
+    UsdGeom.SetStageUpAxis(stage, up)
+    UsdGeom.SetStageMetersPerUnit(stage, mpu)
+    return stage
+
+
+def _quad_x(stage: Usd.Stage, path: str, x: float, half_y: float, half_z: float) -> UsdGeom.Mesh:
+    """A quad in the plane x = const, spanning y in [-half_y, half_y], z in [-half_z, half_z] (stage units)."""
+    mesh = UsdGeom.Mesh.Define(stage, path)
+    mesh.CreatePointsAttr([(x, -half_y, -half_z), (x, half_y, -half_z), (x, half_y, half_z), (x, -half_y, half_z)])
+    mesh.CreateFaceVertexCountsAttr([4])
+    mesh.CreateFaceVertexIndicesAttr([0, 1, 2, 3])
+    return mesh
+
+
+def _cast(scene, origins, directions) -> dict[str, np.ndarray]:
+    return scene.raycast(np.asarray(origins, dtype=float), np.asarray(directions, dtype=float)).numpy()
+
+
+def test_centimetre_y_up_stage_with_translate_rotate_scale_lands_where_computed(tmp_path):
+    # Y-up stage in cm. /W/A: xformOpOrder [translate (0, -1000, 0), rotateXYZ (0, 90, 0), scale (2, 1, 1)], so a
+    # local point p goes to T Ry(90) S p. The quad: x = 100, y in +-50, z in +-20 (cm).
+    # S: (200, y, z); Ry(90): (x, y, z) -> (z, y, -x) gives (z, y, -200); T: (z, y - 1000, -200).
+    # Stage -> world: 0.01 * (x, -z, y) = (0.01 z, 2, 0.01 y - 10): the quad is the plane y = 2 m,
+    # x in +-0.2 m, z in [-10.5, -9.5] m. (A rotation of the wrong sign would put it at y = -2.)
+    path = tmp_path / "cm.usda"
+    stage = _stage(path, "Y", 0.01)
+    xf = UsdGeom.Xform.Define(stage, "/W/A")
+    xf.AddTranslateOp().Set(Gf.Vec3d(0, -1000, 0))
+    xf.AddRotateXYZOp().Set(Gf.Vec3f(0, 90, 0))
+    xf.AddScaleOp().Set(Gf.Vec3f(2, 1, 1))
+    _quad_x(stage, "/W/A/quad", 100, 50, 20)
+    stage.GetRootLayer().Save()
+    scene = load_scene(path, device="cpu")
+    origins = [[0, 0, -10], [0.18, 0, -10], [0.22, 0, -10], [0, 0, -10.45], [0, 0, -10.55], [0, 0, -10]]
+    dirs = [[0, 1, 0]] * 5 + [[0, -1, 0]]
+    r = _cast(scene, origins, dirs)
+    np.testing.assert_allclose(r["distance"][[0, 1, 3]], 2.0, atol=1e-5)
+    assert np.isinf(r["distance"][[2, 4, 5]]).all()
+    np.testing.assert_allclose(r["normal"][0], [0, -1, 0], atol=1e-6)  # facing the ray
+
+
+def test_rotation_orders_and_orient_quaternion_by_hand(tmp_path):
+    # Z-up metres. Each Xform holds a quad in the plane x = 5 (y, z in +-0.5) rotated by one op:
+    # rotateXYZ (90, 0, 90): X first ((5,0,0) stays), then Z 90: (5,0,0) -> (0,5,0): a ray +y hits at 5.
+    # rotateZYX (90, 0, 90): Z first: (0,5,0), then X 90 ((x,y,z) -> (x,-z,y)): (0,0,5): a ray +z hits at 5.
+    # orient q = (w, x, y, z) = (cos -45deg, 0, 0, sin -45deg), -90 deg about z: (5,0,0) -> (0,-5,0): ray -y at 5.
+    path = tmp_path / "orders.usda"
+    stage = _stage(path)
+    UsdGeom.Xform.Define(stage, "/W/xyz").AddRotateXYZOp().Set(Gf.Vec3f(90, 0, 90))
+    UsdGeom.Xform.Define(stage, "/W/zyx").AddRotateZYXOp().Set(Gf.Vec3f(90, 0, 90))
+    half = math.sqrt(0.5)
+    UsdGeom.Xform.Define(stage, "/W/quat").AddOrientOp(UsdGeom.XformOp.PrecisionDouble).Set(
+        Gf.Quatd(half, 0, 0, -half))
+    for name in ("xyz", "zyx", "quat"):
+        _quad_x(stage, f"/W/{name}/quad", 5, 0.5, 0.5)
+    stage.GetRootLayer().Save()
+    scene = load_scene(path, device="cpu")
+    r = _cast(scene, [[0, 0, 0]] * 4, [[0, 1, 0], [0, 0, 1], [0, -1, 0], [1, 0, 0]])
+    np.testing.assert_allclose(r["distance"][:3], 5.0, atol=1e-5)
+    assert [scene.node(int(o)).path for o in r["object"][:3]] == ["/W/xyz/quad", "/W/zyx/quad", "/W/quat/quad"]
+    assert np.isinf(r["distance"][3])  # no quad is left at +x
+
+
+_BOX = '<link name="l"><visual name="v"><geometry><box><size>{}</size></box></geometry></visual></link>'
+
+
+def test_sdf_degrees_relative_to_frames_and_quaternions_by_hand(tmp_path):
+    # m: pose (1, 2, 3), yaw 90 degrees (degrees="true"); its link at (1, 0, 0) in m's frame: Rz(90) (1,0,0) =
+    #    (0,1,0), so the link and its 0.2 m box are at (1, 3, 3). A ray down from (1, 3, 10) meets the top z = 3.1
+    #    at 6.9 m. (Read as 90 radians the link would be at (1 + cos 90, 2 + sin 90, 3) = (0.55, 2.89, 3): a miss.)
+    # f: a world frame relative_to m at (0, 0, -1) in m's frame: (1, 2, 2). n: relative_to f at (0, 1, 0): f has m's
+    #    yaw, so (0,1,0) -> (-1,0,0): n is at (0, 2, 2); a ray up from (0, 2, -2) meets its bottom z = 1.9 at 3.9.
+    # q: quat_xyzw (0, 0, sin 45, cos 45) = yaw 90 at (0, 0, -5): its 2 x 0.2 x 0.2 box is long along world y,
+    #    so a ray +x at y = 0.9, z = -5 meets its face x = -0.1 at 4.9 m from x = -5.
+    s = math.sqrt(0.5)
+    world = f"""<?xml version="1.0"?>
+<sdf version="1.9"><world name="w">
+  <model name="m"><pose degrees="true">1 2 3 0 0 90</pose>
+    <link name="l"><pose>1 0 0 0 0 0</pose><visual name="v"><geometry><box><size>0.2 0.2 0.2</size></box>
+    </geometry></visual></link></model>
+  <frame name="f"><pose relative_to="m">0 0 -1 0 0 0</pose></frame>
+  <model name="n"><pose relative_to="f">0 1 0 0 0 0</pose>{_BOX.format("0.2 0.2 0.2")}</model>
+  <model name="q"><pose rotation_format="quat_xyzw">0 0 -5 0 0 {s} {s}</pose>{_BOX.format("2 0.2 0.2")}</model>
+</world></sdf>"""
+    path = tmp_path / "w.sdf"
+    path.write_text(world)
+    scene = load_scene(path, device="cpu")
+    r = _cast(scene, [[1, 3, 10], [0, 2, -2], [-5, 0.9, -5], [-5, -0.9, -5]],
+              [[0, 0, -1], [0, 0, 1], [1, 0, 0], [1, 0, 0]])
+    np.testing.assert_allclose(r["distance"], [6.9, 3.9, 4.9, 4.9], atol=1e-5)
+    assert [scene.node(int(o)).label for o in r["object"]] == ["m", "n", "q", "q"]
+
+
+def test_sdf_include_cycle_is_a_scene_error(tmp_path):
+    # a.sdf includes itself: the include-depth guard used to be undone before the nested include was read, so the
+    # load ended in a RecursionError instead of a SceneError naming the file.
+    (tmp_path / "a.sdf").write_text(f'<sdf version="1.9"><model name="a"><include><uri>a.sdf</uri><name>b</name>'
+                                    f'</include>{_BOX.format("1 1 1")}</model></sdf>')
+    (tmp_path / "w.sdf").write_text('<sdf version="1.9"><world name="w"><include><uri>a.sdf</uri></include>'
+                                    '</world></sdf>')
+    with pytest.raises(SceneError, match="a.sdf includes itself"):
+        load_scene(tmp_path / "w.sdf", device="cpu")
+
+
+def test_sdf_the_same_model_included_twice_side_by_side_is_no_cycle(tmp_path):
+    # two includes of one model file (x = -2 and x = +2; the box is 1 m): rays down from z = 5 meet the top z = 0.5
+    # at 4.5 m above both.
+    (tmp_path / "a.sdf").write_text(f'<sdf version="1.9"><model name="a">{_BOX.format("1 1 1")}</model></sdf>')
+    (tmp_path / "w.sdf").write_text(
+        '<sdf version="1.9"><world name="w">'
+        '<include><uri>a.sdf</uri><name>left</name><pose>-2 0 0 0 0 0</pose></include>'
+        '<include><uri>a.sdf</uri><name>right</name><pose>2 0 0 0 0 0</pose></include></world></sdf>')
+    scene = load_scene(tmp_path / "w.sdf", device="cpu")
+    r = _cast(scene, [[-2, 0, 5], [2, 0, 5], [0, 0, 5]], [[0, 0, -1]] * 3)
+    np.testing.assert_allclose(r["distance"][:2], 4.5, atol=1e-5)
+    assert np.isinf(r["distance"][2])
+    assert [scene.node(int(o)).label for o in r["object"][:2]] == ["left", "right"]
