@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from pxr import Gf, Usd, UsdGeom
+from pxr import Gf, Sdf, Usd, UsdGeom, UsdShade
 
 from oceansim_py import SceneError, load_scene
 
@@ -76,6 +76,37 @@ def test_rotation_orders_and_orient_quaternion_by_hand(tmp_path):
     np.testing.assert_allclose(r["distance"][:3], 5.0, atol=1e-5)
     assert [scene.node(int(o)).path for o in r["object"][:3]] == ["/W/xyz/quad", "/W/zyx/quad", "/W/quat/quad"]
     assert np.isinf(r["distance"][3])  # no quad is left at +x
+
+
+def test_direct_binding_beats_an_ancestors_material_and_a_collection_binding_reaches_its_mesh(tmp_path):
+    # /W/P is bound to "rock", its child /W/P/C names oceansim:material "steel", and the mesh /W/P/C/G under it
+    # has its own direct binding to "rock": the nearest value is the mesh's own binding, so G is rock (it was
+    # steel: a binding to the same material as an ancestor's was taken as inherited). /W/Q/H gets "sand" through
+    # a collection binding on /W naming it; its sibling /W/Q/K, not in the collection, keeps the default.
+    path = tmp_path / "bindings.usda"
+    stage = _stage(path)
+    rock = UsdShade.Material.Define(stage, "/Looks/rock")
+    sand = UsdShade.Material.Define(stage, "/Looks/sand")
+    UsdShade.MaterialBindingAPI.Apply(UsdGeom.Xform.Define(stage, "/W/P").GetPrim()).Bind(rock)
+    UsdGeom.Xform.Define(stage, "/W/P/C").GetPrim().CreateAttribute(
+        "oceansim:material", Sdf.ValueTypeNames.String).Set("steel")
+    UsdShade.MaterialBindingAPI.Apply(_quad_x(stage, "/W/P/C/G", 5, 1, 1).GetPrim()).Bind(rock)
+    _quad_x(stage, "/W/P/C/Sib", 7, 1, 1)  # no binding of its own: inherits C's steel
+    _quad_x(stage, "/W/Q/H", -5, 1, 1)
+    _quad_x(stage, "/W/Q/K", -7, 1, 3)
+    coll = Usd.CollectionAPI.Apply(stage.GetPrimAtPath("/W"), "sandy")
+    coll.CreateIncludesRel().AddTarget("/W/Q/H")
+    UsdShade.MaterialBindingAPI.Apply(stage.GetPrimAtPath("/W")).Bind(coll, sand, "sandy")
+    stage.GetRootLayer().Save()
+    scene = load_scene(path, device="cpu")
+    # rays: +x hits G at 5; -x hits H at 5; -x at z = 2 passes over H (|z| <= 1) and hits K at 7; +x at z = -1.5
+    # passes G and hits nothing (Sib spans |z| <= 1 too), so Sib is checked from its node.
+    r = _cast(scene, [[0, 0, 0], [0, 0, 0], [0, 0, 2]], [[1, 0, 0], [-1, 0, 0], [-1, 0, 0]])
+    np.testing.assert_allclose(r["distance"], [5.0, 5.0, 7.0], atol=1e-5)
+    hit = [scene.node(int(o)) for o in r["object"]]
+    assert [n.path for n in hit] == ["/W/P/C/G", "/W/Q/H", "/W/Q/K"]
+    assert [n.material.name for n in hit] == ["rock", "sand", "default"]
+    assert scene.node("/W/P/C/Sib").material.name == "steel"
 
 
 _BOX = '<link name="l"><visual name="v"><geometry><box><size>{}</size></box></geometry></visual></link>'

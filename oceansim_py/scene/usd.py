@@ -298,7 +298,8 @@ class _Inherited:
     """Material and label sources passed down the hierarchy (each the nearest ancestor's value)."""
 
     named: Material | None = None
-    bound_path: str | None = None
+    #: (bound material path, path of the binding relationship that binds it) of the prim, None when unbound
+    binding: tuple[str, str] | None = None
     reflectivity: float | None = None
     albedo: tuple[float, float, float] | None = None
     display_color: tuple[float, float, float] | None = None
@@ -410,11 +411,13 @@ class _StageReader:
     def resolve(self, prim: Usd.Prim, inh: _Inherited) -> _Inherited:
         named = inh.named
         name = self.value(prim, "oceansim:material")
-        bound = UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial()[0]
-        new_bound = str(bound.GetPath()) if bound else None
+        bound, rel = UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial()
+        # the binding is the prim's own (not inherited) when its material or the relationship binding it differs
+        # from the parent's: a direct binding on the prim, or a collection binding naming the prim but not its parent
+        binding = (str(bound.GetPath()), str(rel.GetPath())) if bound else None
         if name is not None:
             named = material_named(self.table, str(name), f"{self.path}: prim {prim.GetPath()}", "oceansim:material")
-        elif new_bound is not None and new_bound != inh.bound_path:
+        elif binding is not None and binding != inh.binding:
             named = self.table.get(bound.GetPrim().GetName()) or named
         refl = self.value(prim, "oceansim:reflectivity")
         if refl is not None:
@@ -427,7 +430,7 @@ class _StageReader:
             color = tuple(float(np.clip(c, 0.0, 1.0)) for c in self.color(prim, "primvars:displayColor", color[0]))
         else:
             color = None
-        return _Inherited(named, new_bound, inh.reflectivity if refl is None else refl,
+        return _Inherited(named, binding, inh.reflectivity if refl is None else refl,
                           inh.albedo if albedo is None else albedo, inh.display_color if color is None else color,
                           self.own_label(prim) or inh.label)
 
