@@ -109,6 +109,30 @@ def test_direct_binding_beats_an_ancestors_material_and_a_collection_binding_rea
     assert scene.node("/W/P/C/Sib").material.name == "steel"
 
 
+@pytest.mark.parametrize("case", ["translate", "instancer"])
+def test_non_finite_transform_names_the_file_and_prim(tmp_path, case):
+    # A NaN translate (or a NaN PointInstancer position) used to load with a warning that its triangles were
+    # dropped as degenerate; it is bad input, refused naming the prim.
+    path = tmp_path / "nan.usda"
+    stage = _stage(path)
+    _quad_x(stage, "/W/ok", 5, 1, 1)
+    if case == "translate":
+        xf = UsdGeom.Xform.Define(stage, "/W/X")
+        xf.AddTranslateOp().Set(Gf.Vec3d(float("nan"), 0, 0))
+        UsdGeom.Cube.Define(stage, "/W/X/c")
+        prim = "/W/X"
+    else:
+        inst = UsdGeom.PointInstancer.Define(stage, "/W/I")
+        UsdGeom.Cube.Define(stage, "/W/I/Protos/c")
+        inst.CreatePrototypesRel().AddTarget("/W/I/Protos/c")
+        inst.CreateProtoIndicesAttr([0, 0])
+        inst.CreatePositionsAttr([(0, 0, -3), (float("nan"), 0, 0)])
+        prim = "/W/I/instance_1"
+    stage.GetRootLayer().Save()
+    with pytest.raises(SceneError, match=f"nan.usda: prim {prim}: .*non-finite"):
+        load_scene(path, device="cpu")
+
+
 _BOX = '<link name="l"><visual name="v"><geometry><box><size>{}</size></box></geometry></visual></link>'
 
 

@@ -737,6 +737,10 @@ class _StageReader:
         nodes: list[Node] = []
         meshes: dict[int, TriangleMesh] = {}  # one per source geometry tuple (records sharing it share the mesh)
         for rec in records:
+            if not np.isfinite(rec.matrix).all():
+                raise SceneError(f"{self.path}: prim {rec.path}: its world transform holds non-finite values; fix "
+                                 f"its or its ancestors' xformOps (an instance_<k>: the PointInstancer's "
+                                 f"positions, orientations or scales)")
             mesh = None
             if rec.mesh is not None:
                 if id(rec.mesh) not in meshes:
