@@ -187,3 +187,45 @@ def test_sdf_the_same_model_included_twice_side_by_side_is_no_cycle(tmp_path):
     np.testing.assert_allclose(r["distance"][:2], 4.5, atol=1e-5)
     assert np.isinf(r["distance"][2])
     assert [scene.node(int(o)).label for o in r["object"][:2]] == ["left", "right"]
+
+
+@pytest.mark.parametrize("specifier", ["over", "class"])
+def test_point_instancer_prototypes_under_an_over_or_class_prim_keep_their_meshes(tmp_path, specifier):
+    # The recommended layout hides prototypes from the stage traversal under an `over` (or `class`) prim. Each
+    # instance of /W/I/Protos/tree (a 2 m quad at z = 0 under its Xform) sits at (0, 0, -5) and (10, 0, -5): rays
+    # down from z = 0 at x = 0 and x = 10 meet the quads at 5 m, one at x = 5 meets nothing. (The prototype's
+    # children were dropped as undefined/abstract prims, so both rays missed.)
+    path = tmp_path / "protos.usda"
+    path.write_text(f"""#usda 1.0
+(
+    upAxis = "Z"
+    metersPerUnit = 1
+)
+def Xform "W"
+{{
+    def PointInstancer "I"
+    {{
+        rel prototypes = [</W/I/Protos/tree>]
+        int[] protoIndices = [0, 0]
+        point3f[] positions = [(0, 0, -5), (10, 0, -5)]
+        {specifier} "Protos"
+        {{
+            def Xform "tree"
+            {{
+                def Mesh "trunk"
+                {{
+                    point3f[] points = [(-1, -1, 0), (1, -1, 0), (1, 1, 0), (-1, 1, 0)]
+                    int[] faceVertexCounts = [4]
+                    int[] faceVertexIndices = [0, 1, 2, 3]
+                }}
+            }}
+        }}
+    }}
+}}
+""")
+    scene = load_scene(path, device="cpu")
+    r = _cast(scene, [[0, 0, 0], [10, 0, 0], [5, 0, 0]], [[0, 0, -1]] * 3)
+    np.testing.assert_allclose(r["distance"][:2], 5.0, atol=1e-6)
+    assert np.isinf(r["distance"][2])
+    assert [scene.node(int(o)).path for o in r["object"][:2]] == ["/W/I/instance_0/tree/trunk",
+                                                                  "/W/I/instance_1/tree/trunk"]

@@ -6,7 +6,9 @@ What is read:
   ``orientation = leftHanded`` reversed), including meshes under instanceable prims (instance proxies);
 - the implicit primitives Cube, Sphere, Cylinder, Cone and Capsule, tessellated;
 - ``UsdGeom.PointInstancer``: each prototype placed at each instance, as nodes
-  ``<instancer>/instance_<k>/<prototype-relative path>``;
+  ``<instancer>/instance_<k>/<prototype-relative path>``; a prototype's subtree is read whatever its prims'
+  specifiers (prototypes kept under an ``over`` or ``class`` prim, hidden from the stage's traversal, keep their
+  meshes);
 - world transforms through ``UsdGeom.XformCache`` at the stage's start time code. A prim whose xformOps, or
   whose ancestors' xformOps, have time samples gets a :class:`TransformTrack` holding those ops (their sample
   values, in seconds) and the constant matrices between them, so that ``Scene.set_time(t)`` gives exactly
@@ -93,6 +95,9 @@ IMPLICIT_SEGMENTS = 32
 SPHERE_SUBDIVISIONS = 3
 
 _PREDICATE = Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)
+#: Children walked inside a PointInstancer prototype: also undefined and abstract ones, since prototypes are commonly
+#: kept under an ``over`` or ``class`` prim to hide them from the stage's own traversal.
+_PROTOTYPE_PREDICATE = Usd.TraverseInstanceProxies(Usd.PrimIsActive & Usd.PrimIsLoaded)
 _IMPLICIT_TYPES = ("Cube", "Sphere", "Cylinder", "Cone", "Capsule")
 
 
@@ -674,7 +679,7 @@ class _StageReader:
         if prim.IsA(UsdGeom.PointInstancer):
             self.instances(prim, index, inh, out)
             return
-        for child in prim.GetFilteredChildren(_PREDICATE):
+        for child in prim.GetFilteredChildren(_PREDICATE if base is None else _PROTOTYPE_PREDICATE):
             self.walk(child, index, inh, chain, base, out)
         if prim.GetTypeName() in ("", "Scope") and len(out) == index + 1:
             out.pop()  # a typeless prim or Scope holding nothing imageable (e.g. a "Looks" scope of materials)
