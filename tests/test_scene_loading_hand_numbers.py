@@ -229,3 +229,23 @@ def Xform "W"
     assert np.isinf(r["distance"][2])
     assert [scene.node(int(o)).path for o in r["object"][:2]] == ["/W/I/instance_0/tree/trunk",
                                                                   "/W/I/instance_1/tree/trunk"]
+
+
+def test_a_render_prim_under_a_guide_parent_is_read_and_guide_geometry_is_not(tmp_path):
+    # /W/G has purpose guide: its own child mesh G/a (no purpose of its own: computed guide) is not rendered, but
+    # G/b authors purpose render, which USD's ComputePurpose keeps (render), so it is read. Quads at x = 5 (a)
+    # and x = -5 (b): a ray +x meets nothing, a ray -x meets b at 5 m. No node is left for the empty guide parts.
+    path = tmp_path / "purpose.usda"
+    stage = _stage(path)
+    UsdGeom.Xform.Define(stage, "/W/G").CreatePurposeAttr(UsdGeom.Tokens.guide)
+    _quad_x(stage, "/W/G/a", 5, 1, 1)
+    _quad_x(stage, "/W/G/b", -5, 1, 1).CreatePurposeAttr(UsdGeom.Tokens.render)
+    UsdGeom.Xform.Define(stage, "/W/H").CreatePurposeAttr(UsdGeom.Tokens.proxy)
+    _quad_x(stage, "/W/H/c", 0, 3, 3)  # proxy: would block both rays from the origin if it were read
+    stage.GetRootLayer().Save()
+    scene = load_scene(path, device="cpu")
+    r = _cast(scene, [[0, 0, 0], [0, 0, 0]], [[1, 0, 0], [-1, 0, 0]])
+    assert np.isinf(r["distance"][0])
+    np.testing.assert_allclose(r["distance"][1], 5.0, atol=1e-6)
+    assert scene.node(int(r["object"][1])).path == "/W/G/b"
+    assert sorted(n.path for n in scene) == ["/W", "/W/G", "/W/G/b"]

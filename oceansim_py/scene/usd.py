@@ -16,7 +16,9 @@ What is read:
   the ops are composed, ``!invert!`` ops inverted and ``!resetXformStack!`` honoured (see
   :mod:`oceansim_py.scene.animation`). Ops animated by value clips or splines are refused. Motion authored
   inside PointInstancer prototypes, and time-sampled instance positions, are read at the start time;
-- invisible prims and prims of purpose ``guide`` or ``proxy`` are skipped with their subtrees.
+- invisible prims are skipped with their subtrees; prims whose computed purpose is ``guide`` or ``proxy`` (their
+  own authored purpose, else their nearest ancestor's: ``UsdGeom.Imageable.ComputePurpose``) give no geometry, but
+  a descendant that authors purpose ``default`` or ``render`` is read, as USD renders it.
 
 Instancing is kept: nodes built from one source prim share one ``TriangleMesh`` (the Embree backend builds it once
 and instances it per node): a PointInstancer prototype's meshes are shared by all its instances (and by every
@@ -652,12 +654,12 @@ class _StageReader:
         self.current_prim = prim
         if prim.GetTypeName() and not prim.IsA(UsdGeom.Imageable):
             return  # materials, shaders, geom subsets, ...
+        rendered = True
         if prim.IsA(UsdGeom.Imageable):
             img = UsdGeom.Imageable(prim)
             if img.GetVisibilityAttr().Get(self.time) == UsdGeom.Tokens.invisible:
                 return
-            if img.GetPurposeAttr().Get(self.time) in (UsdGeom.Tokens.guide, UsdGeom.Tokens.proxy):
-                return
+            rendered = img.ComputePurpose() not in (UsdGeom.Tokens.guide, UsdGeom.Tokens.proxy)
         inh = self.resolve(prim, inh)
         if base is None and prim.IsA(UsdGeom.Xformable):
             own, resets = self.local_factors(prim)
@@ -667,22 +669,27 @@ class _StageReader:
                          self.material(prim, inh))
         if base is None and any(isinstance(f, XformOp) for f in chain):
             record.track = chain
-        if prim.IsA(UsdGeom.Mesh):
+        if rendered and prim.IsA(UsdGeom.Mesh):
             texture = self.texture(prim)
             record.mesh = self.shared(prim, None if texture is None else texture[1], lambda: self.mesh(prim, texture))
             if record.mesh is not None and len(record.mesh) == 3:
                 record.material = dataclasses.replace(record.material, texture=texture[0])
-        elif prim.GetTypeName() in _IMPLICIT_TYPES:
+        elif rendered and prim.GetTypeName() in _IMPLICIT_TYPES:
             record.mesh = self.shared(prim, None, lambda: self.implicit(prim))
         index = len(out)
         out.append(record)
         if prim.IsA(UsdGeom.PointInstancer):
-            self.instances(prim, index, inh, out)
+            if rendered:
+                self.instances(prim, index, inh, out)
+            else:
+                out.pop()
             return
         for child in prim.GetFilteredChildren(_PREDICATE if base is None else _PROTOTYPE_PREDICATE):
             self.walk(child, index, inh, chain, base, out)
-        if prim.GetTypeName() in ("", "Scope") and len(out) == index + 1:
-            out.pop()  # a typeless prim or Scope holding nothing imageable (e.g. a "Looks" scope of materials)
+        if (prim.GetTypeName() in ("", "Scope") or not rendered) and len(out) == index + 1:
+            # a typeless prim or Scope holding nothing imageable (e.g. a "Looks" scope of materials), or a guide or
+            # proxy prim without a rendered descendant
+            out.pop()
 
     def instances(self, prim: Usd.Prim, index: int, inh: _Inherited, out: list[_Record]) -> None:
         """Records for every (unmasked) instance of a PointInstancer and its prototype's subtree."""
