@@ -249,3 +249,18 @@ def test_a_render_prim_under_a_guide_parent_is_read_and_guide_geometry_is_not(tm
     np.testing.assert_allclose(r["distance"][1], 5.0, atol=1e-6)
     assert scene.node(int(r["object"][1])).path == "/W/G/b"
     assert sorted(n.path for n in scene) == ["/W", "/W/G", "/W/G/b"]
+
+
+def test_sdf_names_that_sanitise_to_one_path_get_distinct_nodes(tmp_path):
+    # "rock-1" and "rock_1" are distinct SDF model names that both sanitise to /w/rock_1 (the world was refused for
+    # duplicate node paths); the second becomes /w/rock_1_2. Boxes of 1 m at z = -5 under x = 0 and x = 5: rays down
+    # from z = 0 meet their tops z = -4.5 at 4.5 m, each labelled with its own model name.
+    path = tmp_path / "w.sdf"
+    path.write_text('<sdf version="1.9"><world name="w">'
+                    f'<model name="rock-1"><pose>0 0 -5 0 0 0</pose>{_BOX.format("1 1 1")}</model>'
+                    f'<model name="rock_1"><pose>5 0 -5 0 0 0</pose>{_BOX.format("1 1 1")}</model></world></sdf>')
+    scene = load_scene(path, device="cpu")
+    r = _cast(scene, [[0, 0, 0], [5, 0, 0]], [[0, 0, -1]] * 2)
+    np.testing.assert_allclose(r["distance"], 4.5, atol=1e-6)
+    assert [scene.label_of(int(o)) for o in r["object"]] == ["rock-1", "rock_1"]
+    assert [scene.node(int(o)).path for o in r["object"]] == ["/w/rock_1/l/v", "/w/rock_1_2/l/v"]

@@ -38,7 +38,8 @@ non-letters and camelCase; a few synonyms map to table names (``stone``/``stones
 ``<material><diffuse>`` (RGB, clipped to [0, 1]) when given, else the named material's albedo; the acoustic
 reflectivity is always the named material's.
 
-Nodes: ``/<world>/<model>[/<nested model>...]/<link>/<visual>`` (names sanitised), models and links as
+Nodes: ``/<world>/<model>[/<nested model>...]/<link>/<visual>`` (names sanitised; a name that sanitises to a path
+already taken gets ``_2``, ``_3``, ...), models and links as
 transform-only nodes. The semantic label of every node is its top-level model's name. Visuals of the same mesh file
 part (resolved file, ``submesh`` name and ``center``; the ``scale`` stays on the node) or of the same primitive
 (tag and parameters) share one ``TriangleMesh``, which the Embree backend instances.
@@ -183,6 +184,7 @@ class _SdfReader:
         self.table = table
         self.paths = search_paths(model_paths, path.parent)
         self.nodes: list[Node] = []
+        self._paths: set[str] = set()  # node paths given so far
         # each model element read from an <include>, by id(), with its include chain (see _Scope.includes); the
         # element is held so that its id is never reused
         self._chains: dict[int, tuple[ET.Element, tuple[str, ...]]] = {}
@@ -369,14 +371,24 @@ class _SdfReader:
             if kind == "frame":
                 self.frame_of(scope, name)
                 continue
-            node = Node(path=f"{parent.path}/{sanitize_name(name)}", transform=self.frame_of(scope, name),
-                        label=label or name, parent=parent)
+            node = Node(path=self.unique_path(f"{parent.path}/{sanitize_name(name)}"),
+                        transform=self.frame_of(scope, name), label=label or name, parent=parent)
             parent.children.append(node)
             self.nodes.append(node)
             if kind == "model":
                 self.load_scope(self.model_scope(scope, name), node, [name] + names, label or name)
             else:
                 self.load_link(e, node, ebase, [name] + names, label or name, scope)
+
+    def unique_path(self, path: str) -> str:
+        """``path``, or ``path_2``, ``path_3``, ... when a node already has it: distinct SDF names can sanitise to
+        one path (``rock-1`` and ``rock_1``)."""
+        out, k = path, 1
+        while out in self._paths:
+            k += 1
+            out = f"{path}_{k}"
+        self._paths.add(out)
+        return out
 
     def load_link(self, link: ET.Element, node: Node, base: Path, names: list[str], label: str,
                   scope: _Scope) -> None:
@@ -393,7 +405,8 @@ class _SdfReader:
             xform = matmul_fixed(frame, local)
             for k, (mesh, pre) in enumerate(self.geometry(geom[0], base, where)):
                 suffix = "" if k == 0 else f"_{k}"
-                child = Node(path=f"{node.path}/{sanitize_name(vname)}{suffix}", transform=matmul_fixed(xform, pre),
+                child = Node(path=self.unique_path(f"{node.path}/{sanitize_name(vname)}{suffix}"),
+                             transform=matmul_fixed(xform, pre),
                              mesh=mesh, material=material, label=label, parent=node)
                 node.children.append(child)
                 self.nodes.append(child)
