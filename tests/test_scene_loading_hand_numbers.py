@@ -264,3 +264,49 @@ def test_sdf_names_that_sanitise_to_one_path_get_distinct_nodes(tmp_path):
     np.testing.assert_allclose(r["distance"], 4.5, atol=1e-6)
     assert [scene.label_of(int(o)) for o in r["object"]] == ["rock-1", "rock_1"]
     assert [scene.node(int(o)).path for o in r["object"]] == ["/w/rock_1/l/v", "/w/rock_1_2/l/v"]
+
+
+def test_plane_and_cylinder_1_prims_are_read(tmp_path):
+    # UsdGeom.Plane and Cylinder_1 (USD 24+) were skipped silently, losing e.g. a seafloor plane.
+    # Plane width 4, length 2, axis Y, translated to y = 3: width along x (+-2), length along z (+-1), facing +y.
+    # A ray +y from the origin meets it at 3 m; from (1.9, 0, 0.9) too; from x = 2.1 or z = 1.1 it misses.
+    # Cylinder_1 at x = 10: radiusBottom 1 (z = -1), radiusTop 0.5 (z = +1), so r(z) = 0.75 - 0.25 z. A ray +x at
+    # z = 0 from x = 5 meets the side at radius 0.75 (the 32-gon's radius is between r cos(pi/32) and r): 4.25 to
+    # 4.2537 m. A ray down at x = 10.6 from z = 5 passes the top (r 0.5) and meets the side where r(z) = 0.6 (0.6 /
+    # cos(pi/32) = 0.6029 on a face centre): z in [0.588, 0.6], distance in [4.4, 4.412].
+    path = tmp_path / "shapes.usda"
+    stage = _stage(path)
+    plane = UsdGeom.Plane.Define(stage, "/W/plane")
+    plane.CreateWidthAttr(4.0)
+    plane.CreateLengthAttr(2.0)
+    plane.CreateAxisAttr("Y")
+    plane.AddTranslateOp().Set(Gf.Vec3d(0, 3, 0))
+    cyl = UsdGeom.Cylinder_1.Define(stage, "/W/cyl")
+    cyl.CreateRadiusBottomAttr(1.0)
+    cyl.CreateRadiusTopAttr(0.5)
+    cyl.CreateHeightAttr(2.0)
+    cyl.CreateAxisAttr("Z")
+    cyl.AddTranslateOp().Set(Gf.Vec3d(10, 0, 0))
+    stage.GetRootLayer().Save()
+    scene = load_scene(path, device="cpu")
+    r = _cast(scene, [[0, 0, 0], [1.9, 0, 0.9], [2.1, 0, 0], [0, 0, 1.1], [5, 0, 0], [10.6, 0, 5]],
+              [[0, 1, 0]] * 4 + [[1, 0, 0], [0, 0, -1]])
+    np.testing.assert_allclose(r["distance"][:2], 3.0, atol=1e-6)
+    assert np.isinf(r["distance"][2:4]).all()
+    assert 4.25 - 1e-5 <= r["distance"][4] <= 4.2537 and 4.4 - 1e-5 <= r["distance"][5] <= 4.412
+    mesh = scene.node("/W/plane").mesh
+    a, b, c = mesh.vertices[mesh.triangles[0]]
+    normal = np.cross(b - a, c - a)
+    np.testing.assert_allclose(normal / np.linalg.norm(normal), [0, 1, 0], atol=1e-12)  # faces +axis
+
+
+def test_capsule_1_with_two_radii_is_refused_naming_the_prim(tmp_path):
+    path = tmp_path / "caps.usda"
+    stage = _stage(path)
+    _quad_x(stage, "/W/wall", 5, 1, 1)
+    caps = UsdGeom.Capsule_1.Define(stage, "/W/caps")
+    caps.CreateRadiusBottomAttr(1.0)
+    caps.CreateRadiusTopAttr(0.5)
+    stage.GetRootLayer().Save()
+    with pytest.raises(SceneError, match=r"caps\.usda: prim /W/caps: Capsule_1 with radiusBottom 1.0 != radiusTop"):
+        load_scene(path, device="cpu")

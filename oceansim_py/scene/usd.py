@@ -4,7 +4,8 @@ What is read:
 
 - every ``UsdGeom.Mesh`` (n-gons triangulated in their plane, see :func:`triangulate_polygons`; ``holeIndices`` dropped,
   ``orientation = leftHanded`` reversed), including meshes under instanceable prims (instance proxies);
-- the implicit primitives Cube, Sphere, Cylinder, Cone and Capsule, tessellated;
+- the implicit primitives Cube, Sphere, Cylinder, Cone, Capsule, Plane (a two-triangle quad), Cylinder_1 (its two
+  radii may differ) and Capsule_1 (equal radii), tessellated;
 - ``UsdGeom.PointInstancer``: each prototype placed at each instance, as nodes
   ``<instancer>/instance_<k>/<prototype-relative path>``; a prototype's subtree is read whatever its prims'
   specifiers (prototypes kept under an ``over`` or ``class`` prim, hidden from the stage's traversal, keep their
@@ -100,7 +101,7 @@ _PREDICATE = Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)
 #: Children walked inside a PointInstancer prototype: also undefined and abstract ones, since prototypes are commonly
 #: kept under an ``over`` or ``class`` prim to hide them from the stage's own traversal.
 _PROTOTYPE_PREDICATE = Usd.TraverseInstanceProxies(Usd.PrimIsActive & Usd.PrimIsLoaded)
-_IMPLICIT_TYPES = ("Cube", "Sphere", "Cylinder", "Cone", "Capsule")
+_IMPLICIT_TYPES = ("Cube", "Sphere", "Cylinder", "Cone", "Capsule", "Plane", "Cylinder_1", "Capsule_1")
 
 
 # -- triangulation -----------------------------------------------------------------------------------------
@@ -258,41 +259,75 @@ def _axis_rotation(axis: str) -> np.ndarray:
     return np.eye(3)
 
 
-def _implicit_params(prim: Usd.Prim, time: Usd.TimeCode) -> tuple[str, float, float, str]:
-    """(kind, size or radius, height, axis) of an implicit primitive, in stage units."""
+def _implicit_params(prim: Usd.Prim, time: Usd.TimeCode) -> tuple[str, tuple[float, ...], str]:
+    """(kind, dimensions, axis) of an implicit primitive, in stage units: Cube (size,), Sphere (radius,),
+    Cylinder (bottom radius, top radius, height), Cone and Capsule (radius, height), Plane (width, length).
+    ``Cylinder_1`` reads as a Cylinder (its radii may differ: a frustum), ``Capsule_1`` as a Capsule."""
     kind = prim.GetTypeName()
     if kind == "Cube":
-        return kind, float(UsdGeom.Cube(prim).GetSizeAttr().Get(time)), 0.0, "Z"
+        return kind, (float(UsdGeom.Cube(prim).GetSizeAttr().Get(time)),), "Z"
     if kind == "Sphere":
-        return kind, float(UsdGeom.Sphere(prim).GetRadiusAttr().Get(time)), 0.0, "Z"
+        return kind, (float(UsdGeom.Sphere(prim).GetRadiusAttr().Get(time)),), "Z"
+    if kind == "Plane":
+        plane = UsdGeom.Plane(prim)
+        return (kind, (float(plane.GetWidthAttr().Get(time)), float(plane.GetLengthAttr().Get(time))),
+                str(plane.GetAxisAttr().Get(time)))
+    if kind in ("Cylinder_1", "Capsule_1"):
+        schema = (UsdGeom.Cylinder_1 if kind == "Cylinder_1" else UsdGeom.Capsule_1)(prim)
+        bottom, top = float(schema.GetRadiusBottomAttr().Get(time)), float(schema.GetRadiusTopAttr().Get(time))
+        height, axis = float(schema.GetHeightAttr().Get(time)), str(schema.GetAxisAttr().Get(time))
+        if kind == "Cylinder_1":
+            return "Cylinder", (bottom, top, height), axis
+        if bottom != top:
+            raise SceneError(f"prim {prim.GetPath()}: Capsule_1 with radiusBottom {bottom} != radiusTop {top} is "
+                             f"not supported; give both the same radius or model it as a Mesh")
+        return "Capsule", (bottom, height), axis
     schema = {"Cylinder": UsdGeom.Cylinder, "Cone": UsdGeom.Cone, "Capsule": UsdGeom.Capsule}[kind](prim)
-    return (kind, float(schema.GetRadiusAttr().Get(time)), float(schema.GetHeightAttr().Get(time)),
-            str(schema.GetAxisAttr().Get(time)))
+    radius, height = float(schema.GetRadiusAttr().Get(time)), float(schema.GetHeightAttr().Get(time))
+    dims = (radius, radius, height) if kind == "Cylinder" else (radius, height)
+    return kind, dims, str(schema.GetAxisAttr().Get(time))
+
+
+def _valid_dimensions(kind: str, dims: tuple[float, ...]) -> bool:
+    """Whether the dimensions of :func:`_implicit_params` make a shape with faces: finite, none negative; sizes,
+    radii and plane sides > 0 (one of a cylinder's two radii may be 0), heights > 0 (a capsule's may be 0)."""
+    if not all(math.isfinite(d) and d >= 0 for d in dims):
+        return False
+    if kind == "Cylinder":
+        return max(dims[:2]) > 0 and dims[2] > 0
+    if kind == "Capsule":
+        return dims[0] > 0
+    return min(dims) > 0
 
 
 @functools.lru_cache(maxsize=256)
-def _tessellate(kind: str, size: float, height: float, axis: str) -> tuple[np.ndarray, np.ndarray]:
-    """Triangles of an implicit primitive centred on its origin, outward counter-clockwise faces (read-only
-    arrays, shared by every prim of the same shape). ``size``: Cube edge or radius; ``height`` along ``axis``."""
+def _tessellate(kind: str, dims: tuple[float, ...], axis: str) -> tuple[np.ndarray, np.ndarray]:
+    """Triangles of an implicit primitive centred on its origin, outward counter-clockwise faces (a Plane's face
+    towards +axis) (read-only arrays, shared by every prim of the same shape). ``dims``: :func:`_implicit_params`."""
     import trimesh.creation as tc
 
-    if kind == "Cube":
-        m = tc.box(extents=[size, size, size])
-        verts = np.asarray(m.vertices)
+    if kind == "Plane":  # width along x, length along y, facing +z (before the axis rotation)
+        w, h = dims[0] / 2, dims[1] / 2
+        verts, faces = np.array([[-w, -h, 0.0], [w, -h, 0.0], [w, h, 0.0], [-w, h, 0.0]]), [[0, 1, 2], [0, 2, 3]]
+    elif kind == "Cube":
+        m = tc.box(extents=[dims[0]] * 3)
+        verts, faces = np.asarray(m.vertices), m.faces
     elif kind == "Sphere":
-        m = tc.icosphere(subdivisions=SPHERE_SUBDIVISIONS, radius=size)
-        verts = np.asarray(m.vertices)
-    elif kind == "Cylinder":
-        m = tc.cylinder(radius=size, height=height, sections=IMPLICIT_SEGMENTS)
-        verts = np.asarray(m.vertices)
+        m = tc.icosphere(subdivisions=SPHERE_SUBDIVISIONS, radius=dims[0])
+        verts, faces = np.asarray(m.vertices), m.faces
+    elif kind == "Cylinder":  # a unit-radius cylinder whose rings are scaled to the bottom and top radii
+        bottom, top, height = dims
+        m = tc.cylinder(radius=1.0, height=height, sections=IMPLICIT_SEGMENTS)
+        verts, faces = np.array(m.vertices, dtype=np.float64), m.faces
+        verts[:, :2] *= np.where(verts[:, 2:] > 0, top, bottom)
     elif kind == "Cone":  # trimesh: base at z = 0, apex at z = height; USD: centred on the origin
-        m = tc.cone(radius=size, height=height, sections=IMPLICIT_SEGMENTS)
-        verts = np.asarray(m.vertices) - [0.0, 0.0, height / 2]
+        m = tc.cone(radius=dims[0], height=dims[1], sections=IMPLICIT_SEGMENTS)
+        verts, faces = np.asarray(m.vertices) - [0.0, 0.0, dims[1] / 2], m.faces
     else:  # Capsule: height is the cylindrical part, hemispherical caps added (as in trimesh)
-        m = tc.capsule(height=height, radius=size, count=[IMPLICIT_SEGMENTS, IMPLICIT_SEGMENTS // 2])
-        verts = np.asarray(m.vertices)
+        m = tc.capsule(height=dims[1], radius=dims[0], count=[IMPLICIT_SEGMENTS, IMPLICIT_SEGMENTS // 2])
+        verts, faces = np.asarray(m.vertices), m.faces
     verts = np.ascontiguousarray(matmul_fixed(verts, _axis_rotation(axis).T), dtype=np.float64)
-    faces = np.ascontiguousarray(m.faces, dtype=np.int64)
+    faces = np.ascontiguousarray(faces, dtype=np.int64)
     verts.setflags(write=False)
     faces.setflags(write=False)
     return verts, faces
@@ -537,10 +572,14 @@ class _StageReader:
 
     def implicit(self, prim: Usd.Prim) -> tuple[np.ndarray, np.ndarray]:
         """(points, triangles) of an implicit primitive (Cube, Sphere, ...), tessellated."""
-        kind, size, height, axis = _implicit_params(prim, self.time)
-        if not (math.isfinite(size) and size > 0 and math.isfinite(height) and height >= 0):
-            raise self.fail(prim, f"{kind} needs a finite size/radius > 0 and height >= 0, got {size}, {height}")
-        return _tessellate(kind, size, height, axis)
+        try:
+            kind, dims, axis = _implicit_params(prim, self.time)
+        except SceneError as exc:
+            raise SceneError(f"{self.path}: {exc}") from None
+        if not _valid_dimensions(kind, dims):
+            raise self.fail(prim, f"{prim.GetTypeName()} needs a finite size/radius > 0 and height >= 0, got "
+                                  f"{', '.join(f'{d:g}' for d in dims)}")
+        return _tessellate(kind, dims, axis)
 
     def shared(self, prim: Usd.Prim, uv_name: str | None,
                read: Callable[[], tuple[np.ndarray, ...] | None]) -> tuple[np.ndarray, ...] | None:
