@@ -310,3 +310,26 @@ def test_capsule_1_with_two_radii_is_refused_naming_the_prim(tmp_path):
     stage.GetRootLayer().Save()
     with pytest.raises(SceneError, match=r"caps\.usda: prim /W/caps: Capsule_1 with radiusBottom 1.0 != radiusTop"):
         load_scene(path, device="cpu")
+
+
+def test_full_purpose_material_binding_is_the_one_rendered(tmp_path):
+    # Quad A (x = 5) is bound to "rock" for purpose full only; quad B (x = -5) to "steel" for all purposes and to
+    # "sand" for purpose full; quad C (x = 7, |z| <= 3) to "wood" for purpose preview only. A renderer takes the full
+    # binding, else the all-purpose one (preview bindings are for previews): A rock, B sand, C default. (The
+    # all-purpose lookup gave A default and B steel.) Rays from the origin: +x meets A at 5, -x meets B at 5, +x at
+    # z = 2 passes over A (|z| <= 1) and meets C at 7.
+    path = tmp_path / "purposes.usda"
+    stage = _stage(path)
+    mats = {n: UsdShade.Material.Define(stage, f"/Looks/{n}") for n in ("rock", "steel", "sand", "wood")}
+    a = UsdShade.MaterialBindingAPI.Apply(_quad_x(stage, "/W/A", 5, 1, 1).GetPrim())
+    a.Bind(mats["rock"], materialPurpose=UsdShade.Tokens.full)
+    b = UsdShade.MaterialBindingAPI.Apply(_quad_x(stage, "/W/B", -5, 1, 1).GetPrim())
+    b.Bind(mats["steel"])
+    b.Bind(mats["sand"], materialPurpose=UsdShade.Tokens.full)
+    c = UsdShade.MaterialBindingAPI.Apply(_quad_x(stage, "/W/C", 7, 1, 3).GetPrim())
+    c.Bind(mats["wood"], materialPurpose=UsdShade.Tokens.preview)
+    stage.GetRootLayer().Save()
+    scene = load_scene(path, device="cpu")
+    r = _cast(scene, [[0, 0, 0], [0, 0, 0], [0, 0, 2]], [[1, 0, 0], [-1, 0, 0], [1, 0, 0]])
+    np.testing.assert_allclose(r["distance"], [5.0, 5.0, 7.0], atol=1e-6)
+    assert [scene.node(int(o)).material.name for o in r["object"]] == ["rock", "sand", "default"]

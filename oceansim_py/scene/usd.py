@@ -38,7 +38,8 @@ Materials and labels, each inherited down the hierarchy (a prim without its own 
 ancestor's):
 
 - the *named material*: ``oceansim:material`` (string/token naming a table entry), else the name of the
-  UsdShade material bound to the prim (case-insensitive table lookup; names not in the table are ignored);
+  UsdShade material bound to the prim for purpose ``full`` (else its all-purpose binding; case-insensitive table
+  lookup; names not in the table are ignored);
 - ``oceansim:reflectivity`` (float in [0, 1]) overrides the named material's reflectivity;
 - albedo: ``oceansim:albedo`` (color3f), else the named material's albedo, else the first value of
   ``primvars:displayColor`` (clipped to [0, 1]), else the ``default`` material's albedo;
@@ -335,6 +336,13 @@ def _tessellate(kind: str, dims: tuple[float, ...], axis: str) -> tuple[np.ndarr
 
 # -- the reader --------------------------------------------------------------------------------------------
 
+def _bound_material(prim: Usd.Prim) -> tuple[UsdShade.Material, Usd.Relationship]:
+    """The material bound to ``prim`` for final rendering (purpose ``full``, which falls back to the all-purpose
+    binding; ``preview`` bindings are not used) and the relationship that binds it."""
+    return UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial(UsdShade.Tokens.full)
+
+
+
 @dataclasses.dataclass(frozen=True)
 class _Inherited:
     """Material and label sources passed down the hierarchy (each the nearest ancestor's value)."""
@@ -453,7 +461,7 @@ class _StageReader:
     def resolve(self, prim: Usd.Prim, inh: _Inherited) -> _Inherited:
         named = inh.named
         name = self.value(prim, "oceansim:material")
-        bound, rel = UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial()
+        bound, rel = _bound_material(prim)
         # the binding is the prim's own (not inherited) when its material or the relationship binding it differs
         # from the parent's: a direct binding on the prim, or a collection binding naming the prim but not its parent
         binding = (str(bound.GetPath()), str(rel.GetPath())) if bound else None
@@ -635,7 +643,7 @@ class _StageReader:
     def texture(self, prim: Usd.Prim) -> tuple[Texture, str] | None:
         """(texture, uv primvar name) of the UsdUVTexture driving the diffuseColor of the UsdPreviewSurface
         bound to ``prim``, or ``None`` (module docstring)."""
-        material = UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial()[0]
+        material = _bound_material(prim)[0]
         if not material:
             return None
         surface = material.ComputeSurfaceSource()
