@@ -333,3 +333,14 @@ def test_full_purpose_material_binding_is_the_one_rendered(tmp_path):
     r = _cast(scene, [[0, 0, 0], [0, 0, 0], [0, 0, 2]], [[1, 0, 0], [-1, 0, 0], [1, 0, 0]])
     np.testing.assert_allclose(r["distance"], [5.0, 5.0, 7.0], atol=1e-6)
     assert [scene.node(int(o)).material.name for o in r["object"]] == ["rock", "sand", "default"]
+
+
+def test_a_nurbs_patch_is_named_in_a_warning(tmp_path, caplog):
+    path = tmp_path / "nurbs.usda"
+    stage = _stage(path)
+    _quad_x(stage, "/W/wall", 5, 1, 1)
+    UsdGeom.NurbsPatch.Define(stage, "/W/patch")
+    stage.GetRootLayer().Save()
+    with caplog.at_level("WARNING", logger="oceansim_py.scene.usd"):
+        load_scene(path, device="cpu")
+    assert "prim /W/patch: NurbsPatch surfaces are not read" in caplog.text

@@ -102,6 +102,8 @@ _PREDICATE = Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)
 #: Children walked inside a PointInstancer prototype: also undefined and abstract ones, since prototypes are commonly
 #: kept under an ``over`` or ``class`` prim to hide them from the stage's own traversal.
 _PROTOTYPE_PREDICATE = Usd.TraverseInstanceProxies(Usd.PrimIsActive & Usd.PrimIsLoaded)
+#: Surface prim types the reader does not tessellate (a warning names each; curves and points have no surface).
+_UNREAD_SURFACES = ("NurbsPatch", "TetMesh")
 _IMPLICIT_TYPES = ("Cube", "Sphere", "Cylinder", "Cone", "Capsule", "Plane", "Cylinder_1", "Capsule_1")
 
 
@@ -723,6 +725,9 @@ class _StageReader:
                 record.material = dataclasses.replace(record.material, texture=texture[0])
         elif rendered and prim.GetTypeName() in _IMPLICIT_TYPES:
             record.mesh = self.shared(prim, None, lambda: self.implicit(prim))
+        elif rendered and prim.GetTypeName() in _UNREAD_SURFACES:
+            log.warning("%s: prim %s: %s surfaces are not read (it is left out); convert it to a Mesh", self.path,
+                        prim.GetPath(), prim.GetTypeName())
         index = len(out)
         out.append(record)
         if prim.IsA(UsdGeom.PointInstancer):
