@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from pxr import Gf, Sdf, Usd, UsdGeom, UsdShade
+from pxr import Gf, Sdf, Usd, UsdGeom, UsdShade, Vt
 
 from oceansim_py import SceneError, load_scene
 
@@ -344,3 +344,49 @@ def test_a_nurbs_patch_is_named_in_a_warning(tmp_path, caplog):
     with caplog.at_level("WARNING", logger="oceansim_py.scene.usd"):
         load_scene(path, device="cpu")
     assert "prim /W/patch: NurbsPatch surfaces are not read" in caplog.text
+
+
+def _strip_mesh(stage: Usd.Stage, path: str) -> UsdGeom.Mesh:
+    """Three 1 m x 2 m quads side by side at z = -5: face k spans x in [k, k + 1], y in [-1, 1]."""
+    mesh = UsdGeom.Mesh.Define(stage, path)
+    mesh.CreatePointsAttr([(x, y, -5) for x in range(4) for y in (-1, 1)])
+    mesh.CreateFaceVertexCountsAttr([4, 4, 4])
+    mesh.CreateFaceVertexIndicesAttr([0, 2, 3, 1, 2, 4, 5, 3, 4, 6, 7, 5])
+    return mesh
+
+
+def test_a_geom_subset_material_reaches_its_faces_with_its_label(tmp_path):
+    # The mesh is bound to "rock"; its materialBind subset "metal" (face 1) to "steel", labelled "plate". Rays down
+    # from z = 0 at x = 0.5, 1.5, 2.5 meet faces 0, 1, 2 at 5 m: rock/floor, steel/plate, rock/floor. (Subsets were
+    # not read: all three were rock.) Face 1's two triangles move to the node /W/floor/metal.
+    path = tmp_path / "subset.usda"
+    stage = _stage(path)
+    rock = UsdShade.Material.Define(stage, "/Looks/rock")
+    steel = UsdShade.Material.Define(stage, "/Looks/steel")
+    mesh = _strip_mesh(stage, "/W/floor")
+    api = UsdShade.MaterialBindingAPI.Apply(mesh.GetPrim())
+    api.Bind(rock)
+    subset = api.CreateMaterialBindSubset("metal", Vt.IntArray([1]), UsdGeom.Tokens.face)
+    UsdShade.MaterialBindingAPI.Apply(subset.GetPrim()).Bind(steel)
+    subset.GetPrim().CreateAttribute("semantics:labels:class", Sdf.ValueTypeNames.TokenArray).Set(["plate"])
+    stage.GetRootLayer().Save()
+    scene = load_scene(path, device="cpu")
+    r = _cast(scene, [[0.5, 0, 0], [1.5, 0, 0], [2.5, 0, 0]], [[0, 0, -1]] * 3)
+    np.testing.assert_allclose(r["distance"], 5.0, atol=1e-6)
+    hit = [scene.node(int(o)) for o in r["object"]]
+    assert [(n.path, n.material.name, scene.label_of(n.id)) for n in hit] == [
+        ("/W/floor", "rock", "floor"), ("/W/floor/metal", "steel", "plate"), ("/W/floor", "rock", "floor")]
+    assert scene.node("/W/floor").mesh.num_triangles == 4 and scene.node("/W/floor/metal").mesh.num_triangles == 2
+
+
+def test_geom_subset_faces_out_of_range_name_the_subset(tmp_path):
+    path = tmp_path / "subset.usda"
+    stage = _stage(path)
+    mesh = _strip_mesh(stage, "/W/floor")
+    subset = UsdShade.MaterialBindingAPI.Apply(mesh.GetPrim()).CreateMaterialBindSubset(
+        "metal", Vt.IntArray([1, 3]), UsdGeom.Tokens.face)
+    UsdShade.MaterialBindingAPI.Apply(subset.GetPrim()).Bind(UsdShade.Material.Define(stage, "/Looks/steel"))
+    stage.GetRootLayer().Save()
+    with pytest.raises(SceneError, match=r"subset\.usda: prim /W/floor/metal: indices hold faces 1\.\.3 but the mesh "
+                                         r"has 3 faces"):
+        load_scene(path, device="cpu")

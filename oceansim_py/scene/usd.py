@@ -52,8 +52,10 @@ ancestor's):
   JPEG carry no wrap metadata). The texture coordinates are the primvar named by the ``UsdPrimvarReader_float2``
   connected to the texture's ``st`` input (``inputs:varname``, default ``st``), with any interpolation
   (``faceVarying``, ``vertex``/``varying``, ``uniform``, ``constant``; indexed primvars flattened). A textured
-  material on a mesh without that primvar logs a warning and keeps the flat albedo. Per-face materials
-  (``GeomSubset`` bindings) are not read.
+  material on a mesh without that primvar logs a warning and keeps the flat albedo.
+- per-face materials: a face ``GeomSubset`` of family ``materialBind`` bound to another material than its mesh
+  becomes a child node ``<mesh>/<subset>`` holding its faces, with that material (and texture), the subset's
+  own ``oceansim:*`` attributes and label (else the mesh's); the mesh's node keeps the other faces.
 
 Stage metadata: the root layer's ``customLayerData["oceansim"]`` may hold ``description`` (string),
 ``suggested_pose`` (7 numbers ``[px, py, pz, qx, qy, qz, qw]`` in the converted world frame) and ``surface_z``
@@ -400,7 +402,7 @@ class _StageReader:
         self._caches: dict[float, UsdGeom.XformCache] = {}
         self._templates: dict[str, list[_Record]] = {}
         self._textures: dict[tuple[Any, ...], Texture] = {}
-        self._meshes: dict[tuple[str, str | None], tuple[np.ndarray, ...] | None] = {}
+        self._meshes: dict[tuple[str, str | None, tuple[str, ...]], tuple[np.ndarray, ...] | None] = {}
 
     # -- helpers --------------------------------------------------------------------------------------------
     def fail(self, prim: Usd.Prim, what: str) -> SceneError:
@@ -536,9 +538,11 @@ class _StageReader:
         return checked if refl != base.reflectivity else dataclasses.replace(base, albedo=checked.albedo)
 
     # -- geometry -------------------------------------------------------------------------------------------
-    def mesh(self, prim: Usd.Prim, texture: tuple[Texture, str] | None = None) -> tuple[np.ndarray, ...] | None:
+    def mesh(self, prim: Usd.Prim, texture: tuple[Texture, str] | None = None,
+             faces: np.ndarray | None = None) -> tuple[np.ndarray, ...] | None:
         """(points, triangles) of a Mesh prim, and with ``texture`` = (texture, primvar name) also the (T, 3, 2)
-        texture coordinates of each triangle's corners (``None`` when the primvar is missing)."""
+        texture coordinates of each triangle's corners (``None`` when the primvar is missing). ``faces``: (F,)
+        bool, the faces to read (default all); ``None`` when none is left."""
         mesh = UsdGeom.Mesh(prim)
         pts = mesh.GetPointsAttr().Get(self.time)
         counts = mesh.GetFaceVertexCountsAttr().Get(self.time)
@@ -562,10 +566,12 @@ class _StageReader:
                                   f" but the mesh has {pts.shape[0]} points")
         corner_uv = None if texture is None else self.corner_uvs(prim, texture[1], counts, indices)
         holes = mesh.GetHoleIndicesAttr().Get(self.time)
-        if holes is not None and len(holes) > 0:
-            keep_face = np.ones(counts.size, dtype=bool)
-            holes = np.asarray(holes, dtype=np.int64)
+        if (holes is not None and len(holes) > 0) or faces is not None:
+            keep_face = np.ones(counts.size, dtype=bool) if faces is None else faces.copy()
+            holes = np.asarray(holes if holes is not None else [], dtype=np.int64)
             keep_face[holes[(holes >= 0) & (holes < counts.size)]] = False
+            if not keep_face.any():
+                return None
             keep_corner = np.repeat(keep_face, counts)
             indices = indices[keep_corner]
             corner_uv = None if corner_uv is None else corner_uv[keep_corner]
@@ -580,6 +586,35 @@ class _StageReader:
             corners = corners[:, [0, 2, 1]]
         return pts, indices[corners], corner_uv[corners]
 
+    def read_mesh(self, record: _Record, holder: Usd.Prim, prim: Usd.Prim, faces: np.ndarray | None,
+                  part: tuple[str, ...]) -> None:
+        """Set ``record.mesh`` to the faces ``faces`` ((F,) bool, ``None``: all) of Mesh ``prim``, textured by the
+        material bound to ``holder`` (the mesh or one of its subsets), and the texture on ``record.material``."""
+        texture = self.texture(holder)
+        record.mesh = self.shared(holder, None if texture is None else texture[1],
+                                  lambda: self.mesh(prim, texture, faces), part)
+        if record.mesh is not None and len(record.mesh) == 3:
+            record.material = dataclasses.replace(record.material, texture=texture[0])
+
+    def material_subsets(self, prim: Usd.Prim) -> list[tuple[Usd.Prim, np.ndarray]]:
+        """(subset prim, face indices) of each face ``GeomSubset`` of family ``materialBind`` of Mesh ``prim``
+        bound to another material than the mesh (module docstring)."""
+        own = _bound_material(prim)[0]
+        own_path = str(own.GetPath()) if own else None
+        count = UsdGeom.Mesh(prim).GetFaceCount(self.time)
+        out = []
+        for subset in UsdShade.MaterialBindingAPI(prim).GetMaterialBindSubsets():
+            bound = _bound_material(subset.GetPrim())[0]
+            if subset.GetElementTypeAttr().Get(self.time) != UsdGeom.Tokens.face or not bound or \
+                    str(bound.GetPath()) == own_path:
+                continue
+            faces = np.asarray(subset.GetIndicesAttr().Get(self.time) or [], dtype=np.int64)
+            if faces.size and (faces.min() < 0 or faces.max() >= count):
+                raise self.fail(subset.GetPrim(), f"indices hold faces {int(faces.min())}..{int(faces.max())} but "
+                                                  f"the mesh has {count} faces")
+            out.append((subset.GetPrim(), faces))
+        return out
+
     def implicit(self, prim: Usd.Prim) -> tuple[np.ndarray, np.ndarray]:
         """(points, triangles) of an implicit primitive (Cube, Sphere, ...), tessellated."""
         try:
@@ -591,15 +626,16 @@ class _StageReader:
                                   f"{', '.join(f'{d:g}' for d in dims)}")
         return _tessellate(kind, dims, axis)
 
-    def shared(self, prim: Usd.Prim, uv_name: str | None,
-               read: Callable[[], tuple[np.ndarray, ...] | None]) -> tuple[np.ndarray, ...] | None:
+    def shared(self, prim: Usd.Prim, uv_name: str | None, read: Callable[[], tuple[np.ndarray, ...] | None],
+               part: tuple[str, ...] = ()) -> tuple[np.ndarray, ...] | None:
         """The local geometry of ``prim`` (``read()``), read once per source prim: an instance proxy's source is
         its prim in the prototype (every instance of one prototype gets the same tuple), any other prim is its
         own source (a PointInstancer prototype walked for several instancers). ``uv_name``: the texture
-        coordinate primvar read with it (a material bound outside the prototype may differ per instance).
-        :meth:`nodes` makes one ``TriangleMesh`` per tuple, so the Embree backend instances it."""
+        coordinate primvar read with it (a material bound outside the prototype may differ per instance);
+        ``part``: the material subsets left out of it. :meth:`nodes` makes one ``TriangleMesh`` per tuple, so the
+        Embree backend instances it."""
         source = prim.GetPrimInPrototype() if prim.IsInstanceProxy() else prim
-        key = (str(source.GetPath()), uv_name)
+        key = (str(source.GetPath()), uv_name, part)
         if key not in self._meshes:
             self._meshes[key] = read()
         return self._meshes[key]
@@ -718,11 +754,14 @@ class _StageReader:
                          self.material(prim, inh))
         if base is None and any(isinstance(f, XformOp) for f in chain):
             record.track = chain
+        subsets = self.material_subsets(prim) if rendered and prim.IsA(UsdGeom.Mesh) else []
         if rendered and prim.IsA(UsdGeom.Mesh):
-            texture = self.texture(prim)
-            record.mesh = self.shared(prim, None if texture is None else texture[1], lambda: self.mesh(prim, texture))
-            if record.mesh is not None and len(record.mesh) == 3:
-                record.material = dataclasses.replace(record.material, texture=texture[0])
+            rest = None
+            if subsets:
+                rest = np.ones(UsdGeom.Mesh(prim).GetFaceCount(self.time), dtype=bool)
+                for _, faces in subsets:
+                    rest[faces] = False
+            self.read_mesh(record, prim, prim, rest, tuple(sorted(str(s.GetName()) for s, _ in subsets)))
         elif rendered and prim.GetTypeName() in _IMPLICIT_TYPES:
             record.mesh = self.shared(prim, None, lambda: self.implicit(prim))
         elif rendered and prim.GetTypeName() in _UNREAD_SURFACES:
@@ -730,6 +769,14 @@ class _StageReader:
                         prim.GetPath(), prim.GetTypeName())
         index = len(out)
         out.append(record)
+        for subset, faces in subsets:
+            sub_inh = self.resolve(subset, inh)
+            sub = _Record(f"{path}/{subset.GetName()}", index, record.matrix, sub_inh.label or subset.GetName(),
+                          self.material(subset, sub_inh), track=record.track)
+            keep = np.zeros(rest.size, dtype=bool)
+            keep[faces] = True
+            self.read_mesh(sub, subset, prim, keep, ())
+            out.append(sub)
         if prim.IsA(UsdGeom.PointInstancer):
             if rendered:
                 self.instances(prim, index, inh, out)
