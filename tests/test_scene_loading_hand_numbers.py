@@ -390,3 +390,35 @@ def test_geom_subset_faces_out_of_range_name_the_subset(tmp_path):
     with pytest.raises(SceneError, match=r"subset\.usda: prim /W/floor/metal: indices hold faces 1\.\.3 but the mesh "
                                          r"has 3 faces"):
         load_scene(path, device="cpu")
+
+
+_L_DAE = """<?xml version="1.0" encoding="utf-8"?>
+<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
+  <asset><unit name="cm" meter="0.01"/><up_axis>Z_UP</up_axis></asset>
+  <library_geometries><geometry id="g"><mesh>
+    <source id="p"><float_array id="pa" count="18">100 100 0 100 200 0 0 200 0 0 0 0 200 0 0 200 100 0</float_array>
+      <technique_common><accessor source="#pa" count="6" stride="3"><param name="X" type="float"/>
+      <param name="Y" type="float"/><param name="Z" type="float"/></accessor></technique_common></source>
+    <vertices id="v"><input semantic="POSITION" source="#p"/></vertices>
+    <polylist count="1"><input semantic="VERTEX" source="#v" offset="0"/><vcount>6</vcount><p>{order}</p></polylist>
+  </mesh></geometry></library_geometries>
+  <library_visual_scenes><visual_scene id="S"><node id="n"><instance_geometry url="#g"/></node></visual_scene>
+  </library_visual_scenes>
+  <scene><instance_visual_scene url="#S"/></scene>
+</COLLADA>
+"""
+
+
+@pytest.mark.parametrize("order", ["1 2 3 4 5 0", "0 1 2 3 4 5"])
+def test_a_concave_collada_polygon_keeps_its_notch(tmp_path, order):
+    # An L-shaped hexagon in cm, Z up: the 2 m x 2 m square z = 0 minus its notch x, y in (1, 2) m. Starting at the
+    # corner (1, 2) a fan from vertex 0 also covered the notch (pycollada's triangleset() fans polygons). Rays down
+    # from z = 1 m: inside the L (0.5, 0.5), (1.5, 0.5), (0.5, 1.5) hit at 1 m; in the notch (1.5, 1.5), (1.2, 1.2)
+    # they miss.
+    path = tmp_path / "l.dae"
+    path.write_text(_L_DAE.format(order=order))
+    scene = load_scene(path, device="cpu")
+    xy = [(0.5, 0.5), (1.5, 0.5), (0.5, 1.5), (1.5, 1.5), (1.2, 1.2)]
+    r = _cast(scene, [[x, y, 1] for x, y in xy], [[0, 0, -1]] * 5)
+    np.testing.assert_allclose(r["distance"][:3], 1.0, atol=1e-6)
+    assert np.isinf(r["distance"][3:]).all()
