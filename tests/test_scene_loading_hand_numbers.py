@@ -422,3 +422,19 @@ def test_a_concave_collada_polygon_keeps_its_notch(tmp_path, order):
     r = _cast(scene, [[x, y, 1] for x, y in xy], [[0, 0, -1]] * 5)
     np.testing.assert_allclose(r["distance"][:3], 1.0, atol=1e-6)
     assert np.isinf(r["distance"][3:]).all()
+
+
+def test_a_concave_obj_face_keeps_its_notch(tmp_path):
+    # The same L-hexagon as an OBJ face started at the corner (1, 2) (with v/vt/vn references), and a convex quad
+    # at x in [5, 6] named by negative (relative) indices. trimesh fans every face, so the L covered its notch;
+    # now rays down from z = 1 hit the L at (0.5, 0.5), (1.5, 0.5), (0.5, 1.5) and the quad at (5.5, 0.5), all at
+    # 1 m, and miss in the notch at (1.5, 1.5) and (1.2, 1.2).
+    path = tmp_path / "l.obj"
+    path.write_text("v 1 1 0\nv 1 2 0\nv 0 2 0\nv 0 0 0\nv 2 0 0\nv 2 1 0\nvt 0 0\nvn 0 0 1\n"
+                    "f 2/1/1 3/1/1 4/1/1 5/1/1 6/1/1 1/1/1\n"
+                    "v 5 0 0\nv 6 0 0\nv 6 1 0\nv 5 1 0\nf -4 -3 -2 -1\n")
+    scene = load_scene(path, device="cpu")
+    xy = [(0.5, 0.5), (1.5, 0.5), (0.5, 1.5), (5.5, 0.5), (1.5, 1.5), (1.2, 1.2)]
+    r = _cast(scene, [[x, y, 1] for x, y in xy], [[0, 0, -1]] * 6)
+    np.testing.assert_allclose(r["distance"][:4], 1.0, atol=1e-6)
+    assert np.isinf(r["distance"][4:]).all()
