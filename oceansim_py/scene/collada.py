@@ -2,7 +2,9 @@
 
 Every geometry instance of the document's default scene becomes one node, its triangles placed by the
 instance's node transforms (pycollada's bound geometry). Triangle sets, polylists and polygons are read
-(polygons fanned by pycollada); lines and other primitives carry no surface and are skipped.
+(polygons triangulated in their plane by :func:`oceansim_py.scene.usd.triangulate_polygons`, so concave ones keep
+their shape; faces of fewer than 3 vertices are dropped); lines and other primitives carry no surface and are
+skipped.
 
 Units and axes: vertices are multiplied by ``<asset><unit meter=...>`` (Collada's default is 1) and rotated
 from the document's ``<up_axis>`` to Z up (Collada's default is ``Y_UP``): Y_UP maps (x, y, z) -> (x, -z, y),
@@ -69,14 +71,13 @@ def _read_collada_meshes(path: Path) -> list[tuple[str, np.ndarray, np.ndarray]]
             verts, tris = [], []
             offset = 0
             for prim in bound.primitives():
-                if isinstance(prim, (collada.polylist.BoundPolylist, collada.polygons.BoundPolygons)):
-                    prim = prim.triangleset()
-                if not isinstance(prim, collada.triangleset.BoundTriangleSet) or prim.vertex is None:
-                    continue
-                idx = np.asarray(prim.vertex_index, dtype=np.int64).reshape(-1, 3)
-                if idx.size == 0:
+                if not isinstance(prim, (collada.triangleset.BoundTriangleSet, collada.polylist.BoundPolylist)) \
+                        or prim.vertex is None:
                     continue
                 v = np.asarray(prim.vertex, dtype=np.float64).reshape(-1, 3)
+                idx = _triangles(prim, collada, v, f"{path}: geometry {bound.original.id!r}")
+                if idx.size == 0:
+                    continue
                 verts.append(v)
                 tris.append(idx + offset)
                 offset += v.shape[0]
@@ -86,13 +87,29 @@ def _read_collada_meshes(path: Path) -> list[tuple[str, np.ndarray, np.ndarray]]
             t = np.concatenate(tris)
             if not np.isfinite(v).all():
                 raise SceneError(f"{path}: geometry {bound.original.id!r} holds non-finite vertex coordinates")
-            if t.min() < 0 or t.max() >= v.shape[0]:
-                raise SceneError(f"{path}: geometry {bound.original.id!r} has vertex indices out of range")
             out.append((f"{bound.original.id or 'geometry'}_{k}", v, t))
     if not out:
         raise SceneError(f"{path}: the Collada document holds no triangle geometry in its scene (only "
                          f"triangles, polylists and polygons instanced by a <visual_scene> node are read)")
     return out
+
+
+def _triangles(prim: object, collada: object, vertices: np.ndarray, where: str) -> np.ndarray:
+    """(T, 3) vertex indices of the triangles of a bound triangle set, polylist or polygons primitive (polygons
+    triangulated in their plane, faces of fewer than 3 vertices dropped); ``SceneError`` naming ``where`` for
+    indices out of range."""
+    flat = np.asarray(prim.vertex_index, dtype=np.int64).reshape(-1)
+    if flat.size and (flat.min() < 0 or flat.max() >= vertices.shape[0]):
+        raise SceneError(f"{where} has vertex indices out of range")
+    if isinstance(prim, collada.triangleset.BoundTriangleSet):
+        return flat.reshape(-1, 3)
+    from oceansim_py.scene.usd import triangulate_polygons
+
+    spans = np.asarray(prim.polyindex, dtype=np.int64).reshape(-1, 2)
+    counts = spans[:, 1] - spans[:, 0]
+    keep = counts >= 3
+    corners = np.concatenate([flat[a:b] for a, b in spans[keep]]) if keep.any() else flat[:0]
+    return triangulate_polygons(vertices, counts[keep], corners)
 
 
 def read_collada(path: Path, materials: MaterialTable, material: str | None = None) -> list[Node]:

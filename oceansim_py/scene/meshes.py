@@ -6,6 +6,9 @@ specification, so .glb/.gltf default to Y; OBJ, STL, PLY and OFF have no convent
 conversion) multiplies it, e.g. ``scale=(1, 1, 2)`` doubles the height. A file holding a scene graph (glTF,
 multi-object OBJ) gives one node per geometry instance, with its world transform from the file's graph.
 
+OBJ faces of 4 or more vertices that a fan would not cover exactly (concave ones) are triangulated in their plane
+(``triangulate_polygons``) before trimesh reads the file; trimesh fans every face.
+
 Textures: a geometry with texture coordinates and a diffuse image (OBJ ``map_Kd`` of its ``.mtl``; glTF
 ``baseColorTexture``, multiplied by ``baseColorFactor``) gets it as its material's texture (scene/textures.py;
 the image replaces the table material's albedo for the camera, the acoustic reflectivity stays). An OBJ whose
@@ -15,6 +18,8 @@ the image replaces the table material's albedo for the camera, the acoustic refl
 from __future__ import annotations
 
 import dataclasses
+import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -55,7 +60,12 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
                 raise SceneError(f"{path}: material library {lib} names texture file {image} (map_Kd), which does "
                                  f"not exist; fix the .mtl or add the image")
     try:
-        loaded = trimesh.load(str(path), force="scene", process=False)
+        polygons = _obj_polygons_triangulated(path) if path.suffix.lower() == ".obj" else None
+        if polygons is None:
+            loaded = trimesh.load(str(path), force="scene", process=False)
+        else:
+            loaded = trimesh.load(io.BytesIO(polygons), file_type="obj", force="scene", process=False,
+                                  resolver=trimesh.resolvers.FilePathResolver(str(path)))
     except Exception as exc:  # trimesh raises many types for unreadable files
         raise SceneError(f"{path}: not a readable mesh file ({type(exc).__name__}: {exc})") from exc
     up = (up_axis or ("Y" if path.suffix.lower() in {".glb", ".gltf"} else "Z")).upper()
@@ -104,6 +114,57 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
     if len(nodes) == 1:
         raise SceneError(f"{path}: the file holds no triangle geometry")
     return nodes
+
+
+_OBJ_POLYGON = re.compile(rb"(?m)^[ \t]*f([ \t]+[^ \t\r\n]+){4}")
+
+
+def _obj_polygons_triangulated(path: Path) -> bytes | None:
+    """The OBJ file's bytes with each face of 4 or more vertices that a fan from its first vertex would not cover
+    exactly (a concave face: trimesh fans every face, covering its notch) replaced by the triangles of
+    :func:`oceansim_py.scene.usd.triangulate_polygons` (in the face's plane), each keeping its corners' ``v/vt/vn``
+    references; ``None`` when there is no such face. A face naming a vertex that does not exist is left for trimesh
+    to handle."""
+    from oceansim_py.scene.usd import triangulate_polygons
+
+    data = path.read_bytes()
+    if not _OBJ_POLYGON.search(data):
+        return None
+    lines = data.split(b"\n")
+    coords: list[bytes] = []
+    face_lines, counts, defined, words = [], [], [], []  # per face: line, corners, vertices defined before it
+    for k, line in enumerate(lines):
+        split = line.split()
+        if len(split) >= 4 and split[0] == b"v":
+            coords += split[1:4]
+        elif len(split) > 4 and split[0] == b"f":
+            face_lines.append(k)
+            counts.append(len(split) - 1)
+            defined.append(len(coords) // 3)
+            words += split[1:]
+    try:
+        positions = np.array(coords).astype(np.float64).reshape(-1, 3)
+        ids = np.array([w.split(b"/", 1)[0] for w in words]).astype(np.int64)
+    except ValueError:
+        return None  # a malformed file: trimesh reports it
+    if positions.shape[0] == 0:
+        return None
+    counts = np.array(counts)
+    ids = np.where(ids > 0, ids - 1, np.repeat(defined, counts) + ids)
+    starts = np.cumsum(counts) - counts
+    bad = np.add.reduceat(((ids < 0) | (ids >= positions.shape[0])).astype(np.int64), starts) > 0
+    corners = triangulate_polygons(positions[np.clip(ids, 0, positions.shape[0] - 1)], counts, np.arange(ids.size))
+    owner = np.searchsorted(starts, corners[:, 0], side="right") - 1
+    fan = (corners[:, 0] == starts[owner]) & (corners[:, 2] == corners[:, 1] + 1)
+    refit = (np.bincount(owner[fan], minlength=counts.size) != counts - 2) & ~bad
+    if not refit.any():
+        return None
+    order = np.argsort(owner, kind="stable")
+    bounds = np.searchsorted(owner[order], np.arange(counts.size + 1))
+    for j in np.nonzero(refit)[0]:  # a face whose triangles all had zero area becomes an empty line
+        tris = corners[order[bounds[j]:bounds[j + 1]]]
+        lines[face_lines[j]] = b"\n".join(b"f " + b" ".join(words[c] for c in tri) for tri in tris)
+    return b"\n".join(lines)
 
 
 def _texture_of(geom: object, where: str, cache: dict[int, Texture]) -> tuple[Texture | None, np.ndarray | None]:

@@ -38,7 +38,8 @@ non-letters and camelCase; a few synonyms map to table names (``stone``/``stones
 ``<material><diffuse>`` (RGB, clipped to [0, 1]) when given, else the named material's albedo; the acoustic
 reflectivity is always the named material's.
 
-Nodes: ``/<world>/<model>[/<nested model>...]/<link>/<visual>`` (names sanitised), models and links as
+Nodes: ``/<world>/<model>[/<nested model>...]/<link>/<visual>`` (names sanitised; a name that sanitises to a path
+already taken gets ``_2``, ``_3``, ...), models and links as
 transform-only nodes. The semantic label of every node is its top-level model's name. Visuals of the same mesh file
 part (resolved file, ``submesh`` name and ``center``; the ``scale`` stays on the node) or of the same primitive
 (tag and parameters) share one ``TriangleMesh``, which the Embree backend instances.
@@ -164,7 +165,8 @@ def search_paths(model_paths: Sequence[str | Path] | None, base: Path) -> list[P
 
 @dataclasses.dataclass
 class _Scope:
-    """A world or model: its frame in the world, and its named children (models, links, frames)."""
+    """A world or model: its frame in the world, its named children (models, links, frames), and the model files
+    included on the way to it (resolved paths, outermost first)."""
 
     name: str
     world: np.ndarray
@@ -173,6 +175,7 @@ class _Scope:
     resolved: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     models: dict[str, "_Scope"] = dataclasses.field(default_factory=dict)
     items: list[tuple[str, ET.Element, Path]] = dataclasses.field(default_factory=list)
+    includes: tuple[str, ...] = ()
 
 
 class _SdfReader:
@@ -181,7 +184,10 @@ class _SdfReader:
         self.table = table
         self.paths = search_paths(model_paths, path.parent)
         self.nodes: list[Node] = []
-        self._include_depth = 0
+        self._paths: set[str] = set()  # node paths given so far
+        # each model element read from an <include>, by id(), with its include chain (see _Scope.includes); the
+        # element is held so that its id is never reused
+        self._chains: dict[int, tuple[ET.Element, tuple[str, ...]]] = {}
         # one TriangleMesh per source geometry, shared by every visual using it: primitives by (tag, parameters),
         # mesh files by (resolved file, submesh, center)
         self._shapes: dict[tuple, list[tuple[TriangleMesh, np.ndarray]]] = {}
@@ -288,11 +294,14 @@ class _SdfReader:
         what = f"<include> {inc.findtext('name') or uri!r} in {scope.name!r}"
         if not uri:
             raise SceneError(f"{self.path}: {what} has no <uri>")
-        self._include_depth += 1
-        if self._include_depth > 32:
-            raise SceneError(f"{self.path}: {what}: includes nest more than 32 deep (a cycle?)")
         target = self.resolve_uri(uri, base, what)
         f = self.model_file(target, what)
+        chain = scope.includes + (str(f.resolve()),)
+        if chain[-1] in scope.includes:
+            raise SceneError(f"{self.path}: {what}: {f} includes itself: "
+                             f"{' -> '.join(chain[chain.index(chain[-1]):])}")
+        if len(chain) > 32:
+            raise SceneError(f"{self.path}: {what}: includes nest more than 32 deep")
         model = self.parse(f).find("model")
         if model is None:
             raise SceneError(f"{f}: holds no <model> ({what})")
@@ -307,7 +316,7 @@ class _SdfReader:
         placement = (inc.findtext("placement_frame") or "").strip()
         if placement:
             model.set("placement_frame", placement)
-        self._include_depth -= 1
+        self._chains[id(model)] = (model, chain)
         return model, f.parent
 
     def frame_of(self, scope: _Scope, name: str, stack: tuple[str, ...] = ()) -> np.ndarray:
@@ -342,14 +351,16 @@ class _SdfReader:
         """The pose of frame ``placement`` (a link, frame or nested ``model::frame``) of model ``name`` in that
         model's own frame: its pose places that frame rather than the model frame (SDF 1.8 placement_frame)."""
         _, e, base = scope.elements[name]
-        local = _Scope(f"{scope.name}::{name}" if scope.parent else name, np.eye(4), {}, scope)
+        local = _Scope(f"{scope.name}::{name}" if scope.parent else name, np.eye(4), {}, scope,
+                       includes=self._chains.get(id(e), (e, scope.includes))[1])
         local.items = self.collect(local, list(e), base)
         return self.frame_of(local, placement)
 
     def model_scope(self, scope: _Scope, name: str) -> _Scope:
         if name not in scope.models:
             _, e, base = scope.elements[name]
-            child = _Scope(f"{scope.name}::{name}" if scope.parent else name, self.frame_of(scope, name), {}, scope)
+            child = _Scope(f"{scope.name}::{name}" if scope.parent else name, self.frame_of(scope, name), {}, scope,
+                           includes=self._chains.get(id(e), (e, scope.includes))[1])
             child.items = self.collect(child, list(e), base)
             scope.models[name] = child
         return scope.models[name]
@@ -360,14 +371,24 @@ class _SdfReader:
             if kind == "frame":
                 self.frame_of(scope, name)
                 continue
-            node = Node(path=f"{parent.path}/{sanitize_name(name)}", transform=self.frame_of(scope, name),
-                        label=label or name, parent=parent)
+            node = Node(path=self.unique_path(f"{parent.path}/{sanitize_name(name)}"),
+                        transform=self.frame_of(scope, name), label=label or name, parent=parent)
             parent.children.append(node)
             self.nodes.append(node)
             if kind == "model":
                 self.load_scope(self.model_scope(scope, name), node, [name] + names, label or name)
             else:
                 self.load_link(e, node, ebase, [name] + names, label or name, scope)
+
+    def unique_path(self, path: str) -> str:
+        """``path``, or ``path_2``, ``path_3``, ... when a node already has it: distinct SDF names can sanitise to
+        one path (``rock-1`` and ``rock_1``)."""
+        out, k = path, 1
+        while out in self._paths:
+            k += 1
+            out = f"{path}_{k}"
+        self._paths.add(out)
+        return out
 
     def load_link(self, link: ET.Element, node: Node, base: Path, names: list[str], label: str,
                   scope: _Scope) -> None:
@@ -384,7 +405,8 @@ class _SdfReader:
             xform = matmul_fixed(frame, local)
             for k, (mesh, pre) in enumerate(self.geometry(geom[0], base, where)):
                 suffix = "" if k == 0 else f"_{k}"
-                child = Node(path=f"{node.path}/{sanitize_name(vname)}{suffix}", transform=matmul_fixed(xform, pre),
+                child = Node(path=self.unique_path(f"{node.path}/{sanitize_name(vname)}{suffix}"),
+                             transform=matmul_fixed(xform, pre),
                              mesh=mesh, material=material, label=label, parent=node)
                 node.children.append(child)
                 self.nodes.append(child)

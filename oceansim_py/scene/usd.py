@@ -4,9 +4,12 @@ What is read:
 
 - every ``UsdGeom.Mesh`` (n-gons triangulated in their plane, see :func:`triangulate_polygons`; ``holeIndices`` dropped,
   ``orientation = leftHanded`` reversed), including meshes under instanceable prims (instance proxies);
-- the implicit primitives Cube, Sphere, Cylinder, Cone and Capsule, tessellated;
+- the implicit primitives Cube, Sphere, Cylinder, Cone, Capsule, Plane (a two-triangle quad), Cylinder_1 (its two
+  radii may differ) and Capsule_1 (equal radii), tessellated;
 - ``UsdGeom.PointInstancer``: each prototype placed at each instance, as nodes
-  ``<instancer>/instance_<k>/<prototype-relative path>``;
+  ``<instancer>/instance_<k>/<prototype-relative path>``; a prototype's subtree is read whatever its prims'
+  specifiers (prototypes kept under an ``over`` or ``class`` prim, hidden from the stage's traversal, keep their
+  meshes);
 - world transforms through ``UsdGeom.XformCache`` at the stage's start time code. A prim whose xformOps, or
   whose ancestors' xformOps, have time samples gets a :class:`TransformTrack` holding those ops (their sample
   values, in seconds) and the constant matrices between them, so that ``Scene.set_time(t)`` gives exactly
@@ -14,7 +17,9 @@ What is read:
   the ops are composed, ``!invert!`` ops inverted and ``!resetXformStack!`` honoured (see
   :mod:`oceansim_py.scene.animation`). Ops animated by value clips or splines are refused. Motion authored
   inside PointInstancer prototypes, and time-sampled instance positions, are read at the start time;
-- invisible prims and prims of purpose ``guide`` or ``proxy`` are skipped with their subtrees.
+- invisible prims are skipped with their subtrees; prims whose computed purpose is ``guide`` or ``proxy`` (their
+  own authored purpose, else their nearest ancestor's: ``UsdGeom.Imageable.ComputePurpose``) give no geometry, but
+  a descendant that authors purpose ``default`` or ``render`` is read, as USD renders it.
 
 Instancing is kept: nodes built from one source prim share one ``TriangleMesh`` (the Embree backend builds it once
 and instances it per node): a PointInstancer prototype's meshes are shared by all its instances (and by every
@@ -33,7 +38,8 @@ Materials and labels, each inherited down the hierarchy (a prim without its own 
 ancestor's):
 
 - the *named material*: ``oceansim:material`` (string/token naming a table entry), else the name of the
-  UsdShade material bound to the prim (case-insensitive table lookup; names not in the table are ignored);
+  UsdShade material bound to the prim for purpose ``full`` (else its all-purpose binding; case-insensitive table
+  lookup; names not in the table are ignored);
 - ``oceansim:reflectivity`` (float in [0, 1]) overrides the named material's reflectivity;
 - albedo: ``oceansim:albedo`` (color3f), else the named material's albedo, else the first value of
   ``primvars:displayColor`` (clipped to [0, 1]), else the ``default`` material's albedo;
@@ -46,8 +52,10 @@ ancestor's):
   JPEG carry no wrap metadata). The texture coordinates are the primvar named by the ``UsdPrimvarReader_float2``
   connected to the texture's ``st`` input (``inputs:varname``, default ``st``), with any interpolation
   (``faceVarying``, ``vertex``/``varying``, ``uniform``, ``constant``; indexed primvars flattened). A textured
-  material on a mesh without that primvar logs a warning and keeps the flat albedo. Per-face materials
-  (``GeomSubset`` bindings) are not read.
+  material on a mesh without that primvar logs a warning and keeps the flat albedo.
+- per-face materials: a face ``GeomSubset`` of family ``materialBind`` bound to another material than its mesh
+  becomes a child node ``<mesh>/<subset>`` holding its faces, with that material (and texture), the subset's
+  own ``oceansim:*`` attributes and label (else the mesh's); the mesh's node keeps the other faces.
 
 Stage metadata: the root layer's ``customLayerData["oceansim"]`` may hold ``description`` (string),
 ``suggested_pose`` (7 numbers ``[px, py, pz, qx, qy, qz, qw]`` in the converted world frame) and ``surface_z``
@@ -93,7 +101,12 @@ IMPLICIT_SEGMENTS = 32
 SPHERE_SUBDIVISIONS = 3
 
 _PREDICATE = Usd.TraverseInstanceProxies(Usd.PrimDefaultPredicate)
-_IMPLICIT_TYPES = ("Cube", "Sphere", "Cylinder", "Cone", "Capsule")
+#: Children walked inside a PointInstancer prototype: also undefined and abstract ones, since prototypes are commonly
+#: kept under an ``over`` or ``class`` prim to hide them from the stage's own traversal.
+_PROTOTYPE_PREDICATE = Usd.TraverseInstanceProxies(Usd.PrimIsActive & Usd.PrimIsLoaded)
+#: Surface prim types the reader does not tessellate (a warning names each; curves and points have no surface).
+_UNREAD_SURFACES = ("NurbsPatch", "TetMesh")
+_IMPLICIT_TYPES = ("Cube", "Sphere", "Cylinder", "Cone", "Capsule", "Plane", "Cylinder_1", "Capsule_1")
 
 
 # -- triangulation -----------------------------------------------------------------------------------------
@@ -251,41 +264,75 @@ def _axis_rotation(axis: str) -> np.ndarray:
     return np.eye(3)
 
 
-def _implicit_params(prim: Usd.Prim, time: Usd.TimeCode) -> tuple[str, float, float, str]:
-    """(kind, size or radius, height, axis) of an implicit primitive, in stage units."""
+def _implicit_params(prim: Usd.Prim, time: Usd.TimeCode) -> tuple[str, tuple[float, ...], str]:
+    """(kind, dimensions, axis) of an implicit primitive, in stage units: Cube (size,), Sphere (radius,),
+    Cylinder (bottom radius, top radius, height), Cone and Capsule (radius, height), Plane (width, length).
+    ``Cylinder_1`` reads as a Cylinder (its radii may differ: a frustum), ``Capsule_1`` as a Capsule."""
     kind = prim.GetTypeName()
     if kind == "Cube":
-        return kind, float(UsdGeom.Cube(prim).GetSizeAttr().Get(time)), 0.0, "Z"
+        return kind, (float(UsdGeom.Cube(prim).GetSizeAttr().Get(time)),), "Z"
     if kind == "Sphere":
-        return kind, float(UsdGeom.Sphere(prim).GetRadiusAttr().Get(time)), 0.0, "Z"
+        return kind, (float(UsdGeom.Sphere(prim).GetRadiusAttr().Get(time)),), "Z"
+    if kind == "Plane":
+        plane = UsdGeom.Plane(prim)
+        return (kind, (float(plane.GetWidthAttr().Get(time)), float(plane.GetLengthAttr().Get(time))),
+                str(plane.GetAxisAttr().Get(time)))
+    if kind in ("Cylinder_1", "Capsule_1"):
+        schema = (UsdGeom.Cylinder_1 if kind == "Cylinder_1" else UsdGeom.Capsule_1)(prim)
+        bottom, top = float(schema.GetRadiusBottomAttr().Get(time)), float(schema.GetRadiusTopAttr().Get(time))
+        height, axis = float(schema.GetHeightAttr().Get(time)), str(schema.GetAxisAttr().Get(time))
+        if kind == "Cylinder_1":
+            return "Cylinder", (bottom, top, height), axis
+        if bottom != top:
+            raise SceneError(f"prim {prim.GetPath()}: Capsule_1 with radiusBottom {bottom} != radiusTop {top} is "
+                             f"not supported; give both the same radius or model it as a Mesh")
+        return "Capsule", (bottom, height), axis
     schema = {"Cylinder": UsdGeom.Cylinder, "Cone": UsdGeom.Cone, "Capsule": UsdGeom.Capsule}[kind](prim)
-    return (kind, float(schema.GetRadiusAttr().Get(time)), float(schema.GetHeightAttr().Get(time)),
-            str(schema.GetAxisAttr().Get(time)))
+    radius, height = float(schema.GetRadiusAttr().Get(time)), float(schema.GetHeightAttr().Get(time))
+    dims = (radius, radius, height) if kind == "Cylinder" else (radius, height)
+    return kind, dims, str(schema.GetAxisAttr().Get(time))
+
+
+def _valid_dimensions(kind: str, dims: tuple[float, ...]) -> bool:
+    """Whether the dimensions of :func:`_implicit_params` make a shape with faces: finite, none negative; sizes,
+    radii and plane sides > 0 (one of a cylinder's two radii may be 0), heights > 0 (a capsule's may be 0)."""
+    if not all(math.isfinite(d) and d >= 0 for d in dims):
+        return False
+    if kind == "Cylinder":
+        return max(dims[:2]) > 0 and dims[2] > 0
+    if kind == "Capsule":
+        return dims[0] > 0
+    return min(dims) > 0
 
 
 @functools.lru_cache(maxsize=256)
-def _tessellate(kind: str, size: float, height: float, axis: str) -> tuple[np.ndarray, np.ndarray]:
-    """Triangles of an implicit primitive centred on its origin, outward counter-clockwise faces (read-only
-    arrays, shared by every prim of the same shape). ``size``: Cube edge or radius; ``height`` along ``axis``."""
+def _tessellate(kind: str, dims: tuple[float, ...], axis: str) -> tuple[np.ndarray, np.ndarray]:
+    """Triangles of an implicit primitive centred on its origin, outward counter-clockwise faces (a Plane's face
+    towards +axis) (read-only arrays, shared by every prim of the same shape). ``dims``: :func:`_implicit_params`."""
     import trimesh.creation as tc
 
-    if kind == "Cube":
-        m = tc.box(extents=[size, size, size])
-        verts = np.asarray(m.vertices)
+    if kind == "Plane":  # width along x, length along y, facing +z (before the axis rotation)
+        w, h = dims[0] / 2, dims[1] / 2
+        verts, faces = np.array([[-w, -h, 0.0], [w, -h, 0.0], [w, h, 0.0], [-w, h, 0.0]]), [[0, 1, 2], [0, 2, 3]]
+    elif kind == "Cube":
+        m = tc.box(extents=[dims[0]] * 3)
+        verts, faces = np.asarray(m.vertices), m.faces
     elif kind == "Sphere":
-        m = tc.icosphere(subdivisions=SPHERE_SUBDIVISIONS, radius=size)
-        verts = np.asarray(m.vertices)
-    elif kind == "Cylinder":
-        m = tc.cylinder(radius=size, height=height, sections=IMPLICIT_SEGMENTS)
-        verts = np.asarray(m.vertices)
+        m = tc.icosphere(subdivisions=SPHERE_SUBDIVISIONS, radius=dims[0])
+        verts, faces = np.asarray(m.vertices), m.faces
+    elif kind == "Cylinder":  # a unit-radius cylinder whose rings are scaled to the bottom and top radii
+        bottom, top, height = dims
+        m = tc.cylinder(radius=1.0, height=height, sections=IMPLICIT_SEGMENTS)
+        verts, faces = np.array(m.vertices, dtype=np.float64), m.faces
+        verts[:, :2] *= np.where(verts[:, 2:] > 0, top, bottom)
     elif kind == "Cone":  # trimesh: base at z = 0, apex at z = height; USD: centred on the origin
-        m = tc.cone(radius=size, height=height, sections=IMPLICIT_SEGMENTS)
-        verts = np.asarray(m.vertices) - [0.0, 0.0, height / 2]
+        m = tc.cone(radius=dims[0], height=dims[1], sections=IMPLICIT_SEGMENTS)
+        verts, faces = np.asarray(m.vertices) - [0.0, 0.0, dims[1] / 2], m.faces
     else:  # Capsule: height is the cylindrical part, hemispherical caps added (as in trimesh)
-        m = tc.capsule(height=height, radius=size, count=[IMPLICIT_SEGMENTS, IMPLICIT_SEGMENTS // 2])
-        verts = np.asarray(m.vertices)
+        m = tc.capsule(height=dims[1], radius=dims[0], count=[IMPLICIT_SEGMENTS, IMPLICIT_SEGMENTS // 2])
+        verts, faces = np.asarray(m.vertices), m.faces
     verts = np.ascontiguousarray(matmul_fixed(verts, _axis_rotation(axis).T), dtype=np.float64)
-    faces = np.ascontiguousarray(m.faces, dtype=np.int64)
+    faces = np.ascontiguousarray(faces, dtype=np.int64)
     verts.setflags(write=False)
     faces.setflags(write=False)
     return verts, faces
@@ -293,12 +340,20 @@ def _tessellate(kind: str, size: float, height: float, axis: str) -> tuple[np.nd
 
 # -- the reader --------------------------------------------------------------------------------------------
 
+def _bound_material(prim: Usd.Prim) -> tuple[UsdShade.Material, Usd.Relationship]:
+    """The material bound to ``prim`` for final rendering (purpose ``full``, which falls back to the all-purpose
+    binding; ``preview`` bindings are not used) and the relationship that binds it."""
+    return UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial(UsdShade.Tokens.full)
+
+
+
 @dataclasses.dataclass(frozen=True)
 class _Inherited:
     """Material and label sources passed down the hierarchy (each the nearest ancestor's value)."""
 
     named: Material | None = None
-    bound_path: str | None = None
+    #: (bound material path, path of the binding relationship that binds it) of the prim, None when unbound
+    binding: tuple[str, str] | None = None
     reflectivity: float | None = None
     albedo: tuple[float, float, float] | None = None
     display_color: tuple[float, float, float] | None = None
@@ -347,7 +402,7 @@ class _StageReader:
         self._caches: dict[float, UsdGeom.XformCache] = {}
         self._templates: dict[str, list[_Record]] = {}
         self._textures: dict[tuple[Any, ...], Texture] = {}
-        self._meshes: dict[tuple[str, str | None], tuple[np.ndarray, ...] | None] = {}
+        self._meshes: dict[tuple[str, str | None, tuple[str, ...]], tuple[np.ndarray, ...] | None] = {}
 
     # -- helpers --------------------------------------------------------------------------------------------
     def fail(self, prim: Usd.Prim, what: str) -> SceneError:
@@ -410,11 +465,13 @@ class _StageReader:
     def resolve(self, prim: Usd.Prim, inh: _Inherited) -> _Inherited:
         named = inh.named
         name = self.value(prim, "oceansim:material")
-        bound = UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial()[0]
-        new_bound = str(bound.GetPath()) if bound else None
+        bound, rel = _bound_material(prim)
+        # the binding is the prim's own (not inherited) when its material or the relationship binding it differs
+        # from the parent's: a direct binding on the prim, or a collection binding naming the prim but not its parent
+        binding = (str(bound.GetPath()), str(rel.GetPath())) if bound else None
         if name is not None:
             named = material_named(self.table, str(name), f"{self.path}: prim {prim.GetPath()}", "oceansim:material")
-        elif new_bound is not None and new_bound != inh.bound_path:
+        elif binding is not None and binding != inh.binding:
             named = self.table.get(bound.GetPrim().GetName()) or named
         refl = self.value(prim, "oceansim:reflectivity")
         if refl is not None:
@@ -427,7 +484,7 @@ class _StageReader:
             color = tuple(float(np.clip(c, 0.0, 1.0)) for c in self.color(prim, "primvars:displayColor", color[0]))
         else:
             color = None
-        return _Inherited(named, new_bound, inh.reflectivity if refl is None else refl,
+        return _Inherited(named, binding, inh.reflectivity if refl is None else refl,
                           inh.albedo if albedo is None else albedo, inh.display_color if color is None else color,
                           self.own_label(prim) or inh.label)
 
@@ -481,9 +538,11 @@ class _StageReader:
         return checked if refl != base.reflectivity else dataclasses.replace(base, albedo=checked.albedo)
 
     # -- geometry -------------------------------------------------------------------------------------------
-    def mesh(self, prim: Usd.Prim, texture: tuple[Texture, str] | None = None) -> tuple[np.ndarray, ...] | None:
+    def mesh(self, prim: Usd.Prim, texture: tuple[Texture, str] | None = None,
+             faces: np.ndarray | None = None) -> tuple[np.ndarray, ...] | None:
         """(points, triangles) of a Mesh prim, and with ``texture`` = (texture, primvar name) also the (T, 3, 2)
-        texture coordinates of each triangle's corners (``None`` when the primvar is missing)."""
+        texture coordinates of each triangle's corners (``None`` when the primvar is missing). ``faces``: (F,)
+        bool, the faces to read (default all); ``None`` when none is left."""
         mesh = UsdGeom.Mesh(prim)
         pts = mesh.GetPointsAttr().Get(self.time)
         counts = mesh.GetFaceVertexCountsAttr().Get(self.time)
@@ -507,10 +566,12 @@ class _StageReader:
                                   f" but the mesh has {pts.shape[0]} points")
         corner_uv = None if texture is None else self.corner_uvs(prim, texture[1], counts, indices)
         holes = mesh.GetHoleIndicesAttr().Get(self.time)
-        if holes is not None and len(holes) > 0:
-            keep_face = np.ones(counts.size, dtype=bool)
-            holes = np.asarray(holes, dtype=np.int64)
+        if (holes is not None and len(holes) > 0) or faces is not None:
+            keep_face = np.ones(counts.size, dtype=bool) if faces is None else faces.copy()
+            holes = np.asarray(holes if holes is not None else [], dtype=np.int64)
             keep_face[holes[(holes >= 0) & (holes < counts.size)]] = False
+            if not keep_face.any():
+                return None
             keep_corner = np.repeat(keep_face, counts)
             indices = indices[keep_corner]
             corner_uv = None if corner_uv is None else corner_uv[keep_corner]
@@ -525,22 +586,56 @@ class _StageReader:
             corners = corners[:, [0, 2, 1]]
         return pts, indices[corners], corner_uv[corners]
 
+    def read_mesh(self, record: _Record, holder: Usd.Prim, prim: Usd.Prim, faces: np.ndarray | None,
+                  part: tuple[str, ...]) -> None:
+        """Set ``record.mesh`` to the faces ``faces`` ((F,) bool, ``None``: all) of Mesh ``prim``, textured by the
+        material bound to ``holder`` (the mesh or one of its subsets), and the texture on ``record.material``."""
+        texture = self.texture(holder)
+        record.mesh = self.shared(holder, None if texture is None else texture[1],
+                                  lambda: self.mesh(prim, texture, faces), part)
+        if record.mesh is not None and len(record.mesh) == 3:
+            record.material = dataclasses.replace(record.material, texture=texture[0])
+
+    def material_subsets(self, prim: Usd.Prim) -> list[tuple[Usd.Prim, np.ndarray]]:
+        """(subset prim, face indices) of each face ``GeomSubset`` of family ``materialBind`` of Mesh ``prim``
+        bound to another material than the mesh (module docstring)."""
+        own = _bound_material(prim)[0]
+        own_path = str(own.GetPath()) if own else None
+        count = UsdGeom.Mesh(prim).GetFaceCount(self.time)
+        out = []
+        for subset in UsdShade.MaterialBindingAPI(prim).GetMaterialBindSubsets():
+            bound = _bound_material(subset.GetPrim())[0]
+            if subset.GetElementTypeAttr().Get(self.time) != UsdGeom.Tokens.face or not bound or \
+                    str(bound.GetPath()) == own_path:
+                continue
+            faces = np.asarray(subset.GetIndicesAttr().Get(self.time) or [], dtype=np.int64)
+            if faces.size and (faces.min() < 0 or faces.max() >= count):
+                raise self.fail(subset.GetPrim(), f"indices hold faces {int(faces.min())}..{int(faces.max())} but "
+                                                  f"the mesh has {count} faces")
+            out.append((subset.GetPrim(), faces))
+        return out
+
     def implicit(self, prim: Usd.Prim) -> tuple[np.ndarray, np.ndarray]:
         """(points, triangles) of an implicit primitive (Cube, Sphere, ...), tessellated."""
-        kind, size, height, axis = _implicit_params(prim, self.time)
-        if not (math.isfinite(size) and size > 0 and math.isfinite(height) and height >= 0):
-            raise self.fail(prim, f"{kind} needs a finite size/radius > 0 and height >= 0, got {size}, {height}")
-        return _tessellate(kind, size, height, axis)
+        try:
+            kind, dims, axis = _implicit_params(prim, self.time)
+        except SceneError as exc:
+            raise SceneError(f"{self.path}: {exc}") from None
+        if not _valid_dimensions(kind, dims):
+            raise self.fail(prim, f"{prim.GetTypeName()} needs a finite size/radius > 0 and height >= 0, got "
+                                  f"{', '.join(f'{d:g}' for d in dims)}")
+        return _tessellate(kind, dims, axis)
 
-    def shared(self, prim: Usd.Prim, uv_name: str | None,
-               read: Callable[[], tuple[np.ndarray, ...] | None]) -> tuple[np.ndarray, ...] | None:
+    def shared(self, prim: Usd.Prim, uv_name: str | None, read: Callable[[], tuple[np.ndarray, ...] | None],
+               part: tuple[str, ...] = ()) -> tuple[np.ndarray, ...] | None:
         """The local geometry of ``prim`` (``read()``), read once per source prim: an instance proxy's source is
         its prim in the prototype (every instance of one prototype gets the same tuple), any other prim is its
         own source (a PointInstancer prototype walked for several instancers). ``uv_name``: the texture
-        coordinate primvar read with it (a material bound outside the prototype may differ per instance).
-        :meth:`nodes` makes one ``TriangleMesh`` per tuple, so the Embree backend instances it."""
+        coordinate primvar read with it (a material bound outside the prototype may differ per instance);
+        ``part``: the material subsets left out of it. :meth:`nodes` makes one ``TriangleMesh`` per tuple, so the
+        Embree backend instances it."""
         source = prim.GetPrimInPrototype() if prim.IsInstanceProxy() else prim
-        key = (str(source.GetPath()), uv_name)
+        key = (str(source.GetPath()), uv_name, part)
         if key not in self._meshes:
             self._meshes[key] = read()
         return self._meshes[key]
@@ -586,7 +681,7 @@ class _StageReader:
     def texture(self, prim: Usd.Prim) -> tuple[Texture, str] | None:
         """(texture, uv primvar name) of the UsdUVTexture driving the diffuseColor of the UsdPreviewSurface
         bound to ``prim``, or ``None`` (module docstring)."""
-        material = UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial()[0]
+        material = _bound_material(prim)[0]
         if not material:
             return None
         surface = material.ComputeSurfaceSource()
@@ -644,12 +739,12 @@ class _StageReader:
         self.current_prim = prim
         if prim.GetTypeName() and not prim.IsA(UsdGeom.Imageable):
             return  # materials, shaders, geom subsets, ...
+        rendered = True
         if prim.IsA(UsdGeom.Imageable):
             img = UsdGeom.Imageable(prim)
             if img.GetVisibilityAttr().Get(self.time) == UsdGeom.Tokens.invisible:
                 return
-            if img.GetPurposeAttr().Get(self.time) in (UsdGeom.Tokens.guide, UsdGeom.Tokens.proxy):
-                return
+            rendered = img.ComputePurpose() not in (UsdGeom.Tokens.guide, UsdGeom.Tokens.proxy)
         inh = self.resolve(prim, inh)
         if base is None and prim.IsA(UsdGeom.Xformable):
             own, resets = self.local_factors(prim)
@@ -659,22 +754,41 @@ class _StageReader:
                          self.material(prim, inh))
         if base is None and any(isinstance(f, XformOp) for f in chain):
             record.track = chain
-        if prim.IsA(UsdGeom.Mesh):
-            texture = self.texture(prim)
-            record.mesh = self.shared(prim, None if texture is None else texture[1], lambda: self.mesh(prim, texture))
-            if record.mesh is not None and len(record.mesh) == 3:
-                record.material = dataclasses.replace(record.material, texture=texture[0])
-        elif prim.GetTypeName() in _IMPLICIT_TYPES:
+        subsets = self.material_subsets(prim) if rendered and prim.IsA(UsdGeom.Mesh) else []
+        if rendered and prim.IsA(UsdGeom.Mesh):
+            rest = None
+            if subsets:
+                rest = np.ones(UsdGeom.Mesh(prim).GetFaceCount(self.time), dtype=bool)
+                for _, faces in subsets:
+                    rest[faces] = False
+            self.read_mesh(record, prim, prim, rest, tuple(sorted(str(s.GetName()) for s, _ in subsets)))
+        elif rendered and prim.GetTypeName() in _IMPLICIT_TYPES:
             record.mesh = self.shared(prim, None, lambda: self.implicit(prim))
+        elif rendered and prim.GetTypeName() in _UNREAD_SURFACES:
+            log.warning("%s: prim %s: %s surfaces are not read (it is left out); convert it to a Mesh", self.path,
+                        prim.GetPath(), prim.GetTypeName())
         index = len(out)
         out.append(record)
+        for subset, faces in subsets:
+            sub_inh = self.resolve(subset, inh)
+            sub = _Record(f"{path}/{subset.GetName()}", index, record.matrix, sub_inh.label or subset.GetName(),
+                          self.material(subset, sub_inh), track=record.track)
+            keep = np.zeros(rest.size, dtype=bool)
+            keep[faces] = True
+            self.read_mesh(sub, subset, prim, keep, ())
+            out.append(sub)
         if prim.IsA(UsdGeom.PointInstancer):
-            self.instances(prim, index, inh, out)
+            if rendered:
+                self.instances(prim, index, inh, out)
+            else:
+                out.pop()
             return
-        for child in prim.GetFilteredChildren(_PREDICATE):
+        for child in prim.GetFilteredChildren(_PREDICATE if base is None else _PROTOTYPE_PREDICATE):
             self.walk(child, index, inh, chain, base, out)
-        if prim.GetTypeName() in ("", "Scope") and len(out) == index + 1:
-            out.pop()  # a typeless prim or Scope holding nothing imageable (e.g. a "Looks" scope of materials)
+        if (prim.GetTypeName() in ("", "Scope") or not rendered) and len(out) == index + 1:
+            # a typeless prim or Scope holding nothing imageable (e.g. a "Looks" scope of materials), or a guide or
+            # proxy prim without a rendered descendant
+            out.pop()
 
     def instances(self, prim: Usd.Prim, index: int, inh: _Inherited, out: list[_Record]) -> None:
         """Records for every (unmasked) instance of a PointInstancer and its prototype's subtree."""
@@ -734,6 +848,10 @@ class _StageReader:
         nodes: list[Node] = []
         meshes: dict[int, TriangleMesh] = {}  # one per source geometry tuple (records sharing it share the mesh)
         for rec in records:
+            if not np.isfinite(rec.matrix).all():
+                raise SceneError(f"{self.path}: prim {rec.path}: its world transform holds non-finite values; fix "
+                                 f"its or its ancestors' xformOps (an instance_<k>: the PointInstancer's "
+                                 f"positions, orientations or scales)")
             mesh = None
             if rec.mesh is not None:
                 if id(rec.mesh) not in meshes:
