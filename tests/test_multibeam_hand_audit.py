@@ -32,3 +32,66 @@ def test_device_render_refuses_the_spectral_method_naming_it():
     with pytest.raises(ConfigError, match="MultibeamSonar.render: method must be 'time' with model 'device'"):
         sonar.render(floor(5.0), DOWN, method="spectral")
     assert sonar.render(floor(5.0), DOWN, method="time").method == "time"
+
+
+# 121 beams 1 deg apart over 121 deg (beam 60 at bearing 0); B = 30 kHz, fs = 2 B = 60 kHz, so the samples lie
+# c / (2 fs) = 12.5 mm apart from min_range = 1 m and a 10 m deep floor falls exactly on sample 720.
+SWATH = dict(fov=121.0, n_beams=121, beam_width=1.0, elevation_fov=1.0, rays_per_beam=4, azimuth_rays_per_beam=4,
+             bandwidth=30000.0, min_range=1.0, max_range=25.0)
+
+
+@pytest.mark.parametrize("model", ["peer", "device"])
+def test_flat_floor_lies_at_depth_over_cos_bearing_in_every_beam_port_to_starboard(model):
+    # Sensor looking straight down at a floor D = 10 m below: beam j at bearing theta_j sees it at r = D / cos theta_j
+    # (the echo-weighted mean range of the beam; a 1 deg beam spans D tan theta dtheta, 0.3 m at 60 deg, around it).
+    # Bearings increase from port (column 0) to starboard, and starboard is -y world for this pose: a floor that
+    # covers only y < 0 shows in the beams of positive bearing only.
+    extra = dict(BARE, tvg="none", absorption=0.0) if model == "device" else dict(absorption=0.0,
+                                                                                 beam_pattern=False)
+    cfg = MultibeamSonarConfig(**SWATH, **extra)
+    res = MultibeamSonar(cfg, device="cpu").render(floor(10.0), DOWN).numpy()
+    theta = res["bearings"].astype(np.float64)
+    assert np.all(np.diff(theta) > 0) and theta[60] == pytest.approx(0.0, abs=1e-7)
+    assert theta[0] == pytest.approx(math.radians(-60.0), abs=1e-6)
+    image = res["clean_intensity" if model == "device" else "intensity"][0].astype(np.float64)
+    r = res["ranges"].astype(np.float64)
+    mean_range = (image * r[:, None]).sum(axis=0) / image.sum(axis=0)
+    hand = 10.0 / np.cos(theta)
+    inside = np.abs(theta) < math.radians(55.0)
+    error = np.abs(mean_range - hand)[inside]
+    if model == "device":   # the expected (speckle-free) image: within a quarter sample
+        assert error.max() < 0.25 * cfg.range_resolution
+    else:                   # one speckle draw of 16 scatterers: within the half footprint plus 2 samples
+        spread = 10.0 * np.tan(np.abs(theta)) / np.cos(theta) * math.radians(0.5) + 2 * cfg.range_resolution
+        assert (error / spread[inside]).max() < 1.0
+    assert r[int(np.argmax(image[:, 60]))] == pytest.approx(10.0, abs=1e-4)
+    half = make_scene(("starboard_half", quad([0.0, -50.0, -10.0], [0.0, 0.0, 1.0], 100.0), 0.01))
+    seen = MultibeamSonar(cfg, device="cpu").render(half, DOWN).numpy()
+    energy = seen["clean_intensity" if model == "device" else "intensity"][0].sum(axis=0)
+    assert energy[theta > math.radians(0.9)].min() > 0.0
+    assert energy[theta < math.radians(-0.9)].max() == 0.0
+
+
+@pytest.mark.parametrize("tvg, gain, k", [("none", 0.0, 0.0), ("20log", 0.0, 20.0), ("30log", -5.0, 30.0),
+                                          ("40log", 0.0, 40.0)])
+def test_nadir_floor_echo_level_is_the_sonar_equation_then_the_tvg(tvg, gain, k):
+    # Nadir beam (beam 5 of 11, 1 deg apart) over the 10 m floor: the beam's 1 deg x 1 deg footprint lies within 0.06 samples of r = D, so the
+    # sample at r = D holds the whole echo (h(0) = 1). Sonar equation (Lambert, mu cos^2 psi per unit area, area
+    # r^2 Omega / cos psi, cos psi = 1): EL = SL - 40 log r - 2 alpha r + 10 log mu + 10 log(r^2 Omega)
+    # = 210 - 40 - 2 + (-20) + 10 log(100 * 3.0462e-4) = 132.84 dB (alpha = 0.1 dB/m, Omega = (pi / 180)^2 sr).
+    # TVG: + k log r + 2 alpha r + gain = + k + 2 + gain.
+    cfg = MultibeamSonarConfig(**{**SWATH, "fov": 11.0, "n_beams": 11, "max_range": 12.0},
+                               **dict(BARE, tvg=tvg, tvg_gain=gain, absorption=0.1, source_level=210.0))
+    res = MultibeamSonar(cfg, device="cpu").render(floor(10.0), DOWN).numpy()
+    omega = math.radians(1.0) ** 2
+    el = 210.0 - 40.0 - 2.0 + 10 * math.log10(0.01) + 10 * math.log10(100.0 * omega)
+    assert el == pytest.approx(132.84, abs=0.01)
+    expected = el + (k + 2.0 + gain if tvg != "none" else gain)
+    level = 10 * math.log10(float(res["clean_intensity"][0][720, 5]))
+    assert level == pytest.approx(expected, abs=0.1)
+    # without noise the detected intensity is |p|^2 times the TVG of its row, k log r_n + 2 alpha r_n + gain
+    ts = res["time_series"][0].astype(np.complex128)
+    r = res["ranges"].astype(np.float64)
+    g = 10 ** ((k * np.log10(r) + (0.2 * r if tvg != "none" else 0.0) + gain) / 10)[:, None]
+    np.testing.assert_allclose(res["intensity"][0], np.abs(ts) ** 2 * g, rtol=1e-4, atol=0.0)
+    assert res["db"][0][720, 5] == pytest.approx(10 * math.log10(float(res["intensity"][0][720, 5])), abs=1e-3)
