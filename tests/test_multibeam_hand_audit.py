@@ -10,6 +10,7 @@ import pytest
 
 from conftest import make_scene, quad
 from oceansim_py.errors import ConfigError
+from oceansim_py.sensors.acoustic.bandwidth import sinc_power_integral, sinc_rate_per_bandwidth
 from oceansim_py.sensors.multibeam import MultibeamSonar, MultibeamSonarConfig
 
 #: Sensor at the origin pitched 90 deg down: boresight -z, bearing axis across track (starboard = -y world).
@@ -95,3 +96,26 @@ def test_nadir_floor_echo_level_is_the_sonar_equation_then_the_tvg(tvg, gain, k)
     g = 10 ** ((k * np.log10(r) + (0.2 * r if tvg != "none" else 0.0) + gain) / 10)[:, None]
     np.testing.assert_allclose(res["intensity"][0], np.abs(ts) ** 2 * g, rtol=1e-4, atol=0.0)
     assert res["db"][0][720, 5] == pytest.approx(10 * math.log10(float(res["intensity"][0][720, 5])), abs=1e-3)
+
+
+def test_tilted_plate_echo_level_is_the_sonar_equation():
+    # A 10 cm square plate (A = 0.01 m^2, mu = 0.1) 5 m ahead on boresight, turned 30 deg about z: the rays that hit
+    # it cover Omega = A cos psi / r^2, each returning SL mu cos psi w / r^2, so the echo is
+    # EL = SL - 40 log r + 10 log mu + 20 log cos psi + 10 log A = 200 - 27.96 - 10 - 1.25 - 20 = 140.79 dB
+    # (Lambert: TS = 10 log(mu cos^2 psi) + 10 log A). The clean series holds EL times the sum over the samples of
+    # the range response h^2 = sinc^2(a u), a = kappa B / fs, truncated at psf_extent resolutions: that sum is
+    # (1 / a) times the integral of sinc^2 over +-a psf_extent fs / B. Its range extent is L sin psi = 5 cm.
+    psi = math.radians(30.0)
+    scene = make_scene(("plate", quad([5.0, 0.0, 0.0], [-math.cos(psi), math.sin(psi), 0.0], 0.1), 0.1))
+    cfg = MultibeamSonarConfig(**dict(BARE, tvg="none", absorption=0.0, source_level=200.0), fov=4.0, n_beams=1,
+                               elevation_fov=4.0, rays_per_beam=128, azimuth_rays_per_beam=128, bandwidth=30000.0,
+                               min_range=4.0, max_range=6.0, psf_extent=6.0)
+    clean = MultibeamSonar(cfg, device="cpu").render(scene, np.array([0, 0, 0, 0, 0, 0, 1.0])).numpy()
+    series = clean["clean_intensity"][0][:, 0].astype(np.float64)
+    a = sinc_rate_per_bandwidth() * cfg.bandwidth / cfg.fs
+    per_echo = sinc_power_integral(a * cfg.psf_extent * cfg.fs / cfg.bandwidth) / a
+    hand = 200 - 40 * math.log10(5) + 10 * math.log10(0.1) + 20 * math.log10(math.cos(psi)) + 10 * math.log10(0.01)
+    assert hand == pytest.approx(140.79, abs=0.01)
+    assert 10 * math.log10(series.sum() / per_echo) == pytest.approx(hand, abs=0.15)
+    peak = clean["ranges"][int(np.argmax(series))]
+    assert peak == pytest.approx(5.0, abs=0.05 / 2 + cfg.range_resolution)
