@@ -76,8 +76,8 @@ def test_flat_floor_lies_at_depth_over_cos_bearing_in_every_beam_port_to_starboa
 @pytest.mark.parametrize("tvg, gain, k", [("none", 0.0, 0.0), ("20log", 0.0, 20.0), ("30log", -5.0, 30.0),
                                           ("40log", 0.0, 40.0)])
 def test_nadir_floor_echo_level_is_the_sonar_equation_then_the_tvg(tvg, gain, k):
-    # Nadir beam (beam 5 of 11, 1 deg apart) over the 10 m floor: the beam's 1 deg x 1 deg footprint lies within 0.06 samples of r = D, so the
-    # sample at r = D holds the whole echo (h(0) = 1). Sonar equation (Lambert, mu cos^2 psi per unit area, area
+    # Nadir beam (beam 5 of 11, 1 deg apart) over the 10 m floor: the beam's 1 deg x 1 deg footprint lies within
+    # 0.06 samples of r = D, so the sample at r = D holds the whole echo (h(0) = 1). Sonar equation (Lambert, mu cos^2 psi per unit area, area
     # r^2 Omega / cos psi, cos psi = 1): EL = SL - 40 log r - 2 alpha r + 10 log mu + 10 log(r^2 Omega)
     # = 210 - 40 - 2 + (-20) + 10 log(100 * 3.0462e-4) = 132.84 dB (alpha = 0.1 dB/m, Omega = (pi / 180)^2 sr).
     # TVG: + k log r + 2 alpha r + gain = + k + 2 + gain.
@@ -119,3 +119,31 @@ def test_tilted_plate_echo_level_is_the_sonar_equation():
     assert 10 * math.log10(series.sum() / per_echo) == pytest.approx(hand, abs=0.15)
     peak = clean["ranges"][int(np.argmax(series))]
     assert peak == pytest.approx(5.0, abs=0.05 / 2 + cfg.range_resolution)
+
+
+def test_peer_nadir_floor_mean_intensity_is_the_point_scatterer_sum():
+    # Peer model (docs/PHYSICS.md §2), nadir beam over the 10 m floor, no beam mixing, alpha = 0.05 dB/m. Ray (a, k)
+    # of beam 5 at bearing t_a and elevation e_k (cell centres) meets the floor at r = D / (cos e cos t) with
+    # cos psi = cos e cos t, so E|p(t_n)|^2 = sum over rays of mu cos^2 psi r^2 dtheta dphi exp(-4 alpha_Np r) / r^4
+    # (S0 b / sqrt pi)^2 exp(-2 b^2 (t_n - 2 r / c)^2): averaged over 300 independent speckle draws (frames), the
+    # sample at r = D lies within 3 standard errors of it (each frame's value is exponential: std = mean).
+    frames, depth, mu = 300, 10.0, 0.01
+    cfg = MultibeamSonarConfig(fov=11.0, n_beams=11, beam_width=1.0, elevation_fov=1.0, rays_per_beam=4,
+                               azimuth_rays_per_beam=4, bandwidth=30000.0, min_range=1.0, max_range=12.0,
+                               absorption=0.05, beam_pattern=False, source_level=200.0)
+    res = MultibeamSonar(cfg, device="cpu").render(floor(depth, mu), np.tile(DOWN, (frames, 1))).numpy()
+    r_n = res["ranges"].astype(np.float64)
+    n = int(np.argmin(np.abs(r_n - depth)))
+    assert r_n[n] == pytest.approx(depth, abs=1e-5)     # fs = b: samples 25 mm apart from 1 m
+    step = math.radians(1.0) / 4
+    t = (np.arange(4) + 0.5 - 2) * step
+    e = (np.arange(4) + 0.5 - 2) * step
+    cos_psi = np.cos(e)[None, :] * np.cos(t)[:, None]
+    r = depth / cos_psi
+    alpha_np = 0.05 * math.log(10) / 20
+    s0 = 10 ** (200 / 20) * cfg.bandwidth / math.sqrt(math.pi)
+    t_n = 2 * r_n[n] / cfg.sound_speed
+    hand = (mu * cos_psi**2 * r**2 * step * step * np.exp(-4 * alpha_np * r) / r**4 * s0**2
+            * np.exp(-2 * cfg.bandwidth**2 * (t_n - 2 * r / cfg.sound_speed) ** 2)).sum()
+    values = res["intensity"][:, n, 5].astype(np.float64)
+    assert values.mean() == pytest.approx(hand, rel=3 / math.sqrt(frames))
