@@ -147,3 +147,11 @@ def test_peer_nadir_floor_mean_intensity_is_the_point_scatterer_sum():
             * np.exp(-2 * cfg.bandwidth**2 * (t_n - 2 * r / cfg.sound_speed) ** 2)).sum()
     values = res["intensity"][:, n, 5].astype(np.float64)
     assert values.mean() == pytest.approx(hand, rel=3 / math.sqrt(frames))
+
+
+def test_too_low_sample_rate_names_the_field_and_the_default_of_each_model():
+    # The default sample rate is b (peer) and 2 B (device: two samples per resolution cell c / (2 B)).
+    assert MultibeamSonarConfig(bandwidth=30000.0).fs == 30000.0
+    assert MultibeamSonarConfig(**BARE, bandwidth=30000.0).fs == 60000.0
+    with pytest.raises(ConfigError, match=r"MultibeamSonarConfig.sample_rate: .*twice it with model 'device'"):
+        MultibeamSonarConfig(**BARE, bandwidth=30000.0, sample_rate=20000.0)

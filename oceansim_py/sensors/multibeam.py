@@ -181,7 +181,8 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBacken
             require_positive(self.sample_rate, o, "sample_rate", "Hz")
             require(self.sample_rate >= self.bandwidth, o, "sample_rate",
                     f"{self.sample_rate} Hz cannot resolve a pulse of bandwidth {self.bandwidth} Hz; a complex "
-                    f"baseband series needs sample_rate >= bandwidth (leave it unset to use the bandwidth)")
+                    f"baseband series needs sample_rate >= bandwidth (leave it unset for the default: the "
+                    f"bandwidth with model 'peer', twice it with model 'device')")
             require(self.sample_rate <= MAX_OVERSAMPLING * self.bandwidth, o, "sample_rate",
                     f"{self.sample_rate} Hz is {self.sample_rate / self.bandwidth:.0f} x the bandwidth "
                     f"{self.bandwidth} Hz; it must be in [bandwidth, {MAX_OVERSAMPLING:g} x bandwidth] (each ray's "
