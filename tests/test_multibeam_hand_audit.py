@@ -77,9 +77,10 @@ def test_flat_floor_lies_at_depth_over_cos_bearing_in_every_beam_port_to_starboa
                                           ("40log", 0.0, 40.0)])
 def test_nadir_floor_echo_level_is_the_sonar_equation_then_the_tvg(tvg, gain, k):
     # Nadir beam (beam 5 of 11, 1 deg apart) over the 10 m floor: the beam's 1 deg x 1 deg footprint lies within
-    # 0.06 samples of r = D, so the sample at r = D holds the whole echo (h(0) = 1). Sonar equation (Lambert, mu cos^2 psi per unit area, area
-    # r^2 Omega / cos psi, cos psi = 1): EL = SL - 40 log r - 2 alpha r + 10 log mu + 10 log(r^2 Omega)
-    # = 210 - 40 - 2 + (-20) + 10 log(100 * 3.0462e-4) = 132.84 dB (alpha = 0.1 dB/m, Omega = (pi / 180)^2 sr).
+    # 0.06 samples of r = D, so the sample at r = D holds the whole echo (h(0) = 1). Sonar equation (Lambert,
+    # mu cos^2 psi per unit area, area r^2 Omega / cos psi, cos psi = 1):
+    # EL = SL - 40 log r - 2 alpha r + 10 log mu + 10 log(r^2 Omega) = 210 - 40 - 2 + (-20) + 10 log(100 * 3.0462e-4)
+    # = 132.84 dB (alpha = 0.1 dB/m, Omega = (pi / 180)^2 sr).
     # TVG: + k log r + 2 alpha r + gain = + k + 2 + gain.
     cfg = MultibeamSonarConfig(**{**SWATH, "fov": 11.0, "n_beams": 11, "max_range": 12.0},
                                **dict(BARE, tvg=tvg, tvg_gain=gain, absorption=0.1, source_level=210.0))
@@ -155,3 +156,35 @@ def test_too_low_sample_rate_names_the_field_and_the_default_of_each_model():
     assert MultibeamSonarConfig(**BARE, bandwidth=30000.0).fs == 60000.0
     with pytest.raises(ConfigError, match=r"MultibeamSonarConfig.sample_rate: .*twice it with model 'device'"):
         MultibeamSonarConfig(**BARE, bandwidth=30000.0, sample_rate=20000.0)
+
+
+@pytest.mark.parametrize("width", [1.0, 5.0])
+def test_a_wide_footprint_fills_its_range_extent_evenly(width):
+    # One ray per beam (no jitter), the last beam centred at 65 deg over the 10 m floor: the ray returns
+    # I = SL mu cos psi w / r^2 (cos psi = cos 65 deg, r = D / cos 65 deg = 23.66 m, w = dtheta de) spread evenly over
+    # its footprint's range extent E = r tan(theta) dtheta: 0.89 m = 71 samples for a 1 deg beam, 4.4 m = 354 samples
+    # for 5 deg (samples 12.5 mm apart). The clean series must hold I times the sum of h^2 in all (the range
+    # response's energy, as the plate test), be flat (0.5 dB) between its half-power points and put those at
+    # r -+ E / 2 (within 2 samples). Before, the extent was capped at 32 samples (0.4 m): the echo filled 32 of the
+    # 71 samples (the 1 deg beam) or of the 354 (5 deg), 2.5 and 10 dB too high there, and a floor seen by such rays
+    # was banded with empty samples between them.
+    depth, theta = 10.0, math.radians(65.0)
+    fov = 2 * (65.0 + width / 2)
+    cfg = MultibeamSonarConfig(**dict(BARE, tvg="none", absorption=0.0, source_level=200.0), fov=fov,
+                               n_beams=int(round(fov / width)), elevation_fov=1.0, rays_per_beam=1,
+                               bandwidth=30000.0, min_range=19.0, max_range=28.0, psf_extent=6.0)
+    res = MultibeamSonar(cfg, device="cpu").render(floor(depth, 0.01), DOWN).numpy()
+    assert float(res["bearings"][-1]) == pytest.approx(theta, abs=1e-6)
+    series = res["clean_intensity"][0][:, -1].astype(np.float64)
+    r = res["ranges"].astype(np.float64)
+    r0, d_theta = depth / math.cos(theta), math.radians(width)
+    intensity = 10 ** 20 * 0.01 * math.cos(theta) * d_theta * math.radians(1.0) / r0**2
+    a = sinc_rate_per_bandwidth() * cfg.bandwidth / cfg.fs
+    per_echo = sinc_power_integral(a * cfg.psf_extent * cfg.fs / cfg.bandwidth) / a
+    assert 10 * math.log10(series.sum() / (intensity * per_echo)) == pytest.approx(0.0, abs=0.1)
+    extent = r0 * math.tan(theta) * d_theta
+    above = r[series > 0.5 * series.max()]
+    assert above.min() == pytest.approx(r0 - extent / 2, abs=2 * cfg.range_resolution)
+    assert above.max() == pytest.approx(r0 + extent / 2, abs=2 * cfg.range_resolution)
+    inner = series[(r > above.min() + 0.05) & (r < above.max() - 0.05)]
+    assert 10 * math.log10(inner.min() / inner.max()) > -0.5
