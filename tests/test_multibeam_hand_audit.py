@@ -188,3 +188,26 @@ def test_a_wide_footprint_fills_its_range_extent_evenly(width):
     assert above.max() == pytest.approx(r0 + extent / 2, abs=2 * cfg.range_resolution)
     inner = series[(r > above.min() + 0.05) & (r < above.max() - 0.05)]
     assert 10 * math.log10(inner.min() / inner.max()) > -0.5
+
+
+def test_peer_point_target_range_width_is_the_gaussian_pulse_of_parameter_b():
+    # Peer model: the pulse envelope exp(-b^2 t^2) has intensity exp(-2 b^2 t^2), -3 dB full width in delay
+    # 2 sqrt(ln 2 / 2) / b, in range c / 2 times that = 0.5887 c / b = 2.944 cm at b = 30 kHz (the paper's b, not a
+    # -3 dB bandwidth: that of its spectrum is bandwidth_3db = 0.37478 b = 11.24 kHz, a time-bandwidth product of
+    # 2 ln 2 / pi = 0.441). A 1 cm facet at 5 m on the centre beam, sampled at 16 b.
+    b, c = 30000.0, 1500.0
+    cfg = MultibeamSonarConfig(fov=60.25, n_beams=241, beam_width=4.0, elevation_fov=0.5, rays_per_beam=1,
+                               min_range=4.9, max_range=5.1, bandwidth=b, absorption=0.0, beam_pattern=False,
+                               sample_rate=16 * b)
+    assert cfg.bandwidth_3db == pytest.approx(0.37478 * b, rel=1e-4)
+    dot = make_scene(("dot", quad([5.0, 0.0, 0.0], [-1.0, 0.0, 0.0], 0.01), 0.5))
+    res = MultibeamSonar(cfg, device="cpu").render(dot, np.array([0, 0, 0, 0, 0, 0, 1.0])).numpy()
+    series = res["intensity"][0][:, 120].astype(np.float64)
+    r = res["ranges"].astype(np.float64)
+    above = r[series >= 0.5 * series.max()]
+    width = above.max() - above.min() + cfg.range_resolution   # the samples at or above half power span ~the width
+    expected = c / 2 * 2 * math.sqrt(math.log(2) / 2) / b
+    assert expected == pytest.approx(0.02944, abs=1e-5)
+    assert width == pytest.approx(expected, abs=cfg.range_resolution)
+    assert r[int(np.argmax(series))] == pytest.approx(5.0, abs=cfg.range_resolution)
+    assert expected * 2 / c * cfg.bandwidth_3db == pytest.approx(2 * math.log(2) / math.pi, rel=1e-4)
