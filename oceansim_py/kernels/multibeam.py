@@ -266,8 +266,18 @@ def sinc(x: float) -> float:
     return wp.sin(wp.pi * x) / (wp.pi * x)
 
 
-#: Largest range extent of one ray's footprint in the device model, in samples (grazing rays are capped to it).
-MAX_FOOTPRINT_SAMPLES = wp.constant(32.0)
+#: Largest range extent of one ray's footprint in the device model, in samples (a ray at near-grazing incidence,
+#: cos psi -> 0, is capped to it).
+MAX_FOOTPRINT_SAMPLES = wp.constant(4096.0)
+
+#: Footprints up to this many samples are split into one piece per sample (:func:`deposit_pulse`).
+PER_SAMPLE_PIECES = wp.constant(128.0)
+
+#: Wider footprints are split into ceil(extent x sinc_rate) equal pieces, at most this many: pieces spaced
+#: 1 / sinc_rate samples (1 / (kappa B) in delay) or closer add up to a flat expected intensity (the sinc^2 response's
+#: spectrum is zero from sinc_rate cycles per sample on), flat up to a footprint of MAX_FOOTPRINT_PIECES /
+#: sinc_rate samples (1156 at f_s = 2 B). Bounds a ray's deposit cost.
+MAX_FOOTPRINT_PIECES = wp.constant(512)
 
 
 @wp.func
@@ -379,6 +389,28 @@ def multibeam_device_scatter_kernel(directions: wp.array(dtype=wp.vec3), hit_dis
 
 
 @wp.func
+def rotate_by_hash(piece: wp.vec2, hh: wp.uint32) -> wp.vec2:
+    """``piece`` times exp(i phi), phi = 2 pi (the hash's top 24 bits) / 2^24: a random phase from hash ``hh``."""
+    phase = 6.283185307179586 * float(hh >> wp.uint32(8)) / 16777216.0
+    c = wp.cos(phase)
+    s = wp.sin(phase)
+    return wp.vec2(piece[0] * c - piece[1] * s, piece[0] * s + piece[1] * c)
+
+
+@wp.func
+def deposit_piece(piece: wp.vec2, pw: float, centre: float, b: int, j: int, n_samples: int, half_width: float,
+                  sinc_rate: float, raw: wp.array3d(dtype=wp.vec2), raw_power: wp.array3d(dtype=wp.float32)):
+    """Add ``piece`` h(n - centre) to the field and ``pw`` h(n - centre)^2 to the expected intensity of beam j of
+    pose b over the samples n within ``half_width`` of ``centre``, h(u) = sinc(sinc_rate u)."""
+    lo = wp.max(int(wp.ceil(centre - half_width)), 0)
+    hi = wp.min(int(wp.floor(centre + half_width)), n_samples - 1)
+    for n in range(lo, hi + 1):
+        g = sinc(sinc_rate * (float(n) - centre))
+        raw[b, n, j] = raw[b, n, j] + piece * g
+        raw_power[b, n, j] = raw_power[b, n, j] + pw * g * g
+
+
+@wp.func
 def deposit_pulse(A: wp.vec2, P: float, d: float, ext: float, q: int, b: int, j: int, n_samples: int,
                   half_width: float, sinc_rate: float, raw: wp.array3d(dtype=wp.vec2),
                   raw_power: wp.array3d(dtype=wp.float32)):
@@ -386,12 +418,26 @@ def deposit_pulse(A: wp.vec2, P: float, d: float, ext: float, q: int, b: int, j:
     in its beam's list for the random phases) into beam j of pose b: :func:`multibeam_device_deposit_kernel`'s
     pieces."""
     half = 0.5 * ext
+    seed = pcg_hash(wp.uint32(int(d * 4096.0)) ^ wp.uint32(q) * wp.uint32(-1640531527))
+    if ext > PER_SAMPLE_PIECES:
+        # a wide footprint: n_pieces equal pieces 1 / sinc_rate samples apart or closer; the one holding d keeps
+        # the ray's phase
+        n_pieces = wp.min(int(wp.ceil(ext * sinc_rate)), MAX_FOOTPRINT_PIECES)
+        k_own = n_pieces // 2
+        width = ext / float(n_pieces)
+        weight = 1.0 / float(n_pieces)
+        for k in range(n_pieces):
+            piece = A * wp.sqrt(weight)
+            if k != k_own:
+                piece = rotate_by_hash(piece, pcg_hash(seed ^ wp.uint32(k) * wp.uint32(-1028477387)))
+            deposit_piece(piece, P * weight, d - half + (float(k) + 0.5) * width, b, j, n_samples, half_width,
+                          sinc_rate, raw, raw_power)
+        return
     m0 = int(wp.floor(d + 0.5))
     m1 = m0
     if half > 0.5:
         m0 = int(wp.floor(d - half + 0.5))
         m1 = int(wp.floor(d + half + 0.5))
-    seed = pcg_hash(wp.uint32(int(d * 4096.0)) ^ wp.uint32(q) * wp.uint32(-1640531527))
     own = int(wp.floor(d + 0.5))
     for m in range(m0, m1 + 1):
         w = float(1.0)
@@ -404,18 +450,8 @@ def deposit_pulse(A: wp.vec2, P: float, d: float, ext: float, q: int, b: int, j:
         if w > 0.0:
             piece = A * wp.sqrt(w)
             if m != own:
-                hh = pcg_hash(seed ^ wp.uint32(m) * wp.uint32(-2048144789))
-                phase = 6.283185307179586 * float(hh >> wp.uint32(8)) / 16777216.0
-                c = wp.cos(phase)
-                s = wp.sin(phase)
-                piece = wp.vec2(piece[0] * c - piece[1] * s, piece[0] * s + piece[1] * c)
-            pw = P * w
-            lo = wp.max(int(wp.ceil(centre - half_width)), 0)
-            hi = wp.min(int(wp.floor(centre + half_width)), n_samples - 1)
-            for n in range(lo, hi + 1):
-                g = sinc(sinc_rate * (float(n) - centre))
-                raw[b, n, j] = raw[b, n, j] + piece * g
-                raw_power[b, n, j] = raw_power[b, n, j] + pw * g * g
+                piece = rotate_by_hash(piece, pcg_hash(seed ^ wp.uint32(m) * wp.uint32(-2048144789)))
+            deposit_piece(piece, P * w, centre, b, j, n_samples, half_width, sinc_rate, raw, raw_power)
 
 
 @wp.kernel
@@ -428,11 +464,14 @@ def multibeam_device_deposit_kernel(amp: wp.array(dtype=wp.vec2), power: wp.arra
 
     A ray whose footprint spans E = extent_i samples around its delay d_i is split into pieces, one per sample
     interval [m - 1/2, m + 1/2] overlapping [d_i - E/2, d_i + E/2], of weight w_m = overlap / E, centred on the
-    overlap (one piece at d_i when E <= 1). Piece m adds sqrt(w_m) A_i exp(i phi_m) h(n - c_m) to the field
-    ``raw`` and w_m I_i h(n - c_m)^2 to the expected intensity ``raw_power`` over the samples within ``half_width``
-    of c_m, h(u) = sinc(sinc_rate u) the range response of a flat band (``sinc_rate`` = kappa B / fs, intensity
-    -3 dB width c / (2 B), sensors/acoustic/bandwidth.py); phi_m = 0 for the piece holding d_i and a random phase
-    (hash of the ray's delay, its index in the beam and m) for the others: the footprint's other scatterers.
+    overlap (one piece at d_i when E <= 1); a footprint wider than ``PER_SAMPLE_PIECES`` samples is split into
+    K = min(ceil(E sinc_rate), MAX_FOOTPRINT_PIECES) equal pieces of weight 1 / K instead (spaced at most
+    1 / sinc_rate: a flat expected intensity at a bounded cost). Piece m adds sqrt(w_m) A_i exp(i phi_m) h(n - c_m)
+    to the field ``raw`` and w_m I_i h(n - c_m)^2 to the expected intensity ``raw_power`` over the samples within
+    ``half_width`` of c_m, h(u) = sinc(sinc_rate u) the range response of a flat band (``sinc_rate`` = kappa B / fs,
+    intensity -3 dB width c / (2 B), sensors/acoustic/bandwidth.py); phi_m = 0 for the piece holding d_i and a
+    random phase (hash of the ray's delay, its index in the beam and the piece) for the others: the footprint's
+    other scatterers.
     Sequential per element (ray order): bit-identical whatever the chunking. Expects raw, raw_power zeroed."""
     e = wp.tid() + start
     b = e // n_beams

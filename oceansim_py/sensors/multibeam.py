@@ -181,7 +181,8 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBacken
             require_positive(self.sample_rate, o, "sample_rate", "Hz")
             require(self.sample_rate >= self.bandwidth, o, "sample_rate",
                     f"{self.sample_rate} Hz cannot resolve a pulse of bandwidth {self.bandwidth} Hz; a complex "
-                    f"baseband series needs sample_rate >= bandwidth (leave it unset to use the bandwidth)")
+                    f"baseband series needs sample_rate >= bandwidth (leave it unset for the default: the "
+                    f"bandwidth with model 'peer', twice it with model 'device')")
             require(self.sample_rate <= MAX_OVERSAMPLING * self.bandwidth, o, "sample_rate",
                     f"{self.sample_rate} Hz is {self.sample_rate / self.bandwidth:.0f} x the bandwidth "
                     f"{self.bandwidth} Hz; it must be in [bandwidth, {MAX_OVERSAMPLING:g} x bandwidth] (each ray's "
@@ -648,7 +649,7 @@ class MultibeamSonar:
             scene: a :class:`~oceansim_py.scene.Scene` on this sensor's device.
             poses: sensor poses in the world, (7,), (B, 7) ``[px, py, pz, qx, qy, qz, qw]`` or a Trajectory.
             frame_index: frame number of pose 0 (pose b is frame ``frame_index + b``; keys the speckle).
-            method: "time" or "spectral" (default: the config's ``method``).
+            method: "time" or "spectral" (default: the config's ``method``; model "device": "time" only).
             out: a result of a previous call with the same batch size to write into (its arrays are reused);
                 by default new result arrays are allocated.
         """
@@ -656,6 +657,9 @@ class MultibeamSonar:
         method = method or c.method
         if method not in ("time", "spectral"):
             raise ConfigError(f"MultibeamSonar.render: method must be 'time' or 'spectral', got {method!r}")
+        if c.model == "device" and method != "time":
+            raise ConfigError(f"MultibeamSonar.render: method must be 'time' with model 'device' (the spectral "
+                              f"method is the peer model's reference), got {method!r}")
         p = check_render_call("MultibeamSonar", scene, self.device, poses, frame_index)
         batch = p.shape[0]
         buf = self._buffers_for(batch, method)
