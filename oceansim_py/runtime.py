@@ -39,6 +39,10 @@ _load_lock = threading.Lock()
 _initialised = False
 _threads_override: int | None = None
 
+#: Most CPU launch threads ``set_cpu_threads`` / ``OCEANSIM_THREADS`` accept: each is a persistent thread, and a
+#: mistyped count (10**6) would otherwise start one per chunk of every large launch.
+MAX_CPU_THREADS = 1024
+
 #: CPU launches smaller than this many elements per chunk are not split further.
 MIN_CHUNK = 4096
 
@@ -88,6 +92,10 @@ def resolve_device(device: Any = None) -> wp.context.Device:
     init_warp()
     if device is None:
         return wp.get_device("cuda:0") if wp.is_cuda_available() else wp.get_device("cpu")
+    if isinstance(device, str) and device.startswith("cuda") and not wp.is_cuda_available():
+        # asked without a driver, Warp prints CUDA driver errors to stderr before it raises
+        raise ConfigError(f"device {device!r} is not available (Warp sees no CUDA GPU); choose one of "
+                          f"{[str(d) for d in wp.get_devices()]}")
     try:
         return wp.get_device(device)
     except Exception as exc:  # Warp raises plain exceptions for unknown devices
@@ -105,17 +113,20 @@ def cpu_threads() -> int:
             n = int(env)
         except ValueError as exc:
             raise ConfigError(f"OCEANSIM_THREADS={env!r} is not an integer") from exc
-        if n < 1:
-            raise ConfigError(f"OCEANSIM_THREADS={env!r} must be >= 1")
+        if not 1 <= n <= MAX_CPU_THREADS:
+            raise ConfigError(f"OCEANSIM_THREADS={env!r} must be in [1, {MAX_CPU_THREADS}]")
         return n
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
 def set_cpu_threads(n: int | None) -> None:
-    """Override the number of CPU launch threads (``None`` restores the default). Used by benchmarks."""
+    """Override the number of CPU launch threads (``None`` restores the default): an integer in
+    [1, ``MAX_CPU_THREADS``], else a ``ConfigError`` (and the setting is unchanged). Used by benchmarks."""
     global _threads_override
-    if n is not None and n < 1:
-        raise ConfigError(f"set_cpu_threads: n must be >= 1, got {n}")
+    if n is not None:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_CPU_THREADS:
+            raise ConfigError(f"set_cpu_threads: n must be an integer in [1, {MAX_CPU_THREADS}] or None, got {n!r}")
+        n = int(n)
     _threads_override = n
 
 

@@ -26,7 +26,7 @@ from oceansim_py.io.config import ConfigBase, require, require_finite, require_n
 from oceansim_py.kernels import acoustic_chain as kc
 from oceansim_py.kernels import imaging_sonar as k
 from oceansim_py.kernels import multipath as km
-from oceansim_py.limits import MAX_FAN_WIDTH, check_config_memory
+from oceansim_py.limits import MAX_FAN_WIDTH, MAX_RANGE_BINS, check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.backend_field import RaycastBackendField
 from oceansim_py.sensors.batching import PoseUploads, check_render_call
@@ -183,6 +183,8 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBackendF
         for name in ("n_beams", "range_bins", "rays_per_beam", "elevation_rays"):
             v = getattr(self, name)
             require(isinstance(v, int) and v >= 1, _OWNER, name, f"must be an integer >= 1, got {v!r}")
+        require(self.range_bins <= MAX_RANGE_BINS, _OWNER, "range_bins",
+                f"must be at most {MAX_RANGE_BINS:,}, got {self.range_bins:,}")
         require_non_negative(self.absorption, _OWNER, "absorption", "dB/m")
         require_non_negative(self.multiplicative_sigma, _OWNER, "multiplicative_sigma")
         require_non_negative(self.additive_sigma, _OWNER, "additive_sigma")

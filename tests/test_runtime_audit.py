@@ -1,0 +1,122 @@
+"""Runtime audit (oceansim_py/runtime.py and the sensors' memory checks): bad thread counts and device names are
+ConfigErrors; impossible range-bin counts and batches are refused by name before anything is allocated; the same
+bytes for any thread count and chunking (imaging sonar device preset, camera, DVL)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+import warp as wp
+
+import oceansim_py.runtime as rt
+from conftest import make_scene, quad
+from oceansim_py import (DVL, ConfigError, DVLConfig, ImagingSonar, ImagingSonarConfig, ProfilingSonar,
+                         ProfilingSonarConfig, SidescanSonar, SidescanSonarConfig, SinglebeamSonar,
+                         SinglebeamSonarConfig, UnderwaterCamera, UnderwaterCameraConfig, pose_from_euler)
+from oceansim_py.limits import MAX_RANGE_BINS
+from oceansim_py.sensors.acoustic.presets import IMAGING_SONAR_DEVICE_PRESETS
+from oceansim_py.sensors.msis import Msis, MsisConfig
+
+GIB = 2**30
+IDENTITY = pose_from_euler(0.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize("n", [0, -1, 10**6, 2.5, "2", True])
+def test_set_cpu_threads_refuses_what_is_not_a_sane_thread_count(n):
+    # 10**6 threads would start one persistent thread per chunk of every large launch; 2.5 used to be accepted
+    # and fail later inside chunk_bounds with a TypeError, True was taken as 1
+    before = rt.cpu_threads()
+    with pytest.raises(ConfigError, match=r"set_cpu_threads: n must be an integer in \[1, 1024\]"):
+        rt.set_cpu_threads(n)
+    assert rt.cpu_threads() == before
+
+
+def test_oceansim_threads_beyond_the_limit_is_refused(monkeypatch):
+    monkeypatch.setenv("OCEANSIM_THREADS", str(10**6))
+    rt.set_cpu_threads(None)
+    with pytest.raises(ConfigError, match="OCEANSIM_THREADS"):
+        rt.cpu_threads()
+
+
+@pytest.mark.parametrize("device", ["cuda:7", "tpu", "cpu:1", ""])
+def test_a_device_that_does_not_exist_is_a_config_error_naming_it(device):
+    with pytest.raises(ConfigError, match=f"device {device!r} is not available") as exc:
+        ImagingSonar(ImagingSonarConfig(), device=device)
+    assert "'cpu'" in str(exc.value)  # lists the devices that exist
+
+
+@pytest.mark.parametrize("make", [
+    lambda n: ImagingSonarConfig(range_bins=n),
+    lambda n: ProfilingSonarConfig(range_bins=n),
+    lambda n: SidescanSonarConfig(range_bins=n),
+    lambda n: SinglebeamSonarConfig(range_bins=n),
+    lambda n: MsisConfig(range_bins=n),
+])
+def test_range_bins_of_1e9_are_refused_by_name(make):
+    # were accepted: the sensor then built its range tables on the host (np.arange(1e9) + 0.5: 8 GB of int64
+    # and 8 GB of float64, some 20 GB at the peak), a MemoryError or an OOM kill instead of a ConfigError
+    with pytest.raises(ConfigError, match=r"range_bins: must be .*16,777,216"):
+        make(10**9)
+    make(MAX_RANGE_BINS)  # the limit itself is a valid config (nothing is built)
+
+
+def _refuse_allocation(*args, **kwargs):
+    raise AssertionError("allocated before the memory check")
+
+
+@pytest.mark.parametrize("sensor, batch", [
+    # result arrays alone, by hand: profiling 40 B per beam + 16 B per image cell (4 arrays of 4 B):
+    # 4096 pings x 192 beams x (40 + 16 x 600 bins) B = 7.6 GB > 0.8 GiB
+    (lambda: ProfilingSonar(ProfilingSonarConfig(), device="cpu"), 4096),
+    (lambda: SidescanSonar(SidescanSonarConfig(), device="cpu"), 4096),
+    (lambda: SinglebeamSonar(SinglebeamSonarConfig(), device="cpu"), 65536),
+    # MSIS: 600 bins x 16 B x 2**17 steps = 1.26 GB of results alone
+    (lambda: Msis(MsisConfig(), device="cpu"), 2**17),
+])
+def test_a_huge_batch_is_refused_before_the_result_arrays_are_allocated(sensor, batch, monkeypatch, wall_scene):
+    # the profiling sonar and the MSIS allocated their result arrays before the fan / chain checked its scratch
+    # (a profiling batch of 100 000 pings was a RuntimeError "Failed to allocate 35760000000 bytes")
+    s = sensor()
+    monkeypatch.setattr("oceansim_py.runtime.available_memory_bytes", lambda device: GIB)
+    for name in ("empty", "zeros", "full", "array"):
+        monkeypatch.setattr(wp, name, _refuse_allocation)
+    poses = np.tile(np.asarray(IDENTITY, dtype=np.float32), (batch, 1))
+    with pytest.raises(ConfigError, match=rf"render of {batch} (pose|step).* would need [0-9.]+ GiB on cpu but only "
+                                          r"1.00 GiB is free"):
+        s.render(wall_scene, poses)
+
+
+def _digest(result) -> str:
+    h = hashlib.sha256()
+    for key, value in sorted(result.numpy().items()):
+        if isinstance(value, np.ndarray):
+            h.update(key.encode())
+            h.update(np.ascontiguousarray(value).tobytes())
+    return h.hexdigest()
+
+
+SENSORS = {
+    "imaging_device": lambda: ImagingSonar(ImagingSonarConfig(**IMAGING_SONAR_DEVICE_PRESETS["oculus_m750d"][0]),
+                                           device="cpu"),
+    "camera": lambda: UnderwaterCamera(UnderwaterCameraConfig(width=96, height=64), device="cpu"),
+    "dvl": lambda: DVL(DVLConfig(), device="cpu"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SENSORS))
+def test_same_bytes_for_any_thread_count_and_chunking(name, monkeypatch):
+    scene = make_scene(("floor", quad([0.0, 0.0, -3.0], [0.0, 0.0, 1.0], 60.0), 0.3),
+                       ("wall", quad([8.0, 0.0, 0.0], [-1.0, 0.0, 0.0], 30.0), 0.6))
+    poses = np.array([pose_from_euler(0.0, 15.0 + 3 * k, 5.0 * k) for k in range(2)])
+    kwargs = {"velocities": np.tile([0.5, 0.1, 0.0], (2, 1))} if name == "dvl" else {}
+    digests = set()
+    try:
+        for threads, chunks_per_thread in [(1, 4), (2, 4), (2, 1), (3, 4)]:
+            rt.set_cpu_threads(threads)
+            monkeypatch.setattr(rt, "CHUNKS_PER_THREAD", chunks_per_thread)
+            digests.add(_digest(SENSORS[name]().render(scene, poses, frame_index=5, **kwargs)))
+    finally:
+        rt.set_cpu_threads(None)
+    assert len(digests) == 1
