@@ -75,3 +75,23 @@ def test_actor_that_keeps_dying_is_a_dataset_error(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "ray", fake_ray({2: 10}))
     with pytest.raises(DatasetError, match=r"shard 2: its Ray worker died 3 times .*rerun with --resume"):
         list(ray_executor.run_on_ray(object(), tmp_path, PLANS, "cpu", None, num_workers=1))
+
+
+def test_actors_are_released_when_a_shard_fails_or_the_caller_stops(monkeypatch, tmp_path):
+    # were killed only after every shard succeeded: a shard that kept failing, or a caller that stopped reading
+    # the records, left the live actors (and their GPUs on a cluster) to the end of the driver process
+    ray = fake_ray({0: 10})
+    monkeypatch.setitem(sys.modules, "ray", ray)
+    with pytest.raises(DatasetError):
+        list(ray_executor.run_on_ray(object(), tmp_path, PLANS, "cpu", None, num_workers=2))
+    # actors 0 and 1; shard 0 kills actor 0, then its fresh actors 2 and 3 (the third death stops the run) while
+    # actor 1 renders shards 1 and 2: actor 1 is the one alive at the end, and it is released
+    assert len(ray.created) == 4
+    assert ray.killed == [ray.created[1]]
+
+    ray = fake_ray({})
+    monkeypatch.setitem(sys.modules, "ray", ray)
+    records = ray_executor.run_on_ray(object(), tmp_path, PLANS, "cpu", None, num_workers=2)
+    assert next(records)["index"] == 0
+    records.close()
+    assert sorted(map(id, ray.killed)) == sorted(map(id, ray.created))

@@ -62,6 +62,7 @@ def run_on_ray(rig: Rig, out: Path, plans: list[ShardPlan], device: Any, address
                 started_here = True
         except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ... for a bad address
             raise ConfigError(f"--ray-address {address or '(local)'}: could not start or reach Ray ({exc})") from exc
+    actors: list[Any] = []
     try:
         resources = ray.cluster_resources()
         gpus = int(resources.get("GPU", 0))
@@ -83,7 +84,7 @@ def run_on_ray(rig: Rig, out: Path, plans: list[ShardPlan], device: Any, address
             return actor_cls.remote(rig, str(out), None if use_gpu else (device or "cpu"), next(slots), threads,
                                     compress)
 
-        actors = [new_actor() for _ in range(n)]
+        actors.extend(new_actor() for _ in range(n))
         attempts: dict[int, int] = {}
         pending: dict[Any, tuple[Any, ShardPlan]] = {}
         queue = list(plans)
@@ -119,8 +120,10 @@ def run_on_ray(rig: Rig, out: Path, plans: list[ShardPlan], device: Any, address
                 plan = queue.pop(0)
                 pending[actor.run_shard.remote(plan)] = (actor, plan)
             yield record
+    finally:
+        # also when a shard fails or the caller stops early: on a cluster the actors would otherwise keep their
+        # GPUs / CPUs (and any shard still rendering) until the driver exits
         for actor in actors:
             ray.kill(actor)
-    finally:
         if started_here:
             ray.shutdown()
