@@ -399,20 +399,64 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_launch_threads.reset_after_fork)
 
 
+#: The memory controller files of this process's cgroup as a container sees them (its own cgroup mounted at
+#: /sys/fs/cgroup): (limit, usage, stat, the stat line of reclaimable page cache) for cgroup v2, then v1.
+CGROUP_MEMORY_FILES = (
+    ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current", "/sys/fs/cgroup/memory.stat", "inactive_file"),
+    ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+     "/sys/fs/cgroup/memory/memory.stat", "total_inactive_file"),
+)
+
+
+def _cgroup_available_bytes() -> int | None:
+    """Bytes this process may still allocate under its cgroup's memory limit (limit - usage + inactive page
+    cache, which the kernel reclaims before it kills), or None without a limit. ``/proc/meminfo`` shows the
+    host's memory, so in a container (a Ray worker, a Docker job with ``--memory``) a render larger than the
+    container's limit would be killed by the OOM killer instead of refused."""
+    for limit_path, usage_path, stat_path, cache_key in CGROUP_MEMORY_FILES:
+        try:
+            with open(limit_path, encoding="ascii") as fh:
+                text = fh.read().strip()
+            if text == "max":
+                return None
+            limit = int(text)
+            if limit >= 1 << 60:  # v1's "no limit" (a page-rounded 2^63 - 1)
+                return None
+            with open(usage_path, encoding="ascii") as fh:
+                usage = int(fh.read().strip())
+            cache = 0
+            with open(stat_path, encoding="ascii") as fh:
+                for line in fh:
+                    key, _, value = line.partition(" ")
+                    if key == cache_key:
+                        cache = int(value)
+                        break
+        except (OSError, ValueError):
+            continue
+        return max(0, limit - usage + cache)
+    return None
+
+
 def available_memory_bytes(device: Any) -> int:
-    """Free memory on ``device`` (GPU free memory, or the host's available RAM for CPU)."""
+    """Free memory on ``device`` (GPU free memory, or for the CPU the host's available RAM, at most what the
+    process's cgroup memory limit still allows)."""
     init_warp()
     dev = wp.get_device(device)
     if dev.is_cuda:
         return int(getattr(dev, "free_memory", 0) or dev.total_memory)
+    host = None
     try:
         with open("/proc/meminfo", encoding="ascii") as fh:
             for line in fh:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    host = int(line.split()[1]) * 1024
+                    break
     except OSError:
         pass
-    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+    if host is None:
+        host = int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+    cgroup = _cgroup_available_bytes()
+    return host if cgroup is None else min(host, cgroup)
 
 
 def check_memory(nbytes: int, device: Any, what: str, fix: str) -> None:

@@ -120,3 +120,24 @@ def test_same_bytes_for_any_thread_count_and_chunking(name, monkeypatch):
     finally:
         rt.set_cpu_threads(None)
     assert len(digests) == 1
+
+
+@pytest.mark.parametrize("version", ["v2", "v1"])
+def test_cpu_free_memory_is_capped_by_the_cgroup_limit(version, tmp_path, monkeypatch):
+    # a container limited to 2 GiB on a large host: /proc/meminfo shows the host's memory, so a render of 3 GiB
+    # passed the check and was then OOM-killed. By hand: limit 2 GiB - usage 1.5 GiB + inactive cache 0.25 GiB
+    # = 0.75 GiB may still be allocated
+    limit, usage, cache = 2 * GIB, 3 * GIB // 2, GIB // 4
+    files = (tmp_path / "limit", tmp_path / "usage", tmp_path / "stat")
+    files[0].write_text(f"{limit}\n")
+    files[1].write_text(f"{usage}\n")
+    key = "inactive_file" if version == "v2" else "total_inactive_file"
+    files[2].write_text(f"active_file 5\n{key} {cache}\nunevictable 0\n")
+    entry = (*map(str, files), key)
+    monkeypatch.setattr(rt, "CGROUP_MEMORY_FILES", (entry,) if version == "v2" else
+                        (("/nonexistent/memory.max", "/nonexistent/memory.current", "/nonexistent/stat", "x"), entry))
+    assert rt.available_memory_bytes("cpu") == 3 * GIB // 4  # (the host running the test has more available)
+    with pytest.raises(ConfigError, match=r"would need 1.00 GiB on cpu but only 0.75 GiB is free"):
+        rt.check_memory(GIB, "cpu", "a render", "render less")
+    files[0].write_text("max\n" if version == "v2" else f"{2**63 - 4096}\n")  # no limit: the host's memory
+    assert rt.available_memory_bytes("cpu") > 3 * GIB // 4
