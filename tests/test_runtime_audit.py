@@ -141,3 +141,12 @@ def test_cpu_free_memory_is_capped_by_the_cgroup_limit(version, tmp_path, monkey
         rt.check_memory(GIB, "cpu", "a render", "render less")
     files[0].write_text("max\n" if version == "v2" else f"{2**63 - 4096}\n")  # no limit: the host's memory
     assert rt.available_memory_bytes("cpu") > 3 * GIB // 4
+
+
+def test_one_ping_past_the_launch_index_limit_says_what_to_lower(wall_scene):
+    # 10**6 range bins x 4096 beams = 4 096 000 000 cells >= 2^31 = 2 147 483 648 for a single pose: "render fewer
+    # poses at once" (the old advice) cannot help
+    sonar = ImagingSonar(ImagingSonarConfig(range_bins=10**6, n_beams=4096), device="cpu")
+    with pytest.raises(ConfigError, match=r"would index 4096000000 rays or bins, past the 2\^31 limit of a launch; "
+                                          r"lower rays_per_beam, elevation_rays, n_beams or range_bins$"):
+        sonar.render(wall_scene, IDENTITY)

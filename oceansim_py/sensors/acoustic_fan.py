@@ -222,8 +222,9 @@ class AcousticFan:
         if buf is None:
             n = batch * max(self.rays_per_pose, self.config.range_bins * self.n_channels)
             if n >= 2**31:
+                fix = "render fewer poses at once" if batch > 1 else "use fewer rays or range bins per ping"
                 raise ConfigError(f"{self.owner} render of {batch} pose(s) would index {n} rays or bins, past the "
-                                  f"2^31 limit of a launch; render fewer poses at once")
+                                  f"2^31 limit of a launch; {fix}")
             check_memory(self.memory_bytes(batch), self.device, f"{self.owner} render of {batch} pose(s) "
                          f"({self.rays_per_pose} rays each)", "use fewer rays or range bins, or render fewer poses "
                          "at once")

@@ -527,8 +527,10 @@ class ImagingSonar:
         if buf is None:
             n = batch * max(self.config.rays_per_pose, self.config.range_bins * self.config.n_beams)
             if n >= 2**31:
+                fix = ("render fewer poses at once" if batch > 1
+                       else "lower rays_per_beam, elevation_rays, n_beams or range_bins")
                 raise ConfigError(f"imaging sonar render of {batch} pose(s) would index {n} rays or bins, past "
-                                  f"the 2^31 limit of a launch; render fewer poses at once")
+                                  f"the 2^31 limit of a launch; {fix}")
             check_memory(self.memory_bytes(batch), self.device, f"imaging sonar render of {batch} pose(s) "
                          f"({self.config.rays_per_pose} rays each)",
                          "lower rays_per_beam, elevation_rays, n_beams or range_bins, or render fewer poses at once")
