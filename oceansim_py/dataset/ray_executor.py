@@ -67,16 +67,18 @@ def run_on_ray(rig: Rig, out: Path, plans: list[ShardPlan], device: Any, address
         resources = ray.cluster_resources()
         gpus = int(resources.get("GPU", 0))
         use_gpu = gpus > 0 and (device is None or str(device).startswith("cuda"))
+        # never more actors than shards (a spare actor would only load the scene) nor than the cluster can place
+        # (an actor waiting for a GPU or CPU that never frees would keep its first shard forever); on CPUs the
+        # actors share the CPUs out, so a run of 2 shards on 16 CPUs gets 2 actors of 8 threads
         if use_gpu:
-            n = num_workers or gpus
+            n = max(1, min(num_workers or gpus, gpus, len(plans)))
             options = {"num_gpus": 1, "num_cpus": 1}
             threads = None
         else:
-            cpus = int(resources.get("CPU", 1))
-            n = num_workers or max(1, cpus)
+            cpus = max(1, int(resources.get("CPU", 1)))
+            n = max(1, min(num_workers or cpus, cpus, len(plans)))
             threads = max(1, cpus // n)
             options = {"num_cpus": threads}
-        n = max(1, min(n, len(plans)))
         actor_cls = ray.remote(**options)(_ActorBody)
         slots = iter(range(1 << 30))
 
