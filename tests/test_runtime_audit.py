@@ -12,7 +12,8 @@ import warp as wp
 
 import oceansim_py.runtime as rt
 from conftest import make_scene, quad
-from oceansim_py import (DVL, ConfigError, DVLConfig, ImagingSonar, ImagingSonarConfig, ProfilingSonar,
+from oceansim_py import (DVL, ConfigError, DVLConfig, ImagingSonar, ImagingSonarConfig, MultibeamSonar,
+                         MultibeamSonarConfig, ProfilingSonar,
                          ProfilingSonarConfig, SidescanSonar, SidescanSonarConfig, SinglebeamSonar,
                          SinglebeamSonarConfig, UnderwaterCamera, UnderwaterCameraConfig, pose_from_euler)
 from oceansim_py.limits import MAX_RANGE_BINS
@@ -150,3 +151,17 @@ def test_one_ping_past_the_launch_index_limit_says_what_to_lower(wall_scene):
     with pytest.raises(ConfigError, match=r"would index 4096000000 rays or bins, past the 2\^31 limit of a launch; "
                                           r"lower rays_per_beam, elevation_rays, n_beams or range_bins$"):
         sonar.render(wall_scene, IDENTITY)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: UnderwaterCamera(UnderwaterCameraConfig(width=8, height=8), device="cpu"),
+    lambda: ImagingSonar(ImagingSonarConfig(), device="cpu"),
+    lambda: MultibeamSonar(MultibeamSonarConfig(max_range=10.0), device="cpu"),
+])
+def test_out_of_another_type_is_a_config_error(make, wall_scene):
+    # was AttributeError ('ImagingSonarResult' object has no attribute 'rgb') for the camera; a dict the same
+    sensor = make()
+    for wrong in ({"intensity": None}, DVL(DVLConfig(), device="cpu").render(wall_scene, IDENTITY,
+                                                                             velocities=[0.0, 0.0, 0.0])):
+        with pytest.raises(ConfigError, match=r"\.render: out must be a \w+Result returned by an earlier render"):
+            sensor.render(wall_scene, IDENTITY, out=wrong)

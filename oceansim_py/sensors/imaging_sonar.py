@@ -29,7 +29,7 @@ from oceansim_py.kernels import multipath as km
 from oceansim_py.limits import MAX_FAN_WIDTH, MAX_RANGE_BINS, check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.backend_field import RaycastBackendField
-from oceansim_py.sensors.batching import PoseUploads, check_render_call
+from oceansim_py.sensors.batching import PoseUploads, check_out_type, check_render_call
 from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
 from oceansim_py.sensors.acoustic.beam_pattern import LineArray
@@ -550,6 +550,7 @@ class ImagingSonar:
         """
         c = self.config
         p = check_render_call("ImagingSonar", scene, self.device, poses, frame_index)
+        check_out_type("ImagingSonar", out, ImagingSonarResult)
         batch = p.shape[0]
         if self._chain is not None:
             return self._render_device(scene, p, int(frame_index), out)
