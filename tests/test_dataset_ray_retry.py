@@ -113,3 +113,8 @@ def test_cpu_actors_share_out_the_cluster_for_the_shards_there_are(monkeypatch, 
     monkeypatch.setitem(sys.modules, "ray", ray)
     list(ray_executor.run_on_ray(object(), tmp_path, PLANS, "cpu", None, num_workers=8))
     assert len(ray.created) == 2 and ray.options == [{"num_cpus": 1}]
+    # a 4096-CPU cluster and one shard: one actor, its launch threads capped at runtime.MAX_CPU_THREADS (1024)
+    ray = fake_ray({}, cpus=4096)
+    monkeypatch.setitem(sys.modules, "ray", ray)
+    list(ray_executor.run_on_ray(object(), tmp_path, PLANS[:1], "cpu", None))
+    assert [a.args[4] for a in ray.created] == [1024]

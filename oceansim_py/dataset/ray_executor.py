@@ -19,6 +19,7 @@ from typing import Any, Iterator
 from oceansim_py.dataset.rig import Rig
 from oceansim_py.dataset.shards import ShardPlan
 from oceansim_py.errors import ConfigError, DatasetError, OceanSimError
+from oceansim_py.runtime import MAX_CPU_THREADS
 
 #: How many times a shard is rendered again on a fresh actor after its actor died.
 ACTOR_RETRIES = 2
@@ -77,7 +78,7 @@ def run_on_ray(rig: Rig, out: Path, plans: list[ShardPlan], device: Any, address
         else:
             cpus = max(1, int(resources.get("CPU", 1)))
             n = max(1, min(num_workers or cpus, cpus, len(plans)))
-            threads = max(1, cpus // n)
+            threads = max(1, min(MAX_CPU_THREADS, cpus // n))
             options = {"num_cpus": threads}
         actor_cls = ray.remote(**options)(_ActorBody)
         slots = iter(range(1 << 30))
