@@ -408,11 +408,27 @@ CGROUP_MEMORY_FILES = (
 )
 
 
+#: The CGROUP_MEMORY_FILES for which no limit was found (checked once: a process's limit is set when it starts).
+_cgroup_unlimited: tuple[Any, ...] | None = None
+
+
 def _cgroup_available_bytes() -> int | None:
     """Bytes this process may still allocate under its cgroup's memory limit (limit - usage + inactive page
     cache, which the kernel reclaims before it kills), or None without a limit. ``/proc/meminfo`` shows the
     host's memory, so in a container (a Ray worker, a Docker job with ``--memory``) a render larger than the
-    container's limit would be killed by the OOM killer instead of refused."""
+    container's limit would be killed by the OOM killer instead of refused. Without a limit the files are read
+    once (some 100 us), not at every check."""
+    global _cgroup_unlimited
+    if _cgroup_unlimited is CGROUP_MEMORY_FILES:
+        return None
+    available = _read_cgroup_available_bytes()
+    if available is None:
+        _cgroup_unlimited = CGROUP_MEMORY_FILES
+    return available
+
+
+def _read_cgroup_available_bytes() -> int | None:
+    """:func:`_cgroup_available_bytes` read from the files."""
     for limit_path, usage_path, stat_path, cache_key in CGROUP_MEMORY_FILES:
         try:
             with open(limit_path, encoding="ascii") as fh:
