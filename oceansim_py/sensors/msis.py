@@ -405,6 +405,7 @@ class Msis:
         self.sensor_id = int(sensor_id)
         c = self.config
         check_config_memory(c, 0, self.device, "Msis")
+        self._checked_batch = 0  # largest batch whose render memory passed the check (see render)
         self._chain = DeviceChain(c.device_settings(c.absorption, c.normalisation, c.seed), c.table_fan(),
                                   self.device, self.sensor_id, c.raycast_backend)
 
@@ -424,9 +425,12 @@ class Msis:
         angles = c.head_angles(steps)
         beam = head_poses(p, angles).astype(np.float32)
         shape = (p.shape[0], c.range_bins, 1)
-        # the result arrays come before the chain's scratch (which the chain checks): check the whole render first
-        check_memory(self.memory_bytes(p.shape[0]), self.device, f"Msis render of {p.shape[0]} step(s)",
-                     "use fewer range bins or rays, or render fewer steps at once")
+        # the result arrays come before the chain's scratch (which the chain checks): check the whole render first,
+        # once per batch size larger than any checked before (reading the free memory costs ~0.1 ms)
+        if p.shape[0] > self._checked_batch:
+            check_memory(self.memory_bytes(p.shape[0]), self.device, f"Msis render of {p.shape[0]} step(s)",
+                         "use fewer range bins or rays, or render fewer steps at once")
+            self._checked_batch = p.shape[0]
         arrays = [wp.empty(shape, dtype=d, device=self.device) for d in (wp.float32, wp.float32, wp.int32, wp.int32)]
         self._chain.render(scene, beam, first, *arrays)
         flat = [a.numpy().reshape(p.shape[0], c.range_bins) for a in arrays]
