@@ -11,6 +11,10 @@ Every limit is checked before the work it bounds starts, and exceeding one is a
 - ``MAX_FRAME_INDEX``: the largest frame index a render accepts. Frame indices key the counter-based noise
   (``kernels/random.py``) as 32-bit signed kernel arguments, so ``frame_index + batch - 1`` must stay below
   ``2^31``; a larger one would wrap and silently repeat the noise of an earlier frame.
+- ``MAX_RANGE_BINS``: range bins of one ping of an imaging, profiling, side-scan, single-beam or mechanically
+  scanned sonar (2^24 = 16,777,216: 24 um bins over 400 m). A sensor builds its range tables on the host at
+  construction (some 24 B a bin with the temporaries), so a mistyped ``range_bins: 1e9`` is refused by name
+  instead of exhausting the host's memory before any render estimate runs.
 - ``FLOAT32_MAX``: poses are float32 on the device; larger magnitudes would become infinite.
 - YAML (``oceansim_py.io.config.load_yaml``): files up to ``MAX_YAML_BYTES`` (16 MiB), at most
   ``MAX_YAML_NODES`` nodes once aliases are expanded (a "billion laughs" alias bomb is refused before it is
@@ -33,6 +37,7 @@ MAX_TRAJECTORY_SEGMENTS = 100_000
 MAX_FRAME_INDEX = 2**31 - 1
 #: Widest fan image (pixels) that ``to_cartesian`` / ``--fan-width`` make: 16384 x ~16384 float64 is 2 GiB.
 MAX_FAN_WIDTH = 16_384
+MAX_RANGE_BINS = 1 << 24
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 MAX_YAML_BYTES = 16 * 2**20
 MAX_YAML_NODES = 1_000_000

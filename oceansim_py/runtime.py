@@ -39,6 +39,10 @@ _load_lock = threading.Lock()
 _initialised = False
 _threads_override: int | None = None
 
+#: Most CPU launch threads ``set_cpu_threads`` / ``OCEANSIM_THREADS`` accept: each is a persistent thread, and a
+#: mistyped count (10**6) would otherwise start one per chunk of every large launch.
+MAX_CPU_THREADS = 1024
+
 #: CPU launches smaller than this many elements per chunk are not split further.
 MIN_CHUNK = 4096
 
@@ -88,6 +92,10 @@ def resolve_device(device: Any = None) -> wp.context.Device:
     init_warp()
     if device is None:
         return wp.get_device("cuda:0") if wp.is_cuda_available() else wp.get_device("cpu")
+    if isinstance(device, str) and device.startswith("cuda") and not wp.is_cuda_available():
+        # asked without a driver, Warp prints CUDA driver errors to stderr before it raises
+        raise ConfigError(f"device {device!r} is not available (Warp sees no CUDA GPU); choose one of "
+                          f"{[str(d) for d in wp.get_devices()]}")
     try:
         return wp.get_device(device)
     except Exception as exc:  # Warp raises plain exceptions for unknown devices
@@ -105,17 +113,20 @@ def cpu_threads() -> int:
             n = int(env)
         except ValueError as exc:
             raise ConfigError(f"OCEANSIM_THREADS={env!r} is not an integer") from exc
-        if n < 1:
-            raise ConfigError(f"OCEANSIM_THREADS={env!r} must be >= 1")
+        if not 1 <= n <= MAX_CPU_THREADS:
+            raise ConfigError(f"OCEANSIM_THREADS={env!r} must be in [1, {MAX_CPU_THREADS}]")
         return n
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
 def set_cpu_threads(n: int | None) -> None:
-    """Override the number of CPU launch threads (``None`` restores the default). Used by benchmarks."""
+    """Override the number of CPU launch threads (``None`` restores the default): an integer in
+    [1, ``MAX_CPU_THREADS``], else a ``ConfigError`` (and the setting is unchanged). Used by benchmarks."""
     global _threads_override
-    if n is not None and n < 1:
-        raise ConfigError(f"set_cpu_threads: n must be >= 1, got {n}")
+    if n is not None:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_CPU_THREADS:
+            raise ConfigError(f"set_cpu_threads: n must be an integer in [1, {MAX_CPU_THREADS}] or None, got {n!r}")
+        n = int(n)
     _threads_override = n
 
 
@@ -388,20 +399,80 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_launch_threads.reset_after_fork)
 
 
+#: The memory controller files of this process's cgroup as a container sees them (its own cgroup mounted at
+#: /sys/fs/cgroup): (limit, usage, stat, the stat line of reclaimable page cache) for cgroup v2, then v1.
+CGROUP_MEMORY_FILES = (
+    ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current", "/sys/fs/cgroup/memory.stat", "inactive_file"),
+    ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+     "/sys/fs/cgroup/memory/memory.stat", "total_inactive_file"),
+)
+
+
+#: The CGROUP_MEMORY_FILES for which no limit was found (checked once: a process's limit is set when it starts).
+_cgroup_unlimited: tuple[Any, ...] | None = None
+
+
+def _cgroup_available_bytes() -> int | None:
+    """Bytes this process may still allocate under its cgroup's memory limit (limit - usage + inactive page
+    cache, which the kernel reclaims before it kills), or None without a limit. ``/proc/meminfo`` shows the
+    host's memory, so in a container (a Ray worker, a Docker job with ``--memory``) a render larger than the
+    container's limit would be killed by the OOM killer instead of refused. Without a limit the files are read
+    once (some 100 us), not at every check."""
+    global _cgroup_unlimited
+    if _cgroup_unlimited is CGROUP_MEMORY_FILES:
+        return None
+    available = _read_cgroup_available_bytes()
+    if available is None:
+        _cgroup_unlimited = CGROUP_MEMORY_FILES
+    return available
+
+
+def _read_cgroup_available_bytes() -> int | None:
+    """:func:`_cgroup_available_bytes` read from the files."""
+    for limit_path, usage_path, stat_path, cache_key in CGROUP_MEMORY_FILES:
+        try:
+            with open(limit_path, encoding="ascii") as fh:
+                text = fh.read().strip()
+            if text == "max":
+                return None
+            limit = int(text)
+            if limit >= 1 << 60:  # v1's "no limit" (a page-rounded 2^63 - 1)
+                return None
+            with open(usage_path, encoding="ascii") as fh:
+                usage = int(fh.read().strip())
+            cache = 0
+            with open(stat_path, encoding="ascii") as fh:
+                for line in fh:
+                    key, _, value = line.partition(" ")
+                    if key == cache_key:
+                        cache = int(value)
+                        break
+        except (OSError, ValueError):
+            continue
+        return max(0, limit - usage + cache)
+    return None
+
+
 def available_memory_bytes(device: Any) -> int:
-    """Free memory on ``device`` (GPU free memory, or the host's available RAM for CPU)."""
+    """Free memory on ``device`` (GPU free memory, or for the CPU the host's available RAM, at most what the
+    process's cgroup memory limit still allows)."""
     init_warp()
     dev = wp.get_device(device)
     if dev.is_cuda:
         return int(getattr(dev, "free_memory", 0) or dev.total_memory)
+    host = None
     try:
         with open("/proc/meminfo", encoding="ascii") as fh:
             for line in fh:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    host = int(line.split()[1]) * 1024
+                    break
     except OSError:
         pass
-    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+    if host is None:
+        host = int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+    cgroup = _cgroup_available_bytes()
+    return host if cgroup is None else min(host, cgroup)
 
 
 def check_memory(nbytes: int, device: Any, what: str, fix: str) -> None:

@@ -19,6 +19,7 @@ from typing import Any, Iterator
 from oceansim_py.dataset.rig import Rig
 from oceansim_py.dataset.shards import ShardPlan
 from oceansim_py.errors import ConfigError, DatasetError, OceanSimError
+from oceansim_py.runtime import MAX_CPU_THREADS
 
 #: How many times a shard is rendered again on a fresh actor after its actor died.
 ACTOR_RETRIES = 2
@@ -62,20 +63,23 @@ def run_on_ray(rig: Rig, out: Path, plans: list[ShardPlan], device: Any, address
                 started_here = True
         except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ... for a bad address
             raise ConfigError(f"--ray-address {address or '(local)'}: could not start or reach Ray ({exc})") from exc
+    actors: list[Any] = []
     try:
         resources = ray.cluster_resources()
         gpus = int(resources.get("GPU", 0))
         use_gpu = gpus > 0 and (device is None or str(device).startswith("cuda"))
+        # never more actors than shards (a spare actor would only load the scene) nor than the cluster can place
+        # (an actor waiting for a GPU or CPU that never frees would keep its first shard forever); on CPUs the
+        # actors share the CPUs out, so a run of 2 shards on 16 CPUs gets 2 actors of 8 threads
         if use_gpu:
-            n = num_workers or gpus
+            n = max(1, min(num_workers or gpus, gpus, len(plans)))
             options = {"num_gpus": 1, "num_cpus": 1}
             threads = None
         else:
-            cpus = int(resources.get("CPU", 1))
-            n = num_workers or max(1, cpus)
-            threads = max(1, cpus // n)
+            cpus = max(1, int(resources.get("CPU", 1)))
+            n = max(1, min(num_workers or cpus, cpus, len(plans)))
+            threads = max(1, min(MAX_CPU_THREADS, cpus // n))
             options = {"num_cpus": threads}
-        n = max(1, min(n, len(plans)))
         actor_cls = ray.remote(**options)(_ActorBody)
         slots = iter(range(1 << 30))
 
@@ -83,7 +87,7 @@ def run_on_ray(rig: Rig, out: Path, plans: list[ShardPlan], device: Any, address
             return actor_cls.remote(rig, str(out), None if use_gpu else (device or "cpu"), next(slots), threads,
                                     compress)
 
-        actors = [new_actor() for _ in range(n)]
+        actors.extend(new_actor() for _ in range(n))
         attempts: dict[int, int] = {}
         pending: dict[Any, tuple[Any, ShardPlan]] = {}
         queue = list(plans)
@@ -119,8 +123,10 @@ def run_on_ray(rig: Rig, out: Path, plans: list[ShardPlan], device: Any, address
                 plan = queue.pop(0)
                 pending[actor.run_shard.remote(plan)] = (actor, plan)
             yield record
+    finally:
+        # also when a shard fails or the caller stops early: on a cluster the actors would otherwise keep their
+        # GPUs / CPUs (and any shard still rendering) until the driver exits
         for actor in actors:
             ray.kill(actor)
-    finally:
         if started_here:
             ray.shutdown()

@@ -22,7 +22,7 @@ from oceansim_py.io.config import ConfigBase, require, require_finite, require_n
 from oceansim_py.kernels import acoustic_fans as fk
 from oceansim_py.kernels import imaging_sonar as sk
 from oceansim_py.kernels import multipath as km
-from oceansim_py.limits import check_config_memory
+from oceansim_py.limits import MAX_RANGE_BINS, check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.acoustic.chain import DeviceChain
 from oceansim_py.sensors.acoustic.multipath import BounceState, BounceTracer
@@ -42,8 +42,8 @@ def validate_range_and_noise(c: ConfigBase, owner: str, finite: tuple[str, ...] 
     require(c.max_range > c.min_range, owner, "max_range",
             f"must be greater than min_range ({c.min_range} m), got {c.max_range} m; raise max_range or lower "
             f"min_range")
-    require(isinstance(c.range_bins, int) and c.range_bins >= 2, owner, "range_bins",
-            f"must be an integer >= 2, got {c.range_bins!r}")
+    require(isinstance(c.range_bins, int) and 2 <= c.range_bins <= MAX_RANGE_BINS, owner, "range_bins",
+            f"must be an integer in [2, {MAX_RANGE_BINS:,}], got {c.range_bins!r}")
     require_non_negative(c.absorption, owner, "absorption", "dB/m")
     require(isinstance(c.spreading, bool), owner, "spreading", f"must be true or false, got {c.spreading!r}")
     require_non_negative(c.multiplicative_sigma, owner, "multiplicative_sigma")
@@ -222,8 +222,9 @@ class AcousticFan:
         if buf is None:
             n = batch * max(self.rays_per_pose, self.config.range_bins * self.n_channels)
             if n >= 2**31:
+                fix = "render fewer poses at once" if batch > 1 else "use fewer rays or range bins per ping"
                 raise ConfigError(f"{self.owner} render of {batch} pose(s) would index {n} rays or bins, past the "
-                                  f"2^31 limit of a launch; render fewer poses at once")
+                                  f"2^31 limit of a launch; {fix}")
             check_memory(self.memory_bytes(batch), self.device, f"{self.owner} render of {batch} pose(s) "
                          f"({self.rays_per_pose} rays each)", "use fewer rays or range bins, or render fewer poses "
                          "at once")
@@ -352,6 +353,7 @@ class FanSonar(abc.ABC):
         self._fan = AcousticFan(name, dirs, weights, self._n_channels(), self.config, device, sensor_id)
         self.device = self._fan.device
         self.sensor_id = self._fan.sensor_id
+        self._checked_batch = 0  # largest batch whose render memory passed the check (see _check)
 
     @abc.abstractmethod
     def _n_channels(self) -> int:
@@ -369,9 +371,18 @@ class FanSonar(abc.ABC):
         """The validated (B, 7) poses of a render call (:meth:`AcousticFan.check`: the scene on this sensor's
         device, (7,) or (B, 7) ``[px, py, pz, qx, qy, qz, qw]`` poses or a Trajectory, frame number of pose 0) and
         its ``out`` (None, or a result of this sensor's class and config for the same batch size:
-        :func:`~oceansim_py.sensors.batching.check_out`)."""
+        :func:`~oceansim_py.sensors.batching.check_out`). Without ``out`` the render allocates its result arrays
+        before the fan or chain allocates (and checks) its scratch, so the whole render's :meth:`memory_bytes` is
+        checked here first (a ``ConfigError`` with the estimate), once per batch size larger than any checked
+        before, like the scratch: reading the free memory (~0.1 ms) costs a fifth of a single-beam ping."""
         p = self._fan.check(scene, poses, frame_index)
-        check_out(type(self).__name__, out, self.RESULT, self.config, p.shape[0])
+        batch = p.shape[0]
+        check_out(type(self).__name__, out, self.RESULT, self.config, batch)
+        if out is None and batch > self._checked_batch:
+            check_memory(self.memory_bytes(batch), self.device, f"{type(self).__name__} render of {batch} pose(s) "
+                         f"({self._fan.rays_per_pose} rays each)",
+                         "use fewer rays, beams or range bins, or render fewer poses at once")
+            self._checked_batch = batch
         return p
 
     def _cast(self, scene: Any, p: np.ndarray, frame_index: int, series: bool = True,

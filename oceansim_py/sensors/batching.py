@@ -35,6 +35,13 @@ def check_render_call(owner: str, scene: Any, device: Any, poses: Any, frame_ind
     return p
 
 
+def check_out_type(owner: str, out: Any, result_type: type) -> None:
+    """A :class:`ConfigError` unless ``out`` is None or a ``result_type`` (a render's ``out`` argument)."""
+    if out is not None and not isinstance(out, result_type):
+        raise ConfigError(f"{owner}.render: out must be a {result_type.__name__} returned by an earlier render, got "
+                          f"{type(out).__name__}")
+
+
 def check_out(owner: str, out: Any, result_type: type, config: Any, batch: int) -> None:
     """A render's ``out`` argument: None (new result arrays), or a result of ``result_type`` that a render of the
     same sensor config (``config``, compared by value) and the same batch size returned, whose arrays the render
@@ -42,9 +49,7 @@ def check_out(owner: str, out: Any, result_type: type, config: Any, batch: int) 
     runs."""
     if out is None:
         return
-    if not isinstance(out, result_type):
-        raise ConfigError(f"{owner}.render: out must be a {result_type.__name__} returned by an earlier render, got "
-                          f"{type(out).__name__}")
+    check_out_type(owner, out, result_type)
     if out.config != config or out.batch_size != batch:
         raise ConfigError(f"{owner}.render: out holds {out.batch_size} pose(s) from "
                           f"{'this' if out.config == config else 'another'} config; pass a result of this sensor's "

@@ -70,7 +70,7 @@ from oceansim_py.kernels import camera as k
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors import lens
 from oceansim_py.sensors.backend_field import RaycastBackendField
-from oceansim_py.sensors.batching import PoseUploads, check_render_call
+from oceansim_py.sensors.batching import PoseUploads, check_out_type, check_render_call
 from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
 from oceansim_py.sensors.water import WaterType
@@ -770,6 +770,7 @@ class UnderwaterCamera:
         c = self.config
         p = check_render_call("UnderwaterCamera", scene, self.device, poses, frame_index, what="camera")
         batch = p.shape[0]
+        check_out_type("UnderwaterCamera", out, CameraResult)
         sub = 1
         if exposure_poses is not None:
             e = np.asarray(exposure_poses, dtype=np.float64)

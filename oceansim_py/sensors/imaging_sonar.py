@@ -26,10 +26,10 @@ from oceansim_py.io.config import ConfigBase, require, require_finite, require_n
 from oceansim_py.kernels import acoustic_chain as kc
 from oceansim_py.kernels import imaging_sonar as k
 from oceansim_py.kernels import multipath as km
-from oceansim_py.limits import MAX_FAN_WIDTH, check_config_memory
+from oceansim_py.limits import MAX_FAN_WIDTH, MAX_RANGE_BINS, check_config_memory
 from oceansim_py.runtime import check_memory, launch_1d, resolve_device
 from oceansim_py.sensors.backend_field import RaycastBackendField
-from oceansim_py.sensors.batching import PoseUploads, check_render_call
+from oceansim_py.sensors.batching import PoseUploads, check_out_type, check_render_call
 from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
 from oceansim_py.sensors.acoustic.beam_pattern import LineArray
@@ -183,6 +183,8 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBackendF
         for name in ("n_beams", "range_bins", "rays_per_beam", "elevation_rays"):
             v = getattr(self, name)
             require(isinstance(v, int) and v >= 1, _OWNER, name, f"must be an integer >= 1, got {v!r}")
+        require(self.range_bins <= MAX_RANGE_BINS, _OWNER, "range_bins",
+                f"must be at most {MAX_RANGE_BINS:,}, got {self.range_bins:,}")
         require_non_negative(self.absorption, _OWNER, "absorption", "dB/m")
         require_non_negative(self.multiplicative_sigma, _OWNER, "multiplicative_sigma")
         require_non_negative(self.additive_sigma, _OWNER, "additive_sigma")
@@ -525,8 +527,10 @@ class ImagingSonar:
         if buf is None:
             n = batch * max(self.config.rays_per_pose, self.config.range_bins * self.config.n_beams)
             if n >= 2**31:
+                fix = ("render fewer poses at once" if batch > 1
+                       else "lower rays_per_beam, elevation_rays, n_beams or range_bins")
                 raise ConfigError(f"imaging sonar render of {batch} pose(s) would index {n} rays or bins, past "
-                                  f"the 2^31 limit of a launch; render fewer poses at once")
+                                  f"the 2^31 limit of a launch; {fix}")
             check_memory(self.memory_bytes(batch), self.device, f"imaging sonar render of {batch} pose(s) "
                          f"({self.config.rays_per_pose} rays each)",
                          "lower rays_per_beam, elevation_rays, n_beams or range_bins, or render fewer poses at once")
@@ -546,6 +550,7 @@ class ImagingSonar:
         """
         c = self.config
         p = check_render_call("ImagingSonar", scene, self.device, poses, frame_index)
+        check_out_type("ImagingSonar", out, ImagingSonarResult)
         batch = p.shape[0]
         if self._chain is not None:
             return self._render_device(scene, p, int(frame_index), out)

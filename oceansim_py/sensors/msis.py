@@ -43,7 +43,8 @@ from oceansim_py.errors import ConfigError
 from oceansim_py.io import images
 from oceansim_py.io.config import require, require_finite, require_seed, require_zero
 from oceansim_py.poses import as_poses, compose_poses
-from oceansim_py.runtime import resolve_device
+from oceansim_py.limits import MAX_RANGE_BINS, check_config_memory
+from oceansim_py.runtime import check_memory, resolve_device
 from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, DeviceChain, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.display import COLORMAPS, apply_colormap, db_window_to_uint8
@@ -145,8 +146,8 @@ class MsisConfig(DeviceChainFields, RangeBinnedConfig):
         require(self.min_range >= 0.0, _OWNER, "min_range", f"must be >= 0 m, got {self.min_range}")
         require(self.max_range > self.min_range, _OWNER, "max_range",
                 f"must be greater than min_range ({self.min_range} m), got {self.max_range} m")
-        require(isinstance(self.range_bins, int) and self.range_bins >= 2, _OWNER, "range_bins",
-                f"must be an integer >= 2, got {self.range_bins!r}")
+        require(isinstance(self.range_bins, int) and 2 <= self.range_bins <= MAX_RANGE_BINS, _OWNER, "range_bins",
+                f"must be an integer in [2, {MAX_RANGE_BINS:,}], got {self.range_bins!r}")
         require(self.absorption >= 0.0, _OWNER, "absorption", f"must be >= 0 dB/m, got {self.absorption}")
         require(self.normalisation in ("none", "global"), _OWNER, "normalisation",
                 f"must be one of ['none', 'global'], got {self.normalisation!r}")
@@ -403,6 +404,8 @@ class Msis:
         self.device = resolve_device(device)
         self.sensor_id = int(sensor_id)
         c = self.config
+        check_config_memory(c, 0, self.device, "Msis")
+        self._checked_batch = 0  # largest batch whose render memory passed the check (see render)
         self._chain = DeviceChain(c.device_settings(c.absorption, c.normalisation, c.seed), c.table_fan(),
                                   self.device, self.sensor_id, c.raycast_backend)
 
@@ -422,6 +425,12 @@ class Msis:
         angles = c.head_angles(steps)
         beam = head_poses(p, angles).astype(np.float32)
         shape = (p.shape[0], c.range_bins, 1)
+        # the result arrays come before the chain's scratch (which the chain checks): check the whole render first,
+        # once per batch size larger than any checked before (reading the free memory costs ~0.1 ms)
+        if p.shape[0] > self._checked_batch:
+            check_memory(self.memory_bytes(p.shape[0]), self.device, f"Msis render of {p.shape[0]} step(s)",
+                         "use fewer range bins or rays, or render fewer steps at once")
+            self._checked_batch = p.shape[0]
         arrays = [wp.empty(shape, dtype=d, device=self.device) for d in (wp.float32, wp.float32, wp.int32, wp.int32)]
         self._chain.render(scene, beam, first, *arrays)
         flat = [a.numpy().reshape(p.shape[0], c.range_bins) for a in arrays]

@@ -56,7 +56,7 @@ from oceansim_py.sensors.acoustic.multipath import BounceState, BounceTracer
 from oceansim_py.sensors.acoustic.presets import MULTIBEAM_DEVICE_PRESETS
 from oceansim_py.sensors.acoustic_fan import require_count
 from oceansim_py.sensors.backend_field import RaycastBackendField
-from oceansim_py.sensors.batching import PoseUploads, check_render_call
+from oceansim_py.sensors.batching import PoseUploads, check_out_type, check_render_call
 from oceansim_py.sensors.rays import RayBuffers
 from oceansim_py.sensors.scratch import ScratchCache
 
@@ -661,6 +661,7 @@ class MultibeamSonar:
             raise ConfigError(f"MultibeamSonar.render: method must be 'time' with model 'device' (the spectral "
                               f"method is the peer model's reference), got {method!r}")
         p = check_render_call("MultibeamSonar", scene, self.device, poses, frame_index)
+        check_out_type("MultibeamSonar", out, MultibeamResult)
         batch = p.shape[0]
         buf = self._buffers_for(batch, method)
         shape = (batch, c.n_samples, c.n_beams)

@@ -393,8 +393,9 @@ class DeviceChain:
             lay = self.layout
             n = batch * max(lay.rays_per_pose, lay.n_range * lay.n_channels)
             if n >= 2**31:
+                fix = "render fewer poses at once" if batch > 1 else "use fewer rays, range bins or beams per ping"
                 raise ConfigError(f"device-chain render of {batch} pose(s) would index {n} rays or bins, past the "
-                                  f"2^31 limit of a launch; render fewer poses at once")
+                                  f"2^31 limit of a launch; {fix}")
             check_memory(self.memory_bytes(batch), self.device, f"device-chain render of {batch} pose(s) "
                          f"({lay.rays_per_pose} rays, {lay.n_range} x {lay.n_channels} bins each)",
                          "use fewer rays, range bins or beams, or render fewer poses at once")
