@@ -448,3 +448,46 @@ def test_camera_info_carries_the_lens_distortion():
     del meta["distortion_coefficients"]
     info = dict((topic, msg) for topic, _, msg in factory.camera("cam", meta, sample))["/cam/camera_info"]
     assert np.allclose(info.d, 0.0)
+
+
+def test_navigation_covariances_from_the_configured_noise(exported, dataset):
+    # The rig's presets: IMU consumer_mems, barometer bar30 (20 Pa), GPS standalone (2.1 m horizontal, 3.5 m
+    # vertical per axis), DVL dvl_30deg. Hand values: gyro variance (sigma deg/s * pi / 180)^2 on the diagonal,
+    # accel sigma^2; pressure 20^2 = 400 Pa^2; fix diag(2.1^2, 2.1^2, 3.5^2) = (4.41, 4.41, 12.25) m^2, type
+    # DIAGONAL_KNOWN (2); DVL: four beams 30 deg off the vertical, each sigma_b: the least-squares velocity has
+    # variance sigma_b^2 (D^T D)^-1 = sigma_b^2 diag(1 / (4 sin^2 30 / 2), same, 1 / (4 cos^2 30)) for a "+"/"x"
+    # Janus layout (D^T D = diag(2 sin^2, 2 sin^2, 4 cos^2)): sigma_b^2 (2, 2, 1/3); its beams' range and velocity
+    # covariances sigma^2.
+    _, messages = exported
+    reader = load_dataset(dataset)
+    cfg = {name: reader.sensors[name]["config"] for name in ("imu", "baro", "gps", "dvl")}
+    for _, msg in by_topic(messages, "/imu/data"):
+        g = math.radians(cfg["imu"]["gyro_noise_sigma"]) ** 2
+        a = cfg["imu"]["accel_noise_sigma"] ** 2
+        assert np.allclose(msg.angular_velocity_covariance, [g, 0, 0, 0, g, 0, 0, 0, g], rtol=1e-12)
+        assert np.allclose(msg.linear_acceleration_covariance, [a, 0, 0, 0, a, 0, 0, 0, a], rtol=1e-12)
+        assert msg.orientation_covariance[0] == -1
+    for _, msg in by_topic(messages, "/baro/pressure"):
+        assert msg.variance == pytest.approx(400.0)
+    fixes = 0
+    for (_, msg), s in zip(by_topic(messages, "/gps/fix"), reader.samples("gps")):
+        if bool(product(s, "fix")):
+            fixes += 1
+            assert np.allclose(msg.position_covariance, [4.41, 0, 0, 0, 4.41, 0, 0, 0, 12.25])
+            assert msg.position_covariance_type == 2
+        else:
+            assert msg.position_covariance_type == 0
+    assert fixes > 0
+    var = cfg["dvl"]["velocity_sigma"] ** 2
+    solved = 0
+    for (_, msg), s in zip(by_topic(messages, "/dvl/dvl"), reader.samples("dvl")):
+        valid = np.isfinite(product(s, "beam_range"))
+        assert np.allclose(msg.beam_velocity_covar, np.where(valid, var, -1.0))
+        assert np.allclose(msg.range_covar, np.where(valid, cfg["dvl"]["range_sigma"] ** 2, -1.0))
+        if valid.all():
+            solved += 1
+            cov = np.asarray(msg.velocity_covar).reshape(3, 3)
+            assert np.allclose(cov, np.diag([2.0, 2.0, 1.0 / 3.0]) * var, atol=1e-12 * var + 1e-15)
+        elif valid.sum() < 3:
+            assert np.all(np.asarray(msg.velocity_covar) == -1.0)
+    assert solved > 0

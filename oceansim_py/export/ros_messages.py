@@ -48,7 +48,15 @@ Mapping (sensor type: topic -> message):
 * dvl with water-track products: also ``dvl_water`` -> marine_acoustic_msgs/Dvl with velocity_mode
   DVL_MODE_WATER (2) of ``water_velocity``.
 
-Covariances are unknown (0 / type UNKNOWN, or -1 where the message says so).
+Covariances come from the sensor's configured white noise when its ``noise`` is on (:func:`noise_variances`): the
+Imu's angular velocity and linear acceleration (diagonal gyro_noise_sigma^2 in rad^2/s^2, accel_noise_sigma^2),
+FluidPressure's variance (noise_sigma^2, Pa^2), NavSatFix's position (diagonal horizontal_sigma^2,
+horizontal_sigma^2, vertical_sigma^2 in east, north, up; COVARIANCE_TYPE_DIAGONAL_KNOWN) for a fix, MagneticField's
+(diagonal, T^2), and the Dvl's: each valid beam's range_covar (range_sigma^2) and beam_velocity_covar
+(velocity_sigma^2, water_velocity_sigma^2 for water track), and velocity_covar sigma^2 (D^T D)^-1 of the
+least-squares solve over the valid beams' unit vectors D, in the message's frame. The white noise alone: the IMU's
+bias and its random walk are not in it. Otherwise (noise off, no fix, a beam or solve without data) they are unknown
+(0 / type UNKNOWN, or -1 where the message says so).
 """
 
 from __future__ import annotations
@@ -123,6 +131,42 @@ def polar_ping_info(kind: str, cfg: dict[str, Any], bearings: np.ndarray) -> tup
     rx = receive_beamwidths(bearings, width, steering) if device and width > 0 else \
         math.radians(cfg["horizontal_fov"]) / cfg["n_beams"]
     return freq, c, rx, math.radians(cfg["vertical_fov"])
+
+
+def noise_variances(meta: dict[str, Any], *names: str) -> list[float] | None:
+    """The squares of the config fields ``names`` of a sensor's manifest entry ``meta`` when its ``noise`` is on
+    (its configured white noise, each a 1-sigma per sample), else ``None`` (unknown)."""
+    cfg = meta.get("config") or {}
+    if not cfg.get("noise", True) or any(cfg.get(n) is None for n in names):
+        return None
+    return [float(cfg[n]) ** 2 for n in names]
+
+
+def diagonal_covariance(variances: list[float] | np.ndarray) -> np.ndarray:
+    """A row-major 3 x 3 covariance (9,) with ``variances`` on its diagonal."""
+    cov = np.zeros(9)
+    cov[[0, 4, 8]] = variances
+    return cov
+
+
+def beam_solve_covariance(directions: np.ndarray, valid: np.ndarray, variance: float | None,
+                          rotation: np.ndarray) -> np.ndarray:
+    """The (9,) covariance of a DVL's least-squares velocity over its ``valid`` beams (unit vectors ``directions``,
+    (n, 3), sensor frame) with independent beam noise of ``variance`` (m^2/s^2): variance (D^T D)^-1, rotated into
+    the message's frame by ``rotation`` (R C R^T); -1 everywhere when the variance is unknown or fewer than 3
+    beams are valid (no solve)."""
+    d = np.asarray(directions, dtype=np.float64)[np.asarray(valid, dtype=bool)]
+    if variance is None or d.shape[0] < 3:
+        return np.full(9, -1.0)
+    cov = variance * np.linalg.inv(d.T @ d)
+    return (rotation @ cov @ rotation.T).reshape(9)
+
+
+def beam_covariances(valid: np.ndarray | None, variance: float | None) -> np.ndarray:
+    """(4,) float32 per-beam covariances: ``variance`` for a valid beam, -1 (unknown) otherwise."""
+    if valid is None or variance is None:
+        return np.full(4, -1.0, dtype=np.float32)
+    return np.where(np.asarray(valid, dtype=bool).reshape(4), variance, -1.0).astype(np.float32)
 
 
 class RosMessageFactory:
@@ -336,9 +380,15 @@ class RosMessageFactory:
             beam_ok = np.isfinite(beam_range)
         n_good = int(np.count_nonzero(beam_ok)) if beam_ok is not None else (3 if np.all(np.isfinite(v)) else 0)
         alt = product(sample, "altitude")
+        directions = np.asarray(meta["beam_directions_sensor_frame"], dtype=np.float64)[:4]
+        (velocity_var,) = noise_variances(meta, "velocity_sigma") or (None,)
+        (range_var,) = noise_variances(meta, "range_sigma") or (None,)
+        solved = beam_ok is not None and bool(np.all(np.isfinite(v)))
         msg = self.new(
             msgtype("Dvl"), header=self.header(sample["time"], sensor_frame(name, "dvl")), velocity_mode=1, dvl_type=0,
-            velocity=self.vector3(v), velocity_covar=np.full(9, -1.0),
+            velocity=self.vector3(v),
+            velocity_covar=(beam_solve_covariance(directions, np.asarray(beam_ok).reshape(4), velocity_var,
+                                                  DVL_IN_FLU.T) if solved else np.full(9, -1.0)),
             altitude=float(np.nan if alt is None else np.asarray(alt).reshape(-1)[0]),
             course_gnd=math.atan2(v[1], v[0]), speed_gnd=math.hypot(v[0], v[1]), num_good_beams=n_good,
             sound_speed=float(meta["config"]["sound_speed"]),
@@ -346,18 +396,23 @@ class RosMessageFactory:
             beam_unit_vec=[self.vector3(DVL_IN_FLU.T @ d)
                            for d in np.asarray(meta["beam_directions_sensor_frame"], dtype=np.float64)[:4]],
             range=np.full(4, np.nan) if beam_range is None else beam_range.astype(np.float64).reshape(4),
-            range_covar=np.full(4, -1.0, dtype=np.float32), beam_quality=np.zeros(4, dtype=np.float32),
+            range_covar=beam_covariances(beam_ok if beam_range is not None else None, range_var),
+            beam_quality=np.zeros(4, dtype=np.float32),
             beam_velocity=(np.full(4, np.nan, dtype=np.float32) if beam_vel is None
                            else beam_vel.astype(np.float32).reshape(4)),
-            beam_velocity_covar=np.full(4, -1.0, dtype=np.float32))
+            beam_velocity_covar=beam_covariances(beam_ok if beam_vel is not None else None, velocity_var))
         out: list[Message] = [(f"/{name}/dvl", msgtype("Dvl"), msg)]
         water = product(sample, "water_velocity")
         if water is not None:
             w = DVL_IN_FLU.T @ water.astype(np.float64).reshape(3)
             wbeams = product(sample, "water_beam_velocity")
+            (water_var,) = noise_variances(meta, "water_velocity_sigma") or (None,)
+            water_ok = None if wbeams is None else np.isfinite(wbeams.astype(np.float64).reshape(4))
             out.append((f"/{name}/dvl_water", msgtype("Dvl"), self.new(
                 msgtype("Dvl"), header=msg.header, velocity_mode=2, dvl_type=0, velocity=self.vector3(w),
-                velocity_covar=np.full(9, -1.0), altitude=msg.altitude, course_gnd=math.atan2(w[1], w[0]),
+                velocity_covar=(beam_solve_covariance(directions, water_ok, water_var, DVL_IN_FLU.T)
+                                if water_ok is not None and bool(np.all(np.isfinite(w))) else np.full(9, -1.0)),
+                altitude=msg.altitude, course_gnd=math.atan2(w[1], w[0]),
                 speed_gnd=math.hypot(w[0], w[1]),
                 num_good_beams=int(np.count_nonzero(np.isfinite(wbeams))) if wbeams is not None else 0,
                 sound_speed=msg.sound_speed, beam_ranges_valid=False, beam_velocities_valid=wbeams is not None,
@@ -365,26 +420,27 @@ class RosMessageFactory:
                 beam_quality=msg.beam_quality,
                 beam_velocity=(np.full(4, np.nan, dtype=np.float32) if wbeams is None
                                else wbeams.astype(np.float32).reshape(4)),
-                beam_velocity_covar=msg.beam_velocity_covar)))
+                beam_velocity_covar=beam_covariances(water_ok, water_var))))
         return out
 
     def imu(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
         acc = self.need(sample, "accel", name).reshape(3)
         gyro = self.need(sample, "gyro", name).reshape(3)
-        cov = np.zeros(9)
-        unknown = cov.copy()
+        unknown = np.zeros(9)
         unknown[0] = -1.0
+        gyro_var, accel_var = noise_variances(meta, "gyro_noise_sigma", "accel_noise_sigma") or (0.0, 0.0)
         msg = self.new("sensor_msgs/msg/Imu", header=self.header(sample["time"], sensor_frame(name)),
                        orientation=self.new("geometry_msgs/msg/Quaternion", x=0.0, y=0.0, z=0.0, w=1.0),
                        orientation_covariance=unknown, angular_velocity=self.vector3(gyro),
-                       angular_velocity_covariance=cov, linear_acceleration=self.vector3(acc),
-                       linear_acceleration_covariance=cov)
+                       angular_velocity_covariance=diagonal_covariance([gyro_var * (math.pi / 180.0) ** 2] * 3),
+                       linear_acceleration=self.vector3(acc),
+                       linear_acceleration_covariance=diagonal_covariance([accel_var] * 3))
         return [(f"/{name}/data", "sensor_msgs/msg/Imu", msg)]
 
     def barometer(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
         p = float(self.need(sample, "pressure", name).reshape(-1)[0])
         msg = self.new("sensor_msgs/msg/FluidPressure", header=self.header(sample["time"], sensor_frame(name)),
-                       fluid_pressure=p, variance=0.0)
+                       fluid_pressure=p, variance=(noise_variances(meta, "noise_sigma") or [0.0])[0])
         return [(f"/{name}/pressure", "sensor_msgs/msg/FluidPressure", msg)]
 
     def gps(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
@@ -393,9 +449,11 @@ class RosMessageFactory:
         has_fix = bool(np.all(np.isfinite(pos))) if fix is None else bool(np.asarray(fix).reshape(-1)[0])
         lat, lon, alt = local_to_geodetic(pos, self.gps_datum) if has_fix else (math.nan,) * 3
         status = self.new("sensor_msgs/msg/NavSatStatus", status=0 if has_fix else -1, service=1)
+        known = noise_variances(meta, "horizontal_sigma", "vertical_sigma") if has_fix else None
         msg = self.new("sensor_msgs/msg/NavSatFix", header=self.header(sample["time"], sensor_frame(name)),
-                       status=status, latitude=lat, longitude=lon, altitude=alt, position_covariance=np.zeros(9),
-                       position_covariance_type=0)
+                       status=status, latitude=lat, longitude=lon, altitude=alt,
+                       position_covariance=diagonal_covariance([known[0], known[0], known[1]] if known else [0.0] * 3),
+                       position_covariance_type=2 if known else 0)
         return [(f"/{name}/fix", "sensor_msgs/msg/NavSatFix", msg)]
 
     def pose(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
@@ -410,7 +468,9 @@ class RosMessageFactory:
     def magnetometer(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
         field_t = self.need(sample, "field", name).astype(np.float64).reshape(3) * 1e-6      # uT -> T
         msg = self.new("sensor_msgs/msg/MagneticField", header=self.header(sample["time"], sensor_frame(name)),
-                       magnetic_field=self.vector3(field_t), magnetic_field_covariance=np.zeros(9))
+                       magnetic_field=self.vector3(field_t),
+                       magnetic_field_covariance=diagonal_covariance(
+                           [v * 1e-12 for v in noise_variances(meta, "noise_sigma") or [0.0]] * 3))
         return [(f"/{name}/field", "sensor_msgs/msg/MagneticField", msg)]
 
     def usbl(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
