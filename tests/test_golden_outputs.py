@@ -166,8 +166,11 @@ GENERATE_HASHES: dict[str, str] = {
 #: pressure before gain; `db`: after the TVG and gain): with the former texts the manifest hashes to that previous
 #: value, and no data file changed. Every acoustic config gained post_tvg_noise_level (issue 11, the receiver's
 #: noise after the TVG; default null): without that key the manifest hashes to the previous
-#: 02af8111c7e1dce01a01e408a2d6e4be09d51233c59fc98125b52c7ba114afa6, and no data file changed.
-MANIFEST_HASH = "caba4369d62042565820a604e4e2650529a774d364b97477229353c9a9d79c38"
+#: 02af8111c7e1dce01a01e408a2d6e4be09d51233c59fc98125b52c7ba114afa6, and no data file changed. The side-scan,
+#: profiling and single-beam configs gained display_floor (the device presets' 8-bit window; default null): without
+#: those three keys the manifest hashes to the previous
+#: caba4369d62042565820a604e4e2650529a774d364b97477229353c9a9d79c38, and no data file changed.
+MANIFEST_HASH = "a0ff137fb842b9369e9e269676807e6e01deadf76ac8c9dcb7ceb99cd9ee9de3"
 
 #: ``oceansim-py render TARGET`` arguments (tank scene, fixed pose, tiny sizes) -> file -> SHA-256
 RENDERS: dict[str, list[str]] = {

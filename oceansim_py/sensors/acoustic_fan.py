@@ -54,6 +54,15 @@ def validate_range_and_noise(c: ConfigBase, owner: str, finite: tuple[str, ...] 
             f"must be an integer in [0, 2^31), got {c.seed!r}")
     require_positive(c.gain, owner, "gain")
     require_positive(c.gamma, owner, "gamma")
+    if c.display_floor is not None:
+        require_finite(c.display_floor, owner, "display_floor")
+
+
+def db_display_reference(c: ConfigBase) -> float | None:
+    """Intensity a fan sonar's dB display shows white (its ``images.to_uint8`` reference): the window
+    [display_floor, display_floor + db_range] dB in the image's units, so 10^((display_floor + db_range) / 10);
+    ``None`` where ``display_floor`` is ``None`` (the window's top is then each image's maximum)."""
+    return None if c.display_floor is None else 10.0 ** ((c.display_floor + c.db_range) / 10.0)
 
 
 def require_count(c: ConfigBase, owner: str, name: str, minimum: int = 1) -> None:

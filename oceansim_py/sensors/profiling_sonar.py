@@ -33,8 +33,8 @@ from oceansim_py.runtime import launch_1d
 from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.presets import PROFILING_DEVICE_PRESETS
-from oceansim_py.sensors.acoustic_fan import (FanSeries, FanSonar, RangeBinnedConfig, require_count, torch_tensors,
-                                              validate_range_and_noise)
+from oceansim_py.sensors.acoustic_fan import (FanSeries, FanSonar, RangeBinnedConfig, db_display_reference,
+                                              require_count, torch_tensors, validate_range_and_noise)
 
 _OWNER = "ProfilingSonarConfig"
 
@@ -63,6 +63,9 @@ class ProfilingSonarConfig(DeviceChainFields, RangeBinnedConfig):
             the soundings only and skips the image's n_range x n_beams bins per ping.
         gain, gamma: 8-bit image mapping clip(255 gain z^gamma) when normalisation is "global"; a
             "none" image is shown in dB over db_range.
+        display_floor: level shown black in the "db" display (dB in the image's units: re 1 uPa^2 after TVG and
+            gain with ``model = "device"``); the window is [display_floor, display_floor + db_range]. ``None``: the
+            window's top is the image's maximum (the device presets set it: their post-TVG noise shows as grain).
     """
 
     swath_width: float = 120.0
@@ -83,6 +86,7 @@ class ProfilingSonarConfig(DeviceChainFields, RangeBinnedConfig):
     seed: int = 0
     image: bool = True
     db_range: float = 50.0
+    display_floor: float | None = None
     gain: float = 1.0
     gamma: float = 1.0
 
@@ -273,7 +277,8 @@ class ProfilingResult:
         v = self.image.numpy()
         if c.normalisation == "global":
             return images.to_uint8(v, gain=c.gain, gamma=c.gamma)
-        return np.stack([images.to_uint8(f, mode="db", db_range=c.db_range) for f in v])
+        return np.stack([images.to_uint8(f, mode="db", db_range=c.db_range, reference=db_display_reference(c))
+                         for f in v])
 
     def save_png(self, path: str | Path, frame: int = 0) -> Path:
         """Write ping ``frame``'s range x beam image (row 0 nearest, column 0 most port) as an 8-bit PNG."""

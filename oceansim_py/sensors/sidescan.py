@@ -29,8 +29,8 @@ from oceansim_py.runtime import launch_1d
 from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.presets import SIDESCAN_DEVICE_PRESETS
-from oceansim_py.sensors.acoustic_fan import (FanSeries, FanSonar, RangeBinnedConfig, require_count, torch_tensors,
-                                              validate_range_and_noise)
+from oceansim_py.sensors.acoustic_fan import (FanSeries, FanSonar, RangeBinnedConfig, db_display_reference,
+                                              require_count, torch_tensors, validate_range_and_noise)
 
 _OWNER = "SidescanSonarConfig"
 
@@ -60,8 +60,11 @@ class SidescanSonarConfig(DeviceChainFields, RangeBinnedConfig):
         multiplicative_sigma, additive_sigma: speckle z = I (1 + w_m) + w_a, w_m ~ N(0, sigma_m),
             w_a ~ Rayleigh(sigma_a) (docs/PHYSICS.md §1).
         seed: noise seed; draws keyed by (seed, frame index, sensor id, stream, bin).
-        display: waterfall PNG mapping: "db" (10 log10 relative to the image maximum over db_range dB) or
-            "linear" (clip(255 gain z^gamma)).
+        display: waterfall PNG mapping: "db" (10 log10 over db_range dB under the image maximum, or from
+            display_floor) or "linear" (clip(255 gain z^gamma)).
+        display_floor: level shown black in the "db" display (dB in the image's units: re 1 uPa^2 after TVG and
+            gain with ``model = "device"``); the window is [display_floor, display_floor + db_range]. ``None``: the
+            window's top is the image's maximum (the device presets set it: their post-TVG noise shows as grain).
     """
 
     along_track_beamwidth: float = 0.25
@@ -81,6 +84,7 @@ class SidescanSonarConfig(DeviceChainFields, RangeBinnedConfig):
     seed: int = 0
     display: Literal["db", "linear"] = "db"
     db_range: float = 50.0
+    display_floor: float | None = None
     gain: float = 1.0
     gamma: float = 1.0
 
@@ -255,7 +259,7 @@ class SidescanResult:
         """(B, 2 n_range) uint8 waterfall with the config's display mapping."""
         c = self.config
         return images.to_uint8(self.waterfall(ground), gain=c.gain, gamma=c.gamma, mode=c.display,
-                               db_range=c.db_range)
+                               db_range=c.db_range, reference=db_display_reference(c))
 
     def save_png(self, path: str | Path, ground: bool = False) -> Path:
         """Write the waterfall (rows = pings, first ping at the top; port on the left) as an 8-bit PNG."""

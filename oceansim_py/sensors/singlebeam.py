@@ -28,8 +28,8 @@ from oceansim_py.io.config import require, require_non_negative, require_zero
 from oceansim_py.sensors.acoustic.chain import DEVICE_CLEAN_UNIT, DEVICE_INTENSITY_UNIT, TableFan
 from oceansim_py.sensors.acoustic.device_config import DeviceChainFields
 from oceansim_py.sensors.acoustic.presets import SINGLEBEAM_DEVICE_PRESETS
-from oceansim_py.sensors.acoustic_fan import (FanSeries, FanSonar, RangeBinnedConfig, require_count, torch_tensors,
-                                              validate_range_and_noise)
+from oceansim_py.sensors.acoustic_fan import (FanSeries, FanSonar, RangeBinnedConfig, db_display_reference,
+                                              require_count, torch_tensors, validate_range_and_noise)
 
 _OWNER = "SinglebeamSonarConfig"
 
@@ -50,6 +50,9 @@ class SinglebeamSonarConfig(DeviceChainFields, RangeBinnedConfig):
         multiplicative_sigma, additive_sigma: speckle z = I (1 + w_m) + w_a (docs/PHYSICS.md §1).
         seed: noise seed; draws keyed by (seed, frame index, sensor id, stream, bin).
         db_range, gain, gamma: 8-bit display (dB over db_range when normalisation is "none", else linear).
+        display_floor: level shown black in the "db" display (dB in the image's units: re 1 uPa^2 after TVG and
+            gain with ``model = "device"``); the window is [display_floor, display_floor + db_range]. ``None``: the
+            window's top is the image's maximum (the device presets set it: their post-TVG noise shows as grain).
     """
 
     opening_angle: float = 30.0
@@ -66,6 +69,7 @@ class SinglebeamSonarConfig(DeviceChainFields, RangeBinnedConfig):
     additive_sigma: float = 0.0
     seed: int = 0
     db_range: float = 50.0
+    display_floor: float | None = None
     gain: float = 1.0
     gamma: float = 1.0
 
@@ -192,7 +196,7 @@ class SinglebeamResult:
         v = self.intensity.numpy()
         if c.normalisation == "global":
             return images.to_uint8(v, gain=c.gain, gamma=c.gamma)
-        return images.to_uint8(v, mode="db", db_range=c.db_range)
+        return images.to_uint8(v, mode="db", db_range=c.db_range, reference=db_display_reference(c))
 
     def save_png(self, path: str | Path) -> Path:
         """Write the echogram (rows = pings, first at the top; columns = range, nearest left) as an 8-bit PNG."""

@@ -174,6 +174,8 @@ _COMMON: Sources = {
                       "over the noise, sits high in the window; a viewer's range control)"),
     "display_floor": ("derived: post_tvg_noise_level - 27 dB, so noise shows as grain and at most 0.2 % of its "
                       "pixels are black (display_window)"),
+    "db_range": ("derived: from the display floor to noise_level + 100 dB, as the imaging presets' dynamic_range (a "
+                 "viewer's range control)"),
     "elevation_pattern": "estimate: uniform vertical aperture with the vertical beam width (taper unpublished)",
     "elevation_span": "simulation: rays over 3 x the vertical beam width, so its first side lobes see geometry",
 }
@@ -522,6 +524,15 @@ IMAGING_SONAR_DEVICE_PRESETS["oculus_m750d"] = (
 FIELD_SOURCES["imaging_sonar"]["oculus_m750d"] = FIELD_SOURCES["imaging_sonar"]["oculus_m750d_750khz"]
 
 
+def _fan_display(noise: float) -> dict[str, float]:
+    """``display_floor`` and ``db_range`` of a side-scan, profiling or single-beam device preset: the imaging presets'
+    window (:func:`display_window`), black 27 dB under the post-TVG noise (noise_level + 3 dB), white at noise_level +
+    100 dB. Their former window, 50 dB under each image's maximum, put the post-TVG noise 80 dB under the white of a
+    floor 10 m below: the whole water column was exactly 0 (side-scan, profiling and single-beam alike)."""
+    floor, span = display_window(post_tvg_noise_level(noise), noise + 100.0)
+    return {"display_floor": floor, "db_range": span}
+
+
 def _sidescan(frequency: float, along_track_beamwidth: float, vertical_beamwidth: float, depression: float,
               resolution: float, max_range: float, range_bins: int, across_track_rays: int,
               src: Sources) -> tuple[dict[str, Any], Sources]:
@@ -536,14 +547,13 @@ def _sidescan(frequency: float, along_track_beamwidth: float, vertical_beamwidth
         absorption_model="francois_garrison", temperature=10.0, salinity=35.0, depth=10.0, ph=8.0, psf_extent=PSF_EXTENT,
         noise_level=noise, post_tvg_noise_level=post_tvg_noise_level(noise),
         volume_scattering=-80.0, tvg="30log", normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0,
-        display="db", db_range=50.0,
+        display="db", **_fan_display(noise),
     )
     sources = {**_COMMON, **_resolution_sources(src.pop("resolution")), "source_level": level_source,
                "min_range": "estimate: 0.5 m, inside the towfish's blanking",
                "along_track_rays": "simulation: rays across the horizontal beam",
                "across_track_rays": "simulation: rays over the vertical fan",
-               "beam_pattern": "estimate: gaussian vertical pattern (the fan's shape is unpublished)",
-               "db_range": "estimate: 50 dB display window", **src}
+               "beam_pattern": "estimate: gaussian vertical pattern (the fan's shape is unpublished)", **src}
     return values, sources
 
 
@@ -586,8 +596,8 @@ SINGLEBEAM_DEVICE_PRESETS: PresetTable = _register("singlebeam", {
              sound_speed=SOUND_SPEED, absorption_model="francois_garrison", temperature=10.0, salinity=35.0,
              depth=10.0, ph=8.0, psf_extent=PSF_EXTENT,
              noise_level=_PA500_NOISE, post_tvg_noise_level=post_tvg_noise_level(_PA500_NOISE),
-             volume_scattering=-80.0,
-             tvg="30log", normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0, range_noise=0.0),
+             volume_scattering=-80.0, tvg="30log", normalisation="none", multiplicative_sigma=0.0,
+             additive_sigma=0.0, range_noise=0.0, **_fan_display(_PA500_NOISE)),
         {**_COMMON, **_resolution_sources("estimate: 2 cm, a 27 us CW pulse (c tau / 2) for a 50 m altimeter"),
          "source_level": _PA500_LEVEL[1], "frequency": f"{_PA500}: 500 kHz",
          "opening_angle": f"{_PA500}: 6 deg conical beam", "min_range": f"{_PA500}: 0.1 m",
@@ -614,7 +624,7 @@ def _swath(frequency: float, swath_width: float, along_track_beamwidth: float, n
         salinity=35.0, depth=10.0, ph=8.0, psf_extent=PSF_EXTENT,
         noise_level=noise, post_tvg_noise_level=post_tvg_noise_level(noise),
         volume_scattering=-80.0, tvg="30log", normalisation="none", multiplicative_sigma=0.0, additive_sigma=0.0,
-        range_noise=0.0, angle_noise=0.0, image=True,
+        range_noise=0.0, angle_noise=0.0, image=True, **_fan_display(noise),
     )
     sources = {**_COMMON, **_resolution_sources(src.pop("resolution")), "source_level": level_source,
                "min_range": "estimate: 0.5 m, inside the transducer's near-field blanking",
