@@ -169,3 +169,32 @@ def test_a_preset_image_has_almost_no_black_pixels_and_a_grey_shadow(floor_with_
     assert np.median(shadow) >= 255.0 * (27.0 - 1.6) / cfg.dynamic_range - 8.0
     lit = u[np.ix_((ranges > 5.5) & (ranges < 6.5), np.abs(np.degrees(bearings)) > 4.0)]
     assert np.median(lit) > np.median(shadow) + 20
+
+
+def test_post_tvg_noise_that_would_overflow_float32_is_refused_naming_the_field():
+    # float32's largest value is 3.4e38 = 385.3 dB. A post-TVG noise of 400 dB (1e40, inside the old 420 dB ceiling)
+    # filled every sample of the image with inf. The ceiling is now 300 dB (SL's 260 dB ceiling + 40 dB, above any
+    # echo after a TVG), 85 dB under float32's: the exponential tail (+13.5 dB at a 2^-32 draw) and a megapixel
+    # frame's sum for AGC / normalisation (+60 dB) still fit.
+    for bad in (301.0, 400.0, 420.0):
+        with pytest.raises(ConfigError, match="post_tvg_noise_level"):
+            ImagingSonarConfig(model="device", post_tvg_noise_level=bad)
+    # At the ceiling, with AGC or global normalisation, every sample is finite.
+    for extra in ({"agc_level": 0.0}, {"normalisation": "global"}, {}):
+        cfg = ImagingSonarConfig(**{**BARE, "noise_level": 60.0, "post_tvg_noise_level": 300.0, **extra},
+                                 horizontal_fov=30.0, vertical_fov=10.0, n_beams=64, rays_per_beam=1,
+                                 elevation_rays=2, min_range=1.0, max_range=11.0, range_bins=64)
+        img = ImagingSonar(cfg, device="cpu").render(empty_water(), pitched(0.0)).numpy()["intensity"][0]
+        assert np.isfinite(img).all() and img.max() > 0
+    # Referred to the input the noise is 10^(N_post / 10) / G(r): 300 dB under a 40 log r TVG less 100 dB at the
+    # first row (r = 0.1 + 0.05 = 0.15 m: 40 log10(0.15) - 100 = -133 dB, so 10^(300 / 10) / G = 10^43.3 = 2e43 re
+    # 1 uPa^2, past float32) is refused at construction, naming the field, not rendered as inf.
+    cfg = ImagingSonarConfig(**{**BARE, "post_tvg_noise_level": 300.0, "tvg": "40log", "tvg_gain": -100.0},
+                             horizontal_fov=30.0, vertical_fov=10.0, n_beams=16, rays_per_beam=1, elevation_rays=2,
+                             min_range=0.1, max_range=10.1, range_bins=100)
+    with pytest.raises(ConfigError, match="post_tvg_noise_level"):
+        ImagingSonar(cfg, device="cpu")
+    mb = MultibeamSonarConfig(model="device", post_tvg_noise_level=300.0, tvg="40log", tvg_gain=-100.0,
+                              n_beams=16, max_range=20.0)
+    with pytest.raises(ConfigError, match="post_tvg_noise_level"):
+        MultibeamSonar(mb, device="cpu")

@@ -722,15 +722,30 @@ def _host_key(seed: int, frame: int, sensor: int, stream: int) -> int:
     return h >> 1
 
 
+#: Largest receiver noise per sample referred to the input (re 1 uPa^2) :func:`row_noise_intensity` accepts: float32's
+#: largest value (3.4e38) over 340, so that the receiver's intensity draws (up to ln 2^32 = 22 times the variance) and
+#: the echoes added to them stay finite before the gain.
+MAX_ROW_NOISE_INTENSITY = 1e36
+
+
 def row_noise_intensity(gain: np.ndarray, noise_level_db: float | None,
                         post_tvg_noise_db: float | None) -> np.ndarray:
     """Per range row, the receiver noise referred to the input (re 1 uPa^2 per sample, float32): the input noise
     10^(NL / 10) plus the post-TVG noise 10^(N_post / 10) / G(r) (``gain``: G(r) per row, linear on intensity),
     a ``None`` level contributing nothing. Both are complex Gaussian, so their sum is one complex Gaussian of that
-    variance: after the gain, intensity |s + n|^2 G(r) holds NL + G(r) and N_post as a device's output does."""
+    variance: after the gain, intensity |s + n|^2 G(r) holds NL + G(r) and N_post as a device's output does.
+    Raises ConfigError (naming ``post_tvg_noise_level``) where a row's value passes
+    :data:`MAX_ROW_NOISE_INTENSITY`: a gain so low that the post-TVG noise referred to the input would overflow."""
     noise = np.full(np.shape(gain), 10.0 ** (noise_level_db / 10.0) if noise_level_db is not None else 0.0)
     if post_tvg_noise_db is not None:
-        noise = noise + 10.0 ** (post_tvg_noise_db / 10.0) / np.asarray(gain, dtype=np.float64)
+        with np.errstate(over="ignore", divide="ignore"):
+            noise = noise + 10.0 ** (post_tvg_noise_db / 10.0) / np.asarray(gain, dtype=np.float64)
+            lowest_gain_db = 10.0 * np.log10(np.min(gain))
+        if not np.max(noise, initial=0.0) <= MAX_ROW_NOISE_INTENSITY:
+            raise ConfigError(f"post_tvg_noise_level: {post_tvg_noise_db} dB over the lowest TVG and fixed gain "
+                              f"G(r) = {lowest_gain_db:.1f} dB is a receiver noise past "
+                              f"{10.0 * math.log10(MAX_ROW_NOISE_INTENSITY):.0f} dB re 1 uPa^2 referred to the "
+                              f"input, where float32 overflows; lower it, or raise tvg_gain or min_range")
     return noise.astype(np.float32)
 
 
