@@ -652,19 +652,22 @@ SCATTERER_TABLE_SEED = 20261128
 
 
 def scatterer_phasor_table(bits: int) -> np.ndarray:
-    """(2^bits, 2) float32 complex amplitudes z_n = a_n exp(i 2 pi n / 2^bits) of the footprint pieces' scatterers
-    (the binning's ``phasors``): the phase of entry n is that of the phase code n (kernels/acoustic_chain.py
-    ``echo_phase``), and its amplitude a_n a Rayleigh one, sqrt of the unit exponential's mid-quantile
-    -ln(1 - (m + 1/2) / 2^bits) with m = pi(n), pi a fixed random permutation (:data:`SCATTERER_TABLE_SEED`), scaled
-    so that the table's mean |z|^2 is 1. A piece stands for a patch of many scatterers, so its amplitude is that of a
-    circular complex Gaussian: any number of pieces in a cell sums to exponential intensity (scintillation index 1;
-    unit phasors gave 1 - 1/N for N pieces: 0.3-0.6 at one or two rays per beam), and the expected intensity (the
-    clean image, the sums of the pieces' intensities) is unchanged."""
+    """(2 * 2^bits, 2) float32: the binning's ``phasors``, the footprint pieces' scatterers a_m exp(i 2 pi n / 2^bits).
+    Rows 0 .. 2^bits - 1 hold the unit phasors exp(i 2 pi n / 2^bits) of the phase codes n (kernels/acoustic_chain.py
+    ``echo_phase``, ``echo_phasor``); row 2^bits + m holds (a_m, 0), a Rayleigh amplitude: the square root of the
+    unit exponential's mid-quantile -ln(1 - (k + 1/2) / 2^bits) with k = pi(m), pi a fixed random permutation
+    (:data:`SCATTERER_TABLE_SEED`), scaled so that the mean a^2 is 1 (``piece_amplitude``: m is the scatterer bits of
+    the echo's code, fixed to the surface patch, so that a sub-wavelength move of the sensor turns the phase and
+    keeps the amplitude). A piece stands for a patch of many scatterers, so its amplitude is that of a circular
+    complex Gaussian: any number of pieces in a cell sums to exponential intensity (scintillation index 1; unit
+    phasors gave 1 - 1/N for N pieces: 0.3-0.6 at one or two rays per beam), and the expected intensity (the clean
+    image, the sums of the pieces' intensities) is unchanged."""
     n = 2**bits
     quantiles = -np.log1p(-(np.arange(n, dtype=np.float64) + 0.5) / n)
     amplitude = np.sqrt(quantiles[np.random.default_rng(SCATTERER_TABLE_SEED).permutation(n)] / quantiles.mean())
     angles = 2.0 * np.pi * np.arange(n) / n
-    return np.stack([amplitude * np.cos(angles), amplitude * np.sin(angles)], 1).astype(np.float32)
+    unit = np.stack([np.cos(angles), np.sin(angles)], 1)
+    return np.concatenate([unit, np.stack([amplitude, np.zeros(n)], 1)]).astype(np.float32)
 
 
 def exponential_table(bits: int) -> np.ndarray:
