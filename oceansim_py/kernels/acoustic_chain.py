@@ -1250,7 +1250,8 @@ _BIN_ECHOES = r"""
 """
 for _name, _value in (("@PHASOR_MASK@", (1 << int(PHASOR_BITS)) - 1), ("@PHASOR_SHIFT@", 32 - int(PHASOR_BITS)),
                       ("@PIECE_MASK@", (1 << (2 * int(PHASOR_BITS))) - 1), ("@PHASOR_BITS@", int(PHASOR_BITS)),
-                      ("@PHASOR_N@", 1 << int(PHASOR_BITS)), ("@ECHOES@", BIN_ECHOES), ("@WIDE@", BIN_WIDE), ("@LANES@", BIN_LANES), ("@FIRST@", BIN_FIRST)):
+                      ("@PHASOR_N@", 1 << int(PHASOR_BITS)), ("@ECHOES@", BIN_ECHOES), ("@WIDE@", BIN_WIDE),
+                      ("@LANES@", BIN_LANES), ("@FIRST@", BIN_FIRST)):
     _BIN_ECHOES = _BIN_ECHOES.replace(_name, str(_value))
 
 
