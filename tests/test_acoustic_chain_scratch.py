@@ -16,7 +16,8 @@ from oceansim_py.kernels import acoustic_chain as kc
 from oceansim_py.kernels.random import pcg_hash
 from oceansim_py.runtime import set_cpu_threads
 from oceansim_py.runtime import CHUNKS_PER_THREAD, chunk_bounds
-from oceansim_py.sensors.acoustic.chain import exponential_table, receiver_chunk, receiver_tables, row_order
+from oceansim_py.sensors.acoustic.chain import (exponential_table, receiver_chunk, receiver_tables, row_order,
+                                               scatterer_phasor_table)
 from oceansim_py.sensors.imaging_sonar import ImagingSonar, ImagingSonarConfig
 
 
@@ -285,7 +286,8 @@ def _helper_binning(intensity: wp.array(dtype=wp.float32), rng: wp.array(dtype=w
                 w = kc.footprint_weight(rr, kk, inv, min_range, dr)
                 if w > 0.0:
                     piece = intensity[i] * w
-                    field[0, j, kk] = field[0, j, kk] + wp.sqrt(piece) * kc.piece_phasor(rr, c, kk, own, phasors)
+                    amplitude = wp.sqrt(piece) * kc.piece_amplitude(rr, c, kk, phasors)
+                    field[0, j, kk] = field[0, j, kk] + amplitude * kc.piece_phasor(rr, c, kk, own, phasors)
                     power[0, j, kk] = power[0, j, kk] + piece
                     lo = wp.min(lo, kk)
                     hi = wp.max(hi, kk)
@@ -312,8 +314,7 @@ def _binned_both_ways(n_ch: int, per: int, n_range: int, max_extent_bins: float,
               wp.array(np.stack([r, extent, code], 1).astype(np.float32), dtype=wp.vec3, device="cpu"),
               wp.array(cell, device="cpu"), wp.array(rng.integers(0, 5, n).astype(np.int32), device="cpu"),
               per, min_range, dr, n_range]
-    angles = 2.0 * np.pi * np.arange(4096) / 4096
-    phasors = wp.array(np.stack([np.cos(angles), np.sin(angles)], 1).astype(np.float32), dtype=wp.vec2, device="cpu")
+    phasors = wp.array(scatterer_phasor_table(int(kc.PHASOR_BITS)), dtype=wp.vec2, device="cpu")
     results = []
     for kernel in (_native_binning, _helper_binning):
         shape = (1, n_ch, n_range)

@@ -169,3 +169,76 @@ def test_a_preset_image_has_almost_no_black_pixels_and_a_grey_shadow(floor_with_
     assert np.median(shadow) >= 255.0 * (27.0 - 1.6) / cfg.dynamic_range - 8.0
     lit = u[np.ix_((ranges > 5.5) & (ranges < 6.5), np.abs(np.degrees(bearings)) > 4.0)]
     assert np.median(lit) > np.median(shadow) + 20
+
+
+def test_post_tvg_noise_that_would_overflow_float32_is_refused_naming_the_field():
+    # float32's largest value is 3.4e38 = 385.3 dB. A post-TVG noise of 400 dB (1e40, inside the old 420 dB ceiling)
+    # filled every sample of the image with inf. The ceiling is now 300 dB (SL's 260 dB ceiling + 40 dB, above any
+    # echo after a TVG), 85 dB under float32's: the exponential tail (+13.5 dB at a 2^-32 draw) and a megapixel
+    # frame's sum for AGC / normalisation (+60 dB) still fit.
+    for bad in (301.0, 400.0, 420.0):
+        with pytest.raises(ConfigError, match="post_tvg_noise_level"):
+            ImagingSonarConfig(model="device", post_tvg_noise_level=bad)
+    # At the ceiling, with AGC or global normalisation, every sample is finite.
+    for extra in ({"agc_level": 0.0}, {"normalisation": "global"}, {}):
+        cfg = ImagingSonarConfig(**{**BARE, "noise_level": 60.0, "post_tvg_noise_level": 300.0, **extra},
+                                 horizontal_fov=30.0, vertical_fov=10.0, n_beams=64, rays_per_beam=1,
+                                 elevation_rays=2, min_range=1.0, max_range=11.0, range_bins=64)
+        img = ImagingSonar(cfg, device="cpu").render(empty_water(), pitched(0.0)).numpy()["intensity"][0]
+        assert np.isfinite(img).all() and img.max() > 0
+    # Referred to the input the noise is 10^(N_post / 10) / G(r): 300 dB under a 40 log r TVG less 100 dB at the
+    # first row (r = 0.1 + 0.05 = 0.15 m: 40 log10(0.15) - 100 = -133 dB, so 10^(300 / 10) / G = 10^43.3 = 2e43 re
+    # 1 uPa^2, past float32) is refused at construction, naming the field, not rendered as inf.
+    cfg = ImagingSonarConfig(**{**BARE, "post_tvg_noise_level": 300.0, "tvg": "40log", "tvg_gain": -100.0},
+                             horizontal_fov=30.0, vertical_fov=10.0, n_beams=16, rays_per_beam=1, elevation_rays=2,
+                             min_range=0.1, max_range=10.1, range_bins=100)
+    with pytest.raises(ConfigError, match="post_tvg_noise_level"):
+        ImagingSonar(cfg, device="cpu")
+    mb = MultibeamSonarConfig(model="device", post_tvg_noise_level=300.0, tvg="40log", tvg_gain=-100.0,
+                              n_beams=16, max_range=20.0)
+    with pytest.raises(ConfigError, match="post_tvg_noise_level"):
+        MultibeamSonar(mb, device="cpu")
+
+
+def _fan_sensor(kind: str, **chain):
+    """A fan sensor in empty water with the receiver settings ``chain``; its (B, n_range, n_channels) image key."""
+    from oceansim_py import (ProfilingSonar, ProfilingSonarConfig, SidescanSonar, SidescanSonarConfig,
+                             SinglebeamSonar, SinglebeamSonarConfig)
+    from oceansim_py.sensors.msis import Msis, MsisConfig
+
+    window = dict(min_range=1.0, max_range=41.0, range_bins=200)
+    if kind == "sidescan":
+        cfg = SidescanSonarConfig(**chain, **window, along_track_beamwidth=0.25, vertical_beamwidth=85.0,
+                                  depression=47.5, along_track_rays=1, across_track_rays=16)
+        return SidescanSonar(cfg, device="cpu"), "intensity", cfg.ranges()
+    if kind == "profiling":
+        cfg = ProfilingSonarConfig(**chain, **window, swath_width=90.0, along_track_beamwidth=1.0, n_beams=16,
+                                   across_rays_per_beam=1, along_track_rays=1)
+        return ProfilingSonar(cfg, device="cpu"), "image", cfg.ranges()
+    if kind == "singlebeam":
+        cfg = SinglebeamSonarConfig(**chain, **window)
+        return SinglebeamSonar(cfg, device="cpu"), "intensity", cfg.ranges()
+    cfg = MsisConfig(**chain, **window, frequency=750e3, horizontal_beamwidth=2.0, vertical_beamwidth=10.0,
+                     horizontal_rays=3, vertical_rays=4, step_angle=9.0)
+    return Msis(cfg, device="cpu"), "intensity", cfg.ranges()
+
+
+@pytest.mark.parametrize("kind", ["sidescan", "profiling", "singlebeam", "msis"])
+@pytest.mark.parametrize("tvg, tvg_gain, bounces", [("30log", 0.0, 0), ("none", 20.0, 1)])
+def test_every_fan_sensor_holds_the_post_tvg_noise_in_empty_water(kind, tvg, tvg_gain, bounces):
+    # Empty water, NL = 60 dB (1e6), N_post = 100 dB (1e10), no absorption, 40 poses in one batch: each sample's
+    # intensity is exponential of mean 1e6 G(r) + 1e10, G(r) = r^3 (30 log r) or 10^(20 / 10) = 100 (no TVG, 20 dB
+    # fixed gain; then the post-TVG noise is 1e10 / 100 = 1e8 re 1 uPa^2 referred to the input, 100 times the input
+    # noise). Over >= 8000 samples the mean of intensity / expectation is 1 within 4 standard errors, and so is each
+    # half of the range window (1-21 m, where N_post dominates under 30 log r up to 21.5 m, and 21-41 m).
+    chain = dict(model="device", source_level=SL, noise_level=60.0, post_tvg_noise_level=100.0,
+                 volume_scattering=None, tvg=tvg, tvg_gain=tvg_gain, absorption=0.0, normalisation="none",
+                 bandwidth=0.0, beam_width=0.0, multipath_bounces=bounces)
+    sensor, key, ranges = _fan_sensor(kind, **chain)
+    out = np.asarray(sensor.render(empty_water(), np.tile(LEVEL, (40, 1))).numpy()[key], dtype=np.float64)
+    r = np.asarray(ranges, dtype=np.float64)
+    gain = r**3 if tvg == "30log" else np.full_like(r, 100.0)
+    x = out.reshape(40, r.size, -1) / (1e6 * gain + 1e10)[None, :, None]
+    assert x.size >= 8000
+    for part in (x, x[:, :100], x[:, 100:]):
+        assert part.mean() == pytest.approx(1.0, abs=4.0 / math.sqrt(part.size))

@@ -276,10 +276,14 @@ def test_render_msis_cli_writes_polar_and_cartesian(tmp_path: Path):
     assert Image.open(out / "msis_polar.png").size == (200, 40)
     assert Image.open(out / "msis_cartesian.png").size == (512, 512)
     # strongest echoes: step 0 (ahead) the tank's cylinder, radius 0.2 m on an axis 4 m ahead, at 3.8 m; step 10
-    # (90 deg, starboard) the side wall 3.5 m away; step 20 (astern) the back wall 1.5 m away
+    # (90 deg, starboard) the side wall 3.5 m away; step 20 (astern) the back wall 1.5 m away. Each echo spreads
+    # over a few bins (the wall at 90 deg: 3.5 .. 3.5 / cos(12.5 deg) = 3.58 m, bins 75.9-78.2) of exponential
+    # speckle, so the strongest single bin is anywhere on it (16 seeds: bins 74-78); the 5-bin sum's peak is the
+    # echo's (75-77 at 16 of 16 seeds, the bin of the nearest range + 1 or 2).
     dr = (8.0 - 0.75) / 200
     for step, d in ((0, 3.8), (10, 3.5), (20, 1.5)):
-        assert abs(int(polar[step].argmax()) - math.floor((d - 0.75) / dr)) <= 2, step
+        peak = int(np.convolve(polar[step], np.ones(5), "same").argmax())
+        assert abs(peak - math.floor((d - 0.75) / dr)) <= 2, step
 
 
 @pytest.mark.parametrize("fmt", ["rosbag2", "mcap"])

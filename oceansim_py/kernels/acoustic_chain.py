@@ -119,8 +119,8 @@ def echo_phase(distance: float, wavelength: float, point: wp.vec3, grid: float, 
 
 @wp.func
 def echo_phasor(code: float, phasors: wp.array(dtype=wp.vec2)) -> wp.vec2:
-    """The phasor of an :func:`echo_phase` code: ``phasors``[c], of phase 2 pi c / 2^PHASOR_BITS (the binning's table
-    holds complex Gaussian scatterers a_n exp(i 2 pi n / 2^PHASOR_BITS), chain.scatterer_phasor_table)."""
+    """exp(i phase) of an :func:`echo_phase` code: ``phasors``[c] (the table of exp(i 2 pi n / 2^PHASOR_BITS), the
+    first half of the binning's chain.scatterer_phasor_table)."""
     return phasors[int(code) & ((1 << PHASOR_BITS) - 1)]
 
 
@@ -658,14 +658,31 @@ def footprint_weight(rr: wp.vec3, kk: int, inv_extent: float, min_range: float, 
 
 
 @wp.func
+def piece_amplitude(rr: wp.vec3, cell: int, kk: int, phasors: wp.array(dtype=wp.vec2)) -> float:
+    """Rayleigh amplitude a (mean a^2 = 1) of an echo's footprint piece in range bin ``kk``: ``phasors``[2^PHASOR_BITS
+    + m][0] (the second half of chain.scatterer_phasor_table), m in the echo's own bin ``cell`` the 12 scatterer bits
+    s of its phase code rr[2] (:func:`echo_phase`: fixed to the surface patch, so the amplitude stays while the
+    carrier phase moves with the range), elsewhere the low 12 bits of the hash :func:`piece_phasor` takes the phase
+    from (other scatterers)."""
+    m = (int(rr[2]) >> PHASOR_BITS) & ((1 << PHASOR_BITS) - 1)
+    if kk != cell:
+        hh = pcg_hash(wp.uint32(m) ^ wp.uint32(kk) * wp.uint32(-1640531527))
+        m = int(hh & wp.uint32((1 << PHASOR_BITS) - 1))
+    return phasors[(1 << PHASOR_BITS) + m][0]
+
+
+@wp.func
 def piece_phasor(rr: wp.vec3, cell: int, kk: int, own: wp.vec2, phasors: wp.array(dtype=wp.vec2)) -> wp.vec2:
     """Phasor of an echo's footprint piece in range bin ``kk``: ``own`` = exp(i phase) in the echo's own bin
-    ``cell``, elsewhere ``phasors``[hash of the phase code rr[2] (:func:`echo_phase`) and the bin] (other
-    scatterers, other phases)."""
+    ``cell``; elsewhere ``phasors``[(c + h) mod 2^PHASOR_BITS], c the phase of the code rr[2] (:func:`echo_phase`)
+    and h the top bits of a hash of its scatterer bits s and the bin (other scatterers: a random phase fixed to the
+    surface patch, turned by the carrier phase as the own bin's)."""
     phasor = own
     if kk != cell:
-        hh = pcg_hash(wp.uint32(int(rr[2])) ^ wp.uint32(kk) * wp.uint32(-1640531527))
-        phasor = phasors[int(hh >> wp.uint32(32 - PHASOR_BITS))]
+        code = int(rr[2])
+        hh = pcg_hash(wp.uint32((code >> PHASOR_BITS) & ((1 << PHASOR_BITS) - 1))
+                      ^ wp.uint32(kk) * wp.uint32(-1640531527))
+        phasor = phasors[(code + int(hh >> wp.uint32(32 - PHASOR_BITS))) & ((1 << PHASOR_BITS) - 1)]
     return phasor
 
 
@@ -935,21 +952,27 @@ _BIN_ECHOES = r"""
         const float overlap = top - bottom;
         return overlap * inv_extent;
     };
-    // piece_phasor: the index into the phasor table of the piece in bin kk of the echo with phase code `code` and
-    // range bin `cell`: its own phase there (echo_phasor), a hash of the code and the bin elsewhere (an index is
-    // selected, not a phasor: no branch)
+    // the scatterer amplitudes a_m, the x of the table's second half (piece_amplitude)
+    const float* scatterer_amp = (const float*)(table + @PHASOR_N@);
+    // piece_phasor and piece_amplitude: the indices of the piece in bin kk of the echo with phase code `code` and
+    // range bin `cell`, n + 2^PHASOR_BITS m (n its phase, m its amplitude): in its own bin the code's low 24 bits
+    // (echo_phasor; m its scatterer bits s), elsewhere n = the code's phase plus the top PHASOR_BITS bits of a hash
+    // of s and the bin, m that hash's low PHASOR_BITS bits (indices are selected, not phasors: no branch)
     auto phasor_index = [](unsigned int code, int kk, int cell) -> unsigned int {
-        const unsigned int x = code ^ ((unsigned int)kk * 2654435769u);
+        const unsigned int x = ((code >> @PHASOR_BITS@u) & @PHASOR_MASK@u) ^ ((unsigned int)kk * 2654435769u);
         const unsigned int st = x * 747796405u + 2891336453u;
         const unsigned int wd = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
-        const unsigned int hashed = ((wd >> 22u) ^ wd) >> @PHASOR_SHIFT@u;
-        return kk == cell ? (code & @PHASOR_MASK@u) : hashed;
+        const unsigned int hh = (wd >> 22u) ^ wd;
+        const unsigned int hashed = ((code + (hh >> @PHASOR_SHIFT@u)) & @PHASOR_MASK@u)
+                                    | ((hh & @PHASOR_MASK@u) << @PHASOR_BITS@u);
+        return kk == cell ? (code & @PIECE_MASK@u) : hashed;
     };
-    // a piece of intensity `piece` and amplitude `amplitude` (its square root) in bin kk: the sums, the span and
-    // the strongest piece's label (on CPU selected by masks: the comparison depends on the data, a branch on it
-    // would be mispredicted)
+    // a piece of intensity `piece` and amplitude `amplitude` (its square root) in bin kk, phase and scatterer
+    // amplitude indices `n` (phasor_index): the sums, the span and the strongest piece's label (on CPU selected by
+    // masks: the comparison depends on the data, a branch on it would be mispredicted)
     auto add_piece = [&](int kk, float piece, float amplitude, unsigned int n, int label) {
-        const wp::vec2 add = amplitude * table[n];
+        const float scaled = amplitude * scatterer_amp[2u * (n >> @PHASOR_BITS@u)];
+        const wp::vec2 add = scaled * table[n & @PHASOR_MASK@u];
         field_col[kk] = field_col[kk] + add;
         power_col[kk] = power_col[kk] + piece;
         lo_row = kk < lo_row ? kk : lo_row;
@@ -992,19 +1015,26 @@ _BIN_ECHOES = r"""
     typedef int bin_i8 __attribute__((vector_size(32)));
     typedef int bin_i4 __attribute__((vector_size(16)));
     typedef long long bin_q4 __attribute__((vector_size(32)));
+    typedef unsigned int bin_u8_w __attribute__((vector_size(32)));
     const bin_q4 all_lanes = (bin_q4)(bin_i8{} == bin_i8{});
     // the pieces of lanes `live` (0 or -1 per lane) into bins s .. s + 7 (inside the column): read-modify-writes
     // of 8 bins, the operations of add_piece per lane (separate statements: no contraction), lanes not live
     // keeping their values (selected by masks)
     auto add_window = [&](int s, bin_f8 piece, bin_f8 amp, bin_i8 index, bin_i8 live, int label) {
-        // table[index] for bins s .. s + 3 and s + 4 .. s + 7: (x, y) pairs, the field's layout
-        const bin_i4 index_lo = __builtin_shufflevector(index, index, 0, 1, 2, 3);
-        const bin_i4 index_hi = __builtin_shufflevector(index, index, 4, 5, 6, 7);
+        // the scatterer amplitudes scatterer_amp[2 m] (m = index >> PHASOR_BITS) scale the amplitudes (add_piece)
+        const bin_i8 amp_index = (bin_i8)((bin_u8_w)index >> @PHASOR_BITS@u) * 2;
+        const bin_f8 scatterer = __builtin_ia32_gatherd_ps256(bin_f8{}, scatterer_amp, amp_index,
+                                                              (bin_f8)(bin_i8{} == bin_i8{}), 4);
+        const bin_f8 scaled = amp * scatterer;
+        // table[index & mask] for bins s .. s + 3 and s + 4 .. s + 7: (x, y) pairs, the field's layout
+        const bin_i8 phase = index & @PHASOR_MASK@;
+        const bin_i4 index_lo = __builtin_shufflevector(phase, phase, 0, 1, 2, 3);
+        const bin_i4 index_hi = __builtin_shufflevector(phase, phase, 4, 5, 6, 7);
         const long long* pairs = (const long long*)table;
         const bin_f8 phasor_lo = (bin_f8)__builtin_ia32_gatherd_q256(bin_q4{}, pairs, index_lo, all_lanes, 8);
         const bin_f8 phasor_hi = (bin_f8)__builtin_ia32_gatherd_q256(bin_q4{}, pairs, index_hi, all_lanes, 8);
-        const bin_f8 amp_lo = __builtin_shufflevector(amp, amp, 0, 0, 1, 1, 2, 2, 3, 3);
-        const bin_f8 amp_hi = __builtin_shufflevector(amp, amp, 4, 4, 5, 5, 6, 6, 7, 7);
+        const bin_f8 amp_lo = __builtin_shufflevector(scaled, scaled, 0, 0, 1, 1, 2, 2, 3, 3);
+        const bin_f8 amp_hi = __builtin_shufflevector(scaled, scaled, 4, 4, 5, 5, 6, 6, 7, 7);
         const bin_i8 live_lo = __builtin_shufflevector(live, live, 0, 0, 1, 1, 2, 2, 3, 3);
         const bin_i8 live_hi = __builtin_shufflevector(live, live, 4, 4, 5, 5, 6, 6, 7, 7);
         float* field_at = (float*)(field_col + s);
@@ -1138,12 +1168,14 @@ _BIN_ECHOES = r"""
                     const bin_f8 piece = value * w;
                     const bin_i8 positive = w > 0.0f;
                     const bin_f8 amp = __builtin_elementwise_sqrt((bin_f8)((bin_i8)piece & positive));
-                    const bin_u8 x = code ^ ((bin_u8)kk * 2654435769u);
+                    const bin_u8 x = ((code >> @PHASOR_BITS@u) & @PHASOR_MASK@u) ^ ((bin_u8)kk * 2654435769u);
                     const bin_u8 st = x * 747796405u + 2891336453u;
                     const bin_u8 wd = ((st >> ((st >> 28u) + 4u)) ^ st) * 277803737u;
-                    const bin_i8 hashed = (bin_i8)(((wd >> 22u) ^ wd) >> @PHASOR_SHIFT@u);
+                    const bin_u8 hh = (wd >> 22u) ^ wd;
+                    const bin_i8 hashed = (bin_i8)(((code + (hh >> @PHASOR_SHIFT@u)) & @PHASOR_MASK@u)
+                                                   | ((hh & @PHASOR_MASK@u) << @PHASOR_BITS@u));
                     const bin_i8 own = kk == cell;
-                    const bin_i8 index = ((int)(code & @PHASOR_MASK@u) & own) | (hashed & ~own);
+                    const bin_i8 index = ((int)(code & @PIECE_MASK@u) & own) | (hashed & ~own);
                     const bin_i8 live = (kk <= k1) & positive;
                     if (s + W <= n_range) {
                         const int bits = __builtin_ia32_movmskps256((bin_f8)live);
@@ -1217,7 +1249,9 @@ _BIN_ECHOES = r"""
     return wp::vec2i(lo_row, hi_row);
 """
 for _name, _value in (("@PHASOR_MASK@", (1 << int(PHASOR_BITS)) - 1), ("@PHASOR_SHIFT@", 32 - int(PHASOR_BITS)),
-                      ("@ECHOES@", BIN_ECHOES), ("@WIDE@", BIN_WIDE), ("@LANES@", BIN_LANES), ("@FIRST@", BIN_FIRST)):
+                      ("@PIECE_MASK@", (1 << (2 * int(PHASOR_BITS))) - 1), ("@PHASOR_BITS@", int(PHASOR_BITS)),
+                      ("@PHASOR_N@", 1 << int(PHASOR_BITS)), ("@ECHOES@", BIN_ECHOES), ("@WIDE@", BIN_WIDE),
+                      ("@LANES@", BIN_LANES), ("@FIRST@", BIN_FIRST)):
     _BIN_ECHOES = _BIN_ECHOES.replace(_name, str(_value))
 
 
@@ -1236,10 +1270,10 @@ def bin_stored_echoes(first: int, count: int, b: int, j: int, min_range: float, 
     range bin ``cell`` >= 0, label) is spread over the range bins :func:`footprint_bins` its footprint
     [r - extent/2, r + extent/2] overlaps, in proportion to the overlap (:func:`footprint_weight`; area sampling:
     no aliasing between the ray grid and the range bins). A piece of weight w in bin k adds I w to ``pre_power``
-    and sqrt(I w) ``phasors``[n_k] (= sqrt(I w) a exp(i phi_k)) to ``pre_field``, phi_k the echo's phase in its own bin (:func:`echo_phasor`) and a
-    random phase elsewhere (:func:`piece_phasor`; ``phasors`` is the table of 2^PHASOR_BITS scatterer phasors
-    a_n exp(i 2 pi n / 2^PHASOR_BITS), a_n Rayleigh amplitudes of mean square 1, chain.scatterer_phasor_table): the
-    footprint's scatterers in other bins are other scatterers.
+    and (sqrt(I w) a_k) exp(i phi_k) to ``pre_field``, phi_k the echo's phase in its own bin (:func:`echo_phasor`)
+    and that plus a random phase elsewhere (:func:`piece_phasor`), a_k a Rayleigh amplitude of mean square 1
+    (:func:`piece_amplitude`; ``phasors`` is chain.scatterer_phasor_table: 2^PHASOR_BITS unit phasors, then the
+    amplitudes): the footprint's scatterers in other bins are other scatterers.
     ``pre_hits``[cell] counts the echo; ``pre_labels``[k] keeps the label of the strongest piece in bin k (``peak``:
     its intensity; a label of -1 means none yet).
 

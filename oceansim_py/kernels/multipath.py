@@ -39,7 +39,8 @@ from __future__ import annotations
 import warp as wp
 
 from oceansim_py.kernels.acoustic_chain import (RayEcho, binned_extent, echo_phase, echo_phasor, fan_cell,
-                                                footprint_bins, footprint_inverse, footprint_weight, piece_phasor,
+                                                footprint_bins, footprint_inverse, footprint_weight, piece_amplitude,
+                                                piece_phasor,
                                                 scatterer_gaussian, store_echo)
 from oceansim_py.kernels.imaging_sonar import range_cell, ray_return
 from oceansim_py.kernels.multibeam import MAX_FOOTPRINT_SAMPLES, NO_DELAY, deposit_pulse, device_ray_angles
@@ -717,7 +718,8 @@ def cross_channel_bin_kernel(cross_intensity: wp.array(dtype=wp.float32), cross_
                 w = footprint_weight(rr, kk, inv_extent, min_range, range_resolution)
                 if w > 0.0:
                     piece = value * w
-                    amplitude = wp.sqrt(piece) * piece_phasor(rr, cell, kk, own, phasors)
+                    amplitude = (wp.sqrt(piece) * piece_amplitude(rr, cell, kk, phasors)) * piece_phasor(
+                        rr, cell, kk, own, phasors)
                     for row in range(wp.max(kk - half_taps, 0), wp.min(kk + half_taps, n_range - 1) + 1):
                         tap = range_taps[kk - row + half_taps]
                         field[b, row, j] = field[b, row, j] + tap * amplitude

@@ -652,19 +652,22 @@ SCATTERER_TABLE_SEED = 20261128
 
 
 def scatterer_phasor_table(bits: int) -> np.ndarray:
-    """(2^bits, 2) float32 complex amplitudes z_n = a_n exp(i 2 pi n / 2^bits) of the footprint pieces' scatterers
-    (the binning's ``phasors``): the phase of entry n is that of the phase code n (kernels/acoustic_chain.py
-    ``echo_phase``), and its amplitude a_n a Rayleigh one, sqrt of the unit exponential's mid-quantile
-    -ln(1 - (m + 1/2) / 2^bits) with m = pi(n), pi a fixed random permutation (:data:`SCATTERER_TABLE_SEED`), scaled
-    so that the table's mean |z|^2 is 1. A piece stands for a patch of many scatterers, so its amplitude is that of a
-    circular complex Gaussian: any number of pieces in a cell sums to exponential intensity (scintillation index 1;
-    unit phasors gave 1 - 1/N for N pieces: 0.3-0.6 at one or two rays per beam), and the expected intensity (the
-    clean image, the sums of the pieces' intensities) is unchanged."""
+    """(2 * 2^bits, 2) float32: the binning's ``phasors``, the footprint pieces' scatterers a_m exp(i 2 pi n / 2^bits).
+    Rows 0 .. 2^bits - 1 hold the unit phasors exp(i 2 pi n / 2^bits) of the phase codes n (kernels/acoustic_chain.py
+    ``echo_phase``, ``echo_phasor``); row 2^bits + m holds (a_m, 0), a Rayleigh amplitude: the square root of the
+    unit exponential's mid-quantile -ln(1 - (k + 1/2) / 2^bits) with k = pi(m), pi a fixed random permutation
+    (:data:`SCATTERER_TABLE_SEED`), scaled so that the mean a^2 is 1 (``piece_amplitude``: m is the scatterer bits of
+    the echo's code, fixed to the surface patch, so that a sub-wavelength move of the sensor turns the phase and
+    keeps the amplitude). A piece stands for a patch of many scatterers, so its amplitude is that of a circular
+    complex Gaussian: any number of pieces in a cell sums to exponential intensity (scintillation index 1; unit
+    phasors gave 1 - 1/N for N pieces: 0.3-0.6 at one or two rays per beam), and the expected intensity (the clean
+    image, the sums of the pieces' intensities) is unchanged."""
     n = 2**bits
     quantiles = -np.log1p(-(np.arange(n, dtype=np.float64) + 0.5) / n)
     amplitude = np.sqrt(quantiles[np.random.default_rng(SCATTERER_TABLE_SEED).permutation(n)] / quantiles.mean())
     angles = 2.0 * np.pi * np.arange(n) / n
-    return np.stack([amplitude * np.cos(angles), amplitude * np.sin(angles)], 1).astype(np.float32)
+    unit = np.stack([np.cos(angles), np.sin(angles)], 1)
+    return np.concatenate([unit, np.stack([amplitude, np.zeros(n)], 1)]).astype(np.float32)
 
 
 def exponential_table(bits: int) -> np.ndarray:
@@ -722,15 +725,30 @@ def _host_key(seed: int, frame: int, sensor: int, stream: int) -> int:
     return h >> 1
 
 
+#: Largest receiver noise per sample referred to the input (re 1 uPa^2) :func:`row_noise_intensity` accepts: float32's
+#: largest value (3.4e38) over 340, so that the receiver's intensity draws (up to ln 2^32 = 22 times the variance) and
+#: the echoes added to them stay finite before the gain.
+MAX_ROW_NOISE_INTENSITY = 1e36
+
+
 def row_noise_intensity(gain: np.ndarray, noise_level_db: float | None,
                         post_tvg_noise_db: float | None) -> np.ndarray:
     """Per range row, the receiver noise referred to the input (re 1 uPa^2 per sample, float32): the input noise
     10^(NL / 10) plus the post-TVG noise 10^(N_post / 10) / G(r) (``gain``: G(r) per row, linear on intensity),
     a ``None`` level contributing nothing. Both are complex Gaussian, so their sum is one complex Gaussian of that
-    variance: after the gain, intensity |s + n|^2 G(r) holds NL + G(r) and N_post as a device's output does."""
+    variance: after the gain, intensity |s + n|^2 G(r) holds NL + G(r) and N_post as a device's output does.
+    Raises ConfigError (naming ``post_tvg_noise_level``) where a row's value passes
+    :data:`MAX_ROW_NOISE_INTENSITY`: a gain so low that the post-TVG noise referred to the input would overflow."""
     noise = np.full(np.shape(gain), 10.0 ** (noise_level_db / 10.0) if noise_level_db is not None else 0.0)
     if post_tvg_noise_db is not None:
-        noise = noise + 10.0 ** (post_tvg_noise_db / 10.0) / np.asarray(gain, dtype=np.float64)
+        with np.errstate(over="ignore", divide="ignore"):
+            noise = noise + 10.0 ** (post_tvg_noise_db / 10.0) / np.asarray(gain, dtype=np.float64)
+            lowest_gain_db = 10.0 * np.log10(np.min(gain))
+        if not np.max(noise, initial=0.0) <= MAX_ROW_NOISE_INTENSITY:
+            raise ConfigError(f"post_tvg_noise_level: {post_tvg_noise_db} dB over the lowest TVG and fixed gain "
+                              f"G(r) = {lowest_gain_db:.1f} dB is a receiver noise past "
+                              f"{10.0 * math.log10(MAX_ROW_NOISE_INTENSITY):.0f} dB re 1 uPa^2 referred to the "
+                              f"input, where float32 overflows; lower it, or raise tvg_gain or min_range")
     return noise.astype(np.float32)
 
 

@@ -30,8 +30,10 @@ MAX_NOISE_OVER_SOURCE_DB = 0.0
 MIN_NOISE_LEVEL_DB = -100.0
 
 #: Highest post-TVG noise level accepted (dB, the image's units after TVG and gain): a source level's 260 dB
-#: ceiling plus 40 log10 of a 10 km range (160 dB), far above any echo a config can produce.
-MAX_POST_TVG_NOISE_DB = 420.0
+#: ceiling plus 40 dB, above any echo after a TVG that undoes the spreading loss, and 85 dB under float32's
+#: largest intensity (3.4e38, 385 dB), room for the exponential tail (+13.5 dB at a 2^-32 draw) and a megapixel
+#: frame's sum in AGC and normalisation (+60 dB).
+MAX_POST_TVG_NOISE_DB = 300.0
 
 
 def require_line_array_width(owner: str, name: str, width_deg: float, taper: str, sidelobe_db: float) -> None:
