@@ -438,3 +438,38 @@ def test_a_concave_obj_face_keeps_its_notch(tmp_path):
     r = _cast(scene, [[x, y, 1] for x, y in xy], [[0, 0, -1]] * 6)
     np.testing.assert_allclose(r["distance"][:4], 1.0, atol=1e-6)
     assert np.isinf(r["distance"][4:]).all()
+
+
+_L_POINTS = "1 1 0\n1 2 0\n0 2 0\n0 0 0\n2 0 0\n2 1 0\n5 0 0\n6 0 0\n6 1 0\n5 1 0\n"
+
+
+@pytest.mark.parametrize("suffix", ["ply", "off"])
+def test_a_concave_ply_or_off_face_keeps_its_notch(tmp_path, suffix):
+    # The L-hexagon of the OBJ test started at the corner (1, 2) (points 1..5, 0), then a convex quad at x in [5, 6]:
+    # trimesh fans every PLY / OFF polygon, so the L covered its notch. Rays down from z = 1 hit the L at (0.5, 0.5),
+    # (1.5, 0.5), (0.5, 1.5) and the quad at (5.5, 0.5), all at 1 m, and miss in the notch at (1.5, 1.5), (1.2, 1.2).
+    path = tmp_path / f"l.{suffix}"
+    if suffix == "ply":
+        path.write_text("ply\nformat ascii 1.0\nelement vertex 10\nproperty float x\nproperty float y\n"
+                        "property float z\nelement face 2\nproperty list uchar int vertex_indices\nend_header\n"
+                        + _L_POINTS + "6 1 2 3 4 5 0\n4 6 7 8 9\n")
+    else:
+        path.write_text("OFF\n# an L and a quad\n10 2 0\n" + _L_POINTS + "6 1 2 3 4 5 0\n4 6 7 8 9\n")
+    scene = load_scene(path, device="cpu")
+    xy = [(0.5, 0.5), (1.5, 0.5), (0.5, 1.5), (5.5, 0.5), (1.5, 1.5), (1.2, 1.2)]
+    r = _cast(scene, [[x, y, 1] for x, y in xy], [[0, 0, -1]] * 6)
+    np.testing.assert_allclose(r["distance"][:4], 1.0, atol=1e-6)
+    assert np.isinf(r["distance"][4:]).all()
+
+
+def test_an_off_file_mixing_a_pentagon_and_a_triangle_is_read(tmp_path):
+    # trimesh's OFF reader fails (TypeError) on polygons of more than 4 corners mixed with other sizes. Here the
+    # unit square with a roof point (0.5, 1.5) as a pentagon, and the triangle (1, 0), (3, 3), (1, 1): rays down
+    # from z = 1 hit the pentagon at (0.5, 0.5) and its roof at (0.5, 1.4), the triangle at (1.5, 1.2) (inside:
+    # right of x = 1, above y = 1.5 (x - 1) = 0.75 and below y = x), all at 1 m; (2, 0.5) misses.
+    path = tmp_path / "m.off"
+    path.write_text("OFF\n6 2 0\n0 0 0\n1 0 0\n1 1 0\n0.5 1.5 0\n0 1 0\n3 3 0\n5 0 1 2 3 4\n3 1 5 2\n")
+    scene = load_scene(path, device="cpu")
+    r = _cast(scene, [[0.5, 0.5, 1], [0.5, 1.4, 1], [1.5, 1.2, 1], [2, 0.5, 1]], [[0, 0, -1]] * 4)
+    np.testing.assert_allclose(r["distance"][:3], 1.0, atol=1e-6)
+    assert np.isinf(r["distance"][3])

@@ -6,8 +6,11 @@ specification, so .glb/.gltf default to Y; OBJ, STL, PLY and OFF have no convent
 conversion) multiplies it, e.g. ``scale=(1, 1, 2)`` doubles the height. A file holding a scene graph (glTF,
 multi-object OBJ) gives one node per geometry instance, with its world transform from the file's graph.
 
-OBJ faces of 4 or more vertices that a fan would not cover exactly (concave ones) are triangulated in their plane
-(``triangulate_polygons``) before trimesh reads the file; trimesh fans every face.
+OBJ, PLY and OFF faces of 4 or more vertices that a fan would not cover exactly (concave ones) are triangulated in
+their plane (``triangulate_polygons``): trimesh fans every face. An OBJ file is rewritten before trimesh reads it (only
+those faces); a PLY or OFF geometry holding such a face gets its polygons' triangles in file order, fanned as before
+where a fan covers the face (a PLY whose per-face texture coordinates made trimesh renumber its vertices is read as
+trimesh reads it).
 
 Textures: a geometry with texture coordinates and a diffuse image (OBJ ``map_Kd`` of its ``.mtl``; glTF
 ``baseColorTexture``, multiplied by ``baseColorFactor``) gets it as its material's texture (scene/textures.py;
@@ -59,13 +62,15 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
             if not image.is_file():
                 raise SceneError(f"{path}: material library {lib} names texture file {image} (map_Kd), which does "
                                  f"not exist; fix the .mtl or add the image")
+    suffix = path.suffix.lower()
     try:
-        polygons = _obj_polygons_triangulated(path) if path.suffix.lower() == ".obj" else None
-        if polygons is None:
-            loaded = trimesh.load(str(path), force="scene", process=False)
-        else:
+        polygons = _obj_polygons_triangulated(path) if suffix == ".obj" else None
+        loaded = _off_retriangulated(path) if suffix == ".off" else None
+        if polygons is not None:
             loaded = trimesh.load(io.BytesIO(polygons), file_type="obj", force="scene", process=False,
                                   resolver=trimesh.resolvers.FilePathResolver(str(path)))
+        elif loaded is None:
+            loaded = trimesh.load(str(path), force="scene", process=False)
     except Exception as exc:  # trimesh raises many types for unreadable files
         raise SceneError(f"{path}: not a readable mesh file ({type(exc).__name__}: {exc})") from exc
     up = (up_axis or ("Y" if path.suffix.lower() in {".glb", ".gltf"} else "Z")).upper()
@@ -92,6 +97,10 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
         if not hasattr(geom, "faces") or len(geom.faces) == 0:
             continue
         verts = np.asarray(geom.vertices, dtype=np.float64)
+        if suffix == ".ply" and verts.ndim == 2 and verts.shape[1] == 3:
+            refit = _polygons_retriangulated(verts, _ply_polygons(geom))
+            if refit is not None:
+                geom.faces = refit
         faces = np.asarray(geom.faces, dtype=np.int64)
         if verts.ndim != 2 or verts.shape[1] != 3 or faces.ndim != 2 or faces.shape[1] != 3:
             raise SceneError(f"{path}: geometry {geom_name!r} has vertices of shape {verts.shape} and faces of shape "
@@ -119,14 +128,30 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
 _OBJ_POLYGON = re.compile(rb"(?m)^[ \t]*f([ \t]+[^ \t\r\n]+){4}")
 
 
+def _fan_misfits(points: np.ndarray, counts: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The polygons ``counts`` (F,) corners each, flat corner vertex ids ``ids`` into ``points`` (V, 3), triangulated
+    in their planes (:func:`oceansim_py.scene.usd.triangulate_polygons`): (corners (T, 3) positions in ``ids``,
+    owner (T,) polygon of each triangle, refit (F,) bool: the polygons whose triangles are not the fan from their
+    first corner, i.e. that a fan would not cover exactly, such as a concave one). Polygons naming a vertex that
+    does not exist are never refit."""
+    from oceansim_py.scene.usd import triangulate_polygons
+
+    bad_corner = (ids < 0) | (ids >= points.shape[0])
+    starts = np.cumsum(counts) - counts
+    bad = np.add.reduceat(bad_corner.astype(np.int64), starts) > 0 if counts.size else np.zeros(0, dtype=bool)
+    corners = triangulate_polygons(points[np.clip(ids, 0, points.shape[0] - 1)], counts, np.arange(ids.size))
+    owner = np.searchsorted(starts, corners[:, 0], side="right") - 1
+    fan = (corners[:, 0] == starts[owner]) & (corners[:, 2] == corners[:, 1] + 1)
+    refit = (np.bincount(owner[fan], minlength=counts.size) != counts - 2) & ~bad
+    return corners, owner, refit
+
+
 def _obj_polygons_triangulated(path: Path) -> bytes | None:
     """The OBJ file's bytes with each face of 4 or more vertices that a fan from its first vertex would not cover
     exactly (a concave face: trimesh fans every face, covering its notch) replaced by the triangles of
     :func:`oceansim_py.scene.usd.triangulate_polygons` (in the face's plane), each keeping its corners' ``v/vt/vn``
     references; ``None`` when there is no such face. A face naming a vertex that does not exist is left for trimesh
     to handle."""
-    from oceansim_py.scene.usd import triangulate_polygons
-
     data = path.read_bytes()
     if not _OBJ_POLYGON.search(data):
         return None
@@ -151,12 +176,7 @@ def _obj_polygons_triangulated(path: Path) -> bytes | None:
         return None
     counts = np.array(counts)
     ids = np.where(ids > 0, ids - 1, np.repeat(defined, counts) + ids)
-    starts = np.cumsum(counts) - counts
-    bad = np.add.reduceat(((ids < 0) | (ids >= positions.shape[0])).astype(np.int64), starts) > 0
-    corners = triangulate_polygons(positions[np.clip(ids, 0, positions.shape[0] - 1)], counts, np.arange(ids.size))
-    owner = np.searchsorted(starts, corners[:, 0], side="right") - 1
-    fan = (corners[:, 0] == starts[owner]) & (corners[:, 2] == corners[:, 1] + 1)
-    refit = (np.bincount(owner[fan], minlength=counts.size) != counts - 2) & ~bad
+    corners, owner, refit = _fan_misfits(positions, counts, ids)
     if not refit.any():
         return None
     order = np.argsort(owner, kind="stable")
@@ -165,6 +185,87 @@ def _obj_polygons_triangulated(path: Path) -> bytes | None:
         tris = corners[order[bounds[j]:bounds[j + 1]]]
         lines[face_lines[j]] = b"\n".join(b"f " + b" ".join(words[c] for c in tri) for tri in tris)
     return b"\n".join(lines)
+
+
+def _polygons_retriangulated(vertices: np.ndarray, polygons: tuple[np.ndarray, np.ndarray] | None,
+                             every: bool = False) -> np.ndarray | None:
+    """(T, 3) triangles of a PLY or OFF geometry's ``polygons`` ((F,) corners per polygon, their flat vertex ids, in
+    file order) when one of them is a polygon that a fan would not cover exactly (a concave one, which trimesh fans,
+    covering its notch): every polygon in file order, fanned from its first corner unless it is such a polygon,
+    which gets :func:`oceansim_py.scene.usd.triangulate_polygons`'s triangles in its plane (``every``: whether or not
+    there is such a polygon). ``None`` (keep trimesh's faces) when there is none, when every polygon is a triangle,
+    or when a polygon has fewer than 3 corners or names a vertex that does not exist."""
+    if polygons is None or polygons[0].size == 0:
+        return None
+    counts, ids = polygons
+    if (counts <= 3).all() or counts.min() < 3 or ids.min() < 0 or ids.max() >= vertices.shape[0]:
+        return None
+    corners, owner, refit = _fan_misfits(vertices, counts, ids)
+    if not (every or refit.any()):
+        return None
+    return ids[corners[np.argsort(owner, kind="stable")]]
+
+
+def _ply_polygons(geom: object) -> tuple[np.ndarray, np.ndarray] | None:
+    """(corners per polygon, flat vertex ids) of the faces, in file order, that trimesh's PLY reader kept in
+    ``metadata['_ply_raw']``, or ``None`` when it renumbered the vertices (per-face texture coordinates) or kept
+    no faces."""
+    raw = getattr(geom, "metadata", {}).get("_ply_raw")
+    try:
+        vertex_count = int(raw["vertex"]["length"])
+        data = raw["face"]["data"]
+    except (TypeError, KeyError):
+        return None
+    if vertex_count != len(getattr(geom, "vertices", ())):
+        return None
+    if isinstance(data, dict):
+        faces = next((data[k] for k in ("vertex_indices", "vertex_index") if k in data), None)
+    elif isinstance(data, np.ndarray) and data.dtype.names:
+        name = next((k for k in data.dtype.names if k in ("vertex_indices", "vertex_index")), data.dtype.names[0])
+        faces = data[name]["f1"] if data[name].dtype.names else data[name]
+    else:
+        faces = data
+    if faces is None or len(faces) == 0:
+        return None
+    if isinstance(faces, np.ndarray) and faces.dtype != object and faces.ndim == 2:
+        return np.full(faces.shape[0], faces.shape[1], dtype=np.int64), faces.astype(np.int64).reshape(-1)
+    counts = np.fromiter((len(f) for f in faces), dtype=np.int64, count=len(faces))
+    return counts, np.concatenate([np.asarray(f, dtype=np.int64).reshape(-1) for f in faces])
+
+
+def _off_retriangulated(path: Path) -> object | None:
+    """A ``trimesh.Scene`` of an OFF file whose polygons need triangles of their own: one that a fan would not
+    cover exactly (concave), or polygons of more than 4 corners mixed with other sizes (which trimesh's reader
+    cannot read); its one geometry and node are named after the file, as trimesh names them. ``None`` otherwise, or
+    when the file cannot be read this way (trimesh then reads or reports it). Vertices and polygons are read as
+    trimesh's OFF reader reads them (comments stripped, the first 3 numbers of a vertex line)."""
+    import trimesh
+    from trimesh.util import comment_strip, decode_text
+
+    try:
+        text = comment_strip(decode_text(path.read_bytes())).strip()
+        raw = re.split("(COFF|OFF)", text, maxsplit=1)[2]
+        lines = [line.split() for line in raw.splitlines() if line.strip()]
+        vertex_count, face_count = (int(v) for v in lines[0][:2])
+        face_lines = lines[vertex_count + 1:vertex_count + face_count + 1]
+        counts = np.array([int(line[0]) for line in face_lines], dtype=np.int64)
+        if (counts <= 3).all():
+            return None
+        vertices = np.array([float(v) for line in lines[1:vertex_count + 1] for v in line[:3]]).reshape(-1, 3)
+        ids = np.array([int(w) for line, n in zip(face_lines, counts.tolist()) for w in line[1:n + 1]],
+                       dtype=np.int64)
+    except (ValueError, IndexError):
+        return None
+    if vertices.shape[0] != vertex_count or ids.size != counts.sum():
+        return None
+    every = counts.max() > 4 and counts.min() != counts.max()
+    triangles = _polygons_retriangulated(vertices, (counts, ids), every=bool(every))
+    if triangles is None:
+        return None
+    scene = trimesh.Scene()
+    scene.add_geometry(trimesh.Trimesh(vertices, triangles, process=False), geom_name=path.name,
+                       node_name=path.name)
+    return scene
 
 
 def _texture_of(geom: object, where: str, cache: dict[int, Texture]) -> tuple[Texture | None, np.ndarray | None]:
