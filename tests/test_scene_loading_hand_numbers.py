@@ -473,3 +473,67 @@ def test_an_off_file_mixing_a_pentagon_and_a_triangle_is_read(tmp_path):
     r = _cast(scene, [[0.5, 0.5, 1], [0.5, 1.4, 1], [1.5, 1.2, 1], [2, 0.5, 1]], [[0, 0, -1]] * 4)
     np.testing.assert_allclose(r["distance"][:3], 1.0, atol=1e-6)
     assert np.isinf(r["distance"][3])
+
+
+def _gltf_two_primitive_scene() -> dict:
+    """glTF (Y-up, m): mesh "two" with two primitives, the quads (x, y) in +-0.5 and x in [2, 3], y in +-0.5, both
+    z = 0; node "parent" (translation (0, -10, 0)) holds "child" (TRS: rotation 90 degrees about +x, scale 2) and
+    "mat" (column-major matrix: translation (0, 0, 5)), each placing the mesh."""
+    import base64
+
+    pos = np.array([[-.5, -.5, 0], [.5, -.5, 0], [.5, .5, 0], [-.5, .5, 0],
+                    [2, -.5, 0], [3, -.5, 0], [3, .5, 0], [2, .5, 0]], np.float32)
+    buf = pos.tobytes() + np.array([0, 1, 2, 0, 2, 3], np.uint16).tobytes()
+    quad = {"componentType": 5126, "count": 4, "type": "VEC3"}
+    s = math.sqrt(0.5)
+    return {
+        "asset": {"version": "2.0"},
+        "buffers": [{"byteLength": len(buf),
+                     "uri": "data:application/octet-stream;base64," + base64.b64encode(buf).decode()}],
+        "bufferViews": [{"buffer": 0, "byteLength": 96}, {"buffer": 0, "byteOffset": 96, "byteLength": 12}],
+        "accessors": [{"bufferView": 0, **quad, "min": [-.5, -.5, 0], "max": [.5, .5, 0]},
+                      {"bufferView": 0, "byteOffset": 48, **quad, "min": [2, -.5, 0], "max": [3, .5, 0]},
+                      {"bufferView": 1, "componentType": 5123, "count": 6, "type": "SCALAR"}],
+        "materials": [{"name": "steel"}, {"name": "rock"}],
+        "meshes": [{"name": "two", "primitives": [{"attributes": {"POSITION": 0}, "indices": 2, "material": 0},
+                                                  {"attributes": {"POSITION": 1}, "indices": 2, "material": 1}]}],
+        "nodes": [{"name": "parent", "translation": [0, -10, 0], "children": [1, 2]},
+                  {"name": "child", "mesh": 0, "rotation": [s, 0, 0, s], "scale": [2, 2, 2]},
+                  {"name": "mat", "mesh": 0, "matrix": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 5, 1]}],
+        "scenes": [{"nodes": [0]}], "scene": 0}
+
+
+def test_gltf_trs_matrix_parent_chain_and_primitives_by_hand(tmp_path):
+    # glTF -> world (Z up): (x, y, z) -> (x, -z, y). "child": a mesh point (x, y, 0) scaled (2x, 2y, 0), turned 90
+    # degrees about +x ((x, y, z) -> (x, -z, y)) to (2x, 0, 2y), moved by the parent to (2x, -10, 2y); world
+    # (2x, -2y, -10): the level plane z = -10 m, x in [-1, 1] (primitive 0) and [4, 6] (primitive 1). "mat": (x, y, 0)
+    # -> (x, y, 5) -> (x, y - 10, 5); world (x, -5, y - 10): the plane y = -5 m, x in +-0.5 and [2, 3], z in
+    # [-10.5, -9.5]. Rays down from z = 0 at x = 0, 5, 0.9 hit at 10 m, at x = 1.1 miss; rays along -y from
+    # y = 0 at (0, -10) and (2.5, -10) hit at 5 m.
+    import json
+
+    path = tmp_path / "t.gltf"
+    path.write_text(json.dumps(_gltf_two_primitive_scene()))
+    scene = load_scene(path, device="cpu")
+    r = _cast(scene, [[0, 0, 0], [5, 0, 0], [0.9, 0.9, 0], [1.1, 0, 0], [0, 0, -10], [2.5, 0, -10]],
+              [[0, 0, -1]] * 4 + [[0, -1, 0]] * 2)
+    np.testing.assert_allclose(r["distance"][[0, 1, 2, 4, 5]], [10, 10, 10, 5, 5], atol=1e-5)
+    assert np.isinf(r["distance"][3])
+
+
+def test_gltf_primitive_nodes_have_stable_paths_and_the_gltf_node_label(tmp_path):
+    # trimesh names each primitive of a several-primitive node '<node>_<6 random hex digits>', so the node paths
+    # and labels changed from one load to the next (a dataset's label map was not reproducible). Now the label is
+    # the glTF node's name and the path is the same on every load.
+    import json
+
+    import trimesh
+
+    path = tmp_path / "t.gltf"
+    path.write_text(json.dumps(_gltf_two_primitive_scene()))
+    first = load_scene(path, device="cpu")
+    trimesh.util.random.seed(12345)   # trimesh's ids come from the random module: another state, other names
+    second = load_scene(path, device="cpu")
+    paths = [n.path for n in first.mesh_nodes()]
+    assert paths == [n.path for n in second.mesh_nodes()]
+    assert sorted(n.label for n in first.mesh_nodes()) == ["child", "child", "mat", "mat"]

@@ -4,7 +4,8 @@ Mesh files carry no up axis or unit: they are taken as Z-up metres unless ``up_a
 specification, so .glb/.gltf default to Y; OBJ, STL, PLY and OFF have no convention and are assumed Z-up).
 ``meters_per_unit`` scales all axes; ``scale`` (one factor or one per world axis x, y, z, applied after the up-axis
 conversion) multiplies it, e.g. ``scale=(1, 1, 2)`` doubles the height. A file holding a scene graph (glTF,
-multi-object OBJ) gives one node per geometry instance, with its world transform from the file's graph.
+multi-object OBJ) gives one node per geometry instance, with its world transform from the file's graph; each
+primitive of a glTF node holding several is a node labelled with that glTF node's name.
 
 OBJ, PLY and OFF faces of 4 or more vertices that a fan would not cover exactly (concave ones) are triangulated in
 their plane (``triangulate_polygons``): trimesh fans every face. An OBJ file is rewritten before trimesh reads it (only
@@ -113,16 +114,31 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
         texture, uvs = _texture_of(geom, f"{path}: geometry {geom_name!r}", textures)
         if geom_name not in meshes:  # a geometry placed by several graph nodes: one mesh, instanced
             meshes[geom_name] = TriangleMesh(verts, faces, uvs)
-        node = Node(path=f"{root_path}/{sanitize_name(str(node_name))}_{i}",
+        name = _gltf_node_name(loaded.graph, str(node_name)) if suffix in (".glb", ".gltf") else str(node_name)
+        node = Node(path=f"{root_path}/{sanitize_name(name)}_{i}",
                     transform=matmul_fixed(conv, transform),
                     mesh=meshes[geom_name],
                     material=mat if texture is None else dataclasses.replace(mat, texture=texture),
-                    label=str(node_name), parent=root)
+                    label=name, parent=root)
         root.children.append(node)
         nodes.append(node)
     if len(nodes) == 1:
         raise SceneError(f"{path}: the file holds no triangle geometry")
     return nodes
+
+
+_RANDOM_PRIMITIVE_SUFFIX = re.compile(r"_[0-9a-f]{6}")
+
+
+def _gltf_node_name(graph: object, node_name: str) -> str:
+    """The glTF node's name for a trimesh graph node: trimesh places each primitive of a node holding several as a
+    child named ``<node>_<6 random hex digits>`` (other names on every load); such a child is given its parent's
+    name, so paths and labels are the same on every load."""
+    parent = graph.transforms.parents.get(node_name)
+    if isinstance(parent, str) and node_name.startswith(parent) and \
+            _RANDOM_PRIMITIVE_SUFFIX.fullmatch(node_name[len(parent):]):
+        return parent
+    return node_name
 
 
 _OBJ_POLYGON = re.compile(rb"(?m)^[ \t]*f([ \t]+[^ \t\r\n]+){4}")
