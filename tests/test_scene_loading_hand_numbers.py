@@ -537,3 +537,31 @@ def test_gltf_primitive_nodes_have_stable_paths_and_the_gltf_node_label(tmp_path
     paths = [n.path for n in first.mesh_nodes()]
     assert paths == [n.path for n in second.mesh_nodes()]
     assert sorted(n.label for n in first.mesh_nodes()) == ["child", "child", "mat", "mat"]
+
+
+@pytest.mark.parametrize("kind", ["obj", "gltf", "dae", "sdf", "usda"])
+def test_a_materials_file_that_redefines_default_reaches_geometry_without_a_material(tmp_path, kind):
+    # The loaders promise geometry without a material the table's 'default' entry; they gave the built-in one
+    # (reflectivity 0.5), ignoring a YAML 'default: {reflectivity: 0.9}'.
+    import json
+
+    table = tmp_path / "m.yaml"
+    table.write_text("materials:\n  default: {albedo: [0.1, 0.2, 0.3], reflectivity: 0.9}\n")
+    path = tmp_path / f"s.{kind}"
+    if kind == "obj":
+        path.write_text("v 0 0 0\nv 1 0 0\nv 1 1 0\nf 1 2 3\n")
+    elif kind == "gltf":
+        path.write_text(json.dumps(_gltf_two_primitive_scene()))
+    elif kind == "dae":
+        path.write_text(_L_DAE.format(order="0 1 2 3 4 5"))
+    elif kind == "sdf":
+        path.write_text("<sdf version='1.9'><world name='w'><model name='m'><link name='l'><visual name='v'>"
+                        "<geometry><box><size>1 1 1</size></box></geometry></visual></link></model></world></sdf>")
+    else:
+        stage = _stage(path)
+        _quad_x(stage, "/W/q", 1.0, 0.5, 0.5)
+        stage.GetRootLayer().Save()
+    scene = load_scene(path, device="cpu", materials=table)
+    mats = {(n.material.name, round(n.material.reflectivity, 9), tuple(np.round(n.material.albedo, 9)))
+            for n in scene.mesh_nodes()}
+    assert mats == {("default", 0.9, (0.1, 0.2, 0.3))}
