@@ -31,7 +31,7 @@ import numpy as np
 from oceansim_py.errors import SceneError
 from oceansim_py.poses import matmul_fixed
 from oceansim_py.scene.graph import Node, TriangleMesh
-from oceansim_py.scene.materials import DEFAULT_MATERIAL, MaterialTable, material_named
+from oceansim_py.scene.materials import MaterialTable, default_material, material_named
 from oceansim_py.scene.textures import Texture, obj_texture_files, texture_from_image
 
 MESH_SUFFIXES = {".obj", ".stl", ".ply", ".glb", ".gltf", ".off"}
@@ -84,7 +84,7 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
     conv = np.diag([*(meters_per_unit * axes), 1.0])
     if up == "Y":
         conv = matmul_fixed(conv, Y_UP_TO_Z_UP)
-    mat = DEFAULT_MATERIAL
+    mat = default_material(materials)
     if material is not None:
         mat = material_named(materials, material, str(path))
     textures: dict[int, Texture] = {}
