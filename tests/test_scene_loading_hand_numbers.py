@@ -565,3 +565,27 @@ def test_a_materials_file_that_redefines_default_reaches_geometry_without_a_mate
     mats = {(n.material.name, round(n.material.reflectivity, 9), tuple(np.round(n.material.albedo, 9)))
             for n in scene.mesh_nodes()}
     assert mats == {("default", 0.9, (0.1, 0.2, 0.3))}
+
+
+@pytest.mark.parametrize("endian", ["<", ">"])
+def test_a_binary_ply_with_faces_of_different_sizes_is_read(tmp_path, endian):
+    # Binary PLY (as Blender writes it) holding the L-hexagon and the quad of the PLY test, with a red/green/blue
+    # uchar colour per vertex and a flags int after each face's list. trimesh's reader refused it ('PLY is unexpected
+    # length': it takes every list to be as long as the first). Rays down from z = 1 hit at (0.5, 0.5), (1.5, 0.5),
+    # (0.5, 1.5), (5.5, 0.5) at 1 m and miss in the notch at (1.5, 1.5), (1.2, 1.2).
+    import struct
+
+    name = "little" if endian == "<" else "big"
+    head = (f"ply\nformat binary_{name}_endian 1.0\nelement vertex 10\nproperty float x\nproperty float y\n"
+            "property float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\nelement face 2\n"
+            "property list uchar int vertex_indices\nproperty int flags\nend_header\n").encode()
+    points = np.array([row.split() for row in _L_POINTS.splitlines()], dtype=float)
+    body = b"".join(struct.pack(f"{endian}3f3B", *p, 1, 2, 3) for p in points)
+    body += struct.pack(f"{endian}B6ii", 6, 1, 2, 3, 4, 5, 0, 7) + struct.pack(f"{endian}B4ii", 4, 6, 7, 8, 9, 7)
+    path = tmp_path / "l.ply"
+    path.write_bytes(head + body)
+    scene = load_scene(path, device="cpu")
+    xy = [(0.5, 0.5), (1.5, 0.5), (0.5, 1.5), (5.5, 0.5), (1.5, 1.5), (1.2, 1.2)]
+    r = _cast(scene, [[x, y, 1] for x, y in xy], [[0, 0, -1]] * 6)
+    np.testing.assert_allclose(r["distance"][:4], 1.0, atol=1e-6)
+    assert np.isinf(r["distance"][4:]).all()

@@ -11,7 +11,8 @@ OBJ, PLY and OFF faces of 4 or more vertices that a fan would not cover exactly 
 their plane (``triangulate_polygons``): trimesh fans every face. An OBJ file is rewritten before trimesh reads it (only
 those faces); a PLY or OFF geometry holding such a face gets its polygons' triangles in file order, fanned as before
 where a fan covers the face (a PLY whose per-face texture coordinates made trimesh renumber its vertices is read as
-trimesh reads it).
+trimesh reads it). A binary PLY whose faces have different corner counts, which trimesh cannot read, is read here
+(vertex positions and faces only).
 
 Textures: a geometry with texture coordinates and a diffuse image (OBJ ``map_Kd`` of its ``.mtl``; glTF
 ``baseColorTexture``, multiplied by ``baseColorFactor``) gets it as its material's texture (scene/textures.py;
@@ -73,7 +74,9 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
         elif loaded is None:
             loaded = trimesh.load(str(path), force="scene", process=False)
     except Exception as exc:  # trimesh raises many types for unreadable files
-        raise SceneError(f"{path}: not a readable mesh file ({type(exc).__name__}: {exc})") from exc
+        loaded = _ply_binary_ragged(path) if suffix == ".ply" else None
+        if loaded is None:
+            raise SceneError(f"{path}: not a readable mesh file ({type(exc).__name__}: {exc})") from exc
     up = (up_axis or ("Y" if path.suffix.lower() in {".glb", ".gltf"} else "Z")).upper()
     if up not in ("Y", "Z"):
         raise SceneError(f"{path}: up_axis must be 'Y' or 'Z', got {up_axis!r}")
@@ -247,6 +250,79 @@ def _ply_polygons(geom: object) -> tuple[np.ndarray, np.ndarray] | None:
         return np.full(faces.shape[0], faces.shape[1], dtype=np.int64), faces.astype(np.int64).reshape(-1)
     counts = np.fromiter((len(f) for f in faces), dtype=np.int64, count=len(faces))
     return counts, np.concatenate([np.asarray(f, dtype=np.int64).reshape(-1) for f in faces])
+
+
+_PLY_TYPES = {"char": "i1", "int8": "i1", "uchar": "u1", "uint8": "u1", "short": "i2", "int16": "i2",
+              "ushort": "u2", "uint16": "u2", "int": "i4", "int32": "i4", "uint": "u4", "uint32": "u4",
+              "float": "f4", "float32": "f4", "double": "f8", "float64": "f8"}
+
+
+def _ply_binary_ragged(path: Path) -> object | None:
+    """A ``trimesh.Scene`` of a binary PLY whose faces have different corner counts (trimesh's reader refuses
+    them: it takes every list to be as long as the first), named after the file as trimesh names it: the vertices'
+    x, y, z and each face's ``vertex_indices`` (or ``vertex_index``) list, triangulated by
+    :func:`_polygons_retriangulated`; other properties (colours, normals, texture coordinates) are not read.
+    ``None`` when the file is not such a PLY (an element before the faces with a list, a face with a second list,
+    a header or body that does not parse)."""
+    import trimesh
+
+    data = path.read_bytes()
+    end = data.find(b"end_header")
+    if not data.startswith(b"ply") or end < 0:
+        return None
+    body = data.index(b"\n", end) + 1
+    header = data[:end].decode("ascii", "replace").split("\n")
+    fmt = next((line.split()[1] for line in header if line.startswith("format")), "")
+    if fmt not in ("binary_little_endian", "binary_big_endian"):
+        return None
+    order = "<" if fmt == "binary_little_endian" else ">"
+    elements: list[tuple[str, int, list[list[str]]]] = []
+    try:
+        for line in header:
+            words = line.split()
+            if words[:1] == ["element"]:
+                elements.append((words[1], int(words[2]), []))
+            elif words[:1] == ["property"] and elements:
+                elements[-1][2].append(words[1:])
+        pos, vertices, counts, ids = body, None, None, None
+        for name, count, props in elements:
+            lists = [k for k, prop in enumerate(props) if prop[0] == "list"]
+            if name == "vertex" and not lists:
+                dtype = np.dtype([(prop[1], order + _PLY_TYPES[prop[0]]) for prop in props])
+                table = np.frombuffer(data, dtype, count, pos)
+                vertices = np.stack([table[c].astype(np.float64) for c in "xyz"], axis=1)
+                pos += dtype.itemsize * count
+            elif name == "face" and len(lists) == 1 and props[lists[0]][3] in ("vertex_indices", "vertex_index"):
+                k = lists[0]
+                before = sum(np.dtype(_PLY_TYPES[prop[0]]).itemsize for prop in props[:k])
+                after = sum(np.dtype(_PLY_TYPES[prop[0]]).itemsize for prop in props[k + 1:])
+                count_type = np.dtype(order + _PLY_TYPES[props[k][1]])
+                id_type = np.dtype(order + _PLY_TYPES[props[k][2]])
+                counts, starts = np.empty(count, np.int64), np.empty(count, np.int64)
+                byte = count_type == np.dtype("u1")  # the usual count type: read without numpy
+                for f in range(count):  # each face's length is only known once the previous one is read
+                    n = data[pos + before] if byte else int(np.frombuffer(data, count_type, 1, pos + before)[0])
+                    counts[f], starts[f] = n, pos + before + count_type.itemsize
+                    pos = starts[f] + n * id_type.itemsize + after
+                within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+                offsets = np.repeat(starts, counts) + within * id_type.itemsize
+                raw = np.frombuffer(data, np.uint8)[offsets[:, None] + np.arange(id_type.itemsize)]
+                ids = raw.copy().view(id_type).reshape(-1).astype(np.int64)
+            elif not lists:
+                pos += count * sum(np.dtype(_PLY_TYPES[prop[0]]).itemsize for prop in props)
+            else:
+                return None
+    except (KeyError, IndexError, ValueError, TypeError):
+        return None
+    if vertices is None or counts is None:
+        return None
+    triangles = _polygons_retriangulated(vertices, (counts, ids), every=True)
+    if triangles is None:
+        return None
+    scene = trimesh.Scene()
+    scene.add_geometry(trimesh.Trimesh(vertices, triangles, process=False), geom_name=path.name,
+                       node_name=path.name)
+    return scene
 
 
 def _off_retriangulated(path: Path) -> object | None:
