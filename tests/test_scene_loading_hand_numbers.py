@@ -551,7 +551,10 @@ def test_a_materials_file_that_redefines_default_reaches_geometry_without_a_mate
     if kind == "obj":
         path.write_text("v 0 0 0\nv 1 0 0\nv 1 1 0\nf 1 2 3\n")
     elif kind == "gltf":
-        path.write_text(json.dumps(_gltf_two_primitive_scene()))
+        gltf = _gltf_two_primitive_scene()
+        for primitive in gltf["meshes"][0]["primitives"]:
+            del primitive["material"]
+        path.write_text(json.dumps(gltf))
     elif kind == "dae":
         path.write_text(_L_DAE.format(order="0 1 2 3 4 5"))
     elif kind == "sdf":
@@ -589,3 +592,25 @@ def test_a_binary_ply_with_faces_of_different_sizes_is_read(tmp_path, endian):
     r = _cast(scene, [[x, y, 1] for x, y in xy], [[0, 0, -1]] * 6)
     np.testing.assert_allclose(r["distance"][:4], 1.0, atol=1e-6)
     assert np.isinf(r["distance"][4:]).all()
+
+
+def test_mesh_file_material_names_that_are_table_entries_are_used(tmp_path):
+    # As a USD stage's bound material and an SDF visual's material script: the glTF primitives' materials 'steel'
+    # and 'rock', and the OBJ usemtl 'Steel' (case-insensitive), are table entries; the OBJ's 'foo' is not (the table's
+    # default). A given material overrides them all.
+    import json
+
+    from oceansim_py.scene.materials import BUILTIN_MATERIALS
+
+    gltf = tmp_path / "t.gltf"
+    gltf.write_text(json.dumps(_gltf_two_primitive_scene()))
+    (tmp_path / "m.mtl").write_text("newmtl Steel\nKd 0.5 0.5 0.5\nnewmtl foo\nKd 1 0 0\n")
+    obj = tmp_path / "m.obj"
+    obj.write_text("mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nusemtl Steel\nf 1 2 3\nusemtl foo\nf 1 3 4\n")
+    for path, expected in ((gltf, ["rock", "rock", "steel", "steel"]), (obj, ["default", "steel"])):
+        nodes = load_scene(path, device="cpu").mesh_nodes()
+        assert sorted(n.material.name for n in nodes) == expected
+        for n in nodes:
+            assert n.material.reflectivity == BUILTIN_MATERIALS[n.material.name].reflectivity
+        given = load_scene(path, device="cpu", material="sand").mesh_nodes()
+        assert {n.material.name for n in given} == {"sand"}

@@ -14,6 +14,10 @@ where a fan covers the face (a PLY whose per-face texture coordinates made trime
 trimesh reads it). A binary PLY whose faces have different corner counts, which trimesh cannot read, is read here
 (vertex positions and faces only).
 
+Materials: ``material`` (a table entry) for every geometry; without it, a geometry whose file material (glTF
+material name, OBJ ``usemtl``) is named like a table entry (case-insensitive, as a USD binding's material name) gets
+that entry, any other the table's ``default``.
+
 Textures: a geometry with texture coordinates and a diffuse image (OBJ ``map_Kd`` of its ``.mtl``; glTF
 ``baseColorTexture``, multiplied by ``baseColorFactor``) gets it as its material's texture (scene/textures.py;
 the image replaces the table material's albedo for the camera, the acoustic reflectivity stays). An OBJ whose
@@ -32,7 +36,7 @@ import numpy as np
 from oceansim_py.errors import SceneError
 from oceansim_py.poses import matmul_fixed
 from oceansim_py.scene.graph import Node, TriangleMesh
-from oceansim_py.scene.materials import MaterialTable, default_material, material_named
+from oceansim_py.scene.materials import Material, MaterialTable, default_material, material_named
 from oceansim_py.scene.textures import Texture, obj_texture_files, texture_from_image
 
 MESH_SUFFIXES = {".obj", ".stl", ".ply", ".glb", ".gltf", ".off"}
@@ -52,7 +56,8 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
                    meters_per_unit: float = 1.0, material: str | None = None,
                    scale: float | tuple[float, float, float] = 1.0) -> list[Node]:
     """Nodes for every geometry in a mesh file (see module docstring). ``material`` names a table entry
-    applied to all nodes (default: the table's ``default``)."""
+    applied to all nodes; without it a geometry whose file material (glTF material, OBJ ``usemtl``) is named like
+    a table entry (case-insensitive) gets that entry, any other the table's ``default``."""
     import trimesh
 
     if not path.is_file():
@@ -121,7 +126,8 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
         node = Node(path=f"{root_path}/{sanitize_name(name)}_{i}",
                     transform=matmul_fixed(conv, transform),
                     mesh=meshes[geom_name],
-                    material=mat if texture is None else dataclasses.replace(mat, texture=texture),
+                    material=_file_material(geom, materials, mat, texture) if material is None else
+                    mat if texture is None else dataclasses.replace(mat, texture=texture),
                     label=name, parent=root)
         root.children.append(node)
         nodes.append(node)
@@ -358,6 +364,15 @@ def _off_retriangulated(path: Path) -> object | None:
     scene.add_geometry(trimesh.Trimesh(vertices, triangles, process=False), geom_name=path.name,
                        node_name=path.name)
     return scene
+
+
+def _file_material(geom: object, table: MaterialTable, default: Material, texture: Texture | None) -> Material:
+    """The material of a trimesh geometry when none is given: the table entry named by the file's material for it
+    (glTF material name, OBJ ``usemtl``; case-insensitive), else ``default``, with ``texture`` if any."""
+    name = getattr(getattr(getattr(geom, "visual", None), "material", None), "name", None)
+    found = table.get(name) if isinstance(name, str) else None
+    mat = found or default
+    return mat if texture is None else dataclasses.replace(mat, texture=texture)
 
 
 def _texture_of(geom: object, where: str, cache: dict[int, Texture]) -> tuple[Texture | None, np.ndarray | None]:
