@@ -614,3 +614,21 @@ def test_mesh_file_material_names_that_are_table_entries_are_used(tmp_path):
             assert n.material.reflectivity == BUILTIN_MATERIALS[n.material.name].reflectivity
         given = load_scene(path, device="cpu", material="sand").mesh_nodes()
         assert {n.material.name for n in given} == {"sand"}
+
+
+def test_gltf_trs_is_applied_translation_rotation_scale(tmp_path):
+    # One node: translation (0, 1, 0), rotation 90 degrees about +y, scale (3, 1, 1). T R S (x, y, 0) = T R (3x, y, 0)
+    # = T (0, y, -3x) = (0, y + 1, -3x) (glTF); world (x, -z, y) = (0, 3x, y + 1): the plane x = 0 with world y in
+    # +-1.5 (primitive 0) and [6, 9] (primitive 1), z in [0.5, 1.5]. (Scaling after the rotation would give y in
+    # +-0.5.) Rays along +x from x = -5 hit at 5 m at (y, z) = (1.4, 1.0), (8, 1.4) and miss at (1.6, 1.0), (0, 0.4).
+    import json
+
+    gltf = _gltf_two_primitive_scene()
+    s = math.sqrt(0.5)
+    gltf["nodes"] = [{"name": "n", "mesh": 0, "translation": [0, 1, 0], "rotation": [0, s, 0, s], "scale": [3, 1, 1]}]
+    path = tmp_path / "trs.gltf"
+    path.write_text(json.dumps(gltf))
+    r = _cast(load_scene(path, device="cpu"), [[-5, 1.4, 1.0], [-5, 8, 1.4], [-5, 1.6, 1.0], [-5, 0, 0.4]],
+              [[1, 0, 0]] * 4)
+    np.testing.assert_allclose(r["distance"][:2], 5.0, atol=1e-5)
+    assert np.isinf(r["distance"][2:]).all()
