@@ -72,7 +72,7 @@ def read_mesh_file(path: Path, materials: MaterialTable, up_axis: str | None = N
     suffix = path.suffix.lower()
     try:
         polygons = _obj_polygons_triangulated(path) if suffix == ".obj" else None
-        loaded = _off_retriangulated(path) if suffix == ".off" else None
+        loaded = _off_scene(path) if suffix == ".off" else None
         if polygons is not None:
             loaded = trimesh.load(io.BytesIO(polygons), file_type="obj", force="scene", process=False,
                                   resolver=trimesh.resolvers.FilePathResolver(str(path)))
@@ -331,13 +331,16 @@ def _ply_binary_ragged(path: Path) -> object | None:
     return scene
 
 
-def _off_retriangulated(path: Path) -> object | None:
-    """A ``trimesh.Scene`` of an OFF file whose polygons need triangles of their own: one that a fan would not
-    cover exactly (concave), or polygons of more than 4 corners mixed with other sizes (which trimesh's reader
-    cannot read); its one geometry and node are named after the file, as trimesh names them. ``None`` otherwise, or
-    when the file cannot be read this way (trimesh then reads or reports it). Vertices and polygons are read as
-    trimesh's OFF reader reads them (comments stripped, the first 3 numbers of a vertex line)."""
+def _off_scene(path: Path) -> object | None:
+    """A ``trimesh.Scene`` of an OFF file, read as trimesh's OFF reader reads it (comments stripped, the first 3
+    numbers of a vertex line, each face line's count and corners), its one geometry and node named after the file as
+    trimesh names them, with trimesh's triangles in trimesh's order unless a polygon needs triangles of its own: one
+    that a fan would not cover exactly (concave), or polygons of more than 4 corners mixed with other sizes (which
+    trimesh's reader cannot read), which give every polygon's triangles in file order
+    (:func:`_polygons_retriangulated`). ``None`` when the file cannot be read this way or has a face of fewer than 3
+    corners (trimesh then reads or reports it)."""
     import trimesh
+    from trimesh.geometry import triangulate_quads
     from trimesh.util import comment_strip, decode_text
 
     try:
@@ -347,19 +350,19 @@ def _off_retriangulated(path: Path) -> object | None:
         vertex_count, face_count = (int(v) for v in lines[0][:2])
         face_lines = lines[vertex_count + 1:vertex_count + face_count + 1]
         counts = np.array([int(line[0]) for line in face_lines], dtype=np.int64)
-        if (counts <= 3).all():
-            return None
         vertices = np.array([float(v) for line in lines[1:vertex_count + 1] for v in line[:3]]).reshape(-1, 3)
         ids = np.array([int(w) for line, n in zip(face_lines, counts.tolist()) for w in line[1:n + 1]],
                        dtype=np.int64)
     except (ValueError, IndexError):
         return None
-    if vertices.shape[0] != vertex_count or ids.size != counts.sum():
+    if vertices.shape[0] != vertex_count or counts.size == 0 or counts.min() < 3 or ids.size != counts.sum():
         return None
     every = counts.max() > 4 and counts.min() != counts.max()
     triangles = _polygons_retriangulated(vertices, (counts, ids), every=bool(every))
     if triangles is None:
-        return None
+        uniform = counts.min() == counts.max()
+        triangles = triangulate_quads(ids.reshape(counts.size, -1) if uniform else
+                                      np.split(ids, np.cumsum(counts)[:-1]))
     scene = trimesh.Scene()
     scene.add_geometry(trimesh.Trimesh(vertices, triangles, process=False), geom_name=path.name,
                        node_name=path.name)
