@@ -225,10 +225,10 @@ def test_threads_evaluating_one_patch_use_their_own_scratch():
 
 
 def test_jonswap_significant_height_is_four_root_m0_of_the_documented_spectrum():
-    # U10 = 10 m/s, F = 2 km: omega_p = 22 (g^2 / (U F))^(1/3) = 3.713 rad/s (Tp = 1.692 s, f_p = 3.5 (g^2 / (U F))^(1/3)
-    # Hz), alpha = 0.076 (U^2 / (F g))^0.22 = 0.02379; m0 by the trapezoid rule over 0.05..30 omega_p on 400 000
-    # points: Hs = 4 sqrt(m0) = 0.2423 m (the fetch law g Hs / U^2 = 1.6e-3 (g F / U^2)^(1/2) gives 0.2285 m: JONSWAP's
-    # two fits are 6 % apart here).
+    # U10 = 10 m/s, F = 2 km: omega_p = 22 (g^2 / (U F))^(1/3) = 3.713 rad/s (Tp = 1.692 s,
+    # f_p = 3.5 (g^2 / (U F))^(1/3) Hz), alpha = 0.076 (U^2 / (F g))^0.22 = 0.0238; m0 by the trapezoid rule over
+    # 0.05..30 omega_p on 400 000 points: Hs = 4 sqrt(m0) = 0.2423 m (the fetch law
+    # g Hs / U^2 = 1.6e-3 (g F / U^2)^(1/2) gives 0.2285 m: JONSWAP's two fits are 6 % apart here).
     c = SeaStateConfig(spectrum="jonswap", wind_speed=10.0, fetch=2000.0)
     assert 2 * math.pi / c.peak_frequency == pytest.approx(1.692, abs=1e-3)
     w = np.linspace(0.05, 30.0, 400_000) * c.peak_frequency
