@@ -438,3 +438,197 @@ def test_a_concave_obj_face_keeps_its_notch(tmp_path):
     r = _cast(scene, [[x, y, 1] for x, y in xy], [[0, 0, -1]] * 6)
     np.testing.assert_allclose(r["distance"][:4], 1.0, atol=1e-6)
     assert np.isinf(r["distance"][4:]).all()
+
+
+_L_POINTS = "1 1 0\n1 2 0\n0 2 0\n0 0 0\n2 0 0\n2 1 0\n5 0 0\n6 0 0\n6 1 0\n5 1 0\n"
+
+
+@pytest.mark.parametrize("suffix", ["ply", "off"])
+def test_a_concave_ply_or_off_face_keeps_its_notch(tmp_path, suffix):
+    # The L-hexagon of the OBJ test started at the corner (1, 2) (points 1..5, 0), then a convex quad at x in [5, 6]:
+    # trimesh fans every PLY / OFF polygon, so the L covered its notch. Rays down from z = 1 hit the L at (0.5, 0.5),
+    # (1.5, 0.5), (0.5, 1.5) and the quad at (5.5, 0.5), all at 1 m, and miss in the notch at (1.5, 1.5), (1.2, 1.2).
+    path = tmp_path / f"l.{suffix}"
+    if suffix == "ply":
+        path.write_text("ply\nformat ascii 1.0\nelement vertex 10\nproperty float x\nproperty float y\n"
+                        "property float z\nelement face 2\nproperty list uchar int vertex_indices\nend_header\n"
+                        + _L_POINTS + "6 1 2 3 4 5 0\n4 6 7 8 9\n")
+    else:
+        path.write_text("OFF\n# an L and a quad\n10 2 0\n" + _L_POINTS + "6 1 2 3 4 5 0\n4 6 7 8 9\n")
+    scene = load_scene(path, device="cpu")
+    xy = [(0.5, 0.5), (1.5, 0.5), (0.5, 1.5), (5.5, 0.5), (1.5, 1.5), (1.2, 1.2)]
+    r = _cast(scene, [[x, y, 1] for x, y in xy], [[0, 0, -1]] * 6)
+    np.testing.assert_allclose(r["distance"][:4], 1.0, atol=1e-6)
+    assert np.isinf(r["distance"][4:]).all()
+
+
+def test_an_off_file_mixing_a_pentagon_and_a_triangle_is_read(tmp_path):
+    # trimesh's OFF reader fails (TypeError) on polygons of more than 4 corners mixed with other sizes. Here the
+    # unit square with a roof point (0.5, 1.5) as a pentagon, and the triangle (1, 0), (3, 3), (1, 1): rays down
+    # from z = 1 hit the pentagon at (0.5, 0.5) and its roof at (0.5, 1.4), the triangle at (1.5, 1.2) (inside:
+    # right of x = 1, above y = 1.5 (x - 1) = 0.75 and below y = x), all at 1 m; (2, 0.5) misses.
+    path = tmp_path / "m.off"
+    path.write_text("OFF\n6 2 0\n0 0 0\n1 0 0\n1 1 0\n0.5 1.5 0\n0 1 0\n3 3 0\n5 0 1 2 3 4\n3 1 5 2\n")
+    scene = load_scene(path, device="cpu")
+    r = _cast(scene, [[0.5, 0.5, 1], [0.5, 1.4, 1], [1.5, 1.2, 1], [2, 0.5, 1]], [[0, 0, -1]] * 4)
+    np.testing.assert_allclose(r["distance"][:3], 1.0, atol=1e-6)
+    assert np.isinf(r["distance"][3])
+
+
+def _gltf_two_primitive_scene() -> dict:
+    """glTF (Y-up, m): mesh "two" with two primitives, the quads (x, y) in +-0.5 and x in [2, 3], y in +-0.5, both
+    z = 0; node "parent" (translation (0, -10, 0)) holds "child" (TRS: rotation 90 degrees about +x, scale 2) and
+    "mat" (column-major matrix: translation (0, 0, 5)), each placing the mesh."""
+    import base64
+
+    pos = np.array([[-.5, -.5, 0], [.5, -.5, 0], [.5, .5, 0], [-.5, .5, 0],
+                    [2, -.5, 0], [3, -.5, 0], [3, .5, 0], [2, .5, 0]], np.float32)
+    buf = pos.tobytes() + np.array([0, 1, 2, 0, 2, 3], np.uint16).tobytes()
+    quad = {"componentType": 5126, "count": 4, "type": "VEC3"}
+    s = math.sqrt(0.5)
+    return {
+        "asset": {"version": "2.0"},
+        "buffers": [{"byteLength": len(buf),
+                     "uri": "data:application/octet-stream;base64," + base64.b64encode(buf).decode()}],
+        "bufferViews": [{"buffer": 0, "byteLength": 96}, {"buffer": 0, "byteOffset": 96, "byteLength": 12}],
+        "accessors": [{"bufferView": 0, **quad, "min": [-.5, -.5, 0], "max": [.5, .5, 0]},
+                      {"bufferView": 0, "byteOffset": 48, **quad, "min": [2, -.5, 0], "max": [3, .5, 0]},
+                      {"bufferView": 1, "componentType": 5123, "count": 6, "type": "SCALAR"}],
+        "materials": [{"name": "steel"}, {"name": "rock"}],
+        "meshes": [{"name": "two", "primitives": [{"attributes": {"POSITION": 0}, "indices": 2, "material": 0},
+                                                  {"attributes": {"POSITION": 1}, "indices": 2, "material": 1}]}],
+        "nodes": [{"name": "parent", "translation": [0, -10, 0], "children": [1, 2]},
+                  {"name": "child", "mesh": 0, "rotation": [s, 0, 0, s], "scale": [2, 2, 2]},
+                  {"name": "mat", "mesh": 0, "matrix": [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 5, 1]}],
+        "scenes": [{"nodes": [0]}], "scene": 0}
+
+
+def test_gltf_trs_matrix_parent_chain_and_primitives_by_hand(tmp_path):
+    # glTF -> world (Z up): (x, y, z) -> (x, -z, y). "child": a mesh point (x, y, 0) scaled (2x, 2y, 0), turned 90
+    # degrees about +x ((x, y, z) -> (x, -z, y)) to (2x, 0, 2y), moved by the parent to (2x, -10, 2y); world
+    # (2x, -2y, -10): the level plane z = -10 m, x in [-1, 1] (primitive 0) and [4, 6] (primitive 1). "mat": (x, y, 0)
+    # -> (x, y, 5) -> (x, y - 10, 5); world (x, -5, y - 10): the plane y = -5 m, x in +-0.5 and [2, 3], z in
+    # [-10.5, -9.5]. Rays down from z = 0 at x = 0, 5, 0.9 hit at 10 m, at x = 1.1 miss; rays along -y from
+    # y = 0 at (0, -10) and (2.5, -10) hit at 5 m.
+    import json
+
+    path = tmp_path / "t.gltf"
+    path.write_text(json.dumps(_gltf_two_primitive_scene()))
+    scene = load_scene(path, device="cpu")
+    r = _cast(scene, [[0, 0, 0], [5, 0, 0], [0.9, 0.9, 0], [1.1, 0, 0], [0, 0, -10], [2.5, 0, -10]],
+              [[0, 0, -1]] * 4 + [[0, -1, 0]] * 2)
+    np.testing.assert_allclose(r["distance"][[0, 1, 2, 4, 5]], [10, 10, 10, 5, 5], atol=1e-5)
+    assert np.isinf(r["distance"][3])
+
+
+def test_gltf_primitive_nodes_have_stable_paths_and_the_gltf_node_label(tmp_path):
+    # trimesh names each primitive of a several-primitive node '<node>_<6 random hex digits>', so the node paths
+    # and labels changed from one load to the next (a dataset's label map was not reproducible). Now the label is
+    # the glTF node's name and the path is the same on every load.
+    import json
+
+    import trimesh
+
+    path = tmp_path / "t.gltf"
+    path.write_text(json.dumps(_gltf_two_primitive_scene()))
+    first = load_scene(path, device="cpu")
+    trimesh.util.random.seed(12345)   # trimesh's ids come from the random module: another state, other names
+    second = load_scene(path, device="cpu")
+    paths = [n.path for n in first.mesh_nodes()]
+    assert paths == [n.path for n in second.mesh_nodes()]
+    assert sorted(n.label for n in first.mesh_nodes()) == ["child", "child", "mat", "mat"]
+
+
+@pytest.mark.parametrize("kind", ["obj", "gltf", "dae", "sdf", "usda"])
+def test_a_materials_file_that_redefines_default_reaches_geometry_without_a_material(tmp_path, kind):
+    # The loaders promise geometry without a material the table's 'default' entry; they gave the built-in one
+    # (reflectivity 0.5), ignoring a YAML 'default: {reflectivity: 0.9}'.
+    import json
+
+    table = tmp_path / "m.yaml"
+    table.write_text("materials:\n  default: {albedo: [0.1, 0.2, 0.3], reflectivity: 0.9}\n")
+    path = tmp_path / f"s.{kind}"
+    if kind == "obj":
+        path.write_text("v 0 0 0\nv 1 0 0\nv 1 1 0\nf 1 2 3\n")
+    elif kind == "gltf":
+        gltf = _gltf_two_primitive_scene()
+        for primitive in gltf["meshes"][0]["primitives"]:
+            del primitive["material"]
+        path.write_text(json.dumps(gltf))
+    elif kind == "dae":
+        path.write_text(_L_DAE.format(order="0 1 2 3 4 5"))
+    elif kind == "sdf":
+        path.write_text("<sdf version='1.9'><world name='w'><model name='m'><link name='l'><visual name='v'>"
+                        "<geometry><box><size>1 1 1</size></box></geometry></visual></link></model></world></sdf>")
+    else:
+        stage = _stage(path)
+        _quad_x(stage, "/W/q", 1.0, 0.5, 0.5)
+        stage.GetRootLayer().Save()
+    scene = load_scene(path, device="cpu", materials=table)
+    mats = {(n.material.name, round(n.material.reflectivity, 9), tuple(np.round(n.material.albedo, 9)))
+            for n in scene.mesh_nodes()}
+    assert mats == {("default", 0.9, (0.1, 0.2, 0.3))}
+
+
+@pytest.mark.parametrize("endian", ["<", ">"])
+def test_a_binary_ply_with_faces_of_different_sizes_is_read(tmp_path, endian):
+    # Binary PLY (as Blender writes it) holding the L-hexagon and the quad of the PLY test, with a red/green/blue
+    # uchar colour per vertex and a flags int after each face's list. trimesh's reader refused it ('PLY is unexpected
+    # length': it takes every list to be as long as the first). Rays down from z = 1 hit at (0.5, 0.5), (1.5, 0.5),
+    # (0.5, 1.5), (5.5, 0.5) at 1 m and miss in the notch at (1.5, 1.5), (1.2, 1.2).
+    import struct
+
+    name = "little" if endian == "<" else "big"
+    head = (f"ply\nformat binary_{name}_endian 1.0\nelement vertex 10\nproperty float x\nproperty float y\n"
+            "property float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\nelement face 2\n"
+            "property list uchar int vertex_indices\nproperty int flags\nend_header\n").encode()
+    points = np.array([row.split() for row in _L_POINTS.splitlines()], dtype=float)
+    body = b"".join(struct.pack(f"{endian}3f3B", *p, 1, 2, 3) for p in points)
+    body += struct.pack(f"{endian}B6ii", 6, 1, 2, 3, 4, 5, 0, 7) + struct.pack(f"{endian}B4ii", 4, 6, 7, 8, 9, 7)
+    path = tmp_path / "l.ply"
+    path.write_bytes(head + body)
+    scene = load_scene(path, device="cpu")
+    xy = [(0.5, 0.5), (1.5, 0.5), (0.5, 1.5), (5.5, 0.5), (1.5, 1.5), (1.2, 1.2)]
+    r = _cast(scene, [[x, y, 1] for x, y in xy], [[0, 0, -1]] * 6)
+    np.testing.assert_allclose(r["distance"][:4], 1.0, atol=1e-6)
+    assert np.isinf(r["distance"][4:]).all()
+
+
+def test_mesh_file_material_names_that_are_table_entries_are_used(tmp_path):
+    # As a USD stage's bound material and an SDF visual's material script: the glTF primitives' materials 'steel'
+    # and 'rock', and the OBJ usemtl 'Steel' (case-insensitive), are table entries; the OBJ's 'foo' is not (the table's
+    # default). A given material overrides them all.
+    import json
+
+    from oceansim_py.scene.materials import BUILTIN_MATERIALS
+
+    gltf = tmp_path / "t.gltf"
+    gltf.write_text(json.dumps(_gltf_two_primitive_scene()))
+    (tmp_path / "m.mtl").write_text("newmtl Steel\nKd 0.5 0.5 0.5\nnewmtl foo\nKd 1 0 0\n")
+    obj = tmp_path / "m.obj"
+    obj.write_text("mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nusemtl Steel\nf 1 2 3\nusemtl foo\nf 1 3 4\n")
+    for path, expected in ((gltf, ["rock", "rock", "steel", "steel"]), (obj, ["default", "steel"])):
+        nodes = load_scene(path, device="cpu").mesh_nodes()
+        assert sorted(n.material.name for n in nodes) == expected
+        for n in nodes:
+            assert n.material.reflectivity == BUILTIN_MATERIALS[n.material.name].reflectivity
+        given = load_scene(path, device="cpu", material="sand").mesh_nodes()
+        assert {n.material.name for n in given} == {"sand"}
+
+
+def test_gltf_trs_is_applied_translation_rotation_scale(tmp_path):
+    # One node: translation (0, 1, 0), rotation 90 degrees about +y, scale (3, 1, 1). T R S (x, y, 0) = T R (3x, y, 0)
+    # = T (0, y, -3x) = (0, y + 1, -3x) (glTF); world (x, -z, y) = (0, 3x, y + 1): the plane x = 0 with world y in
+    # +-1.5 (primitive 0) and [6, 9] (primitive 1), z in [0.5, 1.5]. (Scaling after the rotation would give y in
+    # +-0.5.) Rays along +x from x = -5 hit at 5 m at (y, z) = (1.4, 1.0), (8, 1.4) and miss at (1.6, 1.0), (0, 0.4).
+    import json
+
+    gltf = _gltf_two_primitive_scene()
+    s = math.sqrt(0.5)
+    gltf["nodes"] = [{"name": "n", "mesh": 0, "translation": [0, 1, 0], "rotation": [0, s, 0, s], "scale": [3, 1, 1]}]
+    path = tmp_path / "trs.gltf"
+    path.write_text(json.dumps(gltf))
+    r = _cast(load_scene(path, device="cpu"), [[-5, 1.4, 1.0], [-5, 8, 1.4], [-5, 1.6, 1.0], [-5, 0, 0.4]],
+              [[1, 0, 0]] * 4)
+    np.testing.assert_allclose(r["distance"][:2], 5.0, atol=1e-5)
+    assert np.isinf(r["distance"][2:]).all()

@@ -222,3 +222,34 @@ def test_threads_evaluating_one_patch_use_their_own_scratch():
 
     run_in_threads(run, len(times))
     assert len({id(s.args) for s in scratch.values()}) == len(times)
+
+
+def test_jonswap_significant_height_is_four_root_m0_of_the_documented_spectrum():
+    # U10 = 10 m/s, F = 2 km: omega_p = 22 (g^2 / (U F))^(1/3) = 3.713 rad/s (Tp = 1.692 s,
+    # f_p = 3.5 (g^2 / (U F))^(1/3) Hz), alpha = 0.076 (U^2 / (F g))^0.22 = 0.0238; m0 by the trapezoid rule over
+    # 0.05..30 omega_p on 400 000 points: Hs = 4 sqrt(m0) = 0.2423 m (the fetch law
+    # g Hs / U^2 = 1.6e-3 (g F / U^2)^(1/2) gives 0.2285 m: JONSWAP's two fits are 6 % apart here).
+    c = SeaStateConfig(spectrum="jonswap", wind_speed=10.0, fetch=2000.0)
+    assert 2 * math.pi / c.peak_frequency == pytest.approx(1.692, abs=1e-3)
+    w = np.linspace(0.05, 30.0, 400_000) * c.peak_frequency
+    hs = 4.0 * math.sqrt(np.trapezoid(c.spectral_density(w), w))
+    assert hs == pytest.approx(0.2423, abs=1e-4)
+    assert sample_components(c).significant_wave_height == pytest.approx(hs, rel=1e-3)
+
+
+def test_eulerian_mean_level_of_gerstner_waves_by_hand():
+    # A rest point x0 of one component moves to x = x0 - h sin(k x0 + p), z = A cos(k x0 + p); averaged over x (a
+    # gauge at a fixed place, or a ray cast straight down) the level is the mean of A cos(theta) (1 - k h cos(theta))
+    # = -k h A / 2. Summed over components: -sum k h A / 2 (-0.026 m for a U10 = 8 m/s sea of 24 x 8 components at
+    # steepness 1), 0 for linear waves; the rms height stays sqrt(m0) = Hs / 4 = 0.36 m. Sampled at 5000 places,
+    # twice, over 600 m (~10 peak wavelengths): within 0.005 m and 10 %.
+    xy = np.random.default_rng(1).uniform(-300.0, 300.0, (5000, 2))
+    for q in (0.0, 1.0):
+        sea = SeaSurface(SeaStateConfig(wind_speed=8.0, steepness=q, seed=3, n_frequencies=24, n_directions=8),
+                         size=20.0, resolution=10.0, surface_z=-2.0, device="cpu")
+        comp = sea.components
+        drop = float(np.sum(np.hypot(*comp.wave_vector.T) * comp.horizontal * comp.amplitude)) / 2.0
+        z = np.concatenate([sea.elevation(xy, t) for t in (0.0, 61.0)]) + 2.0
+        assert np.mean(z) == pytest.approx(-drop, abs=0.005)
+        assert np.std(z) == pytest.approx(math.sqrt(comp.variance), rel=0.1)
+    assert drop == pytest.approx(0.026, abs=0.002)

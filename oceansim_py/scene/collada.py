@@ -21,7 +21,7 @@ import numpy as np
 from oceansim_py.errors import SceneError
 from oceansim_py.poses import matmul_fixed
 from oceansim_py.scene.graph import Node, TriangleMesh
-from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material, MaterialTable, material_named
+from oceansim_py.scene.materials import Material, MaterialTable, default_material, material_named
 from oceansim_py.scene.meshes import sanitize_name
 
 
@@ -115,7 +115,7 @@ def _triangles(prim: object, collada: object, vertices: np.ndarray, where: str) 
 def read_collada(path: Path, materials: MaterialTable, material: str | None = None) -> list[Node]:
     """Nodes for a Collada file: a root ``/<stem>`` and one child per geometry instance (module docstring).
     ``material`` names a table entry for every node (default: the table's ``default``)."""
-    mat: Material = DEFAULT_MATERIAL
+    mat: Material = default_material(materials)
     if material is not None:
         mat = material_named(materials, material, str(path))
     root = Node(path="/" + sanitize_name(path.stem), material=mat, label=path.stem)

@@ -205,6 +205,12 @@ class MaterialTable:
 DEFAULT_MATERIAL = BUILTIN_MATERIALS["default"]
 
 
+def default_material(table: MaterialTable) -> Material:
+    """The material of geometry that names none: ``table``'s ``default`` entry (a materials YAML may redefine it),
+    else the built-in :data:`DEFAULT_MATERIAL`."""
+    return table.get("default") or DEFAULT_MATERIAL
+
+
 def material_named(table: MaterialTable, name: str, where: str, attribute: str | None = None) -> Material:
     """The material ``name`` of ``table`` (case-insensitive). An unknown name is a ``SceneError`` starting with
     ``where`` (the file, prim or depth band that names it) and, given ``attribute``, the attribute that holds the

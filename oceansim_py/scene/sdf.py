@@ -61,7 +61,7 @@ import numpy as np
 from oceansim_py.errors import SceneError
 from oceansim_py.poses import matmul_fixed
 from oceansim_py.scene.graph import Node, TriangleMesh
-from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material, MaterialTable
+from oceansim_py.scene.materials import Material, MaterialTable, default_material
 from oceansim_py.scene.meshes import sanitize_name
 
 #: Resource path variables searched for ``model://`` URIs, in this order (after ``model_paths``).
@@ -414,7 +414,7 @@ class _SdfReader:
     def material(self, vis: ET.Element, names: list[str]) -> Material:
         mat_el = vis.find("material")
         script = mat_el.findtext("script/name") if mat_el is not None else None
-        named = match_material(([script] if script else []) + names, self.table) or DEFAULT_MATERIAL
+        named = match_material(([script] if script else []) + names, self.table) or default_material(self.table)
         diffuse = mat_el.findtext("diffuse") if mat_el is not None else None
         if diffuse:
             vals = [float(v) for v in diffuse.split()[:3]] if len(diffuse.split()) >= 3 else None

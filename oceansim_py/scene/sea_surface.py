@@ -37,6 +37,9 @@ Sea state (docs/PHYSICS.md section 7; VRX, Bingham et al. 2019, section II-A):
   amplitude is scaled down by the same factor so that sum k h = 1, which keeps the map from rest points to the
   surface one-to-one (its Jacobian is I - M with |M| <= sum k h). This is stricter than VRX's per-component
   q_i = min(q, 1 / (k_i A_i)), which can still loop when components add up.
+  The rest points keep the spectrum's mean level and variance; seen from a fixed place (a wave gauge, a ray cast
+  down) the horizontal motion lowers the mean level by sum k h A / 2 (crests narrow, troughs widen): about 1-3 cm
+  for a U10 = 8 m/s sea at steepness 1, none for linear waves.
 """
 
 from __future__ import annotations

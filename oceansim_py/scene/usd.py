@@ -80,7 +80,7 @@ from oceansim_py.errors import ConfigError, SceneError
 from oceansim_py.poses import matmul_fixed
 from oceansim_py.scene.animation import OP_KINDS, TransformTrack, XformOp
 from oceansim_py.scene.graph import Node, TriangleMesh
-from oceansim_py.scene.materials import DEFAULT_MATERIAL, Material, MaterialTable, material_named
+from oceansim_py.scene.materials import Material, MaterialTable, default_material, material_named
 from oceansim_py.scene.meshes import Y_UP_TO_Z_UP
 from oceansim_py.scene.textures import WRAP_MODES, Texture, read_texture
 
@@ -525,7 +525,7 @@ class _StageReader:
         return None
 
     def material(self, prim: Usd.Prim, inh: _Inherited) -> Material:
-        base = inh.named or DEFAULT_MATERIAL
+        base = inh.named or default_material(self.table)
         albedo = inh.albedo or (inh.named.albedo if inh.named else None) or inh.display_color or base.albedo
         refl = base.reflectivity if inh.reflectivity is None else inh.reflectivity
         if albedo == base.albedo and refl == base.reflectivity:
