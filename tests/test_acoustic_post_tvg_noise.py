@@ -242,3 +242,26 @@ def test_every_fan_sensor_holds_the_post_tvg_noise_in_empty_water(kind, tvg, tvg
     assert x.size >= 8000
     for part in (x, x[:, :100], x[:, 100:]):
         assert part.mean() == pytest.approx(1.0, abs=4.0 / math.sqrt(part.size))
+
+
+def test_a_preset_post_tvg_noise_follows_an_overridden_noise_level(tmp_path):
+    # Oculus M750d: NL 68.1 dB, N_post 98.1 dB (NL + 30). Overriding NL on the preset moves N_post by the same step;
+    # a null NL (a receiver without noise) nulls it; a given N_post wins; the ARIS keeps its NL + 47 dB step; a
+    # YAML config with `preset:` behaves the same; a peer preset has no post-TVG noise to move.
+    base = ImagingSonarConfig.preset("oculus_m750d")
+    assert (base.noise_level, base.post_tvg_noise_level) == (68.1, 98.1)
+    assert ImagingSonarConfig.preset("oculus_m750d", noise_level=50.0).post_tvg_noise_level == pytest.approx(80.0)
+    assert ImagingSonarConfig.preset("oculus_m750d", noise_level=None).post_tvg_noise_level is None
+    assert ImagingSonarConfig.preset("oculus_m750d", noise_level=None,
+                                     post_tvg_noise_level=90.0).post_tvg_noise_level == 90.0
+    assert ImagingSonarConfig.preset("aris1800_1800khz", noise_level=60.0).post_tvg_noise_level == pytest.approx(107.0)
+    path = tmp_path / "fls.yaml"
+    path.write_text("preset: gemini_720i\nnoise_level: 70\n")
+    cfg = ImagingSonarConfig.from_yaml(path)
+    assert cfg.post_tvg_noise_level == pytest.approx(70.0 + 30.0)
+    assert ImagingSonarConfig.preset("oculus_m750d_peer", noise_level=None).post_tvg_noise_level is None
+    assert MultibeamSonarConfig.preset("seabat_f50", noise_level=None).post_tvg_noise_level is None
+    # A noise-free preset render is noise-free: empty water gives exactly zero intensity.
+    quiet = ImagingSonarConfig.preset("gemini_720i", noise_level=None, volume_scattering=None, n_beams=32,
+                                      range_bins=64, rays_per_beam=1, elevation_rays=4)
+    assert (ImagingSonar(quiet, device="cpu").render(empty_water(), pitched(0.0)).numpy()["intensity"] == 0).all()

@@ -389,7 +389,16 @@ class ConfigBase:
         values = {}
         for key, value in {**base, **data}.items():
             values[key] = _coerce(value, hints[key], f"{where}: field '{key}'")
+        if base:
+            cls.follow_preset(base, data, values)
         return cls(**values)
+
+    @classmethod
+    def follow_preset(cls, preset: Mapping[str, Any], given: Mapping[str, Any], values: dict[str, Any]) -> None:
+        """Hook of :meth:`from_dict` for a config built from a preset: ``preset`` its values, ``given`` the fields
+        set over them, ``values`` the merged, coerced fields (changed in place). A config class whose presets
+        derive one field from another updates the derived field here when only its source was given; the
+        default does nothing."""
 
     @classmethod
     def from_yaml(cls: type[C], path: str | Path) -> C:
@@ -407,9 +416,7 @@ class ConfigBase:
     @classmethod
     def preset(cls: type[C], name: str, **overrides: Any) -> C:
         """The named preset, with optional field overrides."""
-        values = dict(cls._preset_values(name, cls.__name__))
-        values.update(overrides)
-        return cls.from_dict(values, source=f"{cls.__name__} preset {name!r}")
+        return cls.from_dict({"preset": name, **overrides}, source=f"{cls.__name__} preset {name!r}")
 
     @classmethod
     def preset_names(cls) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Literal
+from typing import Any, Literal, Mapping
 
 from oceansim_py.io.config import require, require_finite
 from oceansim_py.sensors.acoustic.absorption import francois_garrison
@@ -87,7 +87,9 @@ class DeviceChainFields(MultipathFields):
             follows it), per sample, in the image's units after TVG and fixed gain (dB, the scale of
             ``display_floor``); ``None`` for none. Referred to the input it is this level less the gain G(r), so it
             fills the near ranges and the shadows, where the TVG is low, with a constant grain, and the input noise
-            NL + G(r) takes over where the TVG has risen past it.
+            NL + G(r) takes over where the TVG has risen past it. A device preset sets it relative to
+            ``noise_level`` (NL + 30 dB; ARIS NL + 47 dB); overriding ``noise_level`` on a preset moves it along
+            (``noise_level: null`` turns both off) unless it is set too.
         volume_scattering: S_v (dB re 1 m^-1), ``None`` for none; -80 dB is clear coastal water.
         tvg: time-varying gain law, "none" | "20log" | "30log" | "40log" (k log10 r + 2 alpha r).
         tvg_gain: fixed gain (dB) added to the TVG.
@@ -121,6 +123,21 @@ class DeviceChainFields(MultipathFields):
     tvg_gain: float = 0.0
     agc_level: float | None = None
     jitter: bool = True
+
+    @classmethod
+    def follow_preset(cls, preset: Mapping[str, Any], given: Mapping[str, Any], values: dict[str, Any]) -> None:
+        """A device preset derives ``post_tvg_noise_level`` from ``noise_level`` (presets.post_tvg_noise_level): a
+        ``noise_level`` set over the preset without a ``post_tvg_noise_level`` moves it by the same step (null
+        ``noise_level``: null, a receiver without noise), keeping the preset's gain staging."""
+        super().follow_preset(preset, given, values)  # type: ignore[misc]
+        if "noise_level" not in given or "post_tvg_noise_level" in given:
+            return
+        noise, post = preset.get("noise_level"), preset.get("post_tvg_noise_level")
+        if noise is None or post is None:
+            return
+        level = values.get("noise_level")
+        values["post_tvg_noise_level"] = (None if level is None
+                                          else round(float(level) + (float(post) - float(noise)), 6))
 
     def require_finite_device_numbers(self, owner: str) -> None:
         """Every number field of the chain finite (the optional dB levels finite or null), whatever the model: a
