@@ -261,6 +261,16 @@ def test_a_preset_post_tvg_noise_follows_an_overridden_noise_level(tmp_path):
     assert cfg.post_tvg_noise_level == pytest.approx(70.0 + 30.0)
     assert ImagingSonarConfig.preset("oculus_m750d_peer", noise_level=None).post_tvg_noise_level is None
     assert MultibeamSonarConfig.preset("seabat_f50", noise_level=None).post_tvg_noise_level is None
+    # tvg: none on a preset: no gain stage, no post-TVG noise; empty water's mean is the set level 1e6 (8192
+    # exponential samples: standard error 1.1 %, tolerance 4 of them)
+    flat = ImagingSonarConfig.preset("oculus_m750d", tvg="none", noise_level=60.0, volume_scattering=None,
+                                     n_beams=64, range_bins=128, rays_per_beam=1, elevation_rays=4)
+    assert flat.post_tvg_noise_level is None
+    img = ImagingSonar(flat, device="cpu").render(empty_water(), pitched(0.0)).numpy()["intensity"]
+    assert img.mean() == pytest.approx(1e6, rel=4.0 / math.sqrt(img.size))
+    assert ImagingSonarConfig.preset("oculus_m750d", tvg="none",
+                                     post_tvg_noise_level=90.0).post_tvg_noise_level == 90.0
+    assert ImagingSonarConfig.preset("oculus_m750d", tvg="20log").post_tvg_noise_level == 98.1
     # A noise-free preset render is noise-free: empty water gives exactly zero intensity.
     quiet = ImagingSonarConfig.preset("gemini_720i", noise_level=None, volume_scattering=None, n_beams=32,
                                       range_bins=64, rays_per_beam=1, elevation_rays=4)

@@ -89,7 +89,8 @@ class DeviceChainFields(MultipathFields):
             fills the near ranges and the shadows, where the TVG is low, with a constant grain, and the input noise
             NL + G(r) takes over where the TVG has risen past it. A device preset sets it relative to
             ``noise_level`` (NL + 30 dB; ARIS NL + 47 dB); overriding ``noise_level`` on a preset moves it along
-            (``noise_level: null`` turns both off) unless it is set too.
+            (``noise_level: null`` turns both off), and ``tvg: none`` on a preset turns it off (no gain stage),
+            unless it is set too.
         volume_scattering: S_v (dB re 1 m^-1), ``None`` for none; -80 dB is clear coastal water.
         tvg: time-varying gain law, "none" | "20log" | "30log" | "40log" (k log10 r + 2 alpha r).
         tvg_gain: fixed gain (dB) added to the TVG.
@@ -126,14 +127,20 @@ class DeviceChainFields(MultipathFields):
 
     @classmethod
     def follow_preset(cls, preset: Mapping[str, Any], given: Mapping[str, Any], values: dict[str, Any]) -> None:
-        """A device preset derives ``post_tvg_noise_level`` from ``noise_level`` (presets.post_tvg_noise_level): a
-        ``noise_level`` set over the preset without a ``post_tvg_noise_level`` moves it by the same step (null
-        ``noise_level``: null, a receiver without noise), keeping the preset's gain staging."""
+        """A device preset derives ``post_tvg_noise_level`` from ``noise_level`` and its TVG's gain staging
+        (presets.post_tvg_noise_level). Unless ``post_tvg_noise_level`` is given too: a ``noise_level`` set over the
+        preset moves it by the same step (null ``noise_level``: null, a receiver without noise), and ``tvg: none``
+        nulls it (no gain stage: the receiver's noise is ``noise_level`` alone)."""
         super().follow_preset(preset, given, values)  # type: ignore[misc]
-        if "noise_level" not in given or "post_tvg_noise_level" in given:
+        if "post_tvg_noise_level" in given:
             return
         noise, post = preset.get("noise_level"), preset.get("post_tvg_noise_level")
         if noise is None or post is None:
+            return
+        if "tvg" in given and values.get("tvg") == "none":
+            values["post_tvg_noise_level"] = None
+            return
+        if "noise_level" not in given:
             return
         level = values.get("noise_level")
         values["post_tvg_noise_level"] = (None if level is None
