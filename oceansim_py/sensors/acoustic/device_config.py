@@ -130,8 +130,12 @@ class DeviceChainFields(MultipathFields):
         """A device preset derives ``post_tvg_noise_level`` from ``noise_level`` and its TVG's gain staging
         (presets.post_tvg_noise_level). Unless ``post_tvg_noise_level`` is given too: a ``noise_level`` set over the
         preset moves it by the same step (null ``noise_level``: null, a receiver without noise), and ``tvg: none``
-        nulls it (no gain stage: the receiver's noise is ``noise_level`` alone)."""
+        nulls it (no gain stage: the receiver's noise is ``noise_level`` alone). An ``absorption`` (dB/m) set over a
+        preset that takes it from Francois-Garrison is the absorption used (``absorption_model`` becomes "fixed"),
+        unless ``absorption_model`` is given too."""
         super().follow_preset(preset, given, values)  # type: ignore[misc]
+        if "absorption" in given and "absorption_model" not in given:
+            values["absorption_model"] = "fixed"
         if "post_tvg_noise_level" in given:
             return
         noise, post = preset.get("noise_level"), preset.get("post_tvg_noise_level")
