@@ -107,3 +107,38 @@ def test_empty_water_of_every_device_preset_without_gain_is_its_noise_level(cls,
         cdf = 1.0 - np.exp(-x)
         d = max(np.max(np.arange(1, n + 1) / n - cdf), np.max(cdf - np.arange(n) / n))
         assert d < 1.63 / math.sqrt(n), name
+
+
+@pytest.mark.parametrize("name", ["oculus_m750d", "gemini_720i"])
+def test_point_target_through_a_preset_with_a_short_range_window(name):
+    # A 1 cm plate facing the sonar at 5 m, centred in the first beam right of broadside; the preset with a 0.4 m
+    # window of 400 bins (1 mm, under its resolution). Range -3 dB width c / (2B): 1500 / (2 * 187.5 kHz) = 4.0 mm
+    # (M750d), 1500 / (2 * 93.75 kHz) = 8.0 mm (Gemini), 5 %; bearing -3 dB width the 1.0 deg beam (5 %, beams
+    # 0.254 / 0.234 deg apart) and first side lobe -13.26 dB of a uniform aperture (0.5 dB: sampled at the beams).
+    from conftest import quad
+    base = ImagingSonarConfig.preset(name)
+    step = base.horizontal_fov / base.n_beams
+    y = -5.0 * math.tan(math.radians(0.5 * step))
+    cfg = ImagingSonarConfig.preset(name, noise_level=None, volume_scattering=None, tvg="none", min_range=4.8,
+                                    max_range=5.2, range_bins=400, rays_per_beam=4, elevation_rays=2048)
+    plate = make_scene(("plate", quad([5.0, y, 0.0], [-1.0, 0.0, 0.0], 0.01), 0.5))
+    img = ImagingSonar(cfg, device="cpu").render(plate, LEVEL).numpy()["clean_intensity"][0].astype(np.float64)
+    r0, b0 = np.unravel_index(np.argmax(img), img.shape)
+    assert b0 == cfg.n_beams // 2
+
+    def width(profile, bin_size):
+        p = profile / profile.max()
+        c = int(np.argmax(p))
+
+        def half(q):
+            k = int(np.nonzero(q < 0.5)[0][0])
+            return k - 1 + (q[k - 1] - 0.5) / (q[k - 1] - q[k])
+        return (half(p[c::-1]) + half(p[c:])) * bin_size
+
+    assert width(img[:, b0], cfg.range_resolution) == pytest.approx(cfg.sound_speed / (2 * cfg.bandwidth), rel=0.05)
+    row = img[r0]
+    assert width(row, step) == pytest.approx(cfg.beam_width, rel=0.05)
+    p = 10.0 * np.log10(np.maximum(row / row.max(), 1e-30))
+    for side in (p[b0:], p[b0::-1]):
+        null = int(np.nonzero(np.diff(side) > 0)[0][0])
+        assert side[null:].max() == pytest.approx(-13.26, abs=0.5)
