@@ -79,13 +79,24 @@ def taper_weights(taper: str, sidelobe_db: float = -30.0, n: int = ARRAY_ELEMENT
     raise ConfigError(f"taper must be one of {list(TAPERS)}, got {taper!r}")
 
 
+#: Pattern values (x values x array elements; rows x taps x elements in :func:`steered_taps`) evaluated at once
+#: (32 MiB of float64).
+PATTERN_BLOCK = 1 << 22
+
+
 def array_factor(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Amplitude pattern D(x) (real, D(0) = 1) at x = (L / lambda) sin(theta)."""
+    """Amplitude pattern D(x) (real, D(0) = 1) at x = (L / lambda) sin(theta), evaluated over blocks of at most
+    :data:`PATTERN_BLOCK` pattern terms (x values times elements), so the float64 temporaries stay near 32 MiB
+    however many x (an elevation pattern of 10^6 rays needed 1 GB in one piece)."""
     n = weights.size
     pos = (np.arange(n) - (n - 1) / 2.0) / n
     x = np.asarray(x, dtype=np.float64)
-    d = np.cos(2.0 * np.pi * np.multiply.outer(x, pos)) @ weights
-    return d / weights.sum()
+    flat = x.reshape(-1)
+    d = np.empty(flat.size, np.float64)
+    step = max(1, PATTERN_BLOCK // n)
+    for a in range(0, flat.size, step):
+        d[a:a + step] = np.cos(2.0 * np.pi * np.multiply.outer(flat[a:a + step], pos)) @ weights
+    return d.reshape(x.shape) / weights.sum()
 
 
 def half_power_x(weights: np.ndarray) -> float:
@@ -174,10 +185,6 @@ def steered_reach(array: LineArray, n_channels: int, spacing_rad: float, extent_
         j = np.arange(n_channels)
         m_hi, m_lo = np.minimum(m_hi, n_channels - 1 - j), np.maximum(m_lo, -j)
     return m_lo, m_hi
-
-
-#: Pattern values (rows x taps x array elements) that :func:`steered_taps` evaluates at once (32 MiB of float64).
-PATTERN_BLOCK = 1 << 22
 
 
 def steered_taps(array: LineArray, theta_rad: np.ndarray, spacing_rad: float, m_lo: np.ndarray, m_hi: np.ndarray,
