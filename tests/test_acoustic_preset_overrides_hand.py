@@ -168,3 +168,20 @@ def test_an_array_elevation_pattern_of_many_rays_is_built_in_bounded_memory():
     hand = np.cos(2.0 * np.pi * np.multiply.outer(x, pos)) @ array.weights / array.weights.sum()
     np.testing.assert_allclose(d[::4000], hand, rtol=0, atol=1e-12)
     assert array_factor(np.zeros(3), array.weights) == pytest.approx(np.ones(3))
+
+
+def test_the_device_chains_per_ray_directions_are_counted_before_the_sensor_is_built(monkeypatch):
+    # model "device" stores every ray's jittered sensor-frame direction (a vec3 of float32: 12 B per ray) when the
+    # sensor is built. The construction check counted only the bearing and elevation tables (64 B per bearing
+    # ray + 80 B per elevation ray), so an Oculus M750d preset with 10^6 elevation rays (1.024e9 rays) was built,
+    # allocating 12.3 GB and running 66 s, before its render was refused. Counted, the construction is refused
+    # first, with the size: 12 B x 1.024e9 = 12.29 GB of directions on top of the tables.
+    import oceansim_py.runtime as runtime
+    from oceansim_py.errors import ConfigError
+
+    cfg = ImagingSonarConfig.preset("oculus_m750d", elevation_rays=10**6)
+    peer = cfg.replace(model="peer")
+    assert cfg.memory_bytes(0) - peer.memory_bytes(0) == 12 * 512 * 2 * 10**6
+    monkeypatch.setattr(runtime, "available_memory_bytes", lambda device: 8 * 2**30)   # 8 GiB free
+    with pytest.raises(ConfigError, match=r"ImagingSonar.*GiB"):
+        ImagingSonar(cfg, device="cpu")

@@ -306,10 +306,13 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBackendF
 
     def memory_bytes(self, batch: int = 1) -> int:
         """Bytes an :class:`ImagingSonar` needs: its ray tables (64 B per bearing ray, 80 B per elevation ray,
-        host temporaries included) plus, per pose, 12 + ``RayBuffers.BYTES_PER_RAY`` (48) B per ray of scratch (the
+        host temporaries included; with model "device" also every ray's jittered direction, 12 B per ray, stored
+        when the sensor is built) plus, per pose, 12 + ``RayBuffers.BYTES_PER_RAY`` (48) B per ray of scratch (the
         ray's return, and its origin, direction and hit for the ray-cast backend) and 4 + 20 n_beams B per range
         bin (peak scratch and the result's four images)."""
         tables = 64 * self.n_beams * self.rays_per_beam + 80 * self.elevation_rays + 4 * (self.range_bins + self.n_beams)
+        if self.model == "device":
+            tables += 12 * self.rays_per_pose
         return tables + self.render_bytes(batch)
 
     def render_bytes(self, batch: int) -> int:
