@@ -49,7 +49,7 @@ def _unit_box() -> TriangleMesh:
 
 
 @embree
-@pytest.mark.parametrize("layout", ["flattened", "instanced"])
+@pytest.mark.parametrize("layout", ["flattened", "instanced", "moved instance", "turned instance"])
 def test_axis_parallel_rays_along_box_edges_hit_like_warp(layout: str) -> None:
     """Rays along +x, +y and -z through a unit box's silhouette: each lies in the plane of one or two box faces and
     meets the face across its path exactly on its edge or corner. By hand: from 3 m before the box centre the ray
@@ -57,26 +57,35 @@ def test_axis_parallel_rays_along_box_edges_hit_like_warp(layout: str) -> None:
     offset by; Warp's BVH (closed boxes) hits it every time. Embree's box test takes a zero direction component's
     reciprocal as +1e18, so a ray in a BVH node's upper plane (offset +0.5) left the node at t = 0 and missed:
     before the fix 2 500 of 4 500 such rays missed on a 10 x 10 grid of boxes (flattened), and 15 of 27 ray lines
-    on one instanced box. Boxes of one mesh placed at the origin and far away make the instances."""
+    on one instanced box. Boxes of one mesh placed at the origin and far away make the instances; the moved
+    instance is at (3, -3, 0): there Embree's inverse transform, scaled by a float reciprocal of the determinant,
+    shrank a flipped component of -1e-18 below Embree's threshold (a first fix still missed 11 of 27 lines); the
+    turned one is at (3, -3, 1), turned 180 deg about z and scaled by 2 (near face 1 m from its centre: 2 m)."""
     box = _unit_box()
+    centre = {"moved instance": [3.0, -3.0, 0.0], "turned instance": [3.0, -3.0, 1.0]}.get(layout, [0.0, 0.0, 0.0])
+    half = 1.0 if layout == "turned instance" else 0.5
     if layout == "flattened":
         nodes = [Node("/W")] + [Node(f"/W/b{i}_{j}", mesh=TriangleMesh(box.vertices + [3.0 * i, 3.0 * j, 0.0],
                                                                         box.triangles))
                                 for i in range(4) for j in range(4)]
     else:
-        far = np.eye(4)
+        far, placed = np.eye(4), np.eye(4)
         far[:3, 3] = 50.0
-        nodes = [Node("/W"), Node("/W/a", mesh=box), Node("/W/b", mesh=box, transform=far)]
+        placed[:3, 3] = centre
+        if layout == "turned instance":
+            placed[:3, :3] = np.diag([-2.0, -2.0, 2.0])
+        nodes = [Node("/W"), Node("/W/a", mesh=box, transform=placed), Node("/W/b", mesh=box, transform=far)]
     w, e = Scene(nodes, raycast_backend="warp"), Scene(nodes, raycast_backend="embree")
     e.backend.build()
-    offsets = [-0.5, 0.0, 0.5]
+    offsets = [-half, 0.0, half]
     o, d = [], []
     for a in offsets:
         for b in offsets:
             o += [[-3.0, a, b], [a, -3.0, b], [a, b, 3.0]]
             d += [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, -1.0]]
-    o, d = np.repeat(np.array(o), 200, axis=0), np.repeat(np.array(d), 200, axis=0)  # >= 4096 rays: Embree casts
+    o = np.asarray(centre) + np.repeat(np.array(o), 200, axis=0)  # >= 4096 rays: Embree casts
+    d = np.repeat(np.array(d), 200, axis=0)
     res = [s.raycast(o, d, 10.0).numpy() for s in (w, e)]
     for r in res:
-        np.testing.assert_array_equal(r["distance"], 2.5)
+        np.testing.assert_array_equal(r["distance"], 3.0 - half)
     np.testing.assert_array_equal(res[0]["object"], res[1]["object"])

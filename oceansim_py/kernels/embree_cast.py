@@ -233,10 +233,12 @@ _CAST_PACKETS = r"""
             // as +1e18 whatever its sign (rcp_safe, min_rcp_input), so a ray lying in a BVH node's upper bounding
             // plane leaves the node at t = 0 and misses the face whose edge it runs along (a +x ray at z = 0.5 onto
             // an axis-aligned unit box's front face), which Warp's closed boxes hit. Such a lane is cast again with
-            // those components set to -1e-18 (reciprocal -1e18: the lower planes are then the open ones), each
+            // those components set to -2^-40 (a negative reciprocal: the lower planes are then the open ones), each
             // combination, and a strictly nearer hit is kept: one combination keeps every node holding the triangle
             // Warp hits open (the triangle spans each of those axes, or the ray is in its plane and misses it in
-            // both backends). The direction moves by 1e-18 rad at most.
+            // both backends). Not -1e-18: an instance's inverse transform (a float reciprocal of its determinant,
+            // 1 - 2^-24 for a translation) took that below the threshold again. The direction moves by 9.1e-13 rad
+            // (9 nm at 10 km), and the distance and normal still come from Warp's test on the world triangle.
             int zeros[8], anyzero = 0;
             for (int k = 0; k < 8; ++k) {
                 zeros[k] = valid[k] ? ((wp::abs(rh.dir_x[k]) < 1e-18f) | ((wp::abs(rh.dir_y[k]) < 1e-18f) << 1)
@@ -256,9 +258,9 @@ _CAST_PACKETS = r"""
                 OceansimRTCRayHit8 flipped;
                 for (int k = 0; k < 8; ++k) {
                     flipped.org_x[k] = rh.org_x[k]; flipped.org_y[k] = rh.org_y[k]; flipped.org_z[k] = rh.org_z[k];
-                    flipped.dir_x[k] = (c & 1) ? -1e-18f : rh.dir_x[k];
-                    flipped.dir_y[k] = (c & 2) ? -1e-18f : rh.dir_y[k];
-                    flipped.dir_z[k] = (c & 4) ? -1e-18f : rh.dir_z[k];
+                    flipped.dir_x[k] = (c & 1) ? -9.094947e-13f : rh.dir_x[k];
+                    flipped.dir_y[k] = (c & 2) ? -9.094947e-13f : rh.dir_y[k];
+                    flipped.dir_z[k] = (c & 4) ? -9.094947e-13f : rh.dir_z[k];
                     flipped.tnear[k] = rh.tnear[k]; flipped.time[k] = rh.time[k]; flipped.tfar[k] = rh.tfar[k];
                     flipped.mask[k] = rh.mask[k]; flipped.id[k] = rh.id[k]; flipped.flags[k] = rh.flags[k];
                     flipped.primID[k] = 0xFFFFFFFFu; flipped.geomID[k] = 0xFFFFFFFFu; flipped.instID[0][k] = 0xFFFFFFFFu;
