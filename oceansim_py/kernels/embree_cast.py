@@ -229,6 +229,52 @@ _CAST_PACKETS = r"""
         }
         if (active) {
             ((oceansim_rtc_intersect8)intersect8)(valid, (void*)rtc_scene, &rh, &args);
+            // a direction component below 1e-18 in magnitude (0 included): Embree's box test takes its reciprocal
+            // as +1e18 whatever its sign (rcp_safe, min_rcp_input), so a ray lying in a BVH node's upper bounding
+            // plane leaves the node at t = 0 and misses the face whose edge it runs along (a +x ray at z = 0.5 onto
+            // an axis-aligned unit box's front face), which Warp's closed boxes hit. Such a lane is cast again with
+            // those components set to -2^-40 (a negative reciprocal: the lower planes are then the open ones), each
+            // combination, and a strictly nearer hit is kept: one combination keeps every node holding the triangle
+            // Warp hits open (the triangle spans each of those axes, or the ray is in its plane and misses it in
+            // both backends). Not -1e-18: an instance's inverse transform (a float reciprocal of its determinant,
+            // 1 - 2^-24 for a translation) took that below the threshold again. The direction moves by 9.1e-13 rad
+            // (9 nm at 10 km), and the distance and normal still come from Warp's test on the world triangle.
+            int zeros[8], anyzero = 0;
+            for (int k = 0; k < 8; ++k) {
+                zeros[k] = valid[k] ? ((wp::abs(rh.dir_x[k]) < 1e-18f) | ((wp::abs(rh.dir_y[k]) < 1e-18f) << 1)
+                                       | ((wp::abs(rh.dir_z[k]) < 1e-18f) << 2)) : 0;
+                anyzero |= zeros[k];
+            }
+            for (int c = 1; anyzero && c < 8; ++c) {
+                alignas(32) int again_valid[8];
+                int again = 0;
+                for (int k = 0; k < 8; ++k) {
+                    again_valid[k] = (zeros[k] & c) == c ? -1 : 0;
+                    again |= again_valid[k];
+                }
+                if (!again) {
+                    continue;
+                }
+                OceansimRTCRayHit8 flipped;
+                for (int k = 0; k < 8; ++k) {
+                    flipped.org_x[k] = rh.org_x[k]; flipped.org_y[k] = rh.org_y[k]; flipped.org_z[k] = rh.org_z[k];
+                    flipped.dir_x[k] = (c & 1) ? -9.094947e-13f : rh.dir_x[k];
+                    flipped.dir_y[k] = (c & 2) ? -9.094947e-13f : rh.dir_y[k];
+                    flipped.dir_z[k] = (c & 4) ? -9.094947e-13f : rh.dir_z[k];
+                    flipped.tnear[k] = rh.tnear[k]; flipped.time[k] = rh.time[k]; flipped.tfar[k] = rh.tfar[k];
+                    flipped.mask[k] = rh.mask[k]; flipped.id[k] = rh.id[k]; flipped.flags[k] = rh.flags[k];
+                    flipped.primID[k] = 0xFFFFFFFFu; flipped.geomID[k] = 0xFFFFFFFFu; flipped.instID[0][k] = 0xFFFFFFFFu;
+                }
+                ((oceansim_rtc_intersect8)intersect8)(again_valid, (void*)rtc_scene, &flipped, &args);
+                for (int k = 0; k < 8; ++k) {
+                    if (again_valid[k] && flipped.geomID[k] != 0xFFFFFFFFu && flipped.tfar[k] < rh.tfar[k]) {
+                        rh.tfar[k] = flipped.tfar[k]; rh.u[k] = flipped.u[k]; rh.v[k] = flipped.v[k];
+                        rh.Ng_x[k] = flipped.Ng_x[k]; rh.Ng_y[k] = flipped.Ng_y[k]; rh.Ng_z[k] = flipped.Ng_z[k];
+                        rh.primID[k] = flipped.primID[k]; rh.geomID[k] = flipped.geomID[k];
+                        rh.instID[0][k] = flipped.instID[0][k];
+                    }
+                }
+            }
         }
 """
 

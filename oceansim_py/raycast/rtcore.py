@@ -105,9 +105,27 @@ class EmbreeLibrary:
             raise ConfigError(f"Embree failed to {what}: {_ERRORS.get(code, code)}")
 
 
+MISSING = f"the Embree ray-cast backend needs the optional package embreex: {INSTALL_HINT}"
+
+
+def _embreex_importable() -> bool:
+    """Whether ``import embreex`` succeeds now (a dictionary look-up once imported)."""
+    try:
+        import embreex  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def embree_library() -> EmbreeLibrary:
-    """The process-wide Embree library (loaded once); ``ConfigError`` naming the extra when it is missing."""
+    """The process-wide Embree library (loaded once); ``ConfigError`` naming the extra when it is missing.
+
+    Whether ``embreex`` imports is asked on every call, not remembered: a process that cannot import it (not
+    installed, or blocked with ``sys.modules["embreex"] = None``) gets the error even after an earlier load, and
+    one that can import it again (the package installed, the block lifted) gets the library."""
     global _library, _load_error
+    if not _embreex_importable():
+        raise ConfigError(MISSING)
     with _lock:
         if _library is not None:
             return _library
@@ -115,7 +133,7 @@ def embree_library() -> EmbreeLibrary:
             try:
                 paths = _candidate_paths()
             except ImportError:
-                _load_error = f"the Embree ray-cast backend needs the optional package embreex: {INSTALL_HINT}"
+                raise ConfigError(MISSING) from None
             else:
                 errors = []
                 for p in paths:
