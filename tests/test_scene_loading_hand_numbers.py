@@ -33,6 +33,16 @@ def _cast(scene, origins, directions) -> dict[str, np.ndarray]:
     return scene.raycast(np.asarray(origins, dtype=float), np.asarray(directions, dtype=float)).numpy()
 
 
+def assert_l_and_quad_hit_and_notch_missed(scene) -> None:
+    """Rays down from z = 1 over the L-hexagon (0, 0)-(2, 0)-(2, 1)-(1, 1)-(1, 2)-(0, 2) and the quad x in [5, 6],
+    y in [0, 1], both at z = 0: hits at 1 m in the L at (0.5, 0.5), (1.5, 0.5), (0.5, 1.5) and the quad at (5.5, 0.5);
+    misses in the L's notch at (1.5, 1.5) and (1.2, 1.2)."""
+    xy = [(0.5, 0.5), (1.5, 0.5), (0.5, 1.5), (5.5, 0.5), (1.5, 1.5), (1.2, 1.2)]
+    r = _cast(scene, [[x, y, 1] for x, y in xy], [[0, 0, -1]] * 6)
+    np.testing.assert_allclose(r["distance"][:4], 1.0, atol=1e-6)
+    assert np.isinf(r["distance"][4:]).all()
+
+
 def test_centimetre_y_up_stage_with_translate_rotate_scale_lands_where_computed(tmp_path):
     # Y-up stage in cm. /W/A: xformOpOrder [translate (0, -1000, 0), rotateXYZ (0, 90, 0), scale (2, 1, 1)], so a
     # local point p goes to T Ry(90) S p. The quad: x = 100, y in +-50, z in +-20 (cm).
@@ -434,10 +444,7 @@ def test_a_concave_obj_face_keeps_its_notch(tmp_path):
                     "f 2/1/1 3/1/1 4/1/1 5/1/1 6/1/1 1/1/1\n"
                     "v 5 0 0\nv 6 0 0\nv 6 1 0\nv 5 1 0\nf -4 -3 -2 -1\n")
     scene = load_scene(path, device="cpu")
-    xy = [(0.5, 0.5), (1.5, 0.5), (0.5, 1.5), (5.5, 0.5), (1.5, 1.5), (1.2, 1.2)]
-    r = _cast(scene, [[x, y, 1] for x, y in xy], [[0, 0, -1]] * 6)
-    np.testing.assert_allclose(r["distance"][:4], 1.0, atol=1e-6)
-    assert np.isinf(r["distance"][4:]).all()
+    assert_l_and_quad_hit_and_notch_missed(scene)
 
 
 _L_POINTS = "1 1 0\n1 2 0\n0 2 0\n0 0 0\n2 0 0\n2 1 0\n5 0 0\n6 0 0\n6 1 0\n5 1 0\n"
@@ -456,10 +463,7 @@ def test_a_concave_ply_or_off_face_keeps_its_notch(tmp_path, suffix):
     else:
         path.write_text("OFF\n# an L and a quad\n10 2 0\n" + _L_POINTS + "6 1 2 3 4 5 0\n4 6 7 8 9\n")
     scene = load_scene(path, device="cpu")
-    xy = [(0.5, 0.5), (1.5, 0.5), (0.5, 1.5), (5.5, 0.5), (1.5, 1.5), (1.2, 1.2)]
-    r = _cast(scene, [[x, y, 1] for x, y in xy], [[0, 0, -1]] * 6)
-    np.testing.assert_allclose(r["distance"][:4], 1.0, atol=1e-6)
-    assert np.isinf(r["distance"][4:]).all()
+    assert_l_and_quad_hit_and_notch_missed(scene)
 
 
 def test_an_off_file_mixing_a_pentagon_and_a_triangle_is_read(tmp_path):
@@ -588,10 +592,7 @@ def test_a_binary_ply_with_faces_of_different_sizes_is_read(tmp_path, endian):
     path = tmp_path / "l.ply"
     path.write_bytes(head + body)
     scene = load_scene(path, device="cpu")
-    xy = [(0.5, 0.5), (1.5, 0.5), (0.5, 1.5), (5.5, 0.5), (1.5, 1.5), (1.2, 1.2)]
-    r = _cast(scene, [[x, y, 1] for x, y in xy], [[0, 0, -1]] * 6)
-    np.testing.assert_allclose(r["distance"][:4], 1.0, atol=1e-6)
-    assert np.isinf(r["distance"][4:]).all()
+    assert_l_and_quad_hit_and_notch_missed(scene)
 
 
 def test_mesh_file_material_names_that_are_table_entries_are_used(tmp_path):
