@@ -16,7 +16,9 @@ Derivatives (world or body frame; body = FLU of the pose at that time):
   key is ``np.gradient`` of the positions (second order, non-uniform spacing), acceleration the gradient of
   those velocities; the angular velocity of a segment is the exact rate of its slerp
   (``log(q_k^-1 q_k+1) / dt``), at a key the spacing-weighted mean of its two segments (the same weights as
-  ``np.gradient``). Between keys the key derivatives are interpolated linearly. A one-key trajectory is at rest.
+  ``np.gradient``). Between keys the key derivatives are interpolated linearly. A one-key trajectory is at rest,
+  but a sample, slice, interpolation or resampling of a keyed trajectory keeps the derivatives of the keys it came
+  from (``traj[3]`` or ``traj.interpolate([2.5])`` moves at the path's velocity; mounting it mounts those keys).
 
 Sizes are bounded (:mod:`oceansim_py.limits`): a generator, ``resample`` or CSV file gives at most
 ``MAX_TRAJECTORY_SAMPLES`` samples and a lawnmower at most ``MAX_TRAJECTORY_SEGMENTS`` legs; the count is

@@ -40,7 +40,10 @@ class TrajectoryKinematics(TimedPoses):
         pos, q, _ = compose(self.positions, self.quaternions)
         source = f"{self.source} (mounted)"
         if self._motion is None:
-            return type(self)(self.times, np.column_stack([pos, q]), source=source)
+            mounted = type(self)(self.times, np.column_stack([pos, q]), source=source)
+            if self._keys is not None:      # samples of a keyed path: the derivatives of the mounted keys
+                mounted._keys = self._keys.mounted(m)
+            return mounted
         vehicle = self._motion
 
         def motion(t: np.ndarray):
@@ -76,6 +79,8 @@ class TrajectoryKinematics(TimedPoses):
 
     def _world_derivs(self, times: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         t = self.times if times is None else self._check_times(times)
+        if self._keys is not None:
+            return self._keys._world_derivs(t)
         if self._motion is not None:
             pos, q, vel, ang, acc = self._motion(t)
             return q, vel, ang, acc

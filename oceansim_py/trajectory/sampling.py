@@ -67,6 +67,9 @@ class TimedPoses:
         self.source = source
         self._motion = motion
         self._key_derivs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        #: the keyed trajectory this one samples (a sample, slice, interpolation or resampling of it), whose keys
+        #: give its derivatives; ``None`` for keys of its own and for generators (their motion is closed-form)
+        self._keys: TimedPoses | None = None
     # -- basics -------------------------------------------------------------------------------------------------
     def __len__(self) -> int:
         return int(self.times.size)
@@ -78,7 +81,16 @@ class TimedPoses:
             if not -n <= int(index) < n:
                 raise IndexError(f"trajectory index {index} out of range for {n} samples")
             index = slice(int(index) % n, int(index) % n + 1)
-        return type(self)(self.times[index], self.poses[index], self._motion, self.source)
+        return self._samples_of_path(self.times[index], self.poses[index])
+
+    def _samples_of_path(self, times: np.ndarray, poses: np.ndarray) -> "TimedPoses":
+        """A Trajectory of ``poses`` at ``times`` taken from this path that keeps the path's derivatives: a
+        generator's closed-form motion, or the derivatives of the keys it was sampled from (a single sample of a
+        keyed path is not at rest, and the ends of a slice are not one-sided differences of its own samples)."""
+        view = type(self)(times, poses, self._motion, self.source)
+        if self._motion is None:
+            view._keys = self._keys if self._keys is not None else self
+        return view
 
     def __repr__(self) -> str:
         kind = "analytic" if self._motion is not None else "keys"
@@ -230,9 +242,10 @@ class TimedPoses:
         return np.column_stack([pos, q])
 
     def interpolate(self, times: Any) -> "TimedPoses":
-        """A Trajectory sampled at ``times`` (strictly increasing, within the span)."""
+        """A Trajectory sampled at ``times`` (strictly increasing, within the span); its velocities, rates and
+        accelerations are this path's at those times."""
         t = self._check_times(times)
-        return type(self)(t, self.at(t), self._motion, self.source)
+        return self._samples_of_path(t, self.at(t))
 
     def resample(self, rate_hz: float, start_time: float | None = None) -> "TimedPoses":
         """Samples every ``1 / rate_hz`` s from ``start_time`` (default the first key) to the end (the last
