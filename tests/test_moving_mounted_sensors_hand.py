@@ -197,3 +197,36 @@ def test_dvl_adaptive_ping_counts_over_one_second() -> None:
         times = dvl.render_adaptive(floor(-altitude - 1.0), line).times
         assert times.size == count and times[0] == 0.0
         np.testing.assert_allclose(times[-1], last, atol=1e-5)
+
+
+def test_gps_antenna_above_and_below_the_water_and_usbl_bearing_from_a_yawed_vehicle() -> None:
+    # Vehicle running north (yaw 90) along x = 0 at z = -0.3 m, 1 m/s. A GPS antenna on a 0.5 m mast (mount
+    # z = +0.5) is at z = +0.2, depth -0.2 <= 0.5: a fix at the antenna's position (0.2 m forward of the body:
+    # y + 0.2); one 0.5 m under the hull (z = -0.8, depth 0.8 > 0.5): no fix.
+    from oceansim_py.sensors.gps import GPS, GPSConfig
+    from oceansim_py.sensors.usbl import USBL, USBLConfig
+
+    run = Trajectory.transect((0.0, 0.0, -0.3), (0.0, 20.0, -0.3), speed=1.0, rate_hz=5.0)
+    gps = GPS(GPSConfig(noise=False, depth_threshold=0.5))
+    up = gps.measure(run.mounted(pose_from_euler(0.2, 0.0, 0.5)), times=[4.0])
+    np.testing.assert_allclose(up.position, [[0.0, 4.2, 0.2]], atol=1e-12)
+    assert up.fix.all()
+    np.testing.assert_allclose(up.depth, [-0.2], atol=1e-12)
+    down = gps.measure(run.mounted(pose_from_euler(0.2, 0.0, -0.5)), times=[4.0])
+    assert not down.fix.any() and np.isnan(down.position).all()
+    # USBL head 1 m to starboard (mount y = -1), level, boresight forward (north), at t = 0 at (1, 0, -0.3) in
+    # the world (starboard of a north-facing vehicle is east, +x). Beacon at (1 + 30 sin 20deg, 30 cos 20deg,
+    # -0.3): 30 m away, 20 deg to starboard of the boresight -> bearing +20 deg, elevation 0. The head moves
+    # north during the 40 ms exchange; at 1500 m/s and no turn-around the reply meets it 0.04 m further on:
+    # bearing atan2(10.2606, 28.1908 - 0.04) = 20.0261 deg (20 deg from where it pinged).
+    beacon = (1.0 + 30.0 * math.sin(math.radians(20.0)), 30.0 * math.cos(math.radians(20.0)), -0.3)
+    usbl = USBL(USBLConfig(beacon_ids=(1,), beacon_positions=(beacon,), noise=False))
+    head = Trajectory.transect((0.0, 0.0, -0.3), (0.0, 20.0, -0.3), speed=1.0, rate_hz=5.0).mounted(
+        pose_from_euler(0.0, -1.0, 0.0))
+    r = usbl.measure(head, times=[0.0])
+    t_rx = 0.04
+    for _ in range(10):
+        t_rx = (30.0 + math.hypot(beacon[0] - 1.0, beacon[1] - t_rx)) / 1500.0
+    np.testing.assert_allclose(r.bearing, [[math.atan2(beacon[0] - 1.0, beacon[1] - t_rx)]], atol=1e-9)
+    np.testing.assert_allclose(np.degrees(r.bearing), [[20.0261]], atol=1e-3)
+    np.testing.assert_allclose(r.elevation, [[0.0]], atol=1e-12)
