@@ -230,3 +230,23 @@ def test_gps_antenna_above_and_below_the_water_and_usbl_bearing_from_a_yawed_veh
     np.testing.assert_allclose(r.bearing, [[math.atan2(beacon[0] - 1.0, beacon[1] - t_rx)]], atol=1e-9)
     np.testing.assert_allclose(np.degrees(r.bearing), [[20.0261]], atol=1e-3)
     np.testing.assert_allclose(r.elevation, [[0.0]], atol=1e-12)
+
+
+def test_dvl_yawed_45_at_a_lever_arm_on_a_pitched_vehicle_over_a_flat_floor() -> None:
+    # Vehicle at (0, 0, -5) pitched 10 deg nose down; DVL mounted at (0.5, 0, -0.4), yawed 45 deg. Head at
+    # x = 0.5 cos10 - 0.4 sin10 = 0.422945, z = -5 - 0.5 sin10 - 0.4 cos10 = -5.480747: 14.519253 m above a floor at
+    # -20. The X beams (azimuths 45 + k 90 in the DVL) point at body azimuths 90, 180, 270, 0 (a "+" in the
+    # body). Pitched 10 deg, the forward beam is 30 - 10 = 20 deg off the vertical, the aft one 40 deg, the side
+    # ones have cos = cos30 cos10: ranges 14.519253 / (0.852869, 0.766044, 0.852869, 0.939693) = (17.02402,
+    # 18.95354, 17.02402, 15.45107) m; altitude = mean r cos30 = 14.82043 m (the DVL frame's vertical, not the
+    # 14.519 m to the floor). Velocity 1 m/s along world x: beam velocities d_k . R^T v.
+    pose = compose_poses(pose_from_euler(0.0, 0.0, -5.0, 0.0, 10.0, 0.0)[None],
+                         pose_from_euler(0.5, 0.0, -0.4, 0.0, 0.0, 45.0)[None])[0]
+    np.testing.assert_allclose(pose[:3], [0.422945, 0.0, -5.480747], atol=1e-6)
+    cfg = DVLConfig(beam_angle=30.0, noise=False)
+    r = DVL(cfg, device="cpu").render(floor(-20.0), pose, velocities=[1.0, 0.0, 0.0]).numpy()
+    np.testing.assert_allclose(r["beam_range"], [[17.02402, 18.95354, 17.02402, 15.45107]], rtol=2e-6)
+    np.testing.assert_allclose(r["altitude"], [14.82043], rtol=2e-6)
+    v_dvl = quat_to_matrix(pose[3:]).T @ [1.0, 0.0, 0.0]
+    np.testing.assert_allclose(r["beam_velocity"][0], cfg.beam_directions() @ v_dvl, atol=2e-6)
+    np.testing.assert_allclose(r["velocity"][0], v_dvl, atol=2e-6)
