@@ -20,7 +20,6 @@ from oceansim_py.sensors.imu import IMU, IMUConfig
 from oceansim_py.trajectory import Trajectory, quat_from_yaw_pitch
 
 G = 9.80665
-S = 1.0 / math.sqrt(2.0)
 
 
 def floor(z: float = -15.0) -> object:
