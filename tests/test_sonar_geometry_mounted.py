@@ -210,3 +210,27 @@ def test_flat_array_steering_past_endfire_is_refused_and_a_lens_fan_sees_behind_
     b = math.radians(95.0)
     scene, pose = target([5.05 * math.cos(b), -5.05 * math.sin(b), 0.0], 0.1, 1.0)
     assert peak(ImagingSonar(cfg, device="cpu").render(scene, pose).numpy()["clean_intensity"][0]) == (45, 97)
+
+
+def test_a_mount_offset_beyond_float32_is_refused_by_the_rig_before_anything_is_written(tmp_path):
+    # A mount z of 1e39 m is finite in float64 but infinite in the float32 poses the sensors render: it used to pass
+    # the rig check, write the dataset's manifest, then fail in the first render naming "PoseSensor.measure poses:
+    # pose 0" instead of the rig key.
+    import yaml
+
+    from oceansim_py.cli import main
+    from oceansim_py.dataset.rig import parse_rig
+
+    sensor = {"name": "p", "type": "pose", "rate_hz": 10.0, "mount": [0.5, 0.0, 1e39, 0, 30, 90],
+              "config": {"noise": False}, "products": ["matrix"]}
+    rig = {"name": "m", "scene": "tank", "seed": 1, "duration": 0.4, "shard_size": 2, "batch_size": 2,
+           "trajectory": {"type": "transect", "start": [-1.0, 0.0, -1.5], "end": [2.0, 0.0, -1.5], "speed": 1.0},
+           "sensors": [sensor]}
+    with pytest.raises(ConfigError, match=r"sensors.*mount.*float32"):
+        parse_rig(rig, "rig.yaml")
+    (tmp_path / "rig.yaml").write_text(yaml.safe_dump(rig))
+    assert main(["generate", "--rig", str(tmp_path / "rig.yaml"), "--out", str(tmp_path / "ds"), "--no-progress",
+                 "--device", "cpu"]) != 0
+    assert not (tmp_path / "ds").exists()
+    sensor["mount"] = [0.5, 0.0, 3e38, 0, 30, 90]          # within float32: accepted
+    parse_rig(rig, "rig.yaml")
