@@ -234,3 +234,25 @@ def test_a_mount_offset_beyond_float32_is_refused_by_the_rig_before_anything_is_
     assert not (tmp_path / "ds").exists()
     sensor["mount"] = [0.5, 0.0, 3e38, 0, 30, 90]          # within float32: accepted
     parse_rig(rig, "rig.yaml")
+
+
+def test_sidescan_ground_range_of_a_floor_target_from_a_yawed_vehicle():
+    # Level sensor (mounted 0.4 m ahead, 0.3 m down, not tilted) on a vehicle yawed -63 deg, 6 m over a floor of
+    # mu 1e-6; a 0.2 m bright plate (mu 1) lies on it 9.025 m to port or 12.975 m to starboard. The first return
+    # (altitude) is the nadir echo, 6 m; the plate's slant range is sqrt(g^2 + 36) = 10.837 / 14.295 m and the
+    # flat-bottom correction puts it back at ground range g (ground bin centres (k + 1/2) 0.05 m from nadir:
+    # 9.025 m is bin 180). Centroids of the plate's echo within 3 cm (ray sampling); the other side stays dark.
+    vehicle = ((3.0, 2.0, -10.0), (0.0, 0.0, -63.0))
+    pose, o, rot = sensor_frame(vehicle, ((0.4, 0.0, -0.3), (0.0, 0.0, 0.0)))
+    cfg = SidescanSonarConfig(along_track_beamwidth=0.25, vertical_beamwidth=85.0, depression=47.5, min_range=0.5,
+                              max_range=20.5, range_bins=400, along_track_rays=1, across_track_rays=2048)
+    floor = ("floor", rect(o - [0.0, 0.0, 6.0], [0, 0, 1], [1, 0, 0], 200.0, 200.0), 1e-6)
+    for g, side in ((9.025, 0), (-12.975, 1)):
+        spot = rect(o + rot @ [0.0, g, -6.0 + 0.002], [0, 0, 1], [1, 0, 0], 0.2, 0.2)
+        out = SidescanSonar(cfg, device="cpu").render(make_scene(("t", spot, 1.0), floor), pose).numpy()
+        assert out["altitude"][0] == pytest.approx(6.0, abs=1e-3)
+        ground, slant = out["ground_intensity"][0][:, side], out["clean_intensity"][0][:, side]
+        assert np.sum(ground * out["ground_ranges"]) / ground.sum() == pytest.approx(abs(g), abs=0.03)
+        assert np.sum(slant * out["ranges"]) / slant.sum() == pytest.approx(math.hypot(g, 6.0), abs=0.03)
+        assert out["clean_intensity"][0][:, 1 - side].max() < 1e-3 * slant.max()   # the faint floor alone
+    assert out["ground_ranges"][180] == pytest.approx(9.025)
