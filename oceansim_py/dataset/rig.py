@@ -45,7 +45,7 @@ import numpy as np
 
 from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.io.config import coerce_value, did_you_mean, display_path, load_yaml
-from oceansim_py.limits import MAX_FRAMES, MAX_SEED, MAX_SHARDS, check_count
+from oceansim_py.limits import FLOAT32_MAX, MAX_FRAMES, MAX_SEED, MAX_SHARDS, check_count
 from oceansim_py.poses import pose_from_euler
 
 _RIG_KEYS = {"sea_state", "sea_surface_size", "sea_surface_resolution",
@@ -206,6 +206,9 @@ def _mount(value: Any, where: str) -> tuple[float, ...]:
     if not isinstance(value, (list, tuple)) or len(value) not in (6, 7):
         raise ConfigError(f"{where}: expected [x, y, z, roll, pitch, yaw] (m, deg) or [x, y, z, qx, qy, qz, qw]")
     vals = [_number(v, where, positive=False) for v in value]
+    if any(abs(v) > FLOAT32_MAX for v in vals[:3]):
+        raise ConfigError(f"{where}: the position {vals[:3]} lies beyond the float32 range (|value| <= "
+                          f"{FLOAT32_MAX:.4g} m) the sensors' poses are stored in; give the offset in metres")
     pose = pose_from_euler(*vals) if len(vals) == 6 else np.asarray(vals, dtype=np.float64)
     n = float(np.linalg.norm(pose[3:]))
     if abs(n - 1.0) > 1e-3:

@@ -220,6 +220,13 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBackendF
                         f"must be 0 with model 'device' (a HoloOcean peer option), got {getattr(self, name)}")
             require(self.aggregation == "sum", _OWNER, "aggregation",
                     "must be 'sum' with model 'device' (the coherent sum of a resolution cell's echoes)")
+            # A flat array steers within +-90 deg: the point spread of a beam past end-fire has no tap on its own
+            # bearing, so those beams would stay silently empty.
+            require(self.beam_steering != "flat_array" or self.beam_width == 0.0 or self.horizontal_fov <= 180.0,
+                    _OWNER, "beam_steering",
+                    f"'flat_array' steers a flat array's beams within +-90 degrees, but horizontal_fov = "
+                    f"{self.horizontal_fov} degrees puts beams behind it; use 'constant' (a lens or curved array), "
+                    f"horizontal_fov <= 180, or beam_width 0 (no bearing point spread)")
 
     #: HoloOcean ImagingSonar configuration keys that only steer HoloOcean's octree or its viewer (no meaning for a
     #: ray-cast sonar): accepted and ignored by :meth:`from_holoocean`.

@@ -67,6 +67,8 @@ class DeviceChainFields(MultipathFields):
             array (Oculus, Gemini, BlueView, Mills-cross multibeams): the beam steered to theta_j has the pattern
             D((L / lambda)(sin theta - sin theta_j)), so ``beam_width`` is its broadside width and beam j is
             1 / cos theta_j as wide (2.4x at +-65 degrees), gathering as much more volume reverberation.
+            It steers within +-90 degrees only (an imaging sonar wider than 180 degrees with a beam_width is
+            refused with it).
             "constant": every beam has the broadside pattern about its own bearing (an acoustic lens, as in the
             ARIS, or a curved array).
         element_width: width of one element of the flat array (wavelengths; ``flat_array`` only). Its one-way
