@@ -456,6 +456,18 @@ def require_non_negative(value: float, owner: str, field: str, unit: str = "") -
     require(value >= 0, owner, field, f"must be >= 0{(' ' + unit) if unit else ''}, got {value!r}")
 
 
+#: Speed of sound in sea and fresh water at any temperature, salinity and depth a sensor meets (m/s): about 1400-1560
+#: in the ocean, with margin.
+WATER_SOUND_SPEED_RANGE = (1300.0, 1700.0)
+
+
+def require_water_sound_speed(value: float, owner: str, field: str = "sound_speed") -> None:
+    """A speed of sound in water (m/s) within :data:`WATER_SOUND_SPEED_RANGE`."""
+    require_finite(value, owner, field)
+    lo, hi = WATER_SOUND_SPEED_RANGE
+    require(lo <= value <= hi, owner, field, f"must lie in [{lo:g}, {hi:g}] m/s (sea and fresh water), got {value!r}")
+
+
 def require_zero(value: float, owner: str, field: str, unused_by: str) -> None:
     """A field the config has but does not use: it must stay 0. ``unused_by`` names the sensor and why, e.g.
     ``"a side-scan (the fan is vertical_beamwidth wide)"``."""

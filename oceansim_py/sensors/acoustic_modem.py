@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from oceansim_py.errors import ConfigError
-from oceansim_py.io.config import ConfigBase, require_non_negative, require_positive
+from oceansim_py.io.config import ConfigBase, require_non_negative, require_positive, require_water_sound_speed
 from oceansim_py.sensors import host_noise
 from oceansim_py.sensors.acoustic_positioning import poses_along
 from oceansim_py.sensors.modem_common import (
@@ -108,7 +108,7 @@ class AcousticModemConfig(ConfigBase):
 
     def validate(self) -> None:
         validate_network(self, _OWNER)
-        require_positive(self.sound_speed, _OWNER, "sound_speed", "m/s")
+        require_water_sound_speed(self.sound_speed, _OWNER)
         require_positive(self.frequency, _OWNER, "frequency", "Hz")
         require_positive(self.bandwidth, _OWNER, "bandwidth", "Hz")
         for name in ("source_level", "noise_level", "implementation_loss"):

@@ -28,7 +28,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from oceansim_py.io.config import require, require_non_negative, require_positive, require_seed
+from oceansim_py.io.config import (require, require_non_negative, require_positive, require_seed,
+                                    require_water_sound_speed)
 from oceansim_py.sensors import host_noise
 
 #: a ray cast towards a beacon that stops within this distance (m) of it counts as reaching it (a beacon
@@ -68,7 +69,7 @@ def validate_ranging(config: Any, owner: str) -> None:
     """The ranging fields every positioning config has."""
     validate_beacons(config.beacon_ids, config.beacon_positions, owner)
     require_positive(config.rate, owner, "rate", "Hz")
-    require_positive(config.sound_speed, owner, "sound_speed", "m/s")
+    require_water_sound_speed(config.sound_speed, owner)
     require_non_negative(config.turnaround_delay, owner, "turnaround_delay", "s")
     require_positive(config.max_range, owner, "max_range", "m")
     require_non_negative(config.range_sigma, owner, "range_sigma", "m")

@@ -58,7 +58,8 @@ import numpy as np
 import warp as wp
 
 from oceansim_py.errors import ConfigError, OceanSimError
-from oceansim_py.io.config import ConfigBase, require, require_non_negative, require_positive, require_seed
+from oceansim_py.io.config import (ConfigBase, require, require_non_negative, require_positive, require_seed,
+                                    require_water_sound_speed)
 from oceansim_py.kernels.dvl import (NUM_BEAMS, dvl_beam_rays_kernel, dvl_beams_kernel, dvl_solve_kernel,
                                      dvl_water_beams_kernel)
 from oceansim_py.poses import quat_to_matrix, rotate_fixed
@@ -145,7 +146,7 @@ class DVLConfig(RaycastBackendField, ConfigBase):
                 f"must be > min_range ({self.min_range}), got {self.max_range!r}")
         require_non_negative(self.velocity_sigma, _OWNER, "velocity_sigma", "m/s")
         require_non_negative(self.range_sigma, _OWNER, "range_sigma", "m")
-        require_positive(self.sound_speed, _OWNER, "sound_speed", "m/s")
+        require_water_sound_speed(self.sound_speed, _OWNER)
         require_positive(self.max_rate, _OWNER, "max_rate", "Hz")
         require_positive(self.min_rate, _OWNER, "min_rate", "Hz")
         require(self.max_rate > self.min_rate, _OWNER, "max_rate",

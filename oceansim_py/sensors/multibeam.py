@@ -39,7 +39,7 @@ import warp as wp
 from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.io import images
 from oceansim_py.io.config import (ConfigBase, require, require_finite, require_non_negative, require_positive,
-                                   require_seed)
+                                   require_seed, require_water_sound_speed)
 from oceansim_py.io.sonar_messages import projected_sonar_image, receive_beamwidths
 from oceansim_py.kernels import multibeam as k
 from oceansim_py.limits import MAX_FAN_WIDTH, check_config_memory
@@ -170,7 +170,7 @@ class MultibeamSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBacken
         require(self.bandwidth <= self.frequency, o, "bandwidth",
                 f"{self.bandwidth} Hz exceeds the centre frequency {self.frequency} Hz; a pulse cannot be wider "
                 f"than its carrier")
-        require_positive(self.sound_speed, o, "sound_speed", "m/s")
+        require_water_sound_speed(self.sound_speed, o)
         require_non_negative(self.min_range, o, "min_range", "m")
         require_positive(self.max_range, o, "max_range", "m")
         require(self.max_range > self.min_range, o, "max_range",

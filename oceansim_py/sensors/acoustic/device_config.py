@@ -13,7 +13,7 @@ import dataclasses
 import math
 from typing import Any, Literal, Mapping
 
-from oceansim_py.io.config import require, require_finite
+from oceansim_py.io.config import require, require_finite, require_water_sound_speed
 from oceansim_py.sensors.acoustic.absorption import francois_garrison
 from oceansim_py.sensors.acoustic.beam_pattern import BEAM_STEERINGS, TAPERS, widest_beam_rad
 from oceansim_py.sensors.acoustic.chain import CLEAR_WATER_SV_DB, TVG_LAWS, DeviceSettings
@@ -174,8 +174,7 @@ class DeviceChainFields(MultipathFields):
                     f"must be one of {list(allowed)}, got {getattr(self, name)!r}")
         require(1e3 <= self.frequency <= 1e7, owner, "frequency",
                 f"must lie in [1 kHz, 10 MHz], got {self.frequency} Hz")
-        require(1300.0 <= self.sound_speed <= 1700.0, owner, "sound_speed",
-                f"must lie in [1300, 1700] m/s (sea and fresh water), got {self.sound_speed}")
+        require_water_sound_speed(self.sound_speed, owner)
         require(100.0 <= self.source_level <= 260.0, owner, "source_level",
                 f"must lie in [100, 260] dB re 1 uPa at 1 m, got {self.source_level}")
         require(-2.0 <= self.temperature <= 40.0, owner, "temperature", f"must lie in [-2, 40] deg C, got "
