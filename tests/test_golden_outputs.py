@@ -59,7 +59,11 @@ RIG = {
 #: the file hashes in ``shard.json`` and the manifest (the product's name and unit). A second: float64 table cells
 #: are written exactly (repr where 9 significant digits do not read back as the same float64; dataset/shards.py
 #: float_cell), which changed the noisy float64 columns of ``baro``, ``gps`` and ``imu`` ``samples.csv`` (the
-#: same values, now to the last bit), and with them ``shard.json`` and the manifest's checksum.
+#: same values, now to the last bit), and with them ``shard.json`` and the manifest's checksum. A third: the IMU
+#: presets keep their noise density at the rig's rate (its ``rate_hz`` becomes the config ``rate``; docs/PHYSICS.md
+#: §6), so the consumer_mems IMU here at 4 Hz has white noise exactly sqrt(4 / 100) = 0.2 of its former 100 Hz
+#: per-sample values in the ``accel`` and ``gyro`` columns of ``imu/samples.csv`` (biases and truths the same
+#: bytes), which changed that file and ``shard.json``.
 GENERATE_HASHES: dict[str, str] = {
     "shard_00000/alt/intensity_000000.npy": "e75c59f0a7d8798b1ab1d82b53e16c76ca8dc7fbe097c74eb0c9718c021502ac",
     "shard_00000/alt/intensity_000001.npy": "7849980e007f6323e8119f035eacd4b32d7ae4a9cd20c73864fce0c35ea9cd84",
@@ -97,7 +101,7 @@ GENERATE_HASHES: dict[str, str] = {
     "shard_00000/fls/polar_png_000000.png": "25911ec58396806952084b7c0d101d6aa4296f904db47af56aea0499ea4d08f2",
     "shard_00000/fls/polar_png_000001.png": "e756ad015ea46db368da841885654f07aa026388b359f25c8b4522c7b70f5dd7",
     "shard_00000/gps/samples.csv": "1c7313884e28f7e941081b3d1d11159d377632fd601968ccec321067fe07e7cd",
-    "shard_00000/imu/samples.csv": "7b16e2239285f84f46c174cb315d57f4ad56b1a1a48038cb59d9de7e5087328e",
+    "shard_00000/imu/samples.csv": "802fa15726b50b5cfd39d8aaa6a098f9ed2ddbc69d7658b4ccfa9c25527133d2",
     "shard_00000/mbes/db_000000.npy": "f5156233fbda5d737143fe8389fe187d630dadf5a8791f644a7d43290017cbcc",
     "shard_00000/mbes/db_000001.npy": "3bd148366901578f4b8c90e47d1fb3e8ad71c3e39306d584d3c941fd914c44c4",
     "shard_00000/mbes/fan_png_000000.png": "c590483ba22e0a45c9dbea7f7957693c27ae69fa8d81429bfb73755bf37856b9",
@@ -109,7 +113,7 @@ GENERATE_HASHES: dict[str, str] = {
     "shard_00000/mbes/time_series_000000.npy": "da12728e9024c38510f39c38c8811d12315d766c779feedefa004cf9018bf9d0",
     "shard_00000/mbes/time_series_000001.npy": "c029c5f1d9338d913d5cc79250ae4f699e752647e72419899b76d8f16ff3ced4",
     "shard_00000/pose/samples.csv": "20ade579e94696e4fbca555e606ae99041cee99b40704783b9553ef3adab6f3b",
-    "shard_00000/shard.json": "fb3eb590fe5a9e51f52664bc47fb97aeda6b469d24a7bee0a0de80b777bbe65e",
+    "shard_00000/shard.json": "4a2c8415bba21f275f57c25b9ad86d0ca2b69dda9bfaec5590dc44317386bef0",
     "shard_00000/sss/clean_intensity_000000.npy": "7ff11f10067a317798a750cf0bc6143453f1c9b11d48d42559e2e5eac7f3ffa1",
     "shard_00000/sss/clean_intensity_000001.npy": "63e6e9f6585bf7075bf30bc3140d377cb06f58be65263fae0e45fc4d994d82ad",
     "shard_00000/sss/ground_intensity_000000.npy": "ec46e0020e0c798596cba4f830562ba5b4664e8a095bccf2e476f44950582ded",
@@ -169,8 +173,11 @@ GENERATE_HASHES: dict[str, str] = {
 #: 02af8111c7e1dce01a01e408a2d6e4be09d51233c59fc98125b52c7ba114afa6, and no data file changed. The side-scan,
 #: profiling and single-beam configs gained display_floor (the device presets' 8-bit window; default null): without
 #: those three keys the manifest hashes to the previous
-#: caba4369d62042565820a604e4e2650529a774d364b97477229353c9a9d79c38, and no data file changed.
-MANIFEST_HASH = "a0ff137fb842b9369e9e269676807e6e01deadf76ac8c9dcb7ceb99cd9ee9de3"
+#: caba4369d62042565820a604e4e2650529a774d364b97477229353c9a9d79c38, and no data file changed. The IMU's rig rate
+#: (GENERATE_HASHES' third change): its config records rate 4 and sigmas x 0.2, the rig's sensor config records
+#: rate 4, and the shard checksum and fingerprint follow; before it, a0ff137fb842b9369e9e269676807e6e01deadf76ac8c9dc
+#: b7ceb99cd9ee9de3.
+MANIFEST_HASH = "8b00acf8f58365717eaa04b6768cf66e60e16ff217fe85fe022009373980f80e"
 
 #: ``oceansim-py render TARGET`` arguments (tank scene, fixed pose, tiny sizes) -> file -> SHA-256
 RENDERS: dict[str, list[str]] = {

@@ -20,6 +20,10 @@ A rig is YAML (see ``scenes/rigs/*.yaml``)::
          mount: [0.5, 0, 0, 0, 20, 0], config: {max_range: 20.0}, products: [intensity, fan_png]}
 
 ``mount`` is the sensor's pose on the vehicle: ``[x, y, z, roll, pitch, yaw]`` (m, degrees, FLU body frame).
+A sensor whose per-sample noise depends on its output rate (IMU, magnetometer: ``SensorKind.rate_field``) gets
+``rate_hz`` as its config ``rate``, so that a preset keeps its noise density (a 400 Hz IMU on the ``tactical``
+preset has twice the preset's 100 Hz per-sample sigma); a config ``rate`` that differs from ``rate_hz`` is
+refused.
 Every key is checked before rendering starts: an unknown key, a sensor type that does not exist, a rate of 0,
 a missing scene, a value of the wrong type: :class:`ConfigError` naming the file and the key. Numbers may be
 written as YAML 1.2 exponents (``2e1``). Sizes are bounded (:mod:`oceansim_py.limits`): at most
@@ -263,7 +267,7 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
         rate = _number(s["rate_hz"], _where(source, key + ".rate_hz"))
         if not isinstance(s.get("config", {}) or {}, Mapping):
             raise ConfigError(f"{_where(source, key + '.config')}: expected a mapping of config fields")
-        cfg = dict(s.get("config") or {})
+        cfg = _rate_from_rig(kind, dict(s.get("config") or {}), rate, name, _where(source, key + ".config"))
         if "preset" in s:
             cfg = {"preset": s["preset"], **cfg}
         try:
@@ -315,6 +319,24 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
         seed=seed, frames=frames, tick_rate_hz=tick, shard_size=shard_size, batch_size=batch_size,
         start_time=_number(data.get("start_time", 0.0), _where(source, "start_time"), positive=False),
         trajectory=traj, sensors=tuple(sensors), sea_surface=_sea_surface(data, source))
+
+
+def _rate_from_rig(kind: Any, cfg: dict[str, Any], rate_hz: float, name: str, where: str) -> dict[str, Any]:
+    """``cfg`` with the sensor kind's ``rate_field`` (an IMU's ``rate``, Hz) set to the rig's ``rate_hz`` when the
+    config does not set it, so that a preset's per-sample noise follows the rate the rig samples at
+    (:func:`oceansim_py.sensors.nav_common.follow_density_rate`); a different rate set in the config is a
+    ``ConfigError`` naming both values and the sensor."""
+    field = kind.rate_field
+    if field is None:
+        return cfg
+    if field not in cfg:
+        return {**cfg, field: rate_hz}
+    own = _number(cfg[field], f"{where}.{field}")
+    if own != rate_hz:
+        raise ConfigError(f"{where}.{field}: sensor {name!r} has {field} {own:g} Hz in its config but rate_hz "
+                          f"{rate_hz:g} Hz; the rig samples it at rate_hz, so remove '{field}' from its config "
+                          f"(rate_hz sets it) or make the two equal")
+    return cfg
 
 
 def _sea_surface(data: Mapping[str, Any], source: str) -> dict[str, Any] | None:

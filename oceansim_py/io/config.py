@@ -375,9 +375,11 @@ class ConfigBase:
             raise ConfigError(f"{where}: expected a mapping of {cls.__name__} fields, got {type(data).__name__}")
         data = dict(data)
         base: dict[str, Any] = {}
+        entry: Mapping[str, Any] = {}
         if "preset" in data:
             name = data.pop("preset")
             base = dict(cls._preset_values(name, where))
+            entry = cls.PRESETS[name]
         hints = typing.get_type_hints(cls)
         fields = {f.name: f for f in dataclasses.fields(cls)}
         unknown = sorted((k for k in data if k not in fields), key=str)
@@ -390,15 +392,16 @@ class ConfigBase:
         for key, value in {**base, **data}.items():
             values[key] = _coerce(value, hints[key], f"{where}: field '{key}'")
         if base:
-            cls.follow_preset(base, data, values)
+            cls.follow_preset(entry, data, values)
         return cls(**values)
 
     @classmethod
     def follow_preset(cls, preset: Mapping[str, Any], given: Mapping[str, Any], values: dict[str, Any]) -> None:
-        """Hook of :meth:`from_dict` for a config built from a preset: ``preset`` its values, ``given`` the fields
-        set over them, ``values`` the merged, coerced fields (changed in place). A config class whose presets
-        derive one field from another updates the derived field here when only its source was given; the
-        default does nothing."""
+        """Hook of :meth:`from_dict` for a config built from a preset: ``preset`` its ``PRESETS`` entry (its values,
+        and notes for this hook under keys starting with ``_``, which are not fields), ``given`` the fields set
+        over them, ``values`` the merged, coerced fields (changed in place). A config class whose presets derive
+        one field from another updates the derived field here when only its source was given; the default does
+        nothing."""
 
     @classmethod
     def from_yaml(cls: type[C], path: str | Path) -> C:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
@@ -30,14 +30,15 @@ from oceansim_py.errors import ConfigError
 from oceansim_py.io.config import ConfigBase, require_non_negative, require_positive, require_seed
 from oceansim_py.poses import quat_to_matrix, rotate_fixed
 from oceansim_py.sensors import host_noise
-from oceansim_py.sensors.nav_common import HostResult, NavSensor
+from oceansim_py.sensors.nav_common import DENSITY_SIGMAS, HostResult, NavSensor, follow_density_rate
 
 _OWNER = "IMUConfig"
 STANDARD_GRAVITY = 9.80665
 _ACCEL_WHITE, _GYRO_WHITE, _ACCEL_WALK, _GYRO_WALK, _ACCEL_INIT, _GYRO_INIT = range(6)
 
-# Preset derivations (100 Hz): white sigma = noise density * sqrt(rate); bias walk sigma_b chosen so that the
-# 1-sigma drift after one hour equals the class's bias stability, sigma_b = stability / sqrt(3600 s).
+# Preset derivations (at the presets' 100 Hz; another ``rate`` over a preset rescales the white sigmas, see
+# IMUConfig): white sigma = noise density * sqrt(rate); bias walk sigma_b chosen so that the 1-sigma drift after one
+# hour equals the class's bias stability, sigma_b = stability / sqrt(3600 s).
 _RATE = 100.0
 _HOUR = 3600.0
 
@@ -48,17 +49,26 @@ def _preset(gyro_density_dps_rthz: float, accel_density_ms2_rthz: float, gyro_st
             "gyro_noise_sigma": gyro_density_dps_rthz * math.sqrt(_RATE),
             "accel_noise_sigma": accel_density_ms2_rthz * math.sqrt(_RATE),
             "gyro_bias_walk": gyro_stability_dph / _HOUR / math.sqrt(_HOUR),
-            "accel_bias_walk": accel_stability_mg * 1e-3 * STANDARD_GRAVITY / math.sqrt(_HOUR)}
+            "accel_bias_walk": accel_stability_mg * 1e-3 * STANDARD_GRAVITY / math.sqrt(_HOUR),
+            DENSITY_SIGMAS: ("gyro_noise_sigma", "accel_noise_sigma")}
 
 
 @dataclasses.dataclass(frozen=True)
 class IMUConfig(ConfigBase):
     """IMU parameters.
 
-    rate: Hz, sampling rate used when measuring a Trajectory without explicit times. accel_noise_sigma: m/s^2
-    per sample. gyro_noise_sigma: deg/s per sample. accel_bias_walk: m/s^2/sqrt(s). gyro_bias_walk:
-    deg/s/sqrt(s). accel_bias_initial / gyro_bias_initial: 1-sigma turn-on bias (m/s^2, deg/s). gravity: m/s^2.
-    noise: False turns all noise and bias off. seed: run seed of the noise.
+    rate: Hz, the output rate: samples per second when measuring a Trajectory without explicit times (a dataset
+    rig sets it from the sensor's ``rate_hz``). accel_noise_sigma: m/s^2 per sample. gyro_noise_sigma: deg/s per
+    sample. accel_bias_walk: m/s^2/sqrt(s). gyro_bias_walk: deg/s/sqrt(s). accel_bias_initial /
+    gyro_bias_initial: 1-sigma turn-on bias (m/s^2, deg/s). gravity: m/s^2. noise: False turns all noise and bias
+    off. seed: run seed of the noise.
+
+    The white-noise sigmas are per sample, so they hold a noise density N (m/s^2/sqrt(Hz), deg/s/sqrt(Hz)) only at
+    one rate: sigma = N sqrt(rate). The presets give their data-sheet densities at 100 Hz; a ``rate`` set over a
+    preset (``IMUConfig.preset("tactical", rate=400.0)``, ``{preset: tactical, rate: 400}`` in YAML, ``--set
+    rate=400``, a rig's ``rate_hz``) scales their sigmas by sqrt(rate / 100 Hz), keeping the density, unless the
+    sigmas are given too (then those win). The bias walks are per sqrt(s) and do not depend on the rate. A config
+    without a preset keeps its sigmas per sample at any rate, and ``replace(rate=...)`` changes the rate alone.
     """
 
     rate: float = 100.0
@@ -84,6 +94,12 @@ class IMUConfig(ConfigBase):
         "tactical": _preset(0.1 / 60.0, 0.05 / 60.0, 1.0, 0.5),
         "ideal": {"noise": False},
     }
+
+    @classmethod
+    def follow_preset(cls, preset: Mapping[str, Any], given: Mapping[str, Any], values: dict[str, Any]) -> None:
+        """A ``rate`` set over a preset keeps the preset's noise densities (:func:`follow_density_rate`)."""
+        super().follow_preset(preset, given, values)
+        follow_density_rate(preset, given, values)
 
     def validate(self) -> None:
         require_positive(self.rate, _OWNER, "rate", "Hz")
@@ -179,4 +195,5 @@ SENSOR_KIND = _reg.SensorKind(
                  for name, unit in _VECTORS.items()),
     default_products=("accel", "gyro", "accel_bias", "gyro_bias"),
     metadata=lambda c: {"frame": "sensor FLU; accel = specific force (m/s^2, +g up at rest), gyro rad/s"},
+    rate_field="rate",
 )

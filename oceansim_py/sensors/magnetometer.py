@@ -27,14 +27,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
 from oceansim_py.io.config import ConfigBase, require, require_finite, require_non_negative, require_positive, require_seed
 from oceansim_py.poses import quat_to_matrix, rotate_fixed
 from oceansim_py.sensors import host_noise
-from oceansim_py.sensors.nav_common import HostResult, NavSensor, timed_run_target
+from oceansim_py.sensors.nav_common import DENSITY_SIGMAS, HostResult, NavSensor, follow_density_rate, timed_run_target
 
 _OWNER = "MagnetometerConfig"
 #: equatorial field of the centred dipole (uT): sqrt(g10^2 + g11^2 + h11^2) of IGRF-13 at 2020.0
@@ -46,11 +46,17 @@ DIPOLE_EQUATOR_UT = 29.8
 class MagnetometerConfig(ConfigBase):
     """Magnetometer parameters (see the module docstring for the model and frames).
 
-    rate: Hz (when measuring a Trajectory without explicit times). earth_model: "declination" (D, I, F given) or
+    rate: Hz, the output rate (when measuring a Trajectory without explicit times; a dataset rig sets it from the
+    sensor's ``rate_hz``). earth_model: "declination" (D, I, F given) or
     "dipole" (F and I from ``geomagnetic_latitude`` and ``dipole_equator``). declination: deg east of north.
     inclination: deg, positive down. intensity: uT. geomagnetic_latitude: deg. dipole_equator: uT.
     hard_iron: uT, sensor frame (3 values). soft_iron: 3x3 matrix row by row (9 values, dimensionless).
     noise_sigma: uT per axis per sample. noise: False turns the noise off. seed: run seed.
+
+    The ``fluxgate`` preset derives its ``noise_sigma`` from a noise density at its 100 Hz: a ``rate`` set over it
+    scales the sigma by sqrt(rate / 100 Hz), keeping the density, unless ``noise_sigma`` is given too
+    (:func:`~oceansim_py.sensors.nav_common.follow_density_rate`). The MEMS presets give a data-sheet RMS noise
+    in a fixed mode, not a density: their sigma stays as it is at any rate.
     """
 
     rate: float = 50.0
@@ -71,14 +77,21 @@ class MagnetometerConfig(ConfigBase):
         # ultra-high-performance mode; 80 Hz output rate.
         "mems": {"rate": 80.0, "noise_sigma": 0.32},
         # Three-axis fluxgate (Bartington Mag-03 class: noise density of order 10 pT/rtHz): 0.001 uT per sample at
-        # 100 Hz is this library's estimate (10 pT/rtHz x sqrt(100 Hz) = 0.0001 uT, rounded up for electronics).
-        "fluxgate": {"rate": 100.0, "noise_sigma": 0.001},
+        # 100 Hz is this library's estimate (10 pT/rtHz x sqrt(100 Hz) = 0.0001 uT, rounded up for electronics),
+        # i.e. a density of 100 pT/rtHz = 1e-4 uT/rtHz, kept at another rate.
+        "fluxgate": {"rate": 100.0, "noise_sigma": 0.001, DENSITY_SIGMAS: ("noise_sigma",)},
         # A MEMS unit inside a vehicle's hull: the hard-iron offset and soft-iron scaling of its electronics
         # and battery (illustrative values of the size a calibration typically removes, not a device's).
         "mems_uncalibrated": {"rate": 80.0, "noise_sigma": 0.32, "hard_iron": (12.0, -7.5, 20.0),
                               "soft_iron": (1.05, 0.02, 0.0, 0.02, 0.97, 0.01, 0.0, 0.01, 1.01)},
         "ideal": {"noise": False},
     }
+
+    @classmethod
+    def follow_preset(cls, preset: Mapping[str, Any], given: Mapping[str, Any], values: dict[str, Any]) -> None:
+        """A ``rate`` set over the fluxgate preset keeps its noise density (:func:`follow_density_rate`)."""
+        super().follow_preset(preset, given, values)
+        follow_density_rate(preset, given, values)
 
     def validate(self) -> None:
         require_positive(self.rate, _OWNER, "rate", "Hz")
@@ -173,4 +186,5 @@ SENSOR_KIND = _reg.SensorKind(
     metadata=lambda c: {"earth_field_world_uT": c.earth_field().tolist(),
                         "frame": "world ENU (x east, y north, z up); field in uT, sensor frame FLU"},
     cli=timed_run_target("magnetometer: the field in the sensor frame at each ping of a straight run (.npy)", uses_scene=False),
+    rate_field="rate",
 )

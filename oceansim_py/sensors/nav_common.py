@@ -11,8 +11,9 @@ A sensor's ``measure(source, times=None, ...)`` accepts a :class:`~oceansim_py.t
 from __future__ import annotations
 
 import dataclasses
+import math
 import warnings
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
@@ -20,6 +21,28 @@ from oceansim_py.diagnostics import OceanSimWarning
 from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.limits import check_frame_index  # noqa: F401  (re-exported for the navigation sensors)
 from oceansim_py.poses import as_poses
+
+
+#: Key of a preset (a ``PRESETS`` entry) naming the per-sample white-noise sigmas it derives from noise densities
+#: at its own ``rate``: sigma = density * sqrt(rate) (see :func:`follow_density_rate`).
+DENSITY_SIGMAS = "_density_sigmas"
+
+
+def follow_density_rate(preset: Mapping[str, Any], given: Mapping[str, Any], values: dict[str, Any]) -> None:
+    """The ``follow_preset`` step of a config whose presets derive per-sample white noise from a density N at the
+    preset's ``rate`` f_p (sigma_p = N sqrt(f_p)): a ``rate`` f set over such a preset scales each sigma named by its
+    :data:`DENSITY_SIGMAS` to sigma_p sqrt(f / f_p) = N sqrt(f), so that the noise density (what a data sheet and
+    an Allan deviation give) stays the device's at any output rate. A sigma given too is kept as given; at the
+    preset's own rate the factor is exactly 1. A rate that is not a finite positive number is left to
+    ``validate()``."""
+    names = preset.get(DENSITY_SIGMAS, ())
+    rate = values.get("rate")
+    if not names or "rate" not in given or not (isinstance(rate, float) and math.isfinite(rate) and rate > 0):
+        return
+    factor = math.sqrt(rate / float(preset["rate"]))
+    for name in names:
+        if name not in given:
+            values[name] = values[name] * factor
 
 
 @dataclasses.dataclass

@@ -218,6 +218,9 @@ class SensorKind:
     ``arrays(result, wanted) -> {name: array}`` the result's arrays with the batch axis first (default
     ``result.numpy()``); ``metadata(config) -> dict`` what the manifest records for a reader (ranges,
     intrinsics, ...); ``check(config, products, where)`` refuses a product list the config cannot make.
+    ``rate_field``: the config field (Hz) that a dataset rig sets from the sensor's ``rate_hz`` (a sensor whose
+    per-sample noise depends on its output rate, :func:`~oceansim_py.sensors.nav_common.follow_density_rate`),
+    or ``None``.
     """
 
     name: str
@@ -234,6 +237,7 @@ class SensorKind:
     metadata: Callable[[Any], dict[str, Any]] = lambda config: {}
     check: Callable[[Any, tuple[str, ...], str], None] | None = None
     cli: CliTarget | None = None
+    rate_field: str | None = None
 
     def __post_init__(self) -> None:
         names = [p.name for p in self.schema]
