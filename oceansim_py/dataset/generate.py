@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from oceansim_py.dataset.manifest import FORMAT, FORMAT_VERSION, read_manifest, versions, write_manifest
+from oceansim_py.dataset.manifest import (FORMAT, FORMAT_VERSION, read_manifest, stale_temporaries, versions,
+                                          write_manifest)
 from oceansim_py.dataset.rig import Rig
 from oceansim_py.dataset.lock import DatasetLock
 from oceansim_py.dataset.shards import (ShardPlan, partial_name, plan_shards, remove_written, shard_name,
@@ -126,6 +127,12 @@ def _generate_locked(rig: Rig, out: Path, executor: str, device: Any, resume: bo
         check_same_scene(existing, _scene_meta(local_worker.scene), out)
     for stale in out.glob(".shard_*.partial"):
         remove_written(stale)
+    for tmp in stale_temporaries(out):     # no live writer owns one: this run holds the folder's lock
+        try:
+            tmp.unlink()
+        except OSError as exc:
+            raise DatasetError(f"{tmp}: cannot delete this manifest temporary of a killed run ({exc.strerror})") \
+                from exc
     todo = [p for p in plans if p.index not in kept]
     if existing is None:
         assert local_worker is not None

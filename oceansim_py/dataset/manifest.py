@@ -55,6 +55,13 @@ def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
                            f"space, then rerun with --resume") from exc
 
 
+def stale_temporaries(out: Path) -> list[Path]:
+    """Temporaries of ``manifest.json`` in ``out`` (``.manifest.json.<random>.tmp``, :func:`write_manifest`) that a
+    writer killed mid-write left behind: :func:`~oceansim_py.io.atomic.atomic_path` removes its temporary on any
+    exception, but a SIGKILL (or a SIGTERM outside the CLI) ends the process before it can."""
+    return sorted(p for p in out.glob(f".{MANIFEST}.*.tmp") if p.is_file() or p.is_symlink())
+
+
 def validate_manifest(manifest: dict[str, Any]) -> list[str]:
     """Problems with a manifest's structure (empty when it is valid); never raises on a malformed one."""
     try:

@@ -1,0 +1,64 @@
+"""A run interrupted the ways a user interrupts one (SIGTERM from a scheduler or `kill`, SIGKILL), then resumed,
+verified and exported; rig keys that were accepted and ignored (audit X2).
+
+SIGKILL is simulated by the files it leaves (a manifest temporary, an unlisted shard folder): a writer killed
+inside ``write_manifest`` leaves ``.manifest.json.<random>.tmp``, one killed between a shard's rename and the
+manifest update leaves a complete ``shard_NNNNN`` the manifest does not list. Each was seen on a real run of a
+6-sensor rig killed from a subprocess (scratch script): the temporary outlived ``--resume`` and ``verify`` said
+"every file matches its checksum".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from oceansim_py import ConfigError, DatasetError
+from oceansim_py.cli import main
+from oceansim_py.dataset.generate import generate
+from oceansim_py.dataset.lock import LOCK_FILE
+from oceansim_py.dataset.rig import load_rig, parse_rig
+from oceansim_py.dataset.verify import verify_dataset
+from test_dataset import RIG, write_rig  # noqa: E402 (tests/ is on sys.path under pytest)
+
+#: 4 ticks at 4 Hz in 2 shards of 2; one barometer at 2 Hz: samples [0, 1) and [1, 2). Renders in milliseconds.
+SMALL = {**RIG, "frames": 4, "shard_size": 2, "sensors": [RIG["sensors"][2]]}
+
+
+def shard_bytes(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.glob("shard_*/**/*")) if p.is_file()}
+
+
+def test_resume_and_verify_deal_with_what_a_sigkill_leaves(tmp_path):
+    rig = load_rig(write_rig(tmp_path, SMALL))
+    clean = tmp_path / "clean"
+    generate(rig, clean, progress=False)
+    out = tmp_path / "out"
+    generate(rig, out, progress=False)
+    # killed inside the last write_manifest, between shard_00001's rename and the manifest listing it
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["shards"], manifest["status"] = manifest["shards"][:1], "running"
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    stale = out / ".manifest.json.k1ll3d00.tmp"
+    stale.write_text('{"format": "oceansim_py-dataset", "shar')
+    problems = verify_dataset(out)
+    assert any(p.startswith(f"{stale}: a manifest temporary") for p in problems), problems
+    assert any(p.startswith(f"{out / 'shard_00001'}: a shard folder manifest.json does not list") for p in problems)
+    generate(rig, out, resume=True, progress=False)
+    assert not stale.exists()
+    assert verify_dataset(out) == []
+    assert shard_bytes(out) == shard_bytes(clean)          # the unlisted complete shard was kept, nothing lost
+
+
+def test_verify_reports_a_partial_shard_but_not_a_users_own_file(tmp_path):
+    rig = load_rig(write_rig(tmp_path, SMALL))
+    out = tmp_path / "out"
+    generate(rig, out, progress=False)
+    (out / "notes.txt").write_text("survey of 28 Nov")               # the user's: not the dataset's business
+    (out / ".shard_00007.partial").mkdir()
+    assert verify_dataset(out) == [f"{out / '.shard_00007.partial'}: a partial shard left by a killed run (not part "
+                                   f"of the dataset); rerun generate with --resume"]
