@@ -62,3 +62,41 @@ def test_verify_reports_a_partial_shard_but_not_a_users_own_file(tmp_path):
     (out / ".shard_00007.partial").mkdir()
     assert verify_dataset(out) == [f"{out / '.shard_00007.partial'}: a partial shard left by a killed run (not part "
                                    f"of the dataset); rerun generate with --resume"]
+
+
+def test_sigterm_during_a_manifest_write_cleans_up_like_ctrl_c_and_resume_completes_the_run(tmp_path, monkeypatch,
+                                                                                           capsys):
+    import oceansim_py.dataset.manifest as manifest_module
+
+    rig_file = write_rig(tmp_path, SMALL)
+    clean = tmp_path / "clean"
+    generate(load_rig(rig_file), clean, progress=False)
+    out = tmp_path / "out"
+    real_dump, calls = json.dump, []
+
+    class TermOnSecondDump:
+        """``json`` whose second ``dump`` (the manifest after shard 0) gets a SIGTERM half-way: the file is written,
+        the temporary not yet renamed."""
+
+        def __getattr__(self, name):
+            return getattr(json, name)
+
+        def dump(self, obj, fh, **kw):
+            real_dump(obj, fh, **kw)
+            calls.append(1)
+            if len(calls) == 2:
+                # before the fix the CLI left SIGTERM at its default (the process died on the spot: the temporary and
+                # the lock file stayed); do not kill pytest to show it
+                assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, None), "SIGTERM not handled"
+                os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(manifest_module, "json", TermOnSecondDump())
+    argv = ["generate", "--rig", str(rig_file), "--out", str(out), "--no-progress"]
+    assert main(argv) == 128 + signal.SIGTERM
+    assert "terminated (SIGTERM)" in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL        # restored after the command
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "shard_00000"]   # no temporary, no lock
+    assert not (out / LOCK_FILE).exists()
+    monkeypatch.undo()
+    assert main(argv + ["--resume"]) == 0
+    assert shard_bytes(out) == shard_bytes(clean)
