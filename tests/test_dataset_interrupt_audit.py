@@ -100,3 +100,16 @@ def test_sigterm_during_a_manifest_write_cleans_up_like_ctrl_c_and_resume_comple
     monkeypatch.undo()
     assert main(argv + ["--resume"]) == 0
     assert shard_bytes(out) == shard_bytes(clean)
+
+
+def test_rig_device_key_is_refused_naming_the_flag_that_chooses_it(tmp_path):
+    # it was in the valid keys but never read: 'device: cpu' rendered on cuda:0 where a GPU was present
+    with pytest.raises(ConfigError, match=r"rig\.yaml: device: a rig does not choose the device.*--device"):
+        load_rig(write_rig(tmp_path, {**SMALL, "device": "cpu"}))
+
+
+@pytest.mark.parametrize("key, value", [("name", 5), ("name", ["a", "b"]), ("description", {"a": 1})])
+def test_rig_name_and_description_must_be_text(key, value):
+    # were str()-ed into the manifest: name 5 -> '5', description ['a'] -> "['a']"
+    with pytest.raises(ConfigError, match=rf"my\.yaml: {key}: expected text, got"):
+        parse_rig({**SMALL, key: value}, "my.yaml")

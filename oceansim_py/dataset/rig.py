@@ -50,7 +50,7 @@ from oceansim_py.poses import pose_from_euler
 
 _RIG_KEYS = {"sea_state", "sea_surface_size", "sea_surface_resolution",
              "name", "description", "scene", "seed", "frames", "duration", "tick_rate_hz", "shard_size",
-             "batch_size", "trajectory", "sensors", "start_time", "device"}
+             "batch_size", "trajectory", "sensors", "start_time"}
 _SENSOR_KEYS = {"name", "type", "preset", "config", "rate_hz", "mount", "products"}
 
 
@@ -221,10 +221,16 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
     base = base or Path.cwd()
     if not isinstance(data, Mapping):
         raise ConfigError(f"{source}: a rig file must hold a mapping of {sorted(_RIG_KEYS)}")
+    if "device" in data:     # was accepted and ignored: a rig's 'device: cpu' rendered on the GPU
+        raise ConfigError(f"{_where(source, 'device')}: a rig does not choose the device, the run does; remove it "
+                          f"and pass --device to oceansim-py generate (generate(device=...))")
     unknown = sorted((k for k in data if k not in _RIG_KEYS), key=str)
     if unknown:
         raise ConfigError(f"{source}: unknown key(s) {unknown}; valid keys are {sorted(_RIG_KEYS)}"
                           f"{did_you_mean(unknown, _RIG_KEYS)}")
+    for key in ("name", "description"):
+        if key in data and not isinstance(data[key], str):
+            raise ConfigError(f"{_where(source, key)}: expected text, got {data[key]!r}")
     for required in ("scene", "trajectory", "sensors"):
         if required not in data:
             raise ConfigError(f"{source}: missing key '{required}'")
