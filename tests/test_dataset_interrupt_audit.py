@@ -113,3 +113,35 @@ def test_rig_name_and_description_must_be_text(key, value):
     # were str()-ed into the manifest: name 5 -> '5', description ['a'] -> "['a']"
     with pytest.raises(ConfigError, match=rf"my\.yaml: {key}: expected text, got"):
         parse_rig({**SMALL, key: value}, "my.yaml")
+
+
+def test_export_of_an_unfinished_run_says_how_much_of_it_it_exports(tmp_path):
+    pytest.importorskip("rosbags")
+    pytest.importorskip("mcap")
+    from oceansim_py.export import ExportWarning, export_dataset
+
+    class Killed(Exception):
+        pass
+
+    def stop(record):
+        raise Killed
+
+    out = tmp_path / "out"
+    with pytest.raises(Killed):
+        generate(load_rig(write_rig(tmp_path, SMALL)), out, progress=False, on_shard=stop)
+    # shard 0 of 2 is complete: ticks 0, 1 (2 of 4 frames); the bag held them without a word
+    with pytest.warns(ExportWarning, match=r"did not finish \(status 'running'\): exporting the 2 of 4 frames"):
+        summary = export_dataset(out, tmp_path / "run.mcap", format="mcap")
+    assert summary.messages["/tf"] == 2
+
+
+def test_export_warnings_go_to_stderr(tmp_path, capsys):
+    pytest.importorskip("rosbags")
+    pytest.importorskip("mcap")
+    out = tmp_path / "out"
+    with pytest.raises(DatasetError):        # any error after shard 0 leaves a run that did not finish
+        generate(load_rig(write_rig(tmp_path, SMALL)), out, progress=False,
+                 on_shard=lambda record: (_ for _ in ()).throw(DatasetError("stop")))
+    assert main(["export", str(out), "--format", "mcap", "--out", str(tmp_path / "run.mcap")]) == 0
+    captured = capsys.readouterr()
+    assert "oceansim-py: warning:" in captured.err and "oceansim-py: warning" not in captured.out
