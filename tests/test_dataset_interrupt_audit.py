@@ -145,3 +145,39 @@ def test_export_warnings_go_to_stderr(tmp_path, capsys):
     assert main(["export", str(out), "--format", "mcap", "--out", str(tmp_path / "run.mcap")]) == 0
     captured = capsys.readouterr()
     assert "oceansim-py: warning:" in captured.err and "oceansim-py: warning" not in captured.out
+
+
+@pytest.mark.parametrize("preset, frequency, sound_speed", [("em2040_600khz", 600e3, 1500.0),
+                                                            ("holoocean_default", 0.0, 0.0)])
+def test_profiling_sonar_ranges_carry_the_ping_info_of_the_config(preset, frequency, sound_speed):
+    # SonarRanges' PingInfo was all zeros and empty widths, also for the EM 2040 device chain at 600 kHz.
+    # em2040_600khz: swath 68.8 deg in 172 beams (0.4 deg apart), beam_width 0.4 deg on a flat array, along-track
+    # 0.4 deg. Receive width of the beam at theta: arcsin(sin theta + sin 0.2 deg) - arcsin(sin theta - sin 0.2 deg)
+    # ~ 0.4 deg / cos theta: broadside 0.4000 deg, the outer beam (theta = 34.4 - 0.2 = 34.2 deg) 0.4836 deg.
+    # holoocean_default (peer, no carrier): frequency and sound speed 0 (unknown), every beam one spacing wide.
+    pytest.importorskip("rosbags")
+    import math
+
+    import numpy as np
+
+    from oceansim_py.export.marine_msgs import ros_typestore
+    from oceansim_py.export.ros_messages import RosMessageFactory
+    from oceansim_py.sensors.profiling_sonar import ProfilingSonarConfig
+
+    cfg = ProfilingSonarConfig.preset(preset)
+    angles = cfg.beam_angles()
+    meta = {"type": "profiling", "config": cfg.to_dict(), "beam_angles_rad": angles.tolist()}
+    sample = {"time": 0.5, "bottom_range": np.full(angles.size, 5.0, dtype=np.float32)}
+    factory = RosMessageFactory(ros_typestore())
+    [(topic, _, msg)] = [m for m in factory.profiling("swath", meta, sample) if m[0].endswith("ranges")]
+    info = msg.ping_info
+    assert (info.frequency, info.sound_speed) == (frequency, sound_speed)
+    assert len(info.tx_beamwidths) == len(info.rx_beamwidths) == angles.size
+    assert np.degrees(info.tx_beamwidths) == pytest.approx(cfg.along_track_beamwidth, rel=1e-6)
+    if preset == "em2040_600khz":
+        assert abs(math.degrees(angles[-1])) == pytest.approx(34.2, abs=1e-6)
+        assert math.degrees(info.rx_beamwidths[86]) == pytest.approx(0.4000, abs=1e-4)
+        assert math.degrees(info.rx_beamwidths[-1]) == pytest.approx(0.4836, abs=1e-4)
+        assert math.degrees(info.rx_beamwidths[0]) == pytest.approx(0.4836, abs=1e-4)
+    else:
+        assert np.degrees(info.rx_beamwidths) == pytest.approx(cfg.swath_width / cfg.n_beams, rel=1e-6)
