@@ -115,6 +115,19 @@ def test_rig_name_and_description_must_be_text(key, value):
         parse_rig({**SMALL, key: value}, "my.yaml")
 
 
+def test_a_sensor_preset_given_twice_is_refused_and_products_listed_twice_too():
+    fls = {**RIG["sensors"][0], "preset": "oculus_m750d"}
+    # the config's preset won without a word: this sonar rendered as a BlueView P900, not an Oculus M750d
+    twice = {**fls, "config": {**fls["config"], "preset": "blueview_p900"}}
+    with pytest.raises(ConfigError, match=r"sensors\[0\]\.config\.preset: 'blueview_p900', but sensors\[0\]\.preset "
+                                          r"is 'oculus_m750d'; give the preset once"):
+        parse_rig({**SMALL, "sensors": [twice]}, "my.yaml")
+    same = {**fls, "config": {**fls["config"], "preset": "oculus_m750d"}}            # the same one twice is fine
+    assert parse_rig({**SMALL, "sensors": [same]}, "my.yaml").sensors[0].config["preset"] == "oculus_m750d"
+    with pytest.raises(ConfigError, match=r"sensors\[0\]\.products: \['intensity'\] listed more than once"):
+        parse_rig({**SMALL, "sensors": [{**fls, "products": ["intensity", "fan_png", "intensity"]}]}, "my.yaml")
+
+
 def test_export_of_an_unfinished_run_says_how_much_of_it_it_exports(tmp_path):
     pytest.importorskip("rosbags")
     pytest.importorskip("mcap")

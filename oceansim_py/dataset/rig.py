@@ -267,6 +267,9 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
         if not isinstance(s.get("config", {}) or {}, Mapping):
             raise ConfigError(f"{_where(source, key + '.config')}: expected a mapping of config fields")
         cfg = dict(s.get("config") or {})
+        if "preset" in s and "preset" in cfg and cfg["preset"] != s["preset"]:   # the config's won, silently
+            raise ConfigError(f"{_where(source, key + '.config.preset')}: {cfg['preset']!r}, but {key}.preset is "
+                              f"{s['preset']!r}; give the preset once")
         if "preset" in s:
             cfg = {"preset": s["preset"], **cfg}
         try:
@@ -281,6 +284,8 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
             raise ConfigError(f"{_where(source, key + '.products')}: expected a list, e.g. "
                               f"{list(kind.products)}")
         products = _current_products(kind, products, _where(source, key + ".products"))
+        if twice := sorted({p for p in products if products.count(p) > 1}):
+            raise ConfigError(f"{_where(source, key + '.products')}: {twice} listed more than once")
         bad = sorted(set(products) - set(kind.products))
         if bad or not products:
             raise ConfigError(f"{_where(source, key + '.products')}: unknown product(s) {bad or '(none given)'} "
