@@ -194,3 +194,16 @@ def test_profiling_sonar_ranges_carry_the_ping_info_of_the_config(preset, freque
         assert math.degrees(info.rx_beamwidths[0]) == pytest.approx(0.4836, abs=1e-4)
     else:
         assert np.degrees(info.rx_beamwidths) == pytest.approx(cfg.swath_width / cfg.n_beams, rel=1e-6)
+
+
+def test_resume_with_another_rig_names_what_differs(tmp_path):
+    # it said only "holds a different run (rig 'tank_test', other settings)": a --frames 48 on a 40-frame run, or an
+    # edited max_range, left the user to diff two rigs by eye
+    out = tmp_path / "out"
+    generate(load_rig(write_rig(tmp_path, SMALL)), out, progress=False)
+    with pytest.raises(ConfigError, match=r"holds a different run \(rig 'tank_test'; differs in frames 4 then, 6 now\)"):
+        generate(load_rig(write_rig(tmp_path, SMALL)).with_overrides(frames=6), out, resume=True, progress=False)
+    baro = {**SMALL["sensors"][0], "rate_hz": 4.0, "config": {"noise": False}}
+    with pytest.raises(ConfigError, match=r"differs in sensors\.baro\.config\.noise None then, False now, "
+                                          r"sensors\.baro\.rate_hz 2\.0 then, 4\.0 now\)"):
+        generate(load_rig(write_rig(tmp_path, {**SMALL, "sensors": [baro]})), out, resume=True, progress=False)

@@ -42,8 +42,8 @@ def prepare_output(rig: Rig, out: Path, resume: bool,
         return None, {}
     if existing.get("fingerprint") != rig.fingerprint():
         raise ConfigError(
-            f"--out {out}: holds a different run (rig {existing.get('rig', {}).get('name')!r}, other settings); "
-            f"choose another --out or delete that folder")
+            f"--out {out}: holds a different run (rig {existing.get('rig', {}).get('name')!r}; "
+            f"{rig_differences(existing.get('rig'), rig.to_dict())}); choose another --out or delete that folder")
     if not resume:
         raise DatasetError(f"--out {out}: already holds this run (status {existing.get('status')!r}); pass --resume "
                            f"to keep its complete shards and render the rest, or choose another --out")
@@ -57,6 +57,33 @@ def prepare_output(rig: Rig, out: Path, resume: bool,
         meta.pop("file_sha256", None)
         kept[plan.index] = {**meta, "render_seconds": listed.get(plan.index, {}).get("render_seconds")}
     return existing, kept
+
+
+def rig_differences(then: Any, now: dict[str, Any], shown: int = 4) -> str:
+    """What differs between the rig a dataset was begun with (``then``, its manifest's ``rig``) and ``now``, for an
+    error: the differing keys, nested ones dotted (sensors by name: ``sensors.fls.config.max_range``), with both
+    values where they are short; at most ``shown`` of them."""
+    if not isinstance(then, dict):
+        return "its manifest holds no rig"
+    found: list[str] = []
+
+    def walk(key: str, a: Any, b: Any) -> None:
+        if isinstance(a, dict) and isinstance(b, dict):
+            for k in sorted(set(a) | set(b), key=str):
+                walk(f"{key}.{k}" if key else str(k), a.get(k), b.get(k))
+        elif a != b:
+            text = f"{key} {a!r} then, {b!r} now"
+            found.append(text if len(text) <= 80 else key)
+
+    def by_name(rig: dict[str, Any]) -> dict[str, Any]:
+        return {str(s.get("name")): s for s in rig.get("sensors", []) if isinstance(s, dict)}
+
+    walk("", {k: v for k, v in then.items() if k not in ("source", "sensors")},
+         {k: v for k, v in now.items() if k not in ("source", "sensors")})
+    walk("sensors", by_name(then), by_name(now))
+    if not found:
+        return "other settings"
+    return "differs in " + ", ".join(found[:shown]) + (f" and {len(found) - shown} more" if len(found) > shown else "")
 
 
 def new_manifest(rig: Rig, sensors_meta: dict[str, Any], scene_meta: dict[str, Any]) -> dict[str, Any]:
