@@ -201,9 +201,23 @@ def test_resume_with_another_rig_names_what_differs(tmp_path):
     # edited max_range, left the user to diff two rigs by eye
     out = tmp_path / "out"
     generate(load_rig(write_rig(tmp_path, SMALL)), out, progress=False)
-    with pytest.raises(ConfigError, match=r"holds a different run \(rig 'tank_test'; differs in frames 4 then, 6 now\)"):
+    with pytest.raises(ConfigError, match=r"a different run \(rig 'tank_test'; differs in frames 4 then, 6 now\)"):
         generate(load_rig(write_rig(tmp_path, SMALL)).with_overrides(frames=6), out, resume=True, progress=False)
     baro = {**SMALL["sensors"][0], "rate_hz": 4.0, "config": {"noise": False}}
     with pytest.raises(ConfigError, match=r"differs in sensors\.baro\.config\.noise None then, False now, "
                                           r"sensors\.baro\.rate_hz 2\.0 then, 4\.0 now\)"):
         generate(load_rig(write_rig(tmp_path, {**SMALL, "sensors": [baro]})), out, resume=True, progress=False)
+
+
+def test_a_dataset_path_that_is_no_folder_says_so(tmp_path):
+    from oceansim_py import load_dataset
+
+    # both said "no manifest.json; not an oceansim_py dataset", also for a mistyped path
+    with pytest.raises(DatasetError, match=r"oceansim_outptu: no such folder; give the folder 'oceansim-py generate "
+                                           r"--out' wrote"):
+        verify_dataset(tmp_path / "oceansim_outptu")
+    (tmp_path / "run.mcap").write_bytes(b"")
+    with pytest.raises(DatasetError, match=r"run\.mcap: not a folder"):
+        load_dataset(tmp_path / "run.mcap")
+    with pytest.raises(DatasetError, match=r"no manifest\.json; not an oceansim_py dataset"):
+        load_dataset(tmp_path)

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from oceansim_py.dataset.manifest import read_manifest, validate_manifest
+from oceansim_py.dataset.manifest import require_manifest, validate_manifest
 from oceansim_py.dataset.shards import read_table, shard_name
 from oceansim_py.errors import ConfigError, DatasetError, DatasetIndexError
 
@@ -36,9 +36,7 @@ class DatasetReader:
 
     def __init__(self, path: str | Path, verify: bool = False) -> None:
         self.path = Path(path)
-        manifest = read_manifest(self.path)
-        if manifest is None:
-            raise DatasetError(f"{self.path}: no manifest.json; not an oceansim_py dataset")
+        manifest = require_manifest(self.path)
         problems = validate_manifest(manifest)
         if problems:
             raise DatasetError(f"{self.path / 'manifest.json'}: invalid manifest: {'; '.join(problems)}")

@@ -13,17 +13,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oceansim_py.dataset.manifest import read_manifest, stale_temporaries, validate_manifest
+from oceansim_py.dataset.manifest import require_manifest, stale_temporaries, validate_manifest
 from oceansim_py.dataset.shards import SHARD_META, SHARD_RECORD_KEYS, check_shard, partial_name, shard_name
-from oceansim_py.errors import DatasetError
 
 
 def verify_dataset(path: str | Path) -> list[str]:
     """Every problem of the dataset at ``path`` (empty when every file matches its checksum)."""
     root = Path(path)
-    manifest = read_manifest(root)
-    if manifest is None:
-        raise DatasetError(f"{root}: no manifest.json; not an oceansim_py dataset")
+    manifest = require_manifest(root)
     problems = validate_manifest(manifest)
     if problems:
         return [f"{root / 'manifest.json'}: {p}" for p in problems]
