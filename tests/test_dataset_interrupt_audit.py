@@ -221,3 +221,20 @@ def test_a_dataset_path_that_is_no_folder_says_so(tmp_path):
         load_dataset(tmp_path / "run.mcap")
     with pytest.raises(DatasetError, match=r"no manifest\.json; not an oceansim_py dataset"):
         load_dataset(tmp_path)
+
+
+def test_view_save_leaves_no_partial_recording_when_the_dataset_fails_part_way(tmp_path):
+    pytest.importorskip("rerun")
+    from oceansim_py.io.rerun_view import view_dataset
+
+    out = tmp_path / "out"
+    generate(load_rig(write_rig(tmp_path, SMALL)), out, progress=False)
+    (out / "shard_00001" / "baro" / "samples.csv").unlink()      # shard 0 logs, then the reader fails
+    saved = tmp_path / "run.rrd"
+    saved.write_bytes(b"an older recording")
+    # the .rrd was written in place: a 2-frame dataset with its second table gone left a partial run.rrd (and
+    # overwrote the older one)
+    with pytest.raises(DatasetError, match=r"samples\.csv: missing"):
+        view_dataset(out, save=saved, spawn=False, scene=False)
+    assert saved.read_bytes() == b"an older recording"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "rig.yaml", "run.rrd"]
