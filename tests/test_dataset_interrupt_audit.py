@@ -238,3 +238,16 @@ def test_view_save_leaves_no_partial_recording_when_the_dataset_fails_part_way(t
         view_dataset(out, save=saved, spawn=False, scene=False)
     assert saved.read_bytes() == b"an older recording"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "rig.yaml", "run.rrd"]
+
+
+def test_a_run_refused_before_writing_leaves_no_empty_out_folder(tmp_path):
+    # SMALL's transect: 2.5 m at 0.5 m/s = 5 s; 40 ticks at 4 Hz need 10 s. The refusal comes after --out was
+    # created (the trajectory is checked once the scene is loaded): new/out and new stayed behind, empty.
+    rig = load_rig(write_rig(tmp_path, SMALL)).with_overrides(frames=40)
+    with pytest.raises(ConfigError, match=r"the trajectory spans 0 \.\. 5 s"):
+        generate(rig, tmp_path / "new" / "out", progress=False)
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "mine").mkdir()                                     # a folder the user made is left alone
+    with pytest.raises(ConfigError):
+        generate(rig, tmp_path / "mine", progress=False)
+    assert (tmp_path / "mine").is_dir()

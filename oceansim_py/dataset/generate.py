@@ -120,22 +120,40 @@ def generate(rig: Rig, out: str | Path, executor: str = "local", device: Any = N
     out = Path(out)
     if executor not in ("local", "ray"):
         raise ConfigError(f"--executor must be 'local' or 'ray', got {executor!r}")
-    make_output_folder(out)
-    with DatasetLock(out):
-        return _generate_locked(rig, out, executor, device, resume, ray_address, progress, on_shard, compress)
+    created = make_output_folder(out)
+    try:
+        with DatasetLock(out):
+            return _generate_locked(rig, out, executor, device, resume, ray_address, progress, on_shard, compress)
+    except BaseException:
+        remove_empty_folders(created)      # a run refused before writing leaves no empty --out behind
+        raise
 
 
-def make_output_folder(out: Path) -> None:
-    """Create ``out`` (and its parents); a ``DatasetError`` naming the reason when that is impossible."""
+def make_output_folder(out: Path) -> list[Path]:
+    """Create ``out`` (and its parents); returns the folders it created, deepest first. A ``DatasetError`` naming
+    the reason when that is impossible."""
+    created = []
     for parent in [out, *out.parents]:
         if parent.exists() or parent.is_symlink():
             if not parent.is_dir():
                 raise DatasetError(f"--out {out}: {parent} exists and is not a folder; choose another --out")
             break
+        created.append(parent)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DatasetError(f"--out {out}: cannot create the folder ({exc.strerror}); choose another --out") from exc
+    return created
+
+
+def remove_empty_folders(folders: list[Path]) -> None:
+    """Remove ``folders`` (deepest first) while they are empty; the first that is not, or cannot be removed, stops
+    it (it holds what the run wrote, or someone else's files)."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def _generate_locked(rig: Rig, out: Path, executor: str, device: Any, resume: bool, ray_address: str | None,
