@@ -11,7 +11,8 @@ a command runs (:mod:`oceansim_py.diagnostics`) are printed as ``oceansim-py: wa
 A SIGTERM (``kill PID``, a job scheduler's time limit, ``timeout``) ends a command the way Ctrl-C does
 (:class:`Terminated`, exit status 143): the clean-up of the running command happens, so ``generate`` leaves no
 manifest temporary and releases its lock, and ``export`` removes its staging folder. Only SIGKILL skips it
-(``generate --resume`` then removes what was left).
+(``generate --resume`` then removes what was left). A SIGTERM handler that a program calling :func:`main` set
+itself is kept.
 """
 
 from __future__ import annotations
@@ -106,8 +107,11 @@ def main(argv: list[str] | None = None) -> int:
             wp.config.log_level = wp.LOG_INFO
     previous_show = warnings.showwarning
     warnings.showwarning = _show_warning
-    in_main_thread = threading.current_thread() is threading.main_thread()
-    previous_term = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
+    # only the default action (die on the spot) is replaced: a handler the embedding program set is left alone
+    handle_term = threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    if handle_term:
+        signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         with warnings.catch_warnings():
             from oceansim_py.diagnostics import OceanSimWarning
@@ -138,8 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         warnings.showwarning = previous_show
-        if in_main_thread:
-            signal.signal(signal.SIGTERM, previous_term)
+        if handle_term:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 if __name__ == "__main__":

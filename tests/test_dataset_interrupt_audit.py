@@ -102,6 +102,21 @@ def test_sigterm_during_a_manifest_write_cleans_up_like_ctrl_c_and_resume_comple
     assert shard_bytes(out) == shard_bytes(clean)
 
 
+def test_main_keeps_a_sigterm_handler_its_caller_set(tmp_path, monkeypatch):
+    seen = []
+
+    def mine(signum, frame):
+        seen.append(signum)
+
+    monkeypatch.setattr("oceansim_py.commands.info.run", lambda args: os.kill(os.getpid(), signal.SIGTERM) or 0)
+    previous = signal.signal(signal.SIGTERM, mine)
+    try:
+        assert main(["info"]) == 0
+        assert seen == [signal.SIGTERM] and signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def test_rig_device_key_is_refused_naming_the_flag_that_chooses_it(tmp_path):
     # it was in the valid keys but never read: 'device: cpu' rendered on cuda:0 where a GPU was present
     with pytest.raises(ConfigError, match=r"rig\.yaml: device: a rig does not choose the device.*--device"):
