@@ -266,3 +266,36 @@ def test_a_run_refused_before_writing_leaves_no_empty_out_folder(tmp_path):
     with pytest.raises(ConfigError):
         generate(rig, tmp_path / "mine", progress=False)
     assert (tmp_path / "mine").is_dir()
+
+
+def test_frames_of_an_interrupted_run_with_a_gap_are_the_ticks_of_its_shards(tmp_path):
+    # A Ray run completes shards out of order; killed, its manifest lists e.g. shards 0 and 2 of 3. The reader took
+    # frames 0..3 as ticks 0..3: frames 2, 3 (ticks of the missing shard 1) came back empty and shard 2's ticks 4, 5
+    # could not be reached; the export stamped /tf at 0.5 and 0.75 s. Now frame k is the k-th tick present.
+    rig = {**SMALL, "frames": 6}                 # shards of 2 ticks at 4 Hz; baro at 2 Hz: samples [0,1) [1,2) [2,3)
+    out = tmp_path / "out"
+    with pytest.raises(DatasetError):
+        generate(load_rig(write_rig(tmp_path, rig)), out, progress=False,
+                 on_shard=lambda record: (_ for _ in ()).throw(DatasetError("stop")) if record["index"] == 2 else None)
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["shards"] = [s for s in manifest["shards"] if s["index"] != 1]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    from oceansim_py import load_dataset
+
+    reader = load_dataset(out)
+    assert len(reader) == 4 and reader.ticks().tolist() == [0, 1, 4, 5]
+    frame = reader[2]                                            # tick 4: t = 1.0 s, baro sample floor(4 * 2 / 4) = 2
+    assert (frame["frame"], frame["time"], frame["baro"]["sample"], frame["baro"]["time"]) == (2, 1.0, 2, 1.0)
+    assert reader[1]["baro"]["sample"] == 0 and reader[-1]["time"] == 1.25
+    pytest.importorskip("rosbags")
+    pytest.importorskip("mcap")
+    from oceansim_py.export import ExportWarning, export_dataset
+    from oceansim_py.export.bag import _dataset_messages
+    from oceansim_py.export.marine_msgs import ros_typestore
+    from oceansim_py.export.ros_messages import RosMessageFactory
+
+    with pytest.warns(ExportWarning):
+        export_dataset(out, tmp_path / "run.mcap", format="mcap")
+    stamps = [ns for ns, (topic, _, _) in _dataset_messages(reader, RosMessageFactory(ros_typestore()), {})
+              if topic == "/tf"]
+    assert stamps == [0, 250_000_000, 1_000_000_000, 1_250_000_000]
