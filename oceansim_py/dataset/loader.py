@@ -26,8 +26,8 @@ TABLE_FILE = "samples.csv"
 class DatasetReader:
     """A dataset folder opened for reading (see module docstring). ``len(reader)`` is the number of frames (the
     ticks of its complete shards: every tick of a complete run; of an interrupted one the ticks present, in order,
-    see :meth:`ticks`); ``reader[k]`` is frame ``k`` (negative counts from the end), ``reader[a:b:c]`` a list of frames; an index out
-    of range raises :class:`~oceansim_py.errors.DatasetIndexError` (a ``DatasetError`` and an ``IndexError``).
+    see :meth:`ticks`); ``reader[k]`` is frame ``k`` (negative counts from the end), ``reader[a:b:c]`` a list of
+    frames; an index out of range raises :class:`~oceansim_py.errors.DatasetIndexError` (a ``DatasetError`` and an ``IndexError``).
 
     ``verify=True`` reads every file once at open and checks it against its shard's SHA-256 (a full read of the
     dataset, so it is off by default; ``oceansim-py verify DIR`` does the same from the shell). Without it the
@@ -53,10 +53,9 @@ class DatasetReader:
                     self._sample_shard[name][m] = rec["index"]
         # the frames are the ticks of the complete shards, in order: all of the run's once it is complete; of an
         # interrupted run (a Ray run completes shards out of order) those present, gaps skipped
-        spans = sorted(tuple(rec["ticks"]) for rec in manifest["shards"])
-        self._span_starts = np.array([a for a, _ in spans], dtype=np.int64)
-        self._span_firsts = np.cumsum([0] + [b - a for a, b in spans])[:-1].astype(np.int64)
-        self._frames = sum(b - a for a, b in spans)
+        self._spans = sorted((int(a), int(b)) for a, b in (rec["ticks"] for rec in manifest["shards"]))
+        self._span_firsts = np.cumsum([0] + [b - a for a, b in self._spans])   # frame index of each span's first
+        self._frames = int(self._span_firsts[-1])
         self._tables: dict[tuple[str, int], dict[str, np.ndarray]] = {}
         self._renames: dict[str, dict[str, str]] = {}
         self._root = self.path.resolve()
@@ -168,9 +167,8 @@ class DatasetReader:
     def ticks(self) -> np.ndarray:
         """The rig tick of every frame (int64, increasing): ``0 .. len - 1`` for a complete run; for an interrupted
         one the ticks of its complete shards (time of frame k: ``start_time + ticks()[k] / tick_rate``)."""
-        counts = np.diff(np.append(self._span_firsts, self._frames))
-        return np.concatenate([np.arange(a, a + n, dtype=np.int64) for a, n in zip(self._span_starts, counts)]
-                              or [np.zeros(0, dtype=np.int64)])
+        return np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in self._spans] or
+                              [np.zeros(0, dtype=np.int64)])
 
     def frame(self, k: int) -> dict[str, Any]:
         """Frame ``k`` (0..len - 1; the rig tick :meth:`ticks` ``[k]``, which is ``k`` once the run is complete):
@@ -179,7 +177,7 @@ class DatasetReader:
         if not 0 <= k < len(self):
             raise self._no_frame(k)
         span = int(np.searchsorted(self._span_firsts, k, side="right")) - 1
-        tick = int(self._span_starts[span] + (k - self._span_firsts[span]))
+        tick = self._spans[span][0] + k - int(self._span_firsts[span])
         out: dict[str, Any] = {"frame": k, "time": self.start_time + tick / self.tick_rate}
         for name, meta in self.sensors.items():
             m = math.floor(tick * float(meta["rate_hz"]) / self.tick_rate + 1e-9)
