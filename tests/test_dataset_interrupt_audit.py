@@ -299,3 +299,25 @@ def test_frames_of_an_interrupted_run_with_a_gap_are_the_ticks_of_its_shards(tmp
     stamps = [ns for ns, (topic, _, _) in _dataset_messages(reader, RosMessageFactory(ros_typestore()), {})
               if topic == "/tf"]
     assert stamps == [0, 250_000_000, 1_000_000_000, 1_250_000_000]
+
+
+def test_a_key_given_twice_in_a_yaml_mapping_is_refused_naming_both_lines(tmp_path):
+    # PyYAML keeps the last of two equal keys without a word: this sensor's max_range vanished from the rig
+    text = ("name: dup\nscene: tank\ntrajectory: {type: transect, start: [0, 0, -1], end: [1, 0, -1], speed: 0.5}\n"
+            "sensors:\n  - name: fls\n    type: imaging_sonar\n    config: {max_range: 4.0}\n    rate_hz: 2.0\n"
+            "    config: {range_bins: 64}\n")
+    (tmp_path / "dup.yaml").write_text(text)
+    with pytest.raises(ConfigError, match=r"dup\.yaml \(line 9\): key 'config' given twice in one mapping \(first at "
+                                          r"line 7\)"):
+        load_rig(tmp_path / "dup.yaml")
+    from oceansim_py.io.config import parse_yaml
+
+    # a key merged in with << may still be overridden, and equal keys in different mappings are fine
+    assert parse_yaml("b: &b {a: 1, c: 2}\nx: {<<: *b, a: 3}\n", "m.yaml") == {"b": {"a": 1, "c": 2},
+                                                                               "x": {"a": 3, "c": 2}}
+
+
+def test_render_set_with_malformed_yaml_names_the_flag(capsys):
+    # was a yaml.parser.ParserError traceback
+    assert main(["render", "sonar", "--set", "max_range=[1", "--out", "unused"]) == 2
+    assert "oceansim-py: error: --set max_range=[1 (line 1, column 3): malformed YAML" in capsys.readouterr().err
