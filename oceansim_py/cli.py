@@ -7,6 +7,12 @@ subcommand per sensor kind of the registry (oceansim_py/sensors/registry.py) tha
 Values that are comma lists of numbers may start with a minus sign as typed (``--pose -15,0,-5,0,0,0``):
 :func:`join_negative_values` glues such a value to its option before argparse sees it. Warnings raised while
 a command runs (:mod:`oceansim_py.diagnostics`) are printed as ``oceansim-py: warning: ...``.
+
+A SIGTERM (``kill PID``, a job scheduler's time limit, ``timeout``) ends a command the way Ctrl-C does
+(:class:`Terminated`, exit status 143): the clean-up of the running command happens, so ``generate`` leaves no
+manifest temporary and releases its lock, and ``export`` removes its staging folder. Only SIGKILL skips it
+(``generate --resume`` then removes what was left). A SIGTERM handler that a program calling :func:`main` set
+itself is kept.
 """
 
 from __future__ import annotations
@@ -15,8 +21,11 @@ import argparse
 import importlib
 import logging
 import re
+import signal
 import sys
+import threading
 import warnings
+from typing import Any
 
 from oceansim_py.errors import ConfigError, OceanSimError
 
@@ -77,6 +86,14 @@ def _show_warning(message: warnings.WarningMessage | Warning | str, category: ty
     print(f"oceansim-py: warning: {message}", file=sys.stderr)
 
 
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread by a SIGTERM while a command runs (see the module docstring)."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated(f"signal {signum}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(join_negative_values(list(sys.argv[1:] if argv is None else argv)))
@@ -90,6 +107,11 @@ def main(argv: list[str] | None = None) -> int:
             wp.config.log_level = wp.LOG_INFO
     previous_show = warnings.showwarning
     warnings.showwarning = _show_warning
+    # only the default action (die on the spot) is replaced: a handler the embedding program set is left alone
+    handle_term = threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    if handle_term:
+        signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         with warnings.catch_warnings():
             from oceansim_py.diagnostics import OceanSimWarning
@@ -112,11 +134,16 @@ def main(argv: list[str] | None = None) -> int:
     except OceanSimError as exc:
         print(f"oceansim-py: error: {exc}", file=sys.stderr)
         return 2
+    except Terminated:
+        print("oceansim-py: terminated (SIGTERM)", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("oceansim-py: interrupted", file=sys.stderr)
         return 130
     finally:
         warnings.showwarning = previous_show
+        if handle_term:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ message types and frames."""
 from __future__ import annotations
 
 import argparse
+import sys
 import warnings
 
 
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
         summary = export_dataset(args.dataset, args.out, format=args.format, overwrite=args.overwrite,
                                  gps_datum=tuple(args.gps_datum))
     for w in caught:
-        print(f"oceansim-py: warning: {w.message}")
+        print(f"oceansim-py: warning: {w.message}", file=sys.stderr)
     print(f"wrote {summary.path} ({summary.format}): {summary.total_messages} messages on {len(summary.messages)} "
           f"topics, {summary.bytes / 1e6:.2f} MB in {summary.seconds:.2f} s")
     for topic, n in summary.messages.items():

@@ -98,9 +98,7 @@ def build_config(args: argparse.Namespace, config_cls: Any, **extra: Any) -> Any
     """The config from ``--config`` YAML, else ``--preset``, else the defaults; then ``--set`` and ``extra``
     (fields given by the command's own options, ``None`` values ignored; keys are field names, the error names
     the option ``--field``) on top. Each error names the flag whose value is at fault."""
-    import yaml
-
-    from oceansim_py.io.config import load_yaml
+    from oceansim_py.io.config import load_yaml, parse_yaml
 
     if args.config:
         base = flagged("--config", args.config, lambda: load_yaml(args.config))
@@ -126,7 +124,7 @@ def build_config(args: argparse.Namespace, config_cls: Any, **extra: Any) -> Any
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise ConfigError(f"--set {item}: {config_cls.__name__} has no field {key!r}; {hint}valid fields are "
                               f"{sorted(fields)}")
-        values[key] = yaml.safe_load(text)
+        values[key] = parse_yaml(text, f"--set {item}")     # malformed YAML: a ConfigError naming the flag
         typed.append((key, "--set", item))
     for key, v in extra.items():
         if v is not None:

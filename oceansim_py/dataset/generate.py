@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from oceansim_py.dataset.manifest import FORMAT, FORMAT_VERSION, read_manifest, versions, write_manifest
+from oceansim_py.dataset.manifest import (FORMAT, FORMAT_VERSION, read_manifest, stale_temporaries, versions,
+                                          write_manifest)
 from oceansim_py.dataset.rig import Rig
 from oceansim_py.dataset.lock import DatasetLock
 from oceansim_py.dataset.shards import (ShardPlan, partial_name, plan_shards, remove_written, shard_name,
@@ -41,8 +42,8 @@ def prepare_output(rig: Rig, out: Path, resume: bool,
         return None, {}
     if existing.get("fingerprint") != rig.fingerprint():
         raise ConfigError(
-            f"--out {out}: holds a different run (rig {existing.get('rig', {}).get('name')!r}, other settings); "
-            f"choose another --out or delete that folder")
+            f"--out {out}: holds a different run (rig {existing.get('rig', {}).get('name')!r}; "
+            f"{rig_differences(existing.get('rig'), rig.to_dict())}); choose another --out or delete that folder")
     if not resume:
         raise DatasetError(f"--out {out}: already holds this run (status {existing.get('status')!r}); pass --resume "
                            f"to keep its complete shards and render the rest, or choose another --out")
@@ -56,6 +57,33 @@ def prepare_output(rig: Rig, out: Path, resume: bool,
         meta.pop("file_sha256", None)
         kept[plan.index] = {**meta, "render_seconds": listed.get(plan.index, {}).get("render_seconds")}
     return existing, kept
+
+
+def rig_differences(then: Any, now: dict[str, Any], shown: int = 4) -> str:
+    """What differs between the rig a dataset was begun with (``then``, its manifest's ``rig``) and ``now``, for an
+    error: the differing keys, nested ones dotted (sensors by name: ``sensors.fls.config.max_range``), with both
+    values where they are short; at most ``shown`` of them."""
+    if not isinstance(then, dict):
+        return "its manifest holds no rig"
+    found: list[str] = []
+
+    def walk(key: str, a: Any, b: Any) -> None:
+        if isinstance(a, dict) and isinstance(b, dict):
+            for k in sorted(set(a) | set(b), key=str):
+                walk(f"{key}.{k}" if key else str(k), a.get(k), b.get(k))
+        elif a != b:
+            text = f"{key} {a!r} then, {b!r} now"
+            found.append(text if len(text) <= 80 else key)
+
+    def by_name(rig: dict[str, Any]) -> dict[str, Any]:
+        return {str(s.get("name")): s for s in rig.get("sensors", []) if isinstance(s, dict)}
+
+    walk("", {k: v for k, v in then.items() if k not in ("source", "sensors")},
+         {k: v for k, v in now.items() if k not in ("source", "sensors")})
+    walk("sensors", by_name(then), by_name(now))
+    if not found:
+        return "other settings"
+    return "differs in " + ", ".join(found[:shown]) + (f" and {len(found) - shown} more" if len(found) > shown else "")
 
 
 def new_manifest(rig: Rig, sensors_meta: dict[str, Any], scene_meta: dict[str, Any]) -> dict[str, Any]:
@@ -92,22 +120,40 @@ def generate(rig: Rig, out: str | Path, executor: str = "local", device: Any = N
     out = Path(out)
     if executor not in ("local", "ray"):
         raise ConfigError(f"--executor must be 'local' or 'ray', got {executor!r}")
-    make_output_folder(out)
-    with DatasetLock(out):
-        return _generate_locked(rig, out, executor, device, resume, ray_address, progress, on_shard, compress)
+    created = make_output_folder(out)
+    try:
+        with DatasetLock(out):
+            return _generate_locked(rig, out, executor, device, resume, ray_address, progress, on_shard, compress)
+    except BaseException:
+        remove_empty_folders(created)      # a run refused before writing leaves no empty --out behind
+        raise
 
 
-def make_output_folder(out: Path) -> None:
-    """Create ``out`` (and its parents); a ``DatasetError`` naming the reason when that is impossible."""
+def make_output_folder(out: Path) -> list[Path]:
+    """Create ``out`` (and its parents); returns the folders it created, deepest first. A ``DatasetError`` naming
+    the reason when that is impossible."""
+    created = []
     for parent in [out, *out.parents]:
         if parent.exists() or parent.is_symlink():
             if not parent.is_dir():
                 raise DatasetError(f"--out {out}: {parent} exists and is not a folder; choose another --out")
             break
+        created.append(parent)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DatasetError(f"--out {out}: cannot create the folder ({exc.strerror}); choose another --out") from exc
+    return created
+
+
+def remove_empty_folders(folders: list[Path]) -> None:
+    """Remove ``folders`` (deepest first) while they are empty; the first that is not, or cannot be removed, stops
+    it (it holds what the run wrote, or someone else's files)."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def _generate_locked(rig: Rig, out: Path, executor: str, device: Any, resume: bool, ray_address: str | None,
@@ -126,6 +172,12 @@ def _generate_locked(rig: Rig, out: Path, executor: str, device: Any, resume: bo
         check_same_scene(existing, _scene_meta(local_worker.scene), out)
     for stale in out.glob(".shard_*.partial"):
         remove_written(stale)
+    for tmp in stale_temporaries(out):     # no live writer owns one: this run holds the folder's lock
+        try:
+            tmp.unlink()
+        except OSError as exc:
+            raise DatasetError(f"{tmp}: cannot delete this manifest temporary of a killed run ({exc.strerror})") \
+                from exc
     todo = [p for p in plans if p.index not in kept]
     if existing is None:
         assert local_worker is not None

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from oceansim_py.dataset.manifest import read_manifest, validate_manifest
+from oceansim_py.dataset.manifest import require_manifest, validate_manifest
 from oceansim_py.dataset.shards import read_table, shard_name
 from oceansim_py.errors import ConfigError, DatasetError, DatasetIndexError
 
@@ -24,9 +24,10 @@ TABLE_FILE = "samples.csv"
 
 
 class DatasetReader:
-    """A dataset folder opened for reading (see module docstring). ``len(reader)`` is the number of frames;
-    ``reader[k]`` is frame ``k`` (negative counts from the end), ``reader[a:b:c]`` a list of frames; an index out
-    of range raises :class:`~oceansim_py.errors.DatasetIndexError` (a ``DatasetError`` and an ``IndexError``).
+    """A dataset folder opened for reading (see module docstring). ``len(reader)`` is the number of frames (the
+    ticks of its complete shards: every tick of a complete run; of an interrupted one the ticks present, in order,
+    see :meth:`ticks`); ``reader[k]`` is frame ``k`` (negative counts from the end), ``reader[a:b:c]`` a list of
+    frames; an index out of range raises :class:`~oceansim_py.errors.DatasetIndexError` (a ``DatasetError`` and an ``IndexError``).
 
     ``verify=True`` reads every file once at open and checks it against its shard's SHA-256 (a full read of the
     dataset, so it is off by default; ``oceansim-py verify DIR`` does the same from the shell). Without it the
@@ -36,9 +37,7 @@ class DatasetReader:
 
     def __init__(self, path: str | Path, verify: bool = False) -> None:
         self.path = Path(path)
-        manifest = read_manifest(self.path)
-        if manifest is None:
-            raise DatasetError(f"{self.path}: no manifest.json; not an oceansim_py dataset")
+        manifest = require_manifest(self.path)
         problems = validate_manifest(manifest)
         if problems:
             raise DatasetError(f"{self.path / 'manifest.json'}: invalid manifest: {'; '.join(problems)}")
@@ -52,7 +51,11 @@ class DatasetReader:
             for name, (lo, hi) in rec["samples"].items():
                 for m in range(lo, hi):
                     self._sample_shard[name][m] = rec["index"]
-        self._frames = sum(rec["frames"] for rec in manifest["shards"])
+        # the frames are the ticks of the complete shards, in order: all of the run's once it is complete; of an
+        # interrupted run (a Ray run completes shards out of order) those present, gaps skipped
+        self._spans = sorted((int(a), int(b)) for a, b in (rec["ticks"] for rec in manifest["shards"]))
+        self._span_firsts = np.cumsum([0] + [b - a for a, b in self._spans])   # frame index of each span's first
+        self._frames = int(self._span_firsts[-1])
         self._tables: dict[tuple[str, int], dict[str, np.ndarray]] = {}
         self._renames: dict[str, dict[str, str]] = {}
         self._root = self.path.resolve()
@@ -161,16 +164,23 @@ class DatasetReader:
         for m in sorted(self._sample_shard[self._check_sensor(sensor)]):
             yield self.sample(sensor, m)
 
+    def ticks(self) -> np.ndarray:
+        """The rig tick of every frame (int64, increasing): ``0 .. len - 1`` for a complete run; for an interrupted
+        one the ticks of its complete shards (time of frame k: ``start_time + ticks()[k] / tick_rate``)."""
+        return np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in self._spans] or
+                              [np.zeros(0, dtype=np.int64)])
+
     def frame(self, k: int) -> dict[str, Any]:
-        """Frame ``k`` (a tick, 0..len - 1): ``{"frame", "time", <sensor>: sample dict or None}``; a ``TypeError`` for
-        an index that is not an integer."""
+        """Frame ``k`` (0..len - 1; the rig tick :meth:`ticks` ``[k]``, which is ``k`` once the run is complete):
+        ``{"frame", "time", <sensor>: sample dict or None}``; a ``TypeError`` for an index that is not an integer."""
         k = _integer(k, "frame indices")
         if not 0 <= k < len(self):
             raise self._no_frame(k)
-        t = self.start_time + k / self.tick_rate
-        out: dict[str, Any] = {"frame": k, "time": t}
+        span = int(np.searchsorted(self._span_firsts, k, side="right")) - 1
+        tick = self._spans[span][0] + k - int(self._span_firsts[span])
+        out: dict[str, Any] = {"frame": k, "time": self.start_time + tick / self.tick_rate}
         for name, meta in self.sensors.items():
-            m = math.floor(k * float(meta["rate_hz"]) / self.tick_rate + 1e-9)
+            m = math.floor(tick * float(meta["rate_hz"]) / self.tick_rate + 1e-9)
             out[name] = self.sample(name, m) if m in self._sample_shard[name] else None
         return out
 

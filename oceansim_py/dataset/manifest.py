@@ -44,6 +44,18 @@ def read_manifest(out: Path) -> dict[str, Any] | None:
     return data
 
 
+def require_manifest(path: Path) -> dict[str, Any]:
+    """The manifest of the dataset folder ``path``; a ``DatasetError`` saying whether the folder is missing, not a
+    folder, or holds no ``manifest.json``."""
+    if not path.is_dir():
+        raise DatasetError(f"{path}: {'not a folder' if path.exists() else 'no such folder'}; give the folder "
+                           f"'oceansim-py generate --out' wrote")
+    manifest = read_manifest(path)
+    if manifest is None:
+        raise DatasetError(f"{path}: no manifest.json; not an oceansim_py dataset")
+    return manifest
+
+
 def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
     """Write ``manifest.json`` atomically: a temporary file of a unique name in the same folder, then rename."""
     p = out / MANIFEST
@@ -53,6 +65,13 @@ def write_manifest(out: Path, manifest: dict[str, Any]) -> None:
     except OSError as exc:
         raise DatasetError(f"{p}: could not write the manifest ({exc.strerror}); check permissions and free "
                            f"space, then rerun with --resume") from exc
+
+
+def stale_temporaries(out: Path) -> list[Path]:
+    """Temporaries of ``manifest.json`` in ``out`` (``.manifest.json.<random>.tmp``, :func:`write_manifest`) that a
+    writer killed mid-write left behind: :func:`~oceansim_py.io.atomic.atomic_path` removes its temporary on any
+    exception, but a SIGKILL (or a SIGTERM outside the CLI) ends the process before it can."""
+    return sorted(p for p in out.glob(f".{MANIFEST}.*.tmp") if p.is_file() or p.is_symlink())
 
 
 def validate_manifest(manifest: dict[str, Any]) -> list[str]:

@@ -54,7 +54,7 @@ from oceansim_py.poses import pose_from_euler
 
 _RIG_KEYS = {"sea_state", "sea_surface_size", "sea_surface_resolution",
              "name", "description", "scene", "seed", "frames", "duration", "tick_rate_hz", "shard_size",
-             "batch_size", "trajectory", "sensors", "start_time", "device"}
+             "batch_size", "trajectory", "sensors", "start_time"}
 _SENSOR_KEYS = {"name", "type", "preset", "config", "rate_hz", "mount", "products"}
 
 
@@ -228,10 +228,16 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
     base = base or Path.cwd()
     if not isinstance(data, Mapping):
         raise ConfigError(f"{source}: a rig file must hold a mapping of {sorted(_RIG_KEYS)}")
+    if "device" in data:     # was accepted and ignored: a rig's 'device: cpu' rendered on the GPU
+        raise ConfigError(f"{_where(source, 'device')}: a rig does not choose the device, the run does; remove it "
+                          f"and pass --device to oceansim-py generate (generate(device=...))")
     unknown = sorted((k for k in data if k not in _RIG_KEYS), key=str)
     if unknown:
         raise ConfigError(f"{source}: unknown key(s) {unknown}; valid keys are {sorted(_RIG_KEYS)}"
                           f"{did_you_mean(unknown, _RIG_KEYS)}")
+    for key in ("name", "description"):
+        if key in data and not isinstance(data[key], str):
+            raise ConfigError(f"{_where(source, key)}: expected text, got {data[key]!r}")
     for required in ("scene", "trajectory", "sensors"):
         if required not in data:
             raise ConfigError(f"{source}: missing key '{required}'")
@@ -267,7 +273,11 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
         rate = _number(s["rate_hz"], _where(source, key + ".rate_hz"))
         if not isinstance(s.get("config", {}) or {}, Mapping):
             raise ConfigError(f"{_where(source, key + '.config')}: expected a mapping of config fields")
-        cfg = _rate_from_rig(kind, dict(s.get("config") or {}), rate, name, _where(source, key + ".config"))
+        cfg = dict(s.get("config") or {})
+        if "preset" in s and "preset" in cfg and cfg["preset"] != s["preset"]:   # the config's won, silently
+            raise ConfigError(f"{_where(source, key + '.config.preset')}: {cfg['preset']!r}, but {key}.preset is "
+                              f"{s['preset']!r}; give the preset once")
+        cfg = _rate_from_rig(kind, cfg, rate, name, _where(source, key + ".config"))
         if "preset" in s:
             cfg = {"preset": s["preset"], **cfg}
         try:
@@ -282,6 +292,8 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
             raise ConfigError(f"{_where(source, key + '.products')}: expected a list, e.g. "
                               f"{list(kind.products)}")
         products = _current_products(kind, products, _where(source, key + ".products"))
+        if twice := sorted({p for p in products if products.count(p) > 1}):
+            raise ConfigError(f"{_where(source, key + '.products')}: {twice} listed more than once")
         bad = sorted(set(products) - set(kind.products))
         if bad or not products:
             raise ConfigError(f"{_where(source, key + '.products')}: unknown product(s) {bad or '(none given)'} "

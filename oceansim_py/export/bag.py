@@ -167,7 +167,8 @@ def export_dataset(path: str | Path, out: str | Path, format: str = "rosbag2", o
     storage) or ``"mcap"`` (one ``.mcap`` file). Topics, message types and frames: see
     :mod:`oceansim_py.export.ros_messages`; ``/tf`` holds map -> base_link (the rig's ground-truth trajectory at
     every frame), ``/tf_static`` the sensor mounts. ``gps_datum`` (lat deg, lon deg, alt m) is where the world
-    origin lies for NavSatFix. Streams that cannot be exported are skipped with an :class:`ExportWarning`.
+    origin lies for NavSatFix. Streams that cannot be exported are skipped with an :class:`ExportWarning`, and a
+    dataset whose run did not finish is exported (its complete shards) with one.
 
     Raises :class:`DatasetError` for an unreadable dataset or an existing ``out`` (without ``overwrite``), and
     :class:`ConfigError` for a ``gps_datum`` off the globe (before anything is read or written).
@@ -178,6 +179,10 @@ def export_dataset(path: str | Path, out: str | Path, format: str = "rosbag2", o
     _require_libraries(format)
     src, target = Path(path), Path(out)
     reader = DatasetReader(src)
+    if reader.manifest["status"] != "complete":
+        warnings.warn(f"{src}: the run did not finish (status {reader.manifest['status']!r}): exporting the "
+                      f"{len(reader)} of {reader.manifest['frames']} frames its complete shards hold; finish it with "
+                      f"'oceansim-py generate --resume' first for the whole run", ExportWarning, stacklevel=2)
     if target.exists() and not overwrite:
         raise DatasetError(f"{target}: already exists; choose another --out or pass --overwrite")
     if target.exists() and format == "mcap" and target.is_dir():

@@ -28,7 +28,9 @@ Mapping (sensor type: topic -> message):
   per slant-range sample (float32; see ``RosMessageFactory.msis``) -- one message per step at its own time, as
   the heads' drivers publish them; a sweep is the run of messages between turns;
 * profiling: ``points`` -> sensor_msgs/PointCloud2 (x, y, z, intensity float32) of the soundings in ``map``
-  (``point_world``), NaN for beams without a bottom; ``ranges`` -> marine_acoustic_msgs/SonarRanges;
+  (``point_world``), NaN for beams without a bottom; ``ranges`` -> marine_acoustic_msgs/SonarRanges (beam
+  unit vectors in the sensor's FLU frame; ping_info: the device chain's carrier and sound speed, per-beam
+  widths, see ``RosMessageFactory._profiling_ping_info``);
 * singlebeam: ``altitude`` -> sensor_msgs/Range of ``first_return_range`` (NaN without a return; datasets of
   before the product's rename hold it as ``altitude``, which the reader maps);
 * dvl: ``dvl`` -> marine_acoustic_msgs/Dvl in ``<dvl>_dvl`` (velocity and beam unit vectors rotated from the
@@ -355,13 +357,27 @@ class RosMessageFactory:
         dirs = [self.vector3((0.0, -math.sin(a), -math.cos(a))) for a in angles]
         flags = [self.new(msgtype("DetectionFlag"), flag=0 if np.isfinite(r) else 1) for r in rng]
         ranges = self.new(msgtype("SonarRanges"), header=self.header(t, sensor_frame(name)),
-                          ping_info=self.new(msgtype("PingInfo"), frequency=0.0, sound_speed=0.0,
-                                             tx_beamwidths=np.zeros(0, dtype=np.float32),
-                                             rx_beamwidths=np.zeros(0, dtype=np.float32)),
+                          ping_info=self._profiling_ping_info(meta["config"], angles),
                           flags=flags, transmit_delays=np.zeros(rng.size, dtype=np.float32), intensities=inten,
                           beam_unit_vec=dirs, ranges=rng)
         out.append((f"/{name}/ranges", msgtype("SonarRanges"), ranges))
         return out
+
+    def _profiling_ping_info(self, cfg: dict[str, Any], angles: np.ndarray) -> Any:
+        """PingInfo of a profiling sonar of config ``cfg`` whose beams point at across-track ``angles`` (rad): the
+        device chain's carrier frequency and sound speed (the peer model has no carrier: 0, unknown); per beam the
+        along-track transmit width and the across-track -3 dB receive width, ``beam_width`` as the chain forms it
+        (:func:`~oceansim_py.io.sonar_messages.receive_beamwidths`), else one beam spacing (swath_width /
+        n_beams). All widths in rad."""
+        device = cfg.get("model") == "device"
+        width = math.radians(float(cfg.get("beam_width") or 0.0))
+        rx = receive_beamwidths(angles, width, cfg.get("beam_steering", "constant")) if device and width > 0 else \
+            np.full(angles.shape, math.radians(cfg["swath_width"]) / cfg["n_beams"])
+        return self.new(msgtype("PingInfo"), frequency=float(cfg["frequency"]) if device else 0.0,
+                        sound_speed=float(cfg["sound_speed"]) if device else 0.0,
+                        tx_beamwidths=np.full(angles.shape, math.radians(cfg["along_track_beamwidth"]),
+                                              dtype=np.float32),
+                        rx_beamwidths=np.asarray(rx, dtype=np.float32))
 
     def singlebeam(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
         cfg = meta["config"]

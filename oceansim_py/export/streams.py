@@ -64,8 +64,8 @@ def vehicle_trajectory(reader: DatasetReader, scene: Any = None) -> Any:
 
 
 def tick_times(reader: DatasetReader) -> np.ndarray:
-    """Times (s) of the dataset's frames (rig ticks)."""
-    return reader.start_time + np.arange(len(reader), dtype=np.float64) / reader.tick_rate
+    """Times (s) of the dataset's frames (the rig ticks of its complete shards, :meth:`DatasetReader.ticks`)."""
+    return reader.start_time + reader.ticks().astype(np.float64) / reader.tick_rate
 
 
 def stamp_ns(t: float) -> int:

@@ -71,6 +71,23 @@ class _LimitedLoader(yaml.SafeLoader):
         _check_expanded_size(node, self._source)
         return super().construct_document(node)
 
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        """A mapping whose explicit keys are unique (YAML requires it; PyYAML keeps the last silently, so a second
+        ``config:`` of one rig sensor dropped the first); keys merged in with ``<<`` may still be overridden."""
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[tuple[str, Any], int] = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = (key_node.tag, key_node.value)
+                line = key_node.start_mark.line + 1
+                if key in seen:
+                    raise ConfigError(f"{self._source} (line {line}): key {key_node.value!r} given twice in one "
+                                      f"mapping (first at line {seen[key]}); the second would silently replace the "
+                                      f"first, keep one")
+                seen[key] = line
+        return super().construct_mapping(node, deep)
+
 
 _LimitedLoader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML12_FLOAT, list("-+0123456789."))
 

@@ -28,6 +28,7 @@ import numpy as np
 from oceansim_py.dataset.loader import DatasetReader
 from oceansim_py.errors import OceanSimError
 from oceansim_py.export.streams import mount_matrix, product, tick_times, vehicle_trajectory
+from oceansim_py.io.atomic import atomic_path
 from oceansim_py.io.images import to_uint8
 from oceansim_py.poses import matrix_to_quat, pose_to_matrix
 
@@ -152,18 +153,27 @@ def _log_sensor(rr: Any, rec: Any, reader: DatasetReader, name: str, meta: dict[
 
 def view_dataset(path: str | Path, save: str | Path | None = None, spawn: bool = True, scene: bool = True) -> Any:
     """Stream the dataset at ``path`` to Rerun: into the file ``save`` (``.rrd``) when given, else to a viewer
-    it spawns (``spawn=True``). ``scene=False`` leaves the scene mesh out. Returns the recording stream."""
+    it spawns (``spawn=True``). ``scene=False`` leaves the scene mesh out. Returns the recording stream.
+
+    The ``.rrd`` appears only when complete (written under a temporary name, then renamed): a dataset file that
+    cannot be read part-way raises its ``DatasetError`` and leaves no partial recording (nor an older ``save``
+    half-overwritten)."""
     rr = _rerun()
     reader = DatasetReader(path)
     rec = rr.RecordingStream("oceansim_py", recording_id=str(reader.manifest.get("fingerprint", ""))[:32] or None)
-    if save is not None:
-        out = Path(save)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        rec.save(out)
-    elif spawn:
-        rec.spawn()
-    log_dataset(reader, rec, scene=scene)
-    rec.flush()
-    if save is not None:
-        rec.disconnect()
+    if save is None:
+        if spawn:
+            rec.spawn()
+        log_dataset(reader, rec, scene=scene)
+        rec.flush()
+        return rec
+    out = Path(save)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(out, fsync=False) as tmp:
+        rec.save(tmp)
+        try:
+            log_dataset(reader, rec, scene=scene)
+            rec.flush()
+        finally:
+            rec.disconnect()          # the file is closed before it is renamed or removed
     return rec
