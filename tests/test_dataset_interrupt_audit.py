@@ -321,3 +321,16 @@ def test_render_set_with_malformed_yaml_names_the_flag(capsys):
     # was a yaml.parser.ParserError traceback
     assert main(["render", "sonar", "--set", "max_range=[1", "--out", "unused"]) == 2
     assert "oceansim-py: error: --set max_range=[1 (line 1, column 3): malformed YAML" in capsys.readouterr().err
+
+
+def test_a_run_whose_last_sample_is_the_trajectory_end_is_accepted(tmp_path):
+    # SMALL's transect lasts 5 s (2.5 m at 0.5 m/s); the run records the pose at every tick (4 Hz) and its barometer
+    # samples at m / 2 s. 21 ticks (0 .. 5.0 s, the barometer's last sample at 5.0 s) lie inside it: they were
+    # refused because the check took the run to end at frames / tick rate = 5.25 s (audit X2: '21 frames at 1 Hz on
+    # a 20 s transect is refused one frame early'). 22 ticks need the pose at 5.25 s: refused, naming 21 as the most.
+    base = load_rig(write_rig(tmp_path, SMALL))
+    out = tmp_path / "ok"
+    generate(base.with_overrides(frames=21), out, progress=False)
+    assert verify_dataset(out) == []
+    with pytest.raises(ConfigError, match=r"poses of t = 0 \.\. 5\.25 s .*at most 21\)"):
+        generate(base.with_overrides(frames=22), tmp_path / "too_long", progress=False)

@@ -16,7 +16,7 @@ import numpy as np
 
 from oceansim_py.dataset.rig import TRAJECTORY_TYPES, Rig
 from oceansim_py.dataset.sensor_writer import SensorWriter
-from oceansim_py.dataset.shards import PartialShard, ShardPlan, finish_shard
+from oceansim_py.dataset.shards import PartialShard, ShardPlan, finish_shard, sample_range
 from oceansim_py.errors import ConfigError
 from oceansim_py.poses import compose_poses
 
@@ -41,6 +41,33 @@ def sample_times(rig: Rig, rate_hz: float, lo: int, hi: int) -> np.ndarray:
     return rig.start_time + np.arange(lo, hi, dtype=np.float64) / rate_hz
 
 
+def last_sample_time(rig: Rig, frames: int) -> float:
+    """Time (s) of the last pose a run of ``frames`` ticks needs: its last tick (``start_time + (frames - 1) /
+    tick_rate``; the run records the trajectory at every tick) or the last sample of any of the rig's sensors (sample
+    m at ``start_time + m / rate`` for the samples :func:`~oceansim_py.dataset.shards.sample_range` gives the ticks
+    0 .. frames - 1), whichever is later."""
+    last = rig.start_time + max(frames - 1, 0) / rig.tick_rate_hz
+    for spec in rig.sensors:
+        lo, hi = sample_range(0, frames, rig.tick_rate_hz, spec.rate_hz)
+        if hi > lo:
+            last = max(last, rig.start_time + (hi - 1) / spec.rate_hz)
+    return last
+
+
+def most_frames_within(rig: Rig, end_time: float) -> int:
+    """The most ticks a run of ``rig`` may have with no sample after ``end_time`` (s; + 1e-6)."""
+    lo = 0
+    hi = int(max(0.0, end_time - rig.start_time) * rig.tick_rate_hz) + 2
+    hi += int(rig.tick_rate_hz / min((s.rate_hz for s in rig.sensors), default=rig.tick_rate_hz)) + 1
+    while lo < hi:                            # last_sample_time grows with the frame count
+        mid = (lo + hi + 1) // 2
+        if last_sample_time(rig, mid) <= end_time + 1e-6:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 class ShardWorker:
     """Renders and writes shards of one rig into ``out`` (see module docstring).
 
@@ -58,13 +85,14 @@ class ShardWorker:
         self.sensors: list[SensorWriter] = [SensorWriter(s, rig.seed, self.scene.device, compress)
                                              for s in rig.sensors]
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="oceansim-writer")
-        end = rig.start_time + rig.frames / rig.tick_rate_hz
+        end = last_sample_time(rig, rig.frames)
         t0, t1 = float(self.trajectory.start_time), float(self.trajectory.end_time)
         if rig.start_time < t0 - 1e-9 or end > t1 + 1e-6:
+            fits = most_frames_within(rig, t1)
             raise ConfigError(
-                f"{rig.source}: the run covers t = {rig.start_time:g} .. {end:g} s ({rig.frames} frames at "
+                f"{rig.source}: the run needs the poses of t = {rig.start_time:g} .. {end:g} s ({rig.frames} frames at "
                 f"{rig.tick_rate_hz:g} Hz) but the trajectory spans {t0:g} .. {t1:g} s; lower 'frames' (at most "
-                f"{int((t1 - rig.start_time) * rig.tick_rate_hz)}) or lengthen the trajectory")
+                f"{fits}) or lengthen the trajectory")
 
     def metadata(self) -> dict[str, Any]:
         """Per-sensor metadata for the manifest (config, ranges, bearings, intrinsics, ...)."""
