@@ -11,6 +11,7 @@ A sensor's ``measure(source, times=None, ...)`` accepts a :class:`~oceansim_py.t
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import warnings
 from typing import Any, ClassVar
 
@@ -91,6 +92,14 @@ class NavSensor:
         what = f"{type(self).__name__}.measure"
         fi = check_frame_index(frame_index, what)
         return fi, sample_source(source, times, self.config.rate, what)
+
+    def render(self, scene: Any, poses: Any, frame_index: int = 0, times: Any = None) -> Any:
+        """The engine's uniform ``Sensor.render(scene, poses)`` (docs/DESIGN.md, Data flow): :meth:`measure` at
+        ``poses`` ((7,) / (B, 7) world poses, or a Trajectory sampled at ``times``), with ``scene`` (its sea
+        surface, its geometry for occlusion) for the sensors whose ``measure`` takes one. Sample ``i`` is frame
+        ``frame_index + i`` of the noise, as in ``measure``. The IMU needs a Trajectory (accelerations and rates)."""
+        extra = {"scene": scene} if "scene" in inspect.signature(self.measure).parameters else {}
+        return self.measure(poses, times=times, frame_index=frame_index, **extra)
 
 
 def surface_height(surface_z: float | None, scene: Any) -> float:

@@ -1,0 +1,34 @@
+"""Statements of the design and physics cards (shared/DESIGN.md, shared/PHYSICS.md) checked the way an outside test
+would, through the public API, against numbers computed by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import oceansim_py as osp
+from conftest import make_scene, quad
+
+LEVEL = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+
+
+def test_node_exposes_the_cards_world_transform_and_semantic_label() -> None:
+    # DESIGN.md Layout: "Node (path, world transform, mesh, material, semantic label, id)".
+    scene = make_scene(("plate", quad([2.0, 0.0, -1.0], [-1.0, 0.0, 0.0], 1.0), 0.5))
+    node = scene.node("/World/plate")
+    assert node.path == "/World/plate" and node.semantic_label == "plate" and node.id >= 0
+    assert node.world_transform.shape == (4, 4) and np.array_equal(node.world_transform, node.transform)
+
+
+def test_navigation_sensors_take_the_uniform_render_call() -> None:
+    # DESIGN.md Data flow: "poses (B,7) -> Sensor.render(scene, poses)". Barometer at 10 m depth, noise off:
+    # P = 101325 + 1025 * 9.80665 * 10 = 201843.1625 Pa; GPS below its 0.5 m threshold: no fix; pose: 4 x 4.
+    scene = make_scene(("floor", quad([0.0, 0.0, -30.0], [0.0, 0.0, 1.0], 50.0), 0.5))
+    poses = np.array([[0.0, 0.0, -10.0, 0.0, 0.0, 0.0, 1.0], [1.0, 0.0, -0.2, 0.0, 0.0, 0.0, 1.0]])
+    baro = osp.Barometer(osp.BarometerConfig(noise=False)).render(scene, poses).numpy()
+    np.testing.assert_allclose(baro["pressure"], [101325.0 + 1025.0 * 9.80665 * 10.0, 101325.0 + 1025.0 * 9.80665 * 0.2])
+    gps = osp.GPS(osp.GPSConfig(noise=False)).render(scene, poses).numpy()
+    assert gps["fix"].tolist() == [False, True]
+    pose = osp.PoseSensor(osp.PoseSensorConfig(noise=False)).render(scene, poses, frame_index=3).numpy()
+    assert pose["matrix"].shape == (2, 4, 4) and np.allclose(pose["matrix"][0, :3, 3], [0.0, 0.0, -10.0])
