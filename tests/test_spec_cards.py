@@ -32,3 +32,19 @@ def test_navigation_sensors_take_the_uniform_render_call() -> None:
     assert gps["fix"].tolist() == [False, True]
     pose = osp.PoseSensor(osp.PoseSensorConfig(noise=False)).render(scene, poses, frame_index=3).numpy()
     assert pose["matrix"].shape == (2, 4, 4) and np.allclose(pose["matrix"][0, :3, 3], [0.0, 0.0, -10.0])
+
+
+def test_profiling_result_carries_bearings_positive_to_starboard() -> None:
+    # DESIGN.md Conventions: results carry `ranges` and `bearings`, bearing + starboard, column 0 most port. A level
+    # profiler 4 m over a flat floor: beam j at theta_j from nadir sees the floor at 4 / cos(theta_j) and its sounding
+    # at y = -4 tan(theta_j) (starboard is -y in FLU).
+    scene = make_scene(("floor", quad([0.0, 0.0, -4.0], [0.0, 0.0, 1.0], 60.0), 0.5))
+    config = osp.ProfilingSonarConfig(swath_width=60.0, n_beams=6, across_rays_per_beam=3, min_range=0.5,
+                                      max_range=10.0, range_bins=95)
+    result = osp.ProfilingSonar(config).render(scene, LEVEL)
+    theta = result.bearings
+    assert np.array_equal(theta, result.beam_angles)
+    np.testing.assert_allclose(theta, np.radians(-30.0 + (np.arange(6) + 0.5) * 10.0), atol=1e-6)
+    out = result.numpy()
+    np.testing.assert_allclose(out["bottom_range"][0], 4.0 / np.cos(theta), rtol=2e-3)
+    np.testing.assert_allclose(out["point_world"][0][:, 1], -4.0 * np.tan(theta), atol=0.02)
