@@ -48,3 +48,18 @@ def test_profiling_result_carries_bearings_positive_to_starboard() -> None:
     out = result.numpy()
     np.testing.assert_allclose(out["bottom_range"][0], 4.0 / np.cos(theta), rtol=2e-3)
     np.testing.assert_allclose(out["point_world"][0][:, 1], -4.0 * np.tan(theta), atol=0.02)
+
+
+def test_every_sensor_accepts_device() -> None:
+    # DESIGN.md Devices: "Every public call accepts `device`" and None means cuda:0 if Warp sees a GPU, else cpu.
+    from oceansim_py.sensors.magnetometer import Magnetometer
+
+    for sensor_class in (osp.IMU, osp.GPS, osp.Barometer, osp.PoseSensor, Magnetometer):
+        assert str(sensor_class(device="cpu").device) == "cpu"
+        assert str(sensor_class().device) in ("cpu", "cuda:0")
+    try:
+        osp.IMU(device="tpu:7")
+    except osp.ConfigError as exc:
+        assert "tpu:7" in str(exc)
+    else:
+        raise AssertionError("an unknown device must be a ConfigError")

@@ -21,6 +21,7 @@ from oceansim_py.diagnostics import OceanSimWarning
 from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.limits import check_frame_index  # noqa: F401  (re-exported for the navigation sensors)
 from oceansim_py.poses import as_poses
+from oceansim_py.runtime import resolve_device
 
 
 @dataclasses.dataclass
@@ -72,11 +73,13 @@ def _article(name: str) -> str:
 class NavSensor:
     """Base of the host-side navigation sensors. ``config``: an instance of the subclass's ``config_class``
     (``None``: its defaults; anything else is a ``ConfigError``). ``sensor_id`` separates the noise of several
-    sensors sharing a seed."""
+    sensors sharing a seed. ``device`` is accepted as by every public call (docs/DESIGN.md, Devices: ``None`` is
+    cuda:0 when Warp sees a GPU, else cpu; an unknown one is a ``ConfigError``) and kept as ``self.device``; these
+    sensors compute on the host (NumPy), so their results are the same on any device."""
 
     config_class: ClassVar[type]
 
-    def __init__(self, config: Any = None, sensor_id: int = 0) -> None:
+    def __init__(self, config: Any = None, sensor_id: int = 0, *, device: Any = None) -> None:
         cls = self.config_class
         if config is None:
             config = cls()
@@ -85,6 +88,7 @@ class NavSensor:
                               f"got {type(config).__name__}")
         self.config = config
         self.sensor_id = int(sensor_id)
+        self.device = resolve_device(device)
 
     def samples(self, source: Any, times: Any, frame_index: Any) -> tuple[int, Samples]:
         """The checked ``frame_index`` and the :class:`Samples` of ``source`` (a Trajectory sampled at ``times``,
