@@ -63,3 +63,25 @@ def test_every_sensor_accepts_device() -> None:
         assert "tpu:7" in str(exc)
     else:
         raise AssertionError("an unknown device must be a ConfigError")
+
+
+def test_dvl_altitude_is_the_sensor_frame_vertical_mean_and_the_adaptive_rate_is_continuous() -> None:
+    # PHYSICS.md §5: altitude = mean vertical component of the valid beam ranges, here along the sensor's z axis
+    # (docs/PHYSICS.md §5, as built). Floor 5 m below, 22.5 deg "X" beams, noise off, at rest.
+    # Level: r_k = 5 / cos 22.5 = 5.4120 m, altitude 5. Pitched 10 deg down: beam k's downward world component is
+    # cos a cos p -+ sin a cos 45 sin p = 0.909844 -+ 0.046989, so r = 5 / 0.862855 = 5.79472 (two beams) and
+    # 5 / 0.956833 = 5.22558 (two), altitude = cos a * mean(r) = 0.923880 * 5.51015 = 5.09071 m (+1.8 %).
+    scene = make_scene(("floor", quad([0.0, 0.0, -5.0], [0.0, 0.0, 1.0], 60.0), 0.5))
+    dvl = osp.DVL(osp.DVLConfig.preset("dvl_22_5deg", noise=False))
+    level = dvl.render(scene, LEVEL, velocities=[0.0, 0.0, 0.0]).numpy()
+    np.testing.assert_allclose(level["beam_range"][0], 5.0 / math.cos(math.radians(22.5)), rtol=1e-5)
+    np.testing.assert_allclose(level["altitude"], [5.0], rtol=1e-5)
+    pitched = dvl.render(scene, osp.pose_from_euler(0, 0, 0, 0, 10, 0), velocities=[0.0, 0.0, 0.0]).numpy()
+    np.testing.assert_allclose(np.sort(pitched["beam_range"][0]), [5.22558, 5.22558, 5.79472, 5.79472], atol=2e-4)
+    np.testing.assert_allclose(pitched["altitude"], [5.09071], atol=2e-4)
+    # Adaptive rate (OceanSim's, made continuous): 100 Hz to 7.5 m, c / 2h = 1500 / 40 = 37.5 Hz at 20 m, 15 Hz at
+    # the 50 m knee, then a ramp to 5 Hz at 60 m (10 Hz at 55 m), 5 Hz beyond; no jump anywhere.
+    np.testing.assert_allclose(osp.adaptive_rate_hz([1.0, 7.5, 20.0, 50.0, 55.0, 60.0, 200.0]),
+                               [100.0, 100.0, 37.5, 15.0, 10.0, 5.0, 5.0], rtol=1e-9)
+    h = np.linspace(0.1, 100.0, 100001)
+    assert np.abs(np.diff(osp.adaptive_rate_hz(h))).max() < 0.1
