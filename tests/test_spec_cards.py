@@ -85,3 +85,33 @@ def test_dvl_altitude_is_the_sensor_frame_vertical_mean_and_the_adaptive_rate_is
                                [100.0, 100.0, 37.5, 15.0, 10.0, 5.0, 5.0], rtol=1e-9)
     h = np.linspace(0.1, 100.0, 100001)
     assert np.abs(np.diff(osp.adaptive_rate_hz(h))).max() < 0.1
+
+
+def test_imaging_sonar_config_takes_a_range_resolution_in_place_of_range_bins(tmp_path) -> None:
+    # Issue 3: "range bins (or range resolution)". 1-9 m at 0.1 m = 80 bins; the OceanSim preset's 0.2-3 m at
+    # 0.008 m = 350 bins (its own count); both at once are refused.
+    c = osp.ImagingSonarConfig.from_dict({"min_range": 1.0, "max_range": 9.0, "range_resolution": 0.1})
+    assert c.range_bins == 80 and abs(c.range_resolution - 0.1) < 1e-12
+    assert osp.ImagingSonarConfig.preset("oceansim_default", range_resolution=0.008).range_bins == 350
+    path = tmp_path / "fls.yaml"
+    path.write_text("preset: holoocean_default\nmax_range: 20.1\nrange_resolution: 0.05\n")
+    assert osp.ImagingSonarConfig.from_yaml(path).range_bins == 400   # (20.1 - 0.1) / 0.05
+    for bad in ({"range_resolution": 0.1, "range_bins": 10}, {"range_resolution": -0.1}, {"range_resolution": "x"}):
+        try:
+            osp.ImagingSonarConfig.from_dict(bad)
+        except osp.ConfigError as exc:
+            assert "range_resolution" in str(exc)
+        else:
+            raise AssertionError(f"{bad} must be a ConfigError")
+
+
+def test_render_sonar_cli_takes_set_range_resolution(tmp_path) -> None:
+    # the same through the CLI's --set: 0.2-3 m (oceansim_default) at 0.02 m = 140 range rows in the raw image
+    from oceansim_py.cli import main
+
+    out = tmp_path / "fls"
+    assert main(["render", "sonar", "--scene", "tank", "--device", "cpu", "--preset", "oceansim_default",
+                 "--set", "range_resolution=0.02", "--set", "n_beams=16", "--set", "rays_per_beam=1",
+                 "--set", "elevation_rays=8", "--out", str(out)]) == 0
+    raw = [np.load(p) for p in out.glob("*.npy")]
+    assert raw and any(a.shape[-2:] == (140, 16) for a in raw)
