@@ -115,3 +115,67 @@ def test_render_sonar_cli_takes_set_range_resolution(tmp_path) -> None:
                  "--set", "elevation_rays=8", "--out", str(out)]) == 0
     raw = [np.load(p) for p in out.glob("*.npy")]
     assert raw and any(a.shape[-2:] == (140, 16) for a in raw)
+
+
+def _fls(**overrides):
+    values = dict(model="peer", horizontal_fov=60.0, vertical_fov=20.0, min_range=1.0, max_range=9.0, n_beams=30,
+                  range_bins=80, rays_per_beam=4, elevation_rays=40, absorption=0.0, normalisation="none",
+                  multiplicative_sigma=0.0, additive_sigma=0.0, additive_range_scaled=False)
+    values.update(overrides)
+    return osp.ImagingSonarConfig(**values)
+
+
+def test_fls_image_of_a_wall_is_the_cards_sum_ray_by_ray() -> None:
+    # PHYSICS.md §1, every ray by hand: b_i = -30 deg + (i + 1/2) 0.5 deg (120 rays), e_k = -10 deg + (k + 1/2) 0.5 deg
+    # (40), d = (cos e cos b, -cos e sin b, sin e). A wall x = 5 (mu 0.5) is met at r = 5 / (cos b cos e) with
+    # cos psi = cos b cos e; s = mu cos psi dOmega 10^(-2 alpha r / 10) (1 / r^2 with spreading), dOmega = cos e db de;
+    # range bin floor((r - 1) / 0.1), beam floor((b + 30 deg) / 2 deg); sum, or mean over the bin's rays; row and
+    # global normalisation divide by the row / image maximum.
+    scene = make_scene(("wall", quad([5.0, 0.0, 0.0], [-1.0, 0.0, 0.0], 40.0), 0.5))
+    base = _fls()
+    b, e = np.meshgrid(base.ray_bearings(), base.ray_elevations(), indexing="ij")
+    r = 5.0 / (np.cos(b) * np.cos(e))
+    s = 0.5 * np.cos(b) * np.cos(e) * np.cos(e) * math.radians(0.5) * math.radians(0.5)
+    cell = (np.floor((r - 1.0) / 0.1).astype(int), np.floor((b + math.radians(30.0)) / math.radians(2.0)).astype(int))
+
+    def binned(values: np.ndarray) -> np.ndarray:
+        out = np.zeros((80, 30))
+        np.add.at(out, cell, values)
+        return out
+
+    hits = binned(np.ones_like(s))
+    total = binned(s)
+    cases = {
+        "sum": (_fls(), total),
+        "absorption 0.5 dB/m": (_fls(absorption=0.5), binned(s * 10 ** (-2 * 0.5 * r / 10))),
+        "spreading": (_fls(spreading=True), binned(s / r**2)),
+        "mean": (_fls(aggregation="mean"), np.where(hits > 0, total / np.maximum(hits, 1), 0.0)),
+        "row": (_fls(normalisation="row"), total / np.maximum(total.max(axis=1, keepdims=True), 1e-30)),
+        "global": (_fls(normalisation="global"), total / total.max()),
+    }
+    for name, (config, expected) in cases.items():
+        got = osp.ImagingSonar(config).render(scene, LEVEL).numpy()
+        np.testing.assert_allclose(got["clean_intensity"][0], expected, rtol=2e-5, atol=1e-6 * expected.max(),
+                                   err_msg=name)
+        assert np.array_equal(got["hit_count"][0], hits), name
+    # a back face returns the same (two-sided, cos psi >= 0), never negative energy
+    flipped = make_scene(("wall", quad([5.0, 0.0, 0.0], [1.0, 0.0, 0.0], 40.0), 0.5))
+    np.testing.assert_allclose(osp.ImagingSonar(base).render(flipped, LEVEL).numpy()["clean_intensity"][0], total,
+                               rtol=2e-5, atol=1e-6 * total.max())
+
+
+def test_fls_starboard_target_lands_right_of_centre_in_polar_and_fan_images() -> None:
+    # A 0.5 m plate 5 m ahead, 2 m to starboard (y = -2): bearing atan(2 / 5) = +21.8 deg -> beam
+    # floor((21.8 + 30) / 2) = 25 of 30 (plate edges 19.0-24.4 deg: beams 24-27 at most). In the fan image (width
+    # 200 px over +-9 sin 30 = +-4.5 m: 22.2 px/m, sonar at the bottom centre) it lies at column 100 + 2 * 22.2 = 144,
+    # 5 m up from the bottom row.
+    scene = make_scene(("plate", quad([5.0, -2.0, 0.0], [-1.0, 0.0, 0.0], 0.5), 0.5))
+    result = osp.ImagingSonar(_fls()).render(scene, LEVEL)
+    cols = np.flatnonzero(result.numpy()["clean_intensity"][0].sum(axis=0))
+    assert cols.min() >= 24 and cols.max() <= 27 and 25 in cols
+    assert result.bearings[25] > 0 and result.bearings[0] < 0       # + starboard, column 0 most port
+    fan = result.to_cartesian(200)[0]
+    rows, xs = np.nonzero(fan > 0)
+    assert abs(xs.mean() - 144.4) < 3.0
+    px = 200 / 9.0
+    assert abs((fan.shape[0] - rows.mean()) / px - 5.0) < 0.2
