@@ -179,3 +179,18 @@ def test_fls_starboard_target_lands_right_of_centre_in_polar_and_fan_images() ->
     assert abs(xs.mean() - 144.4) < 3.0
     px = 200 / 9.0
     assert abs((fan.shape[0] - rows.mean()) / px - 5.0) < 0.2
+
+
+def test_modem_without_sample_times_says_times_are_needed() -> None:
+    # render(scene, poses) of a modem, or measure(poses, None): the error said "time 0 is nan"; it must ask for times
+    from oceansim_py.sensors.acoustic_modem import AcousticModem, AcousticModemConfig
+
+    scene = make_scene(("floor", quad([0.0, 0.0, -30.0], [0.0, 0.0, 1.0], 400.0), 0.5))
+    modem = AcousticModem(AcousticModemConfig(node_positions=((150.0, 0.0, -10.0),)))
+    for call in (lambda: modem.render(scene, LEVEL), lambda: modem.measure(LEVEL, None)):
+        try:
+            call()
+        except osp.ConfigError as exc:
+            assert "give times" in str(exc) and "nan" not in str(exc)
+        else:
+            raise AssertionError("a modem without sample times must be a ConfigError")
