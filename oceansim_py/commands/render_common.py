@@ -112,7 +112,7 @@ def build_config(args: argparse.Namespace, config_cls: Any, **extra: Any) -> Any
     if base:
         flagged(flag, value, lambda: config_cls.from_dict(dict(base), source=f"{flag} {value}"))
     values = dict(base)
-    fields = {f.name for f in dataclasses.fields(config_cls)}
+    fields = {f.name for f in dataclasses.fields(config_cls)} | set(getattr(config_cls, "DERIVED_KEYS", ()))
     typed: list[tuple[str, str, str]] = []            # (field, flag, value as typed)
     for item in args.set:
         key, sep, text = item.partition("=")

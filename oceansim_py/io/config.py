@@ -397,6 +397,7 @@ class ConfigBase:
             name = data.pop("preset")
             base = dict(cls._preset_values(name, where))
             entry = cls.PRESETS[name]
+        data = cls.derived_keys(base, data, where)
         hints = typing.get_type_hints(cls)
         fields = {f.name: f for f in dataclasses.fields(cls)}
         unknown = sorted((k for k in data if k not in fields), key=str)
@@ -411,6 +412,16 @@ class ConfigBase:
         if base:
             cls.follow_preset(entry, data, values)
         return cls(**values)
+
+    #: Keys :meth:`derived_keys` accepts besides the fields (also valid for the CLI's ``--set``).
+    DERIVED_KEYS: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def derived_keys(cls, preset: Mapping[str, Any], given: dict[str, Any], where: str) -> dict[str, Any]:
+        """Hook of :meth:`from_dict`: ``given`` (the keys set over the ``preset`` values) with any key a config
+        class accepts in place of its fields (e.g. a bin size for a bin count) replaced by those fields; errors name
+        ``where``. The default returns ``given`` unchanged."""
+        return given
 
     @classmethod
     def follow_preset(cls, preset: Mapping[str, Any], given: Mapping[str, Any], values: dict[str, Any]) -> None:

@@ -108,6 +108,16 @@ class Node:
     def name(self) -> str:
         return self.path.rsplit("/", 1)[-1]
 
+    @property
+    def world_transform(self) -> np.ndarray:
+        """The (4, 4) local-to-world matrix (``transform``; the design card's "world transform")."""
+        return self.transform
+
+    @property
+    def semantic_label(self) -> str:
+        """The semantic label (``label``; the design card's "semantic label")."""
+        return self.label
+
     def __repr__(self) -> str:
         tris = self.mesh.num_triangles if self.mesh is not None else 0
         return (f"Node(id={self.id}, path={self.path!r}, label={self.label!r}, material={self.material.name!r}, "

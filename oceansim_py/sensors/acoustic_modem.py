@@ -205,6 +205,9 @@ class AcousticModem(NavSensor):
         its interval (:func:`~oceansim_py.sensors.modem_common.window_events`)."""
         what = f"{type(self).__name__}.measure"
         fi = check_frame_index(frame_index, what)
+        if times is None:
+            raise ConfigError(f"{what}: give times (s), the samples whose intervals collect the received messages "
+                              f"(e.g. a Trajectory's times); a modem has no rate of its own to sample at")
         t = finite_times(times, what)
         if rate_hz is not None and not (isinstance(rate_hz, (int, float)) and math.isfinite(rate_hz) and rate_hz > 0):
             raise ConfigError(f"{what}: rate_hz must be a finite number > 0 (Hz), got {rate_hz!r}")

@@ -51,7 +51,8 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBackendF
         vertical_fov: elevation field of view Phi (degrees, 0 < Phi < 180).
         min_range, max_range: range window (m); bins cover [min_range, max_range).
         n_beams: beams (image columns) across the horizontal field of view.
-        range_bins: range bins (image rows); the range resolution is (max - min) / range_bins.
+        range_bins: range bins (image rows); the range resolution is (max - min) / range_bins. A mapping or YAML
+            file may give ``range_resolution`` (m) instead (:meth:`derived_keys`).
         rays_per_beam: rays in bearing per beam (the fan has n_beams * rays_per_beam bearing rays).
         elevation_rays: rays in elevation.
         absorption: alpha, one-way absorption in dB/m (the return is scaled by 10^(-2 alpha r / 10)).
@@ -227,6 +228,32 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBackendF
                     f"'flat_array' steers a flat array's beams within +-90 degrees, but horizontal_fov = "
                     f"{self.horizontal_fov} degrees puts beams behind it; use 'constant' (a lens or curved array), "
                     f"horizontal_fov <= 180, or beam_width 0 (no bearing point spread)")
+
+    DERIVED_KEYS: ClassVar[tuple[str, ...]] = ("range_resolution",)
+
+    @classmethod
+    def derived_keys(cls, preset: dict[str, Any], given: dict[str, Any], where: str) -> dict[str, Any]:
+        """``range_resolution`` (m) in a mapping or YAML file, in place of ``range_bins`` (issue 3: "range bins (or
+        range resolution)"): range_bins = round((max_range - min_range) / range_resolution), the window's ends as
+        given or from the preset or the defaults; the bins then span the window exactly, so the resolution is
+        (max_range - min_range) / range_bins (the given one when it divides the window)."""
+        if "range_resolution" not in given:
+            return given
+        out = dict(given)
+        res = out.pop("range_resolution")
+        if "range_bins" in out:
+            raise ConfigError(f"{where}: give range_bins or range_resolution, not both")
+        ends = {k: out.get(k, preset.get(k, getattr(cls, k))) for k in ("min_range", "max_range")}
+        numbers = [res, *ends.values()]
+        if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) for v in numbers):
+            raise ConfigError(f"{where}: range_resolution, min_range and max_range must be finite numbers (m), got "
+                              f"{res!r}, {ends['min_range']!r}, {ends['max_range']!r}")
+        span = float(ends["max_range"]) - float(ends["min_range"])
+        if not (res > 0 and span > 0):
+            raise ConfigError(f"{where}: range_resolution must be > 0 m inside a window max_range > min_range, got "
+                              f"{res!r} m over [{ends['min_range']}, {ends['max_range']}] m")
+        out["range_bins"] = max(1, int(round(span / float(res))))
+        return out
 
     #: HoloOcean ImagingSonar configuration keys that only steer HoloOcean's octree or its viewer (no meaning for a
     #: ray-cast sonar): accepted and ignored by :meth:`from_holoocean`.

@@ -11,6 +11,7 @@ A sensor's ``measure(source, times=None, ...)`` accepts a :class:`~oceansim_py.t
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import warnings
 from typing import Any, ClassVar, Mapping
@@ -21,6 +22,7 @@ from oceansim_py.diagnostics import OceanSimWarning
 from oceansim_py.errors import ConfigError, OceanSimError
 from oceansim_py.limits import check_frame_index  # noqa: F401  (re-exported for the navigation sensors)
 from oceansim_py.poses import as_poses
+from oceansim_py.runtime import resolve_device
 
 
 #: Key of a preset (a ``PRESETS`` entry) naming the per-sample white-noise sigmas it derives from noise densities
@@ -94,11 +96,13 @@ def _article(name: str) -> str:
 class NavSensor:
     """Base of the host-side navigation sensors. ``config``: an instance of the subclass's ``config_class``
     (``None``: its defaults; anything else is a ``ConfigError``). ``sensor_id`` separates the noise of several
-    sensors sharing a seed."""
+    sensors sharing a seed. ``device`` is accepted as by every public call (docs/DESIGN.md, Devices: ``None`` is
+    cuda:0 when Warp sees a GPU, else cpu; an unknown one is a ``ConfigError``) and kept as ``self.device``; these
+    sensors compute on the host (NumPy), so their results are the same on any device."""
 
     config_class: ClassVar[type]
 
-    def __init__(self, config: Any = None, sensor_id: int = 0) -> None:
+    def __init__(self, config: Any = None, sensor_id: int = 0, *, device: Any = None) -> None:
         cls = self.config_class
         if config is None:
             config = cls()
@@ -107,6 +111,7 @@ class NavSensor:
                               f"got {type(config).__name__}")
         self.config = config
         self.sensor_id = int(sensor_id)
+        self.device = resolve_device(device)
 
     def samples(self, source: Any, times: Any, frame_index: Any) -> tuple[int, Samples]:
         """The checked ``frame_index`` and the :class:`Samples` of ``source`` (a Trajectory sampled at ``times``,
@@ -114,6 +119,14 @@ class NavSensor:
         what = f"{type(self).__name__}.measure"
         fi = check_frame_index(frame_index, what)
         return fi, sample_source(source, times, self.config.rate, what)
+
+    def render(self, scene: Any, poses: Any, frame_index: int = 0, times: Any = None) -> Any:
+        """The engine's uniform ``Sensor.render(scene, poses)`` (docs/DESIGN.md, Data flow): :meth:`measure` at
+        ``poses`` ((7,) / (B, 7) world poses, or a Trajectory sampled at ``times``), with ``scene`` (its sea
+        surface, its geometry for occlusion) for the sensors whose ``measure`` takes one. Sample ``i`` is frame
+        ``frame_index + i`` of the noise, as in ``measure``. The IMU needs a Trajectory (accelerations and rates)."""
+        extra = {"scene": scene} if "scene" in inspect.signature(self.measure).parameters else {}
+        return self.measure(poses, times=times, frame_index=frame_index, **extra)
 
 
 def surface_height(surface_z: float | None, scene: Any) -> float:

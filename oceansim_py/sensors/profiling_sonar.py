@@ -227,6 +227,12 @@ class ProfilingResult:
     def batch_size(self) -> int:
         return int(self.bottom_range.shape[0])
 
+    @property
+    def bearings(self) -> np.ndarray:
+        """``beam_angles`` under the name every sonar result carries (docs/DESIGN.md, Conventions): (n_beams,) rad
+        from nadir (the sensor's -z axis), + starboard, column 0 the most-port beam."""
+        return self.beam_angles
+
     def _arrays(self) -> dict[str, wp.array]:
         out = {"bottom_range": self.bottom_range, "intensity": self.intensity, "valid": self.valid,
                "label_id": self.label_id, "point_sensor": self.point_sensor, "point_world": self.point_world}
