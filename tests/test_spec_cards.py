@@ -105,6 +105,21 @@ def test_imaging_sonar_config_takes_a_range_resolution_in_place_of_range_bins(tm
             raise AssertionError(f"{bad} must be a ConfigError")
 
 
+def test_imaging_sonar_config_constructor_takes_a_range_resolution() -> None:
+    # the keyword form: ImagingSonarConfig(min_range=1, max_range=9, range_resolution=0.1) has 80 bins of 0.1 m, and
+    # replace() keeps the bin count (the instance's range_resolution is the read-only bin size)
+    c = osp.ImagingSonarConfig(min_range=1.0, max_range=9.0, range_resolution=0.1)
+    assert c.range_bins == 80 and abs(c.range_resolution - 0.1) < 1e-12
+    assert c.replace(max_range=5.0).range_bins == 80
+    for bad in ({"range_resolution": 0.1, "range_bins": 10}, {"range_resolution": -0.1}):
+        try:
+            osp.ImagingSonarConfig(**bad)
+        except osp.ConfigError as exc:
+            assert "range_resolution" in str(exc)
+        else:
+            raise AssertionError(f"{bad} must be a ConfigError")
+
+
 def test_render_sonar_cli_takes_set_range_resolution(tmp_path) -> None:
     # the same through the CLI's --set: 0.2-3 m (oceansim_default) at 0.02 m = 140 range rows in the raw image
     from oceansim_py.cli import main

@@ -13,6 +13,7 @@ Config angles are degrees, ranges metres, absorption dB/m (one way).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -405,6 +406,23 @@ class ImagingSonarConfig(DeviceChainFields, DeviceDisplayFields, RaycastBackendF
                          elevation_cell=math.radians(self.elevation_fan) / self.elevation_rays, n_channels=self.n_beams,
                          channel_spacing=math.radians(self.horizontal_fov) / self.n_beams,
                          min_range=float(self.min_range), max_range=float(self.max_range), n_range=self.range_bins)
+
+
+def _accept_range_resolution(init: Any) -> Any:
+    """``ImagingSonarConfig(..., range_resolution=dr)``: the keyword form of :meth:`ImagingSonarConfig.derived_keys`
+    (the bin size in metres in place of ``range_bins``), so the constructor takes what a mapping, a YAML file and
+    ``--set`` take. ``range_resolution`` stays the read-only property it is on an instance."""
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, range_resolution: float | None = None, **kwargs: Any) -> None:
+        if range_resolution is not None:
+            kwargs = type(self).derived_keys({}, {**kwargs, "range_resolution": range_resolution}, _OWNER)
+        init(self, *args, **kwargs)
+
+    return __init__
+
+
+ImagingSonarConfig.__init__ = _accept_range_resolution(ImagingSonarConfig.__init__)  # type: ignore[method-assign]
 
 
 @dataclasses.dataclass
