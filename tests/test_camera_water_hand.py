@@ -65,6 +65,17 @@ def test_attenuation_order_of_oceanic_and_coastal_water() -> None:
         assert w.diffuse_attenuation[1] == min(w.diffuse_attenuation), name
 
 
+def test_table_rows_agree_with_kirks_diffuse_attenuation() -> None:
+    # Kirk (1991, Limnol. Oceanogr. 36(3):455): K_d = (1 / mu0) sqrt(a^2 + (0.425 mu0 - 0.19) a b); for the sun
+    # overhead (mu0 = 1) sqrt(a^2 + 0.235 a b). The table's K_d lies 1.02-1.19 times that in every row (the paper's
+    # K_d is for a sun off the zenith, mu0 < 1): a transcription error in a, b or K_d would break it. E.g. Jerlov 3C
+    # at 550 nm: sqrt(0.082^2 + 0.235 * 0.082 * 1.06) = 0.1647, table 0.187 (ratio 1.135).
+    for t in water.JERLOV_TYPES:
+        rows = zip(*(water.SOLONENKO_MOBLEY_2015[(t, q)] for q in ("a", "b", "Kd")))
+        for wl, (a, b, kd) in zip(water.TABLE_WAVELENGTHS_NM, rows):
+            assert 1.0 < kd / math.sqrt(a * a + 0.235 * a * b) < 1.25, (t, wl)
+
+
 def _plate_scene(distance: float, albedo: float) -> Scene:
     """A 1 m square plate facing the camera ``distance`` m ahead (x), centred at 10 m depth."""
     h, x = 0.5, distance
