@@ -63,7 +63,9 @@ RIG = {
 #: presets keep their noise density at the rig's rate (its ``rate_hz`` becomes the config ``rate``; docs/PHYSICS.md
 #: §6), so the consumer_mems IMU here at 4 Hz has white noise exactly sqrt(4 / 100) = 0.2 of its former 100 Hz
 #: per-sample values in the ``accel`` and ``gyro`` columns of ``imu/samples.csv`` (biases and truths the same
-#: bytes), which changed that file and ``shard.json``.
+#: bytes), which changed that file and ``shard.json``. A fourth (audit CR): the water presets' veiling
+#: light is b_b / (2 (a + b_b)), not b_b / (2c) (docs/PHYSICS.md §4), which changed the camera's ``linear`` and
+#: ``rgb_png`` (``in_air``, depth, range, labels, normals the same bytes) and ``shard.json``.
 GENERATE_HASHES: dict[str, str] = {
     "shard_00000/alt/intensity_000000.npy": "e75c59f0a7d8798b1ab1d82b53e16c76ca8dc7fbe097c74eb0c9718c021502ac",
     "shard_00000/alt/intensity_000001.npy": "7849980e007f6323e8119f035eacd4b32d7ae4a9cd20c73864fce0c35ea9cd84",
@@ -79,14 +81,14 @@ GENERATE_HASHES: dict[str, str] = {
     "shard_00000/cam/label_000001.npy": "2044dea2ceb4edb7ca203b52cf2c4e6074491bd357ca6d99748adcfd42d3f813",
     "shard_00000/cam/label_png_000000.png": "277942cd419ee0cfe38748523a8de1a03a538a46f112f50f20b4d7a08e57ba8b",
     "shard_00000/cam/label_png_000001.png": "277942cd419ee0cfe38748523a8de1a03a538a46f112f50f20b4d7a08e57ba8b",
-    "shard_00000/cam/linear_000000.npy": "d371b992fee398618825a4765543d3e893e30f1dd7cdc207ed2c9fdb9dc2bf5d",
-    "shard_00000/cam/linear_000001.npy": "e1a78fc8cde1d554183be25311a720541faa69ba147ea58601449a0c6a657fbb",
+    "shard_00000/cam/linear_000000.npy": "bbbf589087fb02e73705a041034b9bd08e06ecd9a4bd21f3ad4b1c434c9c56fe",
+    "shard_00000/cam/linear_000001.npy": "6b15651c178ffbfe6397603df51bc63f29e0f093761414104bca7ace63329359",
     "shard_00000/cam/normal_000000.npy": "bd8725e8ee27becebfc226618ebb8e2a029f122efe7f165ce7664b0acd993d22",
     "shard_00000/cam/normal_000001.npy": "1f92752329d6de4ed34039cacfe9717ae69ebdededb99ae91d69a99b16e69e92",
     "shard_00000/cam/range_000000.npy": "dc520eafb08ff3edfa37d25ef8c7c0cfcdc8fe8bdcbaea9022de667828f78807",
     "shard_00000/cam/range_000001.npy": "dc8445987541165bf85f066e4cbab0010bf890cda815e338c4af15eb8158b606",
-    "shard_00000/cam/rgb_png_000000.png": "40255b3c9098183abfa844a9ad87b0201b79e62dc3190a5e9e1bdae2fda22a82",
-    "shard_00000/cam/rgb_png_000001.png": "d576c2f0c4d83f140a6752a2766133e5e08b711a3d384cb7861262344d2b61a0",
+    "shard_00000/cam/rgb_png_000000.png": "f09ccff8b61f29ec67df5112082df46242f5462d0b9a81e95592d3ce6d12407b",
+    "shard_00000/cam/rgb_png_000001.png": "04b0b7e14de2a6f403a11836f40da2b2919b64c0c65159b03c80757b3bae5c60",
     "shard_00000/dvl/samples.csv": "888a48c301179768b292905ea11d7c98e5a383f20ce94c3524e628fa6c919c92",
     "shard_00000/fls/clean_intensity_000000.npy": "25e15df35b2d6a9accb13aebbed5e420b26015cf73c07728019215e3d8982718",
     "shard_00000/fls/clean_intensity_000001.npy": "900e26cdf8f4fba7b356144d53923748990e34cbafad96b1d4340bf149e16ebb",
@@ -113,7 +115,7 @@ GENERATE_HASHES: dict[str, str] = {
     "shard_00000/mbes/time_series_000000.npy": "da12728e9024c38510f39c38c8811d12315d766c779feedefa004cf9018bf9d0",
     "shard_00000/mbes/time_series_000001.npy": "c029c5f1d9338d913d5cc79250ae4f699e752647e72419899b76d8f16ff3ced4",
     "shard_00000/pose/samples.csv": "20ade579e94696e4fbca555e606ae99041cee99b40704783b9553ef3adab6f3b",
-    "shard_00000/shard.json": "4a2c8415bba21f275f57c25b9ad86d0ca2b69dda9bfaec5590dc44317386bef0",
+    "shard_00000/shard.json": "0a467fed2c41b82994a3b7f3eb022666d93d322d31284f5b200bcede474940b9",
     "shard_00000/sss/clean_intensity_000000.npy": "7ff11f10067a317798a750cf0bc6143453f1c9b11d48d42559e2e5eac7f3ffa1",
     "shard_00000/sss/clean_intensity_000001.npy": "63e6e9f6585bf7075bf30bc3140d377cb06f58be65263fae0e45fc4d994d82ad",
     "shard_00000/sss/ground_intensity_000000.npy": "ec46e0020e0c798596cba4f830562ba5b4664e8a095bccf2e476f44950582ded",
@@ -176,8 +178,9 @@ GENERATE_HASHES: dict[str, str] = {
 #: caba4369d62042565820a604e4e2650529a774d364b97477229353c9a9d79c38, and no data file changed. The IMU's rig rate
 #: (GENERATE_HASHES' third change): its config records rate 4 and sigmas x 0.2, the rig's sensor config records
 #: rate 4, and the shard checksum and fingerprint follow; before it, a0ff137fb842b9369e9e269676807e6e01deadf76ac8c9dc
-#: b7ceb99cd9ee9de3.
-MANIFEST_HASH = "8b00acf8f58365717eaa04b6768cf66e60e16ff217fe85fe022009373980f80e"
+#: b7ceb99cd9ee9de3. The camera's veiling light (GENERATE_HASHES' fourth change) changed the shard checksum; before
+#: it, 8b00acf8f58365717eaa04b6768cf66e60e16ff217fe85fe022009373980f80e.
+MANIFEST_HASH = "29415cfb1644cad938762f0ace8e1e063ed4f07e37f11e1663374efa363ad1f5"
 
 #: ``oceansim-py render TARGET`` arguments (tank scene, fixed pose, tiny sizes) -> file -> SHA-256
 RENDERS: dict[str, list[str]] = {
@@ -191,6 +194,7 @@ RENDERS: dict[str, list[str]] = {
     "singlebeam": ["--pose", "-1,0,-1.5,0,90,0", "--pings", "3", "--set", "cone_rings=2",
                    "--set", "rays_per_ring=8"],
 }
+#: camera_linear.npy, camera_rgb.npy and camera_rgb.png re-recorded for the veiling light (audit CR, as above)
 RENDER_HASHES: dict[str, dict[str, str]] = {
     "camera": {
         "camera_depth.npy": "06f3c490941fab240b7d50cb9c6146383c30cc3ab6a9da1244ca94e8ed156b17",
@@ -199,11 +203,11 @@ RENDER_HASHES: dict[str, dict[str, str]] = {
         "camera_label.npy": "db629da029522e16face7dde94f56ad29e9aa1c0db6c7a82a0e226dbbf271849",
         "camera_label.png": "aef04f43941103207f48f9978b6c7114ae8a245962625ad84b04d62609948da0",
         "camera_labels.json": "59d7ef468203c4902d00c67f59b201cb2ef4c0d51a6b1f4f6e5860c3df6cb93b",
-        "camera_linear.npy": "67fcf130f4e954da56d0ba23d6e99279b2d51a7178765f986fdea8e7d0f723b8",
+        "camera_linear.npy": "e6411c0c259e7f387c5393152dd4c1bcd10e0b72133b3f858ddc41513f8e68db",
         "camera_normal.npy": "6c18e04ed0a0fe47b3c37c8248891a690ee1afedebc3c547117f2d285ff50c71",
         "camera_range.npy": "827865a4360a61cf0be15f818006c80a5d22c5b1cddcac1bee95431c5ce209e2",
-        "camera_rgb.npy": "849aba61553776f3cc62fd1892ec4f89f5665ab9df6e1bd7c7a2818c65a7165e",
-        "camera_rgb.png": "1931b2d34ac93e7e99659f7cc7430526c63e4015b788eaa4d5f1e2031d6c338c",
+        "camera_rgb.npy": "6d0e888874fabc81edc522a0d1c3ef30580a234936ce388f2eb0d5fd7b61542e",
+        "camera_rgb.png": "a1b758bbfad054395818d70d917360c7479789b9d25799a29cf5d64d81c58821",
     },
     "multibeam": {
         "multibeam_bearings.npy": "4ceaafae0c3a7d5e1e026e15a78f845489116dba092f5f58aabc5c317ab59ca2",

@@ -20,17 +20,25 @@ scattering b(lambda) and the diffuse attenuation K_d(lambda) of the paper's IOP 
 green 525-575 nm, red 600-650 nm):
 
 - beam attenuation c = a + b; beta^D_c = mean of c over the band (the slope of -ln(direct signal) at z -> 0);
-- B^inf(lambda) = b_b / (2 c): the path radiance at infinite distance is L_inf = E beta(theta) / c for light of
-  irradiance E scattered through the angle theta into the line of sight (Akkaynak & Treibitz 2018: B^inf =
-  b E / c with E the ambient radiance). A camera under a light field from above looks sideways or down, so
-  theta lies in the backward hemisphere, where the mean of the volume scattering function is b_b / (2 pi).
+- B^inf(lambda) = b_b / (2 (a + b_b)): the path radiance at infinite distance is L_inf = E beta(theta) / c for light
+  of irradiance E singly scattered through the angle theta into the line of sight (Akkaynak & Treibitz 2018:
+  B^inf = b E / c with E the ambient radiance). A camera under a light field from above looks sideways or down,
+  so theta lies in the backward hemisphere, where the mean of the volume scattering function is b_b / (2 pi).
   In our units (a white Lambertian surface under irradiance E has J = 1, i.e. radiance E / pi) that gives
-  B^inf = pi (b_b / (2 pi)) / c = b_b / (2 c) per unit illumination; B^inf_c = band mean. The backscattering
+  pi (b_b / (2 pi)) / c per unit illumination. Single scattering with c underestimates the veil of water whose
+  scattering dominates (b / c ~ 0.9 in Jerlov III and the coastal types): light scattered through small angles
+  still travels on, so the quasi-single-scattering approximation (Gordon 1973, Applied Optics
+  12(12):2803) replaces c by a + b_b: B^inf = b_b / (2 (a + b_b)), a function of u = b_b / (a + b_b) like the
+  measured reflectance of deep water (Lee et al. 1999, Applied Optics 38(18):3831, r_rs = (0.084 + 0.17 u) u
+  per sr below the surface, for a camera looking straight down; B^inf is 1.0-1.9 times pi r_rs, as the
+  horizontal radiance of the sea exceeds its nadir radiance). With c the veil of Jerlov 3C was ~0.009 in every
+  channel (neutral grey, 11 times darker than u gives in green); now it is green (0.027, 0.097, 0.091) and
+  Jerlov 7C yellow-green, the colour of coastal water. B^inf_c = band mean. The backscattering
   coefficient splits b into pure seawater, b_w(lambda) = 0.00288 (lambda / 500 nm)^-4.32 1/m (Morel 1974)
   with backscatter ratio 1/2, and particles, b_p = max(b - b_w, 0), with the Petzold average-particle ratio
   b_bp / b_p = 0.0183 (Mobley 1994, Light and Water, Table 3.10): b_b = b_w / 2 + 0.0183 b_p. An isotropic
-  phase function (ratio 1/2 for everything, B^inf = b / (4 c)) would make the veil of particle-rich water some
-  25 times too bright, and a dark wreck 15 m away would vanish into it in any water;
+  phase function (ratio 1/2 for everything) would make the veil of particle-rich water 4-5 times brighter
+  still (Jerlov 3C green: b / (4 a + 2 b) = 0.43);
 - beta^B_c = sum(B^inf(lambda) c(lambda)) / sum(B^inf(lambda)) over the band (the initial slope of the
   wideband backscatter curve, which weights c by the veiling light's own spectrum);
 - K_d,c = band mean of K_d.
@@ -121,7 +129,8 @@ def jerlov_rgb_coefficients(jerlov_type: str) -> dict[str, Any]:
     b = SOLONENKO_MOBLEY_2015[(jerlov_type, "b")]
     kd = SOLONENKO_MOBLEY_2015[(jerlov_type, "Kd")]
     c = [ai + bi for ai, bi in zip(a, b)]
-    veil = [0.5 * backscattering(bi, wl) / ci for bi, ci, wl in zip(b, c, TABLE_WAVELENGTHS_NM)]
+    b_b = [backscattering(bi, wl) for bi, wl in zip(b, TABLE_WAVELENGTHS_NM)]
+    veil = [0.5 * bbi / (ai + bbi) for ai, bbi in zip(a, b_b)]
     return {
         "name": f"jerlov_{jerlov_type}",
         "attenuation": _band_mean(c),
