@@ -157,6 +157,11 @@ def test_export_has_a_message_type_per_new_stream(dataset: Path, tmp_path: Path)
     np.testing.assert_allclose(rng, [s["range"][0] for s in reader.samples("lbl")])
     events = [json.loads(msg.data) for _, msg in msgs["/modem/events"]]
     assert [e["payload_hex"] for e in events] == ["depth 1.5".encode().hex(), "beef"]
+    # each event is logged at its reception (a 2 Hz sample holds the events received in the half second before it;
+    # they were logged at that sample's time, up to 0.5 s late)
+    for (ns, _), event in zip(msgs["/modem/events"], events):
+        assert event["receive_time"] % 0.5 > 1e-6
+        assert ns == round(event["receive_time"] * 1e9)
     water = msgs["/dvl/dvl_water"][0][1]
     assert water.velocity_mode == 2
 

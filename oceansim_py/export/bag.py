@@ -108,8 +108,8 @@ def _dataset_messages(reader: DatasetReader, factory: RosMessageFactory,
             if reader.num_samples(name) == 0:
                 raise MissingProduct(f"sensor {name!r}: no samples in the dataset")
             for sample in reader.samples(name):
-                for topic, typename, msg in convert(name, meta, sample):
-                    yield stamp_ns(sample["time"]), (ros_topic(topic), typename, msg)
+                for topic, typename, msg, *when in convert(name, meta, sample):
+                    yield stamp_ns(when[0] if when else sample["time"]), (ros_topic(topic), typename, msg)
                 done += 1
         except (MissingProduct, DatasetError, OSError, KeyError) as exc:
             skipped[name] = str(exc) + (f"; only its first {done} sample(s) were exported" if done else "")

@@ -44,9 +44,10 @@ Mapping (sensor type: topic -> message):
   (slant range x measured direction), stamped at the ping; beacons without a fix send nothing;
 * lbl: ``range_<id>`` -> sensor_msgs/Range (radiation_type ULTRASOUND, field_of_view 0) of each beacon with a
   fix, stamped at the ping;
-* acoustic_modem, optical_modem: ``events`` -> std_msgs/String, one per event, stamped at the sample that
-  holds it, ``data`` a JSON object of :func:`~oceansim_py.sensors.modem_common.decode_events` (the payload
-  as ``payload_hex``);
+* acoustic_modem, optical_modem: ``events`` -> std_msgs/String, one per event, logged at its ``receive_time``
+  (its ``arrival_time`` if it has none, else the time of the sample that holds it: a sample holds the events
+  received since the previous one, so at 1 Hz an event received at 3.03 s is in the 4 s sample), ``data`` a JSON
+  object of :func:`~oceansim_py.sensors.modem_common.decode_events` (the payload as ``payload_hex``);
 * dvl with water-track products: also ``dvl_water`` -> marine_acoustic_msgs/Dvl with velocity_mode
   DVL_MODE_WATER (2) of ``water_velocity``.
 
@@ -80,7 +81,9 @@ from oceansim_py.io.sonar_messages import projected_sonar_image, receive_beamwid
 WGS84_A = 6378137.0
 WGS84_E2 = 6.69437999014e-3
 
-Message = tuple[str, str, Any]          # (topic, ROS type name, message object)
+#: (topic, ROS type name, message object), or with a fourth item, the time (s) to log it at when that is not its
+#: sample's time (a modem event at its reception)
+Message = tuple[Any, ...]
 
 
 class MissingProduct(DatasetError):
@@ -519,7 +522,9 @@ class RosMessageFactory:
         for event in decode_events(sample, meta):
             event.pop("payload")
             msg = self.new("std_msgs/msg/String", data=json.dumps(event, sort_keys=True))
-            out.append((f"/{name}/events", "std_msgs/msg/String", msg))
+            when = next((float(event[k]) for k in ("receive_time", "arrival_time")
+                         if event.get(k) is not None and math.isfinite(float(event[k]))), float(sample["time"]))
+            out.append((f"/{name}/events", "std_msgs/msg/String", msg, when))
         return out
 
 
