@@ -362,3 +362,45 @@ def test_semicolon_xyz_with_decimal_commas(tmp_path):
     g = read_bathymetry(path, values="depth")
     assert g.origin == (0.25, 0.25)
     np.testing.assert_array_equal(g.z, [[-10.25, -10.5], [-10.75, -11.0]])
+
+
+def test_lon_lat_xyz_lattice_printed_to_few_decimals_is_read_as_its_lattice(tmp_path):
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # A 15 arc-second (1/240 deg) lattice, 120 x 120 samples from (-5 E, 50 N), written as GEBCO/EMODnet XYZ
+    # exports do, to 6 (or 4) decimals of a degree: the printed gaps are 0.004166/0.004167 (0.0041/0.0042), so
+    # the lattice test on the smallest gap failed and the points were binned at their mean spacing instead:
+    # a 121 x 120 grid with 120 empty (nodata) cells and doubled ones. By hand: every sample is on the
+    # 120 x 120 lattice; at the centre latitude lat0 = 50 + 119/480 deg the east spacing is
+    # N(lat0) cos(lat0) * radians(1/240) and the north one M(lat0) * radians(1/240) (module docstring).
+    step = 1.0 / 240.0
+    lon, lat = np.meshgrid(-5.0 + step * np.arange(120), 50.0 + step * np.arange(120))
+    depth = 30.0 + 0.01 * np.arange(lon.size).reshape(lon.shape)
+    lat0 = math.radians(50.0 + 119 / 480)
+    s2 = math.sin(lat0) ** 2
+    n_rad, m_rad = WGS84_A / math.sqrt(1 - WGS84_E2 * s2), WGS84_A * (1 - WGS84_E2) / (1 - WGS84_E2 * s2) ** 1.5
+    for decimals, rel in ((6, 1e-6), (4, 1e-4)):
+        path = tmp_path / f"gebco{decimals}.xyz"
+        np.savetxt(path, np.column_stack([lon.ravel(), lat.ravel(), depth.ravel()]), fmt=f"%.{decimals}f")
+        g = read_bathymetry(path, values="depth", geographic=True)
+        assert g.z.shape == (120, 120)
+        np.testing.assert_allclose(g.z, -depth, atol=1e-9)
+        assert g.x[1] - g.x[0] == pytest.approx(n_rad * math.cos(lat0) * math.radians(step), rel=rel)
+        assert g.y[1] - g.y[0] == pytest.approx(m_rad * math.radians(step), rel=rel)
+
+
+def test_scattered_soundings_printed_to_centimetres_are_binned_not_a_centimetre_lattice(tmp_path):
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # 400 random soundings over 100 x 100 m printed to 2 decimals all sit on a 1 cm lattice: they were taken
+    # for a lattice grid of ~9966 x 9964 samples holding 400 values, with no cell of four valid corners (no
+    # mesh; larger files were refused as too large). Few of them are lattice neighbours, so they are binned:
+    # at the mean spacing sqrt(area / n) ~ 5 m, a ~21 x 21 grid whose valid cells hold the mean of their points.
+    rng = np.random.default_rng(1)
+    x, y = rng.uniform(0.0, 100.0, 400), rng.uniform(0.0, 100.0, 400)
+    path = tmp_path / "soundings.xyz"
+    np.savetxt(path, np.column_stack([x, y, -20.0 - 0.1 * x]), fmt="%.2f")
+    g = read_bathymetry(path)
+    assert max(g.z.shape) <= 21 and g.x[1] - g.x[0] == pytest.approx(5.0, rel=0.01)
+    scene = scene_from_bathymetry(path, device="cpu")
+    assert scene.num_triangles > 0

@@ -34,8 +34,11 @@ Conventions (the package's world frame: Z up, metres, sea surface at z = 0):
 - **Materials.** Every tile takes ``material`` (default ``sand``); ``depth_bands`` ``[(d0, d1, name), ...]``
   give triangles whose centroid depth ``-z`` lies in ``[d0, d1)`` metres the material ``name`` (first band
   that matches; the others keep ``material``). A tile with several materials becomes one node per material.
-- **Scattered XYZ points** (not on a lattice) are gridded: the mean z of the points in each cell of a grid of
-  spacing ``resolution`` (default: the mean point spacing, ``sqrt(area / n)``); empty cells are nodata.
+- **XYZ lattice**: points whose x and y each sit on a regular spacing (within 0.05 of it, so coordinates printed
+  to a few decimals count) and of which at least half have a lattice neighbour east or north are that grid
+  (absent points: nodata). **Scattered XYZ points** (any other set, e.g. soundings rounded to cm) are gridded:
+  the mean z of the points in each cell of a grid of spacing ``resolution`` (default: the mean point spacing,
+  ``sqrt(area / n)``); empty cells are nodata.
 """
 
 from __future__ import annotations
@@ -338,9 +341,12 @@ def _read_xyz(path: Path, resolution: float | None, geographic: bool, max_bytes:
     lattice = _lattice(pts[:, 0]), _lattice(pts[:, 1])
     if lattice[0] is not None and lattice[1] is not None:
         (x0, dx, nx), (y0, dy, ny) = lattice
+        ix = np.rint((pts[:, 0] - x0) / dx).astype(np.int64)
+        iy = np.rint((pts[:, 1] - y0) / dy).astype(np.int64)
+    if lattice[0] is not None and lattice[1] is not None and _mostly_neighbours(ix, iy):
         _check_grid_bytes(nx * ny, path, max_bytes)
         z = np.full((ny, nx), np.nan)
-        z[np.rint((pts[:, 1] - y0) / dy).astype(np.int64), np.rint((pts[:, 0] - x0) / dx).astype(np.int64)] = pts[:, 2]
+        z[iy, ix] = pts[:, 2]
         return BathymetryGrid(z, x0 + dx * np.arange(nx), y0 + dy * np.arange(ny), geographic,
                               "EPSG:4326" if geographic else None, src)
     lo, hi = pts[:, :2].min(axis=0), pts[:, :2].max(axis=0)
@@ -362,15 +368,40 @@ def _read_xyz(path: Path, resolution: float | None, geographic: bool, max_bytes:
 
 
 def _lattice(values: np.ndarray) -> tuple[float, float, int] | None:
-    """(start, spacing, count) when every value sits on ``start + k * spacing`` (k integer), else ``None``."""
+    """(start, spacing, count) when every value sits within 0.05 spacing of ``start + k * spacing`` (k integer),
+    else ``None``. The spacing is the extent over its number of steps (the extent over the mean of the gaps near
+    the smallest, rounded), so coordinates printed with a few decimals (a 15 arc-second lattice written to 6 or 4
+    decimals of a degree) still form their lattice."""
     u = np.unique(values)
     if u.size < 2:
         return None
-    step = float(np.min(np.diff(u)))
+    extent = float(u[-1] - u[0])
+    gaps = np.diff(u)
+    steps = round(extent / float(np.mean(gaps[gaps <= 1.5 * gaps.min()])))
+    step = extent / steps
     k = (u - u[0]) / step
-    if step <= 0 or not np.allclose(k, np.rint(k), atol=1e-6):
+    if not np.all(np.abs(k - np.rint(k)) <= 0.05):
         return None
-    return float(u[0]), step, int(np.rint(k[-1])) + 1
+    return float(u[0]), step, steps + 1
+
+
+def _mostly_neighbours(ix: np.ndarray, iy: np.ndarray) -> bool:
+    """Whether at least half of the lattice points ``(ix, iy)`` have their east or north neighbour among them, as
+    in a grid written out sample by sample (holes allowed). Scattered soundings rounded to a few decimals also sit
+    on a (fine) lattice, but rarely next to each other; they are binned instead."""
+    cols, col = np.unique(ix, return_inverse=True)
+    rows, row = np.unique(iy, return_inverse=True)
+    keys = np.unique(row.astype(np.int64) * cols.size + col)
+    def present(drow: np.ndarray, dcol: np.ndarray, ok: np.ndarray) -> np.ndarray:
+        key = (row + drow).astype(np.int64) * cols.size + col + dcol
+        pos = np.minimum(np.searchsorted(keys, key), keys.size - 1)
+        return ok & (keys[pos] == key)
+    last_col, last_row = col == cols.size - 1, row == rows.size - 1
+    east_ok = ~last_col & (cols[np.minimum(col + 1, cols.size - 1)] == ix + 1)
+    north_ok = ~last_row & (rows[np.minimum(row + 1, rows.size - 1)] == iy + 1)
+    has = present(np.zeros_like(row), np.ones_like(col), east_ok) | present(np.ones_like(row), np.zeros_like(col),
+                                                                            north_ok)
+    return 2 * int(np.count_nonzero(has)) >= ix.size
 
 
 def _check_grid_bytes(samples: int, path: Path, max_bytes: int) -> None:
