@@ -404,3 +404,16 @@ def test_scattered_soundings_printed_to_centimetres_are_binned_not_a_centimetre_
     assert max(g.z.shape) <= 21 and g.x[1] - g.x[0] == pytest.approx(5.0, rel=0.01)
     scene = scene_from_bathymetry(path, device="cpu")
     assert scene.num_triangles > 0
+
+
+def test_tile_size_zero_or_fractional_is_refused_not_replaced(tmp_path, capsys):
+    # --tile-size 0 was read as "not given" (args.tile_size or 1024) and wrote a one-tile scene; 2.5 was a bare
+    # TypeError from range(). Both are SceneErrors naming tile_size, and no .usda is written.
+    path = tmp_path / "grid.tif"
+    write_geotiff(path)
+    out = tmp_path / "seafloor.usda"
+    assert cli_main(["scene", "from-bathymetry", str(path), "--out", str(out), "--tile-size", "0"]) != 0
+    assert "tile_size must be a whole number of cells >= 1, got 0" in capsys.readouterr().err
+    assert not out.exists()
+    with pytest.raises(SceneError, match="tile_size must be a whole number of cells >= 1, got 2.5"):
+        scene_from_bathymetry(path, device="cpu", tile_size=2.5)

@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     geographic = {"auto": None, "yes": True, "no": False}[args.geographic]
     scene_from_bathymetry(args.grid, out, bounds=args.bounds, resolution=args.resolution, values=args.values,
                           geographic=geographic, material=args.material, depth_bands=bands,
-                          tile_size=args.tile_size or TILE_SIZE, build_scene=False)
+                          tile_size=TILE_SIZE if args.tile_size is None else args.tile_size,
+                          build_scene=False)
     print(f"wrote {out}")
     return 0

@@ -507,8 +507,8 @@ def iter_tiles(grid: BathymetryGrid, material: str = "sand", depth_bands: Sequen
     table = materials or MaterialTable()
     material_named(table, material, grid.source)
     bands = _parse_bands(depth_bands, table, grid.source)
-    if tile_size < 1:
-        raise SceneError(f"{grid.source}: tile_size must be >= 1 cells, got {tile_size}")
+    if isinstance(tile_size, bool) or not isinstance(tile_size, numbers.Integral) or tile_size < 1:
+        raise SceneError(f"{grid.source}: tile_size must be a whole number of cells >= 1, got {tile_size!r}")
     ny, nx = grid.z.shape
     for tr, r0 in enumerate(range(0, ny - 1, tile_size)):
         r1 = min(r0 + tile_size, ny - 1)
