@@ -8,7 +8,8 @@ semicolons a comma is the decimal mark) with numpy.
 Conventions (the package's world frame: Z up, metres, sea surface at z = 0):
 
 - **Sign.** Grid values are *elevations* (up positive, so the seafloor 30 m down is -30) unless they are
-  *depths* (down positive): a NetCDF variable named ``depth`` or carrying ``positive = "down"``, or
+  *depths* (down positive): a NetCDF variable named ``depth`` or carrying ``positive = "down"``, an XYZ file
+  whose header line names its third column ``depth`` (``depth_m``, ``Depth (m)``, ``bathymetry``), or
   ``values="depth"`` given by the caller. A depth ``d`` becomes ``z = -d``.
 - **Nodata** (the raster's nodata value, NetCDF ``_FillValue``/``missing_value``, NaN, XYZ lattice points that are
   absent) is masked: a grid cell whose four corners are not all valid gets no triangles.
@@ -47,6 +48,7 @@ import dataclasses
 import importlib
 import math
 import numbers
+import re
 import warnings
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -314,10 +316,13 @@ def _read_netcdf(path: Path, bounds: Sequence[float] | None, values: str | None,
     return BathymetryGrid(z, x, y, geographic, "EPSG:4326" if geographic else None, str(path)), kind
 
 
-def _read_xyz(path: Path, resolution: float | None, geographic: bool, max_bytes: int) -> BathymetryGrid:
+def _read_xyz(path: Path, resolution: float | None, geographic: bool, values: str | None,
+              max_bytes: int) -> tuple[BathymetryGrid, str]:
     """``x y z`` lines; a lattice (points on a regular spacing, some may be missing) becomes that grid, other
-    point sets are binned (mean z per cell)."""
+    point sets are binned (mean z per cell). The kind is ``values``, else ``depth`` when a header line names the
+    third column a depth (``depth``, ``depth_m``, ``Depth (m)``, ``bathymetry``), else ``elevation``."""
     rows = []
+    header: list[str] = []
     with open(path, encoding="utf-8", errors="replace") as fh:
         for lineno, line in enumerate(fh, 1):
             text = line.split("#", 1)[0]
@@ -330,9 +335,12 @@ def _read_xyz(path: Path, resolution: float | None, geographic: bool, max_bytes:
             except ValueError:
                 if rows:
                     raise SceneError(f"{path}:{lineno}: not three numbers 'x y z': {line.strip()!r}") from None
-                continue  # a header line
+                header = text  # a header line
+                continue
             if len(text) < 3:
                 raise SceneError(f"{path}:{lineno}: expected three columns 'x y z', got {line.strip()!r}")
+    third = re.match(r"[a-z]*", header[2].lower()).group() if len(header) >= 3 else ""  # type: ignore[union-attr]
+    kind = values or ("depth" if third in _DEPTH_NAMES else "elevation")
     pts = np.asarray(rows, dtype=np.float64).reshape(-1, 3)
     pts = pts[np.isfinite(pts).all(axis=1)]
     if pts.shape[0] < 4:
@@ -348,7 +356,7 @@ def _read_xyz(path: Path, resolution: float | None, geographic: bool, max_bytes:
         z = np.full((ny, nx), np.nan)
         z[iy, ix] = pts[:, 2]
         return BathymetryGrid(z, x0 + dx * np.arange(nx), y0 + dy * np.arange(ny), geographic,
-                              "EPSG:4326" if geographic else None, src)
+                              "EPSG:4326" if geographic else None, src), kind
     lo, hi = pts[:, :2].min(axis=0), pts[:, :2].max(axis=0)
     if resolution is None:
         resolution = math.sqrt(float(np.prod(hi - lo)) / pts.shape[0])
@@ -364,7 +372,7 @@ def _read_xyz(path: Path, resolution: float | None, geographic: bool, max_bytes:
     with np.errstate(invalid="ignore", divide="ignore"):
         z = np.where(count > 0, total / np.maximum(count, 1), np.nan).reshape(ny, nx)
     return BathymetryGrid(z, lo[0] + resolution * np.arange(nx), lo[1] + resolution * np.arange(ny), geographic,
-                          "EPSG:4326" if geographic else None, src)
+                          "EPSG:4326" if geographic else None, src), kind
 
 
 def _lattice(values: np.ndarray) -> tuple[float, float, int] | None:
@@ -445,7 +453,7 @@ def read_bathymetry(path: str | Path, bounds: Sequence[float] | None = None, res
     elif suffix in NETCDF_SUFFIXES:
         grid, kind = _read_netcdf(p, bounds, values, limit)
     elif suffix in XYZ_SUFFIXES:
-        grid = _read_xyz(p, resolution if not geographic else None, bool(geographic), limit)
+        grid, kind = _read_xyz(p, resolution if not geographic else None, bool(geographic), values, limit)
         if bounds is not None:
             grid = grid.crop(bounds)
     else:
