@@ -433,3 +433,25 @@ def test_xyz_header_naming_the_third_column_depth_sets_the_sign(tmp_path, header
                                                                  for x in (0, 1)))
     np.testing.assert_array_equal(read_bathymetry(path).z, np.full((2, 2), z))
     np.testing.assert_array_equal(read_bathymetry(path, values="elevation").z, np.full((2, 2), 12.5))
+
+
+def test_geotiff_in_a_us_survey_feet_crs_is_converted_to_metres(tmp_path):
+    pytest.importorskip("rasterio")
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # A 3 x 3 grid of depths (m) in NAD83 / New York Long Island (EPSG:2263, US survey feet), 10 ft pixels: the
+    # local spacing is 10 * 1200 / 3937 = 3.0480061 m (was 10 "m": the grid drawn 3.28 times too wide). Depths
+    # 10, 11, 12 m from west to east, so a vertical ray at local x = 1.5240030 m (half a spacing east of the
+    # centre) meets the floor at 11.5 m. The origin stays in the CRS's own units (feet).
+    path = tmp_path / "ftus.tif"
+    _write_3x3(path, [[10, 11, 12]] * 3)
+    import rasterio
+    with rasterio.open(path, "r+") as ds:
+        ds.crs = "EPSG:2263"
+    g = read_bathymetry(path, values="depth")
+    foot = 1200.0 / 3937.0
+    np.testing.assert_allclose(g.x, [-10 * foot, 0.0, 10 * foot], rtol=1e-12)
+    np.testing.assert_allclose(g.y, [-10 * foot, 0.0, 10 * foot], rtol=1e-12)
+    assert g.origin == (1015.0, 2015.0)
+    scene = scene_from_bathymetry(path, values="depth", device="cpu")
+    assert down(scene, [(5 * foot, 0.0)])["distance"][0] == pytest.approx(11.5, abs=1e-4)

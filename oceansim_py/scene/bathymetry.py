@@ -14,7 +14,8 @@ Conventions (the package's world frame: Z up, metres, sea surface at z = 0):
 - **Nodata** (the raster's nodata value, NetCDF ``_FillValue``/``missing_value``, NaN, XYZ lattice points that are
   absent) is masked: a grid cell whose four corners are not all valid gets no triangles.
 - **Local frame.** Origin at the centre of the (cropped) grid's extent; x east, y north, metres. A projected
-  grid (or one without a CRS) is used as is, its coordinates shifted by the origin. A geographic grid
+  grid (or one without a CRS) is used as is, its coordinates shifted by the origin (and converted to metres
+  when its CRS's linear unit is the foot or US survey foot, as in US State Plane zones). A geographic grid
   (lon/lat degrees: a geographic CRS, NetCDF ``lat``/``lon`` axes or units ``degrees_*``) is mapped to metres
   by an equirectangular (local tangent-plane) approximation about the centre ``(lon0, lat0)`` on the WGS84
   ellipsoid: ``x = N(lat0) cos(lat0) (lon - lon0)``, ``y = M(lat0) (lat - lat0)`` with ``M``, ``N`` the
@@ -89,6 +90,8 @@ class BathymetryGrid:
     x: (nx,) ascending sample x coordinates; y: (ny,) ascending sample y coordinates. In the source's own
     units until :meth:`to_local` maps them to local metres.
     geographic: coordinates are lon/lat degrees. crs: the source CRS as text (WKT/EPSG), or ``None``.
+    metres_per_unit: metres per x/y unit of a projected grid (a CRS in feet or US survey feet: 0.3048,
+    0.3048006; else 1), applied by :meth:`to_local`.
     """
 
     z: np.ndarray
@@ -98,6 +101,7 @@ class BathymetryGrid:
     crs: str | None
     source: str
     origin: tuple[float, float] = (0.0, 0.0)
+    metres_per_unit: float = 1.0
 
     def crop(self, bounds: Sequence[float]) -> "BathymetryGrid":
         """The samples inside ``(xmin, ymin, xmax, ymax)`` (source units)."""
@@ -122,8 +126,8 @@ class BathymetryGrid:
             x = (self.x - cx) * math.radians(1.0) * n_rad * math.cos(lat0)
             y = (self.y - cy) * math.radians(1.0) * m_rad
         else:
-            x, y = self.x - cx, self.y - cy
-        return dataclasses.replace(self, x=x, y=y, origin=(float(cx), float(cy)))
+            x, y = (self.x - cx) * self.metres_per_unit, (self.y - cy) * self.metres_per_unit
+        return dataclasses.replace(self, x=x, y=y, origin=(float(cx), float(cy)), metres_per_unit=1.0)
 
     def resample(self, resolution: float) -> "BathymetryGrid":
         """Bilinear re-gridding onto spacing ``resolution`` (same units as x, y) over the same extent."""
@@ -226,8 +230,10 @@ def _read_raster_window(path: Path, bounds: Sequence[float] | None, max_bytes: i
         crs = ds.crs
         geographic = bool(crs is not None and crs.is_geographic)
         crs_text = crs.to_string() if crs is not None else None
+        # a projected CRS in feet (e.g. a US State Plane zone in US survey feet): x, y are feet
+        horizontal = float(crs.linear_units_factor[1]) if crs is not None and crs.is_projected else 1.0
     x, y, z = _ascending(x, y, z)
-    return BathymetryGrid(z, x, y, geographic, crs_text, str(path))
+    return BathymetryGrid(z, x, y, geographic, crs_text, str(path), metres_per_unit=horizontal)
 
 
 #: Metres per vertical unit, by the band's unit name (lower case, spaces and dashes removed); other names: metres.
