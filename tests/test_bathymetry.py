@@ -455,3 +455,23 @@ def test_geotiff_in_a_us_survey_feet_crs_is_converted_to_metres(tmp_path):
     assert g.origin == (1015.0, 2015.0)
     scene = scene_from_bathymetry(path, values="depth", device="cpu")
     assert down(scene, [(5 * foot, 0.0)])["distance"][0] == pytest.approx(11.5, abs=1e-4)
+
+
+def test_a_materials_yaml_path_names_the_floor_material_in_the_api_and_the_cli(tmp_path):
+    # scene_from_bathymetry(materials="m.yaml") takes a YAML path as load_scene does (was AttributeError: 'str'
+    # object has no attribute 'get'), and the CLI's --materials lets --material/--band name its entries (was
+    # "unknown material"). seagrass: S = -30 dB, mu = 10^(-3) = 0.001; the written .usda loaded with the same
+    # file gives the floor that material.
+    grid = tmp_path / "flat.asc"
+    grid.write_text("ncols 3\nnrows 3\nxllcorner 0\nyllcorner 0\ncellsize 1\n" + "7 7 7\n" * 3)
+    mats = tmp_path / "m.yaml"
+    mats.write_text("materials:\n  seagrass: {albedo: [0.1, 0.3, 0.1], scattering_strength: -30}\n")
+    scene = scene_from_bathymetry(grid, values="depth", material="seagrass", materials=str(mats), device="cpu")
+    hit = down(scene, [(0.2, 0.1)])
+    assert hit["distance"][0] == pytest.approx(7.0)
+    assert scene.node(int(hit["object"][0])).material.reflectivity == pytest.approx(0.001)
+    out = tmp_path / "floor.usda"
+    assert cli_main(["scene", "from-bathymetry", str(grid), "--out", str(out), "--values", "depth",
+                     "--materials", str(mats), "--band", "0:10:seagrass"]) == 0
+    loaded = load_scene(out, device="cpu", materials=mats)
+    assert loaded.node(int(down(loaded, [(0.2, 0.1)])["object"][0])).material.name == "seagrass"

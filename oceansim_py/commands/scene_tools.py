@@ -23,6 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--geographic", choices=["auto", "yes", "no"], default="auto",
                    help="lon/lat degrees (yes) or projected metres (no); auto: from the CRS")
     b.add_argument("--material", default="sand", help="material of the seafloor (default sand)")
+    b.add_argument("--materials", default=None, metavar="YAML",
+                   help="materials file adding the names --material and --band may use (load the scene with it)")
     b.add_argument("--band", action="append", default=[], metavar="MIN:MAX:MATERIAL",
                    help="material for triangles whose depth (m) lies in [MIN, MAX); repeatable")
     b.add_argument("--tile-size", type=int, default=None, help="cells per tile side (default 1024)")
@@ -50,6 +52,6 @@ def run(args: argparse.Namespace) -> int:
     scene_from_bathymetry(args.grid, out, bounds=args.bounds, resolution=args.resolution, values=args.values,
                           geographic=geographic, material=args.material, depth_bands=bands,
                           tile_size=TILE_SIZE if args.tile_size is None else args.tile_size,
-                          build_scene=False)
+                          materials=args.materials, build_scene=False)
     print(f"wrote {out}")
     return 0

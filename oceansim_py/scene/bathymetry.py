@@ -586,16 +586,17 @@ def scene_from_bathymetry(path: str | Path, out: str | Path | None = None, *, bo
                           resolution: float | None = None, values: str | None = None,
                           geographic: bool | None = None, material: str = "sand",
                           depth_bands: Sequence[Sequence[Any]] | None = None, tile_size: int = TILE_SIZE,
-                          materials: MaterialTable | None = None, device: Any = None, build_scene: bool = True,
-                          max_memory_bytes: int | None = None) -> Scene | None:
+                          materials: MaterialTable | str | Path | None = None, device: Any = None,
+                          build_scene: bool = True, max_memory_bytes: int | None = None) -> Scene | None:
     """A seafloor scene from a bathymetry grid (see the module docstring for every convention).
 
     ``out``: also write the scene as a ``.usda`` stage (streamed tile by tile, through a temporary file renamed
     into place). ``build_scene=False`` with ``out`` writes the file only (memory: the grid and one tile) and
     returns ``None``. Otherwise returns the :class:`Scene` with its BVH on ``device``; grids whose scene would
     need more than ``max_memory_bytes`` (default: half the available RAM) are refused with the estimate.
+    ``materials``: a :class:`MaterialTable` or a YAML file of extra materials (as :func:`load_scene` takes).
     """
-    table = materials or MaterialTable()
+    table = MaterialTable.from_yaml(materials) if isinstance(materials, (str, Path)) else materials or MaterialTable()
     limit = int(max_memory_bytes) if max_memory_bytes is not None else _default_memory_limit()
     grid = read_bathymetry(path, bounds=bounds, resolution=resolution, values=values, geographic=geographic,
                            max_memory_bytes=limit)
