@@ -475,3 +475,32 @@ def test_a_materials_yaml_path_names_the_floor_material_in_the_api_and_the_cli(t
                      "--materials", str(mats), "--band", "0:10:seagrass"]) == 0
     loaded = load_scene(out, device="cpu", materials=mats)
     assert loaded.node(int(down(loaded, [(0.2, 0.1)])["object"][0])).material.name == "seagrass"
+
+
+@pytest.mark.parametrize("kind_name,pitch,product", [("sidescan", 0.0, "clean_intensity"),
+                                                     ("singlebeam", 90.0, "clean_intensity"),
+                                                     ("profiling", 60.0, "clean_image")])
+def test_scattering_strength_scales_every_fan_sensors_echo_from_a_bathymetry_floor(tmp_path, kind_name, pitch,
+                                                                                  product):
+    from oceansim_py.poses import pose_from_euler
+    from oceansim_py.scene.materials import MaterialTable
+    from oceansim_py.sensors import registry
+
+    # A flat floor 20 m deep (ESRI grid of depths, 1 m cells) seen from 5 m above it by the default (physical
+    # units, no normalisation) sidescan, single-beam and profiling sonars: every echo is mu times the same
+    # geometry, so S = -10 dB (mu = 0.1) gives exactly 10 times the clean echo of S = -20 dB (mu = 0.01).
+    grid = tmp_path / "flat.asc"
+    grid.write_text("ncols 121\nnrows 121\nxllcenter -60\nyllcenter -60\ncellsize 1\n" + ("20 " * 121 + "\n") * 121)
+    mats = tmp_path / "m.yaml"
+    mats.write_text("materials:\n  s20: {albedo: [0.2, 0.2, 0.2], scattering_strength: -20}\n"
+                    "  s10: {albedo: [0.2, 0.2, 0.2], scattering_strength: -10}\n")
+    table = MaterialTable.from_yaml(mats)
+    kind = registry.get(kind_name)
+    sensor = kind.make_sensor(kind.config_class(), device="cpu")
+    pose = pose_from_euler(0.0, 0.0, -15.0, pitch_deg=pitch)
+    sums = []
+    for name in ("s20", "s10"):
+        scene = scene_from_bathymetry(grid, values="depth", material=name, materials=table, device="cpu")
+        out = sensor.render(scene, pose).numpy()
+        sums.append(float(np.asarray(out[product], dtype=np.float64).sum()))
+    assert sums[0] > 0 and sums[1] / sums[0] == pytest.approx(10.0, rel=1e-5)
