@@ -504,3 +504,22 @@ def test_scattering_strength_scales_every_fan_sensors_echo_from_a_bathymetry_flo
         out = sensor.render(scene, pose).numpy()
         sums.append(float(np.asarray(out[product], dtype=np.float64).sum()))
     assert sums[0] > 0 and sums[1] / sums[0] == pytest.approx(10.0, rel=1e-5)
+
+
+def test_scattered_points_whose_extent_falls_short_of_a_whole_cell_keep_their_last_column(tmp_path):
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # 31 x 21 soundings on a 2 m pattern, each x nudged +-0.1 m (alternating, so no lattice): the x extent is
+    # 0.1 .. 59.9 = 29.9 cells. The binning grid had floor(29.9) + 1 = 30 columns, so the last two columns of
+    # points (x ~ 58 and 59.9) were averaged into one cell: -35.89 where the points say -35.79 and -35.99. Now
+    # rint(29.9) + 1 = 31 columns, each cell holds its one point: z = -30 - 0.1 x of that point, by hand.
+    i, j = np.meshgrid(np.arange(31), np.arange(21))
+    sign = np.where((i + j) % 2 == 0, 1.0, -1.0)
+    sign[:, 0], sign[:, 30] = 1.0, -1.0
+    x, y = 2.0 * i + 0.1 * sign, 2.0 * j
+    z = -30.0 - 0.1 * x
+    path = tmp_path / "soundings.xyz"
+    np.savetxt(path, np.column_stack([x.ravel(), y.ravel(), z.ravel()]), fmt="%.3f")
+    g = read_bathymetry(path, resolution=2.0)
+    assert g.z.shape == (21, 31)
+    np.testing.assert_allclose(g.z, z, atol=1e-9)

@@ -368,10 +368,11 @@ def _read_xyz(path: Path, resolution: float | None, geographic: bool, values: st
         resolution = math.sqrt(float(np.prod(hi - lo)) / pts.shape[0])
     if not (math.isfinite(resolution) and resolution > 0):
         raise SceneError(f"{path}: the points span no area; give a resolution > 0")
-    nx, ny = (int(v) for v in np.floor((hi - lo) / resolution).astype(np.int64) + 1)
+    # cell centres lo + k * resolution up to the one nearest hi: every point lies within half a cell of its centre
+    nx, ny = (int(v) for v in np.rint((hi - lo) / resolution).astype(np.int64) + 1)
     _check_grid_bytes(nx * ny, path, max_bytes)
-    ix = np.minimum(((pts[:, 0] - lo[0]) / resolution).round().astype(np.int64), nx - 1)
-    iy = np.minimum(((pts[:, 1] - lo[1]) / resolution).round().astype(np.int64), ny - 1)
+    ix = np.rint((pts[:, 0] - lo[0]) / resolution).astype(np.int64)
+    iy = np.rint((pts[:, 1] - lo[1]) / resolution).astype(np.int64)
     flat = iy * nx + ix
     total = np.bincount(flat, weights=pts[:, 2], minlength=nx * ny)
     count = np.bincount(flat, minlength=nx * ny)
