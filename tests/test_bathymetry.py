@@ -523,3 +523,25 @@ def test_scattered_points_whose_extent_falls_short_of_a_whole_cell_keep_their_la
     g = read_bathymetry(path, resolution=2.0)
     assert g.z.shape == (21, 31)
     np.testing.assert_allclose(g.z, z, atol=1e-9)
+
+
+def test_pixel_is_point_geotiff_samples_sit_on_their_tie_points(tmp_path):
+    rasterio = pytest.importorskip("rasterio")
+    from rasterio.transform import from_origin
+
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # A PixelIsPoint GeoTIFF (AREA_OR_POINT=Point) whose tie point puts the first sample's centre at (1005, 2025)
+    # (written with GTIFF_POINT_GEO_IGNORE so the tie point is stored as given): GDAL reads it as the area
+    # grid with its corner at (1000, 2030), so the samples are at 1005/1015/1025 and 2025/2015/2005, not half a
+    # pixel off; the origin is their centre (1015, 2015) and the north-west value 0 is the local (-10, +10).
+    path = tmp_path / "point.tif"
+    with rasterio.Env(GTIFF_POINT_GEO_IGNORE=True):
+        with rasterio.open(path, "w", driver="GTiff", width=3, height=3, count=1, dtype="float32",
+                           crs="EPSG:32631", transform=from_origin(1005.0, 2025.0, 10.0, 10.0)) as ds:
+            ds.update_tags(AREA_OR_POINT="Point")
+            ds.write(-np.arange(1, 10, dtype="float32").reshape(3, 3), 1)
+    g = read_bathymetry(path)
+    assert g.origin == (1015.0, 2015.0)
+    np.testing.assert_array_equal(g.x, [-10.0, 0.0, 10.0])
+    assert g.z[-1, 0] == -1.0 and g.z[0, -1] == -9.0
