@@ -401,22 +401,12 @@ def _lattice(values: np.ndarray) -> tuple[float, float, int] | None:
 
 
 def _mostly_neighbours(ix: np.ndarray, iy: np.ndarray) -> bool:
-    """Whether at least half of the lattice points ``(ix, iy)`` have their east or north neighbour among them, as
+    """Whether at least half of the lattice nodes ``(ix, iy)`` have their east or north neighbour among them, as
     in a grid written out sample by sample (holes allowed). Scattered soundings rounded to a few decimals also sit
     on a (fine) lattice, but rarely next to each other; they are binned instead."""
-    cols, col = np.unique(ix, return_inverse=True)
-    rows, row = np.unique(iy, return_inverse=True)
-    keys = np.unique(row.astype(np.int64) * cols.size + col)
-    def present(drow: np.ndarray, dcol: np.ndarray, ok: np.ndarray) -> np.ndarray:
-        key = (row + drow).astype(np.int64) * cols.size + col + dcol
-        pos = np.minimum(np.searchsorted(keys, key), keys.size - 1)
-        return ok & (keys[pos] == key)
-    last_col, last_row = col == cols.size - 1, row == rows.size - 1
-    east_ok = ~last_col & (cols[np.minimum(col + 1, cols.size - 1)] == ix + 1)
-    north_ok = ~last_row & (rows[np.minimum(row + 1, rows.size - 1)] == iy + 1)
-    has = present(np.zeros_like(row), np.ones_like(col), east_ok) | present(np.ones_like(row), np.zeros_like(col),
-                                                                            north_ok)
-    return 2 * int(np.count_nonzero(has)) >= ix.size
+    nodes = set(zip(ix.tolist(), iy.tolist()))
+    linked = sum(1 for i, j in nodes if (i + 1, j) in nodes or (i, j + 1) in nodes)
+    return 2 * linked >= len(nodes)
 
 
 def _check_grid_bytes(samples: int, path: Path, max_bytes: int) -> None:
