@@ -545,3 +545,19 @@ def test_pixel_is_point_geotiff_samples_sit_on_their_tie_points(tmp_path):
     assert g.origin == (1015.0, 2015.0)
     np.testing.assert_array_equal(g.x, [-10.0, 0.0, 10.0])
     assert g.z[-1, 0] == -1.0 and g.z[0, -1] == -9.0
+
+
+def test_a_surfer_ascii_grd_is_read_at_its_nodes(tmp_path):
+    pytest.importorskip("rasterio")
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # A Surfer ASCII grid (DSAA; rows from the south, x/y ranges are the outer nodes, 1.70141e38 blanks a node)
+    # in a .grd file was refused as "not a readable NetCDF file". By hand: nodes x 1000, 1010, 1020 and
+    # y 2000, 2010, origin (1010, 2005), depths 10 11 12 on the south row, 13 14 and a blank on the north row.
+    path = tmp_path / "survey.grd"
+    path.write_text("DSAA\n3 2\n1000 1020\n2000 2010\n10 14\n10 11 12\n13 14 1.70141e38\n")
+    g = read_bathymetry(path, values="depth")
+    assert g.origin == (1010.0, 2005.0)
+    np.testing.assert_array_equal(g.x, [-10.0, 0.0, 10.0])
+    np.testing.assert_array_equal(g.y, [-5.0, 5.0])
+    np.testing.assert_array_equal(g.z, [[-10.0, -11.0, -12.0], [-13.0, -14.0, np.nan]])

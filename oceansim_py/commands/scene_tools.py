@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scene", help="scene tools (from-bathymetry)")
     ssub = p.add_subparsers(dest="scene_command", required=True)
     b = ssub.add_parser("from-bathymetry", help="turn a GeoTIFF / NetCDF / ESRI ASCII / XYZ grid into a .usda scene")
-    b.add_argument("grid", help="bathymetry file (.tif/.tiff/.asc, .nc/.grd, .xyz/.txt/.csv)")
+    b.add_argument("grid", help="bathymetry file (.tif/.tiff/.asc, .nc/.grd (NetCDF or Surfer), .xyz/.txt/.csv)")
     b.add_argument("--out", required=True, help="the .usda file to write (written to a temporary name, then renamed)")
     b.add_argument("--bounds", type=float, nargs=4, metavar=("XMIN", "YMIN", "XMAX", "YMAX"), default=None,
                    help="crop, in the grid's own coordinates (degrees for lon/lat grids)")

@@ -1,9 +1,10 @@
 """Survey bathymetry grids -> seafloor scenes: GeoTIFF, NetCDF, ESRI ASCII grid and XYZ point files.
 
-Readers (optional extra ``bathymetry``): GeoTIFF and ESRI ASCII grids (``.tif``/``.tiff``/``.asc``) through
-``rasterio``; NetCDF (``.nc``/``.grd``, GEBCO/EMODnet/GMT style) through ``netCDF4``; XYZ text (``.xyz``,
-``.txt``, ``.csv``: ``x y z`` per line, separated by spaces, tabs, commas or semicolons; in a line separated by
-semicolons a comma is the decimal mark) with numpy.
+Readers (optional extra ``bathymetry``): GeoTIFF and ESRI ASCII grids (``.tif``/``.tiff``/``.asc``) and Surfer
+grids (``.grd`` starting ``DSAA``/``DSBB``/``DSRB``) through ``rasterio``; NetCDF (``.nc``/``.grd``,
+GEBCO/EMODnet/GMT style) through ``netCDF4``; XYZ text (``.xyz``, ``.txt``, ``.csv``: ``x y z`` per line,
+separated by spaces, tabs, commas or semicolons; in a line separated by semicolons a comma is the decimal mark)
+with numpy.
 
 Conventions (the package's world frame: Z up, metres, sea surface at z = 0):
 
@@ -445,7 +446,7 @@ def read_bathymetry(path: str | Path, bounds: Sequence[float] | None = None, res
     limit = int(max_memory_bytes) if max_memory_bytes is not None else _default_memory_limit()
     suffix = p.suffix.lower()
     kind = values or "elevation"
-    if suffix in GEOTIFF_SUFFIXES:
+    if suffix in GEOTIFF_SUFFIXES or (suffix == ".grd" and _is_surfer_grid(p)):
         grid = _read_raster(p, bounds, limit)
     elif suffix in NETCDF_SUFFIXES:
         grid, kind = _read_netcdf(p, bounds, values, limit)
@@ -469,6 +470,13 @@ def read_bathymetry(path: str | Path, bounds: Sequence[float] | None = None, res
                                                                                 + 1), p, limit)
         grid = grid.resample(resolution)
     return grid
+
+
+def _is_surfer_grid(path: Path) -> bool:
+    """Whether a ``.grd`` file is a Golden Software Surfer grid (ASCII ``DSAA``, binary ``DSBB``/``DSRB``; read
+    through rasterio, samples at its nodes, the blanking value 1.70141e38 nodata) rather than a GMT NetCDF one."""
+    with open(path, "rb") as fh:
+        return fh.read(4) in (b"DSAA", b"DSBB", b"DSRB")
 
 
 def _default_memory_limit() -> int:
