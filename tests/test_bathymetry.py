@@ -420,12 +420,14 @@ def test_tile_size_zero_or_fractional_is_refused_not_replaced(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("header,z", [("x y depth", -12.5), ("Easting,Northing,Depth (m)", -12.5),
-                                      ("x;y;depth_m", -12.5), ("x y z", 12.5), ("", 12.5)])
+                                      ("lon;lat;depth_m", -12.5), ("x y z", 12.5), ("", 12.5),
+                                      ("Survey of depth soundings", 12.5)])
 def test_xyz_header_naming_the_third_column_depth_sets_the_sign(tmp_path, header, z):
     from oceansim_py.scene.bathymetry import read_bathymetry
 
     # A 2 x 2 lattice of 12.5 under a header: a column named depth holds depths (down positive), so the seafloor
-    # is z = -12.5, as a NetCDF variable named depth; with no header or 'z' the values stay elevations (+12.5).
+    # is z = -12.5, as a NetCDF variable named depth; with no header, 'z' or a title line the values stay
+    # elevations (+12.5).
     # values= given by the caller still wins. Was +12.5 for every header (a seafloor 12.5 m above the surface).
     sep = ";" if ";" in header else ","
     path = tmp_path / "h.csv"

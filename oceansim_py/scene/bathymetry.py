@@ -10,7 +10,7 @@ Conventions (the package's world frame: Z up, metres, sea surface at z = 0):
 
 - **Sign.** Grid values are *elevations* (up positive, so the seafloor 30 m down is -30) unless they are
   *depths* (down positive): a NetCDF variable named ``depth`` or carrying ``positive = "down"``, an XYZ file
-  whose header line names its third column ``depth`` (``depth_m``, ``Depth (m)``, ``bathymetry``), or
+  whose header line names its columns x, y and ``depth`` (``depth_m``, ``Depth (m)``, ``bathymetry``), or
   ``values="depth"`` given by the caller. A depth ``d`` becomes ``z = -d``.
 - **Nodata** (the raster's nodata value, NetCDF ``_FillValue``/``missing_value``, NaN, XYZ lattice points that are
   absent) is masked: a grid cell whose four corners are not all valid gets no triangles.
@@ -327,7 +327,8 @@ def _read_xyz(path: Path, resolution: float | None, geographic: bool, values: st
               max_bytes: int) -> tuple[BathymetryGrid, str]:
     """``x y z`` lines; a lattice (points on a regular spacing, some may be missing) becomes that grid, other
     point sets are binned (mean z per cell). The kind is ``values``, else ``depth`` when a header line names the
-    third column a depth (``depth``, ``depth_m``, ``Depth (m)``, ``bathymetry``), else ``elevation``."""
+    columns x, y (``x``/``lon``/``easting``/``e``, ``y``/``lat``/``northing``/``n``) and a depth (``depth``,
+    ``depth_m``, ``Depth (m)``, ``bathymetry``), else ``elevation``."""
     rows = []
     header: list[str] = []
     with open(path, encoding="utf-8", errors="replace") as fh:
@@ -346,8 +347,10 @@ def _read_xyz(path: Path, resolution: float | None, geographic: bool, values: st
                 continue
             if len(text) < 3:
                 raise SceneError(f"{path}:{lineno}: expected three columns 'x y z', got {line.strip()!r}")
-    third = re.match(r"[a-z]*", header[2].lower()).group() if len(header) >= 3 else ""  # type: ignore[union-attr]
-    kind = values or ("depth" if third in _DEPTH_NAMES else "elevation")
+    names = [re.match(r"[a-z]*", h.lower()).group() for h in header[:3]]  # type: ignore[union-attr]
+    depth_header = (len(names) == 3 and names[0] in _X_DIMS + ("e", "east") and names[1] in _Y_DIMS + ("n", "north")
+                    and names[2] in _DEPTH_NAMES)
+    kind = values or ("depth" if depth_header else "elevation")
     pts = np.asarray(rows, dtype=np.float64).reshape(-1, 3)
     pts = pts[np.isfinite(pts).all(axis=1)]
     if pts.shape[0] < 4:
