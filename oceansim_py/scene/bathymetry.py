@@ -23,9 +23,9 @@ Conventions (the package's world frame: Z up, metres, sea surface at z = 0):
   meridional and prime-vertical radii of curvature (angles in radians). Within 10 km of the centre the
   error is below ~0.1 %. The origin and CRS are kept in the scene metadata (``bathymetry``).
 - **Raster values** are ``raw * scale + offset`` (the GeoTIFF's GDAL scale/offset metadata, e.g. int16
-  decimetres), before the sign convention, in the band's unit (GDAL unit type: feet, US survey feet and
-  fathoms are converted to metres; any other unit is taken as metres); samples sit at pixel centres
-  (``xllcorner``/``xllcenter`` of an ESRI grid both honoured).
+  decimetres), before the sign convention, in the band's unit (GDAL unit type: feet, US survey feet,
+  fathoms, decimetres, centimetres and millimetres are converted to metres; any other unit is taken as
+  metres); samples sit at pixel centres (``xllcorner``/``xllcenter`` of an ESRI grid both honoured).
 - **Crop** ``bounds=(xmin, ymin, xmax, ymax)`` is in the grid's own coordinates (degrees for a geographic
   grid), applied before anything else: it keeps the samples (pixel centres) that lie inside the bounds.
   **Resample** ``resolution`` (m) re-grids the cropped grid by bilinear interpolation onto a regular grid of
@@ -240,7 +240,11 @@ def _read_raster_window(path: Path, bounds: Sequence[float] | None, max_bytes: i
 #: Metres per vertical unit, by the band's unit name (lower case, spaces and dashes removed); other names: metres.
 _VERTICAL_UNITS = {"ft": 0.3048, "foot": 0.3048, "feet": 0.3048, "internationalfoot": 0.3048,
                    "ftus": 1200.0 / 3937.0, "usft": 1200.0 / 3937.0, "ussurveyfoot": 1200.0 / 3937.0,
-                   "ussurveyfeet": 1200.0 / 3937.0, "fathom": 1.8288, "fathoms": 1.8288, "fm": 1.8288}
+                   "ussurveyfeet": 1200.0 / 3937.0, "footus": 1200.0 / 3937.0, "feetus": 1200.0 / 3937.0,
+                   "fathom": 1.8288, "fathoms": 1.8288, "fm": 1.8288,
+                   "dm": 0.1, "decimetre": 0.1, "decimeter": 0.1, "decimetres": 0.1, "decimeters": 0.1,
+                   "cm": 0.01, "centimetre": 0.01, "centimeter": 0.01, "centimetres": 0.01, "centimeters": 0.01,
+                   "mm": 0.001, "millimetre": 0.001, "millimeter": 0.001, "millimetres": 0.001, "millimeters": 0.001}
 
 
 def _vertical_metres(units: str | None) -> float:
