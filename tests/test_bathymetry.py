@@ -287,8 +287,9 @@ def test_esri_ascii_grid_xllcorner_and_xllcenter(tmp_path, corner):
     assert g.z[0, 0] == -4.0 and np.isnan(g.z[0, 2])
 
 
-@pytest.mark.parametrize("units,metres", [("ft", 0.3048), ("US survey foot", 1200.0 / 3937.0), ("m", 1.0), (None, 1.0),
-                                          ("Foot_US", 1200.0 / 3937.0), ("cm", 0.01), ("millimetre", 0.001)])
+@pytest.mark.parametrize("units,metres", [("ft", 0.3048), ("US survey foot", 1200.0 / 3937.0), ("m", 1.0),
+                                          (None, 1.0), ("Foot_US", 1200.0 / 3937.0), ("cm", 0.01),
+                                          ("millimetre", 0.001)])
 def test_geotiff_vertical_units_become_metres(tmp_path, units, metres):
     pytest.importorskip("rasterio")
     from oceansim_py.scene.bathymetry import read_bathymetry
