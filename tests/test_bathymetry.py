@@ -565,3 +565,16 @@ def test_a_surfer_ascii_grd_is_read_at_its_nodes(tmp_path):
     np.testing.assert_array_equal(g.x, [-10.0, 0.0, 10.0])
     np.testing.assert_array_equal(g.y, [-5.0, 5.0])
     np.testing.assert_array_equal(g.z, [[-10.0, -11.0, -12.0], [-13.0, -14.0, np.nan]])
+
+
+@pytest.mark.parametrize("depth,eye_z", [(30.0, -20.0), (5.0, -1.0)])
+def test_suggested_pose_looks_down_at_the_floor_ahead(tmp_path, depth, eye_z):
+    # Flat floor `depth` m deep: the suggested pose is 10 m above the floor at the origin (but at least 1 m under
+    # the surface), looking at (20, 0, -depth): pitched down by theta = atan((eye_z + depth) / 20) about +y,
+    # q = (0, sin(theta / 2), 0, cos(theta / 2)); 30 m: theta = atan(0.5) = 26.565 deg; 5 m: atan(4 / 20).
+    grid = tmp_path / "flat.asc"
+    grid.write_text("ncols 3\nnrows 3\nxllcorner 0\nyllcorner 0\ncellsize 1\n" + f"{depth} {depth} {depth}\n" * 3)
+    pose = scene_from_bathymetry(grid, values="depth", device="cpu").metadata["suggested_pose"]
+    theta = math.atan2(eye_z + depth, 20.0)
+    np.testing.assert_allclose(pose, [0.0, 0.0, eye_z, 0.0, math.sin(theta / 2), 0.0, math.cos(theta / 2)],
+                               atol=1e-12)
