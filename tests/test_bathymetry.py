@@ -578,3 +578,13 @@ def test_suggested_pose_looks_down_at_the_floor_ahead(tmp_path, depth, eye_z):
     theta = math.atan2(eye_z + depth, 20.0)
     np.testing.assert_allclose(pose, [0.0, 0.0, eye_z, 0.0, math.sin(theta / 2), 0.0, math.cos(theta / 2)],
                                atol=1e-12)
+
+
+def test_a_lattice_point_given_twice_is_their_mean(tmp_path):
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # Two overlapping survey lines exported on one 1 m lattice give (0, 0) twice, at -10 and -12: the sample is
+    # their mean -11, as a scattered set's cell is (the later line won: -12).
+    path = tmp_path / "overlap.xyz"
+    path.write_text("0 0 -10\n1 0 -10\n0 1 -10\n1 1 -10\n0 0 -12\n")
+    np.testing.assert_array_equal(read_bathymetry(path).z, [[-11.0, -10.0], [-10.0, -10.0]])

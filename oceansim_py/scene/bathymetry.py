@@ -329,8 +329,8 @@ def _read_netcdf(path: Path, bounds: Sequence[float] | None, values: str | None,
 
 def _read_xyz(path: Path, resolution: float | None, geographic: bool, values: str | None,
               max_bytes: int) -> tuple[BathymetryGrid, str]:
-    """``x y z`` lines; a lattice (points on a regular spacing, some may be missing) becomes that grid, other
-    point sets are binned (mean z per cell). The kind is ``values``, else ``depth`` when a header line names the
+    """``x y z`` lines; a lattice (points on a regular spacing, some may be missing) becomes that grid (the mean z
+    of points given twice), other point sets are binned (mean z per cell). The kind is ``values``, else ``depth`` when a header line names the
     columns x, y (``x``/``lon``/``easting``/``e``, ``y``/``lat``/``northing``/``n``) and a depth (``depth``,
     ``depth_m``, ``Depth (m)``, ``bathymetry``), else ``elevation``."""
     rows = []
@@ -367,10 +367,8 @@ def _read_xyz(path: Path, resolution: float | None, geographic: bool, values: st
         iy = np.rint((pts[:, 1] - y0) / dy).astype(np.int64)
     if lattice[0] is not None and lattice[1] is not None and _mostly_neighbours(ix, iy):
         _check_grid_bytes(nx * ny, path, max_bytes)
-        z = np.full((ny, nx), np.nan)
-        z[iy, ix] = pts[:, 2]
-        return BathymetryGrid(z, x0 + dx * np.arange(nx), y0 + dy * np.arange(ny), geographic,
-                              "EPSG:4326" if geographic else None, src), kind
+        return BathymetryGrid(_cell_means(ix, iy, pts[:, 2], nx, ny), x0 + dx * np.arange(nx),
+                              y0 + dy * np.arange(ny), geographic, "EPSG:4326" if geographic else None, src), kind
     lo, hi = pts[:, :2].min(axis=0), pts[:, :2].max(axis=0)
     if resolution is None:
         resolution = math.sqrt(float(np.prod(hi - lo)) / pts.shape[0])
@@ -381,13 +379,18 @@ def _read_xyz(path: Path, resolution: float | None, geographic: bool, values: st
     _check_grid_bytes(nx * ny, path, max_bytes)
     ix = np.rint((pts[:, 0] - lo[0]) / resolution).astype(np.int64)
     iy = np.rint((pts[:, 1] - lo[1]) / resolution).astype(np.int64)
+    return BathymetryGrid(_cell_means(ix, iy, pts[:, 2], nx, ny), lo[0] + resolution * np.arange(nx),
+                          lo[1] + resolution * np.arange(ny), geographic, "EPSG:4326" if geographic else None,
+                          src), kind
+
+
+def _cell_means(ix: np.ndarray, iy: np.ndarray, z: np.ndarray, nx: int, ny: int) -> np.ndarray:
+    """(ny, nx) grid of the mean ``z`` of the points in each cell ``(iy, ix)``; NaN where a cell has none."""
     flat = iy * nx + ix
-    total = np.bincount(flat, weights=pts[:, 2], minlength=nx * ny)
+    total = np.bincount(flat, weights=z, minlength=nx * ny)
     count = np.bincount(flat, minlength=nx * ny)
     with np.errstate(invalid="ignore", divide="ignore"):
-        z = np.where(count > 0, total / np.maximum(count, 1), np.nan).reshape(ny, nx)
-    return BathymetryGrid(z, lo[0] + resolution * np.arange(nx), lo[1] + resolution * np.arange(ny), geographic,
-                          "EPSG:4326" if geographic else None, src), kind
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan).reshape(ny, nx)
 
 
 def _lattice(values: np.ndarray) -> tuple[float, float, int] | None:
