@@ -588,3 +588,22 @@ def test_a_lattice_point_given_twice_is_their_mean(tmp_path):
     path = tmp_path / "overlap.xyz"
     path.write_text("0 0 -10\n1 0 -10\n0 1 -10\n1 1 -10\n0 0 -12\n")
     np.testing.assert_array_equal(read_bathymetry(path).z, [[-11.0, -10.0], [-10.0, -10.0]])
+
+
+def test_an_xyz_header_naming_lon_lat_makes_the_points_geographic(tmp_path):
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # 'lon,lat,depth' (a GEBCO/EMODnet XYZ export) on a 0.01 deg lattice at the equator: lon/lat degrees, so the
+    # local spacing is a * radians(0.01) = 1113.19 m east and a (1 - e^2) * radians(0.01) = 1105.74 m north
+    # (N(0) = a, M(0) = a (1 - e^2)); it was 0.01 "m" (degrees read as metres: the survey 0.02 m wide), and the
+    # depths were read as elevations. geographic=False still forces metres.
+    path = tmp_path / "gebco.csv"
+    path.write_text("lon,lat,depth\n" + "".join(f"{10 + 0.01 * i:.2f},{0.01 * j - 0.01:.2f},{20 + i}\n"
+                                                for j in range(3) for i in range(3)))
+    g = read_bathymetry(path)
+    assert g.geographic and g.origin == pytest.approx((10.01, 0.0))
+    np.testing.assert_allclose(g.x, np.array([-1, 0, 1]) * WGS84_A * math.radians(0.01), rtol=1e-9)
+    np.testing.assert_allclose(g.y, np.array([-1, 0, 1]) * WGS84_A * (1 - WGS84_E2) * math.radians(0.01),
+                               rtol=1e-9)
+    np.testing.assert_array_equal(g.z[0], [-20.0, -21.0, -22.0])
+    np.testing.assert_allclose(read_bathymetry(path, geographic=False).x, [-0.01, 0.0, 0.01], atol=1e-12)

@@ -17,11 +17,11 @@ Conventions (the package's world frame: Z up, metres, sea surface at z = 0):
 - **Local frame.** Origin at the centre of the (cropped) grid's extent; x east, y north, metres. A projected
   grid (or one without a CRS) is used as is, its coordinates shifted by the origin (and converted to metres
   when its CRS's linear unit is the foot or US survey foot, as in US State Plane zones). A geographic grid
-  (lon/lat degrees: a geographic CRS, NetCDF ``lat``/``lon`` axes or units ``degrees_*``) is mapped to metres
-  by an equirectangular (local tangent-plane) approximation about the centre ``(lon0, lat0)`` on the WGS84
-  ellipsoid: ``x = N(lat0) cos(lat0) (lon - lon0)``, ``y = M(lat0) (lat - lat0)`` with ``M``, ``N`` the
-  meridional and prime-vertical radii of curvature (angles in radians). Within 10 km of the centre the
-  error is below ~0.1 %. The origin and CRS are kept in the scene metadata (``bathymetry``).
+  (lon/lat degrees: a geographic CRS, NetCDF ``lat``/``lon`` axes or units ``degrees_*``, an XYZ header
+  ``lon lat ...``) is mapped to metres by an equirectangular (local tangent-plane) approximation about the
+  centre ``(lon0, lat0)`` on the WGS84 ellipsoid: ``x = N(lat0) cos(lat0) (lon - lon0)``,
+  ``y = M(lat0) (lat - lat0)`` with ``M``, ``N`` the meridional and prime-vertical radii of curvature (angles
+  in radians). Within 10 km of the centre the error is below ~0.1 %. The origin and CRS are kept in the scene metadata (``bathymetry``).
 - **Raster values** are ``raw * scale + offset`` (the GeoTIFF's GDAL scale/offset metadata, e.g. int16
   decimetres), before the sign convention, in the band's unit (GDAL unit type: feet, US survey feet,
   fathoms, decimetres, centimetres and millimetres are converted to metres; any other unit is taken as
@@ -327,12 +327,16 @@ def _read_netcdf(path: Path, bounds: Sequence[float] | None, values: str | None,
     return BathymetryGrid(z, x, y, geographic, "EPSG:4326" if geographic else None, str(path)), kind
 
 
-def _read_xyz(path: Path, resolution: float | None, geographic: bool, values: str | None,
+def _read_xyz(path: Path, resolution: float | None, geographic: bool | None, values: str | None,
               max_bytes: int) -> tuple[BathymetryGrid, str]:
     """``x y z`` lines; a lattice (points on a regular spacing, some may be missing) becomes that grid (the mean z
-    of points given twice), other point sets are binned (mean z per cell). The kind is ``values``, else ``depth`` when a header line names the
-    columns x, y (``x``/``lon``/``easting``/``e``, ``y``/``lat``/``northing``/``n``) and a depth (``depth``,
-    ``depth_m``, ``Depth (m)``, ``bathymetry``), else ``elevation``."""
+    of points given twice), other point sets are binned (mean z per cell, ``resolution`` in metres for projected
+    points; geographic ones are binned at their mean spacing and resampled later).
+
+    A header line naming the columns x, y (``x``/``lon``/``longitude``/``easting``/``e``,
+    ``y``/``lat``/``latitude``/``northing``/``n``) and z says more: the kind is ``values``, else ``depth`` when
+    the third name is a depth (``depth``, ``depth_m``, ``Depth (m)``, ``bathymetry``), else ``elevation``; and
+    with ``geographic`` ``None`` the points are lon/lat degrees when the first two names are lon/lat."""
     rows = []
     header: list[str] = []
     with open(path, encoding="utf-8", errors="replace") as fh:
@@ -352,9 +356,12 @@ def _read_xyz(path: Path, resolution: float | None, geographic: bool, values: st
             if len(text) < 3:
                 raise SceneError(f"{path}:{lineno}: expected three columns 'x y z', got {line.strip()!r}")
     names = [re.match(r"[a-z]*", h.lower()).group() for h in header[:3]]  # type: ignore[union-attr]
-    depth_header = (len(names) == 3 and names[0] in _X_DIMS + ("e", "east") and names[1] in _Y_DIMS + ("n", "north")
-                    and names[2] in _DEPTH_NAMES)
-    kind = values or ("depth" if depth_header else "elevation")
+    xy_header = len(names) == 3 and names[0] in _X_DIMS + ("e", "east") and names[1] in _Y_DIMS + ("n", "north")
+    kind = values or ("depth" if xy_header and names[2] in _DEPTH_NAMES else "elevation")
+    if geographic is None:
+        geographic = xy_header and names[0] in ("lon", "longitude") and names[1] in ("lat", "latitude")
+    if geographic:
+        resolution = None
     pts = np.asarray(rows, dtype=np.float64).reshape(-1, 3)
     pts = pts[np.isfinite(pts).all(axis=1)]
     if pts.shape[0] < 4:
@@ -439,8 +446,8 @@ def read_bathymetry(path: str | Path, bounds: Sequence[float] | None = None, res
         resolution: target grid spacing in metres (``None``: keep the file's spacing).
         values: ``"elevation"`` (up positive) or ``"depth"`` (down positive); ``None``: from the file
             (NetCDF variable name / ``positive`` attribute), else elevation.
-        geographic: force lon/lat (``True``) or projected metres (``False``); ``None``: from the CRS (XYZ and
-            grids without a CRS: projected).
+        geographic: force lon/lat (``True``) or projected metres (``False``); ``None``: from the CRS (grids
+            without a CRS: projected; XYZ: lon/lat when its header names the columns lon, lat, else projected).
         max_memory_bytes: refuse grids that would need more host memory (default: half the available RAM).
 
     Returns: the grid in the local frame (module docstring), ``z`` up positive in metres.
@@ -461,7 +468,7 @@ def read_bathymetry(path: str | Path, bounds: Sequence[float] | None = None, res
     elif suffix in NETCDF_SUFFIXES:
         grid, kind = _read_netcdf(p, bounds, values, limit)
     elif suffix in XYZ_SUFFIXES:
-        grid, kind = _read_xyz(p, resolution if not geographic else None, bool(geographic), values, limit)
+        grid, kind = _read_xyz(p, resolution, geographic, values, limit)
         if bounds is not None:
             grid = grid.crop(bounds)
     else:
