@@ -21,7 +21,8 @@ Conventions (the package's world frame: Z up, metres, sea surface at z = 0):
   ``lon lat ...``) is mapped to metres by an equirectangular (local tangent-plane) approximation about the
   centre ``(lon0, lat0)`` on the WGS84 ellipsoid: ``x = N(lat0) cos(lat0) (lon - lon0)``,
   ``y = M(lat0) (lat - lat0)`` with ``M``, ``N`` the meridional and prime-vertical radii of curvature (angles
-  in radians). Within 10 km of the centre the error is below ~0.1 %. The origin and CRS are kept in the scene metadata (``bathymetry``).
+  in radians). Within 10 km of the centre the error is below ~0.1 %. The origin and CRS are kept in the
+  scene metadata (``bathymetry``).
 - **Raster values** are ``raw * scale + offset`` (the GeoTIFF's GDAL scale/offset metadata, e.g. int16
   decimetres), before the sign convention, in the band's unit (GDAL unit type: feet, US survey feet,
   fathoms, decimetres, centimetres and millimetres are converted to metres; any other unit is taken as
