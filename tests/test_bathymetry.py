@@ -287,7 +287,9 @@ def test_esri_ascii_grid_xllcorner_and_xllcenter(tmp_path, corner):
     assert g.z[0, 0] == -4.0 and np.isnan(g.z[0, 2])
 
 
-@pytest.mark.parametrize("units,metres", [("ft", 0.3048), ("US survey foot", 1200.0 / 3937.0), ("m", 1.0), (None, 1.0)])
+@pytest.mark.parametrize("units,metres", [("ft", 0.3048), ("US survey foot", 1200.0 / 3937.0), ("m", 1.0),
+                                          (None, 1.0), ("Foot_US", 1200.0 / 3937.0), ("cm", 0.01),
+                                          ("millimetre", 0.001)])
 def test_geotiff_vertical_units_become_metres(tmp_path, units, metres):
     pytest.importorskip("rasterio")
     from oceansim_py.scene.bathymetry import read_bathymetry
@@ -362,3 +364,246 @@ def test_semicolon_xyz_with_decimal_commas(tmp_path):
     g = read_bathymetry(path, values="depth")
     assert g.origin == (0.25, 0.25)
     np.testing.assert_array_equal(g.z, [[-10.25, -10.5], [-10.75, -11.0]])
+
+
+def test_lon_lat_xyz_lattice_printed_to_few_decimals_is_read_as_its_lattice(tmp_path):
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # A 15 arc-second (1/240 deg) lattice, 120 x 120 samples from (-5 E, 50 N), written as GEBCO/EMODnet XYZ
+    # exports do, to 6 (or 4) decimals of a degree: the printed gaps are 0.004166/0.004167 (0.0041/0.0042), so
+    # the lattice test on the smallest gap failed and the points were binned at their mean spacing instead:
+    # a 121 x 120 grid with 120 empty (nodata) cells and doubled ones. By hand: every sample is on the
+    # 120 x 120 lattice; at the centre latitude lat0 = 50 + 119/480 deg the east spacing is
+    # N(lat0) cos(lat0) * radians(1/240) and the north one M(lat0) * radians(1/240) (module docstring).
+    step = 1.0 / 240.0
+    lon, lat = np.meshgrid(-5.0 + step * np.arange(120), 50.0 + step * np.arange(120))
+    depth = 30.0 + 0.01 * np.arange(lon.size).reshape(lon.shape)
+    lat0 = math.radians(50.0 + 119 / 480)
+    s2 = math.sin(lat0) ** 2
+    n_rad, m_rad = WGS84_A / math.sqrt(1 - WGS84_E2 * s2), WGS84_A * (1 - WGS84_E2) / (1 - WGS84_E2 * s2) ** 1.5
+    for decimals, rel in ((6, 1e-6), (4, 1e-4)):
+        path = tmp_path / f"gebco{decimals}.xyz"
+        np.savetxt(path, np.column_stack([lon.ravel(), lat.ravel(), depth.ravel()]), fmt=f"%.{decimals}f")
+        g = read_bathymetry(path, values="depth", geographic=True)
+        assert g.z.shape == (120, 120)
+        np.testing.assert_allclose(g.z, -depth, atol=1e-9)
+        assert g.x[1] - g.x[0] == pytest.approx(n_rad * math.cos(lat0) * math.radians(step), rel=rel)
+        assert g.y[1] - g.y[0] == pytest.approx(m_rad * math.radians(step), rel=rel)
+
+
+def test_scattered_soundings_printed_to_centimetres_are_binned_not_a_centimetre_lattice(tmp_path):
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # 400 random soundings over 100 x 100 m printed to 2 decimals all sit on a 1 cm lattice: they were taken
+    # for a lattice grid of ~9966 x 9964 samples holding 400 values, with no cell of four valid corners (no
+    # mesh; larger files were refused as too large). Few of them are lattice neighbours, so they are binned:
+    # at the mean spacing sqrt(area / n) ~ 5 m, a ~21 x 21 grid whose valid cells hold the mean of their points.
+    rng = np.random.default_rng(1)
+    x, y = rng.uniform(0.0, 100.0, 400), rng.uniform(0.0, 100.0, 400)
+    path = tmp_path / "soundings.xyz"
+    np.savetxt(path, np.column_stack([x, y, -20.0 - 0.1 * x]), fmt="%.2f")
+    g = read_bathymetry(path)
+    assert max(g.z.shape) <= 21 and g.x[1] - g.x[0] == pytest.approx(5.0, rel=0.01)
+    scene = scene_from_bathymetry(path, device="cpu")
+    assert scene.num_triangles > 0
+
+
+def test_tile_size_zero_or_fractional_is_refused_not_replaced(tmp_path, capsys):
+    # --tile-size 0 was read as "not given" (args.tile_size or 1024) and wrote a one-tile scene; 2.5 was a bare
+    # TypeError from range(). Both are SceneErrors naming tile_size, and no .usda is written.
+    path = tmp_path / "grid.tif"
+    write_geotiff(path)
+    out = tmp_path / "seafloor.usda"
+    assert cli_main(["scene", "from-bathymetry", str(path), "--out", str(out), "--tile-size", "0"]) != 0
+    assert "tile_size must be a whole number of cells >= 1, got 0" in capsys.readouterr().err
+    assert not out.exists()
+    with pytest.raises(SceneError, match="tile_size must be a whole number of cells >= 1, got 2.5"):
+        scene_from_bathymetry(path, device="cpu", tile_size=2.5)
+
+
+@pytest.mark.parametrize("header,z", [("x y depth", -12.5), ("Easting,Northing,Depth (m)", -12.5),
+                                      ("lon;lat;depth_m", -12.5), ("x y z", 12.5), ("", 12.5),
+                                      ("Survey of depth soundings", 12.5)])
+def test_xyz_header_naming_the_third_column_depth_sets_the_sign(tmp_path, header, z):
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # A 2 x 2 lattice of 12.5 under a header: a column named depth holds depths (down positive), so the seafloor
+    # is z = -12.5, as a NetCDF variable named depth; with no header, 'z' or a title line the values stay
+    # elevations (+12.5).
+    # values= given by the caller still wins. Was +12.5 for every header (a seafloor 12.5 m above the surface).
+    sep = ";" if ";" in header else ","
+    path = tmp_path / "h.csv"
+    path.write_text((header + "\n" if header else "") + "".join(f"{x}{sep}{y}{sep}12.5\n" for y in (0, 1)
+                                                                 for x in (0, 1)))
+    np.testing.assert_array_equal(read_bathymetry(path).z, np.full((2, 2), z))
+    np.testing.assert_array_equal(read_bathymetry(path, values="elevation").z, np.full((2, 2), 12.5))
+
+
+def test_geotiff_in_a_us_survey_feet_crs_is_converted_to_metres(tmp_path):
+    pytest.importorskip("rasterio")
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # A 3 x 3 grid of depths (m) in NAD83 / New York Long Island (EPSG:2263, US survey feet), 10 ft pixels: the
+    # local spacing is 10 * 1200 / 3937 = 3.0480061 m (was 10 "m": the grid drawn 3.28 times too wide). Depths
+    # 10, 11, 12 m from west to east, so a vertical ray at local x = 1.5240030 m (half a spacing east of the
+    # centre) meets the floor at 11.5 m. The origin stays in the CRS's own units (feet).
+    path = tmp_path / "ftus.tif"
+    _write_3x3(path, [[10, 11, 12]] * 3)
+    import rasterio
+    with rasterio.open(path, "r+") as ds:
+        ds.crs = "EPSG:2263"
+    g = read_bathymetry(path, values="depth")
+    foot = 1200.0 / 3937.0
+    np.testing.assert_allclose(g.x, [-10 * foot, 0.0, 10 * foot], rtol=1e-12)
+    np.testing.assert_allclose(g.y, [-10 * foot, 0.0, 10 * foot], rtol=1e-12)
+    assert g.origin == (1015.0, 2015.0)
+    scene = scene_from_bathymetry(path, values="depth", device="cpu")
+    assert down(scene, [(5 * foot, 0.0)])["distance"][0] == pytest.approx(11.5, abs=1e-4)
+
+
+def test_a_materials_yaml_path_names_the_floor_material_in_the_api_and_the_cli(tmp_path):
+    # scene_from_bathymetry(materials="m.yaml") takes a YAML path as load_scene does (was AttributeError: 'str'
+    # object has no attribute 'get'), and the CLI's --materials lets --material/--band name its entries (was
+    # "unknown material"). seagrass: S = -30 dB, mu = 10^(-3) = 0.001; the written .usda loaded with the same
+    # file gives the floor that material.
+    grid = tmp_path / "flat.asc"
+    grid.write_text("ncols 3\nnrows 3\nxllcorner 0\nyllcorner 0\ncellsize 1\n" + "7 7 7\n" * 3)
+    mats = tmp_path / "m.yaml"
+    mats.write_text("materials:\n  seagrass: {albedo: [0.1, 0.3, 0.1], scattering_strength: -30}\n")
+    scene = scene_from_bathymetry(grid, values="depth", material="seagrass", materials=str(mats), device="cpu")
+    hit = down(scene, [(0.2, 0.1)])
+    assert hit["distance"][0] == pytest.approx(7.0)
+    assert scene.node(int(hit["object"][0])).material.reflectivity == pytest.approx(0.001)
+    out = tmp_path / "floor.usda"
+    assert cli_main(["scene", "from-bathymetry", str(grid), "--out", str(out), "--values", "depth",
+                     "--materials", str(mats), "--band", "0:10:seagrass"]) == 0
+    loaded = load_scene(out, device="cpu", materials=mats)
+    assert loaded.node(int(down(loaded, [(0.2, 0.1)])["object"][0])).material.name == "seagrass"
+
+
+@pytest.mark.parametrize("kind_name,pitch,product", [("sidescan", 0.0, "clean_intensity"),
+                                                     ("singlebeam", 90.0, "clean_intensity"),
+                                                     ("profiling", 60.0, "clean_image")])
+def test_scattering_strength_scales_every_fan_sensors_echo_from_a_bathymetry_floor(tmp_path, kind_name, pitch,
+                                                                                  product):
+    from oceansim_py.poses import pose_from_euler
+    from oceansim_py.scene.materials import MaterialTable
+    from oceansim_py.sensors import registry
+
+    # A flat floor 20 m deep (ESRI grid of depths, 1 m cells) seen from 5 m above it by the default (physical
+    # units, no normalisation) sidescan, single-beam and profiling sonars: every echo is mu times the same
+    # geometry, so S = -10 dB (mu = 0.1) gives exactly 10 times the clean echo of S = -20 dB (mu = 0.01).
+    grid = tmp_path / "flat.asc"
+    grid.write_text("ncols 121\nnrows 121\nxllcenter -60\nyllcenter -60\ncellsize 1\n" + ("20 " * 121 + "\n") * 121)
+    mats = tmp_path / "m.yaml"
+    mats.write_text("materials:\n  s20: {albedo: [0.2, 0.2, 0.2], scattering_strength: -20}\n"
+                    "  s10: {albedo: [0.2, 0.2, 0.2], scattering_strength: -10}\n")
+    table = MaterialTable.from_yaml(mats)
+    kind = registry.get(kind_name)
+    sensor = kind.make_sensor(kind.config_class(), device="cpu")
+    pose = pose_from_euler(0.0, 0.0, -15.0, pitch_deg=pitch)
+    sums = []
+    for name in ("s20", "s10"):
+        scene = scene_from_bathymetry(grid, values="depth", material=name, materials=table, device="cpu")
+        out = sensor.render(scene, pose).numpy()
+        sums.append(float(np.asarray(out[product], dtype=np.float64).sum()))
+    assert sums[0] > 0 and sums[1] / sums[0] == pytest.approx(10.0, rel=1e-5)
+
+
+def test_scattered_points_whose_extent_falls_short_of_a_whole_cell_keep_their_last_column(tmp_path):
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # 31 x 21 soundings on a 2 m pattern, each x nudged +-0.1 m (alternating, so no lattice): the x extent is
+    # 0.1 .. 59.9 = 29.9 cells. The binning grid had floor(29.9) + 1 = 30 columns, so the last two columns of
+    # points (x ~ 58 and 59.9) were averaged into one cell: -35.89 where the points say -35.79 and -35.99. Now
+    # rint(29.9) + 1 = 31 columns, each cell holds its one point: z = -30 - 0.1 x of that point, by hand.
+    i, j = np.meshgrid(np.arange(31), np.arange(21))
+    sign = np.where((i + j) % 2 == 0, 1.0, -1.0)
+    sign[:, 0], sign[:, 30] = 1.0, -1.0
+    x, y = 2.0 * i + 0.1 * sign, 2.0 * j
+    z = -30.0 - 0.1 * x
+    path = tmp_path / "soundings.xyz"
+    np.savetxt(path, np.column_stack([x.ravel(), y.ravel(), z.ravel()]), fmt="%.3f")
+    g = read_bathymetry(path, resolution=2.0)
+    assert g.z.shape == (21, 31)
+    np.testing.assert_allclose(g.z, z, atol=1e-9)
+
+
+def test_pixel_is_point_geotiff_samples_sit_on_their_tie_points(tmp_path):
+    rasterio = pytest.importorskip("rasterio")
+    from rasterio.transform import from_origin
+
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # A PixelIsPoint GeoTIFF (AREA_OR_POINT=Point) whose tie point puts the first sample's centre at (1005, 2025)
+    # (written with GTIFF_POINT_GEO_IGNORE so the tie point is stored as given): GDAL reads it as the area
+    # grid with its corner at (1000, 2030), so the samples are at 1005/1015/1025 and 2025/2015/2005, not half a
+    # pixel off; the origin is their centre (1015, 2015) and the north-west value 0 is the local (-10, +10).
+    path = tmp_path / "point.tif"
+    with rasterio.Env(GTIFF_POINT_GEO_IGNORE=True):
+        with rasterio.open(path, "w", driver="GTiff", width=3, height=3, count=1, dtype="float32",
+                           crs="EPSG:32631", transform=from_origin(1005.0, 2025.0, 10.0, 10.0)) as ds:
+            ds.update_tags(AREA_OR_POINT="Point")
+            ds.write(-np.arange(1, 10, dtype="float32").reshape(3, 3), 1)
+    g = read_bathymetry(path)
+    assert g.origin == (1015.0, 2015.0)
+    np.testing.assert_array_equal(g.x, [-10.0, 0.0, 10.0])
+    assert g.z[-1, 0] == -1.0 and g.z[0, -1] == -9.0
+
+
+def test_a_surfer_ascii_grd_is_read_at_its_nodes(tmp_path):
+    pytest.importorskip("rasterio")
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # A Surfer ASCII grid (DSAA; rows from the south, x/y ranges are the outer nodes, 1.70141e38 blanks a node)
+    # in a .grd file was refused as "not a readable NetCDF file". By hand: nodes x 1000, 1010, 1020 and
+    # y 2000, 2010, origin (1010, 2005), depths 10 11 12 on the south row, 13 14 and a blank on the north row.
+    path = tmp_path / "survey.grd"
+    path.write_text("DSAA\n3 2\n1000 1020\n2000 2010\n10 14\n10 11 12\n13 14 1.70141e38\n")
+    g = read_bathymetry(path, values="depth")
+    assert g.origin == (1010.0, 2005.0)
+    np.testing.assert_array_equal(g.x, [-10.0, 0.0, 10.0])
+    np.testing.assert_array_equal(g.y, [-5.0, 5.0])
+    np.testing.assert_array_equal(g.z, [[-10.0, -11.0, -12.0], [-13.0, -14.0, np.nan]])
+
+
+@pytest.mark.parametrize("depth,eye_z", [(30.0, -20.0), (5.0, -1.0)])
+def test_suggested_pose_looks_down_at_the_floor_ahead(tmp_path, depth, eye_z):
+    # Flat floor `depth` m deep: the suggested pose is 10 m above the floor at the origin (but at least 1 m under
+    # the surface), looking at (20, 0, -depth): pitched down by theta = atan((eye_z + depth) / 20) about +y,
+    # q = (0, sin(theta / 2), 0, cos(theta / 2)); 30 m: theta = atan(0.5) = 26.565 deg; 5 m: atan(4 / 20).
+    grid = tmp_path / "flat.asc"
+    grid.write_text("ncols 3\nnrows 3\nxllcorner 0\nyllcorner 0\ncellsize 1\n" + f"{depth} {depth} {depth}\n" * 3)
+    pose = scene_from_bathymetry(grid, values="depth", device="cpu").metadata["suggested_pose"]
+    theta = math.atan2(eye_z + depth, 20.0)
+    np.testing.assert_allclose(pose, [0.0, 0.0, eye_z, 0.0, math.sin(theta / 2), 0.0, math.cos(theta / 2)],
+                               atol=1e-12)
+
+
+def test_a_lattice_point_given_twice_is_their_mean(tmp_path):
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # Two overlapping survey lines exported on one 1 m lattice give (0, 0) twice, at -10 and -12: the sample is
+    # their mean -11, as a scattered set's cell is (the later line won: -12).
+    path = tmp_path / "overlap.xyz"
+    path.write_text("0 0 -10\n1 0 -10\n0 1 -10\n1 1 -10\n0 0 -12\n")
+    np.testing.assert_array_equal(read_bathymetry(path).z, [[-11.0, -10.0], [-10.0, -10.0]])
+
+
+def test_an_xyz_header_naming_lon_lat_makes_the_points_geographic(tmp_path):
+    from oceansim_py.scene.bathymetry import read_bathymetry
+
+    # 'lon,lat,depth' (a GEBCO/EMODnet XYZ export) on a 0.01 deg lattice at the equator: lon/lat degrees, so the
+    # local spacing is a * radians(0.01) = 1113.19 m east and a (1 - e^2) * radians(0.01) = 1105.74 m north
+    # (N(0) = a, M(0) = a (1 - e^2)); it was 0.01 "m" (degrees read as metres: the survey 0.02 m wide), and the
+    # depths were read as elevations. geographic=False still forces metres.
+    path = tmp_path / "gebco.csv"
+    path.write_text("lon,lat,depth\n" + "".join(f"{10 + 0.01 * i:.2f},{0.01 * j - 0.01:.2f},{20 + i}\n"
+                                                for j in range(3) for i in range(3)))
+    g = read_bathymetry(path)
+    assert g.geographic and g.origin == pytest.approx((10.01, 0.0))
+    np.testing.assert_allclose(g.x, np.array([-1, 0, 1]) * WGS84_A * math.radians(0.01), rtol=1e-9)
+    np.testing.assert_allclose(g.y, np.array([-1, 0, 1]) * WGS84_A * (1 - WGS84_E2) * math.radians(0.01),
+                               rtol=1e-9)
+    np.testing.assert_array_equal(g.z[0], [-20.0, -21.0, -22.0])
+    np.testing.assert_allclose(read_bathymetry(path, geographic=False).x, [-0.01, 0.0, 0.01], atol=1e-12)

@@ -277,3 +277,19 @@ def test_scattering_strength_db_to_mu_by_hand():
     assert Material.from_properties("s", (0.5, 0.5, 0.5), scattering_strength=np.float32(-10.0)).reflectivity \
         == pytest.approx(0.1, rel=1e-7)
     assert Material.from_properties("s", (0.5, 0.5, 0.5), scattering_strength=0).reflectivity == 1.0
+
+
+def test_a_yaml_entry_giving_only_the_albedo_of_a_builtin_keeps_its_acoustics(tmp_path):
+    # 'sand: {albedo: [...]}' recolours sand for the camera and keeps its impedance reflectivity: by hand
+    # Z2 = 1990 * 1750 = 3 482 500, Z1 = 1026 * 1500 = 1 539 000, R = 1 943 500 / 5 021 500 = 0.387036,
+    # mu = R^2 = 0.149797. It was refused ("give 'reflectivity', or both 'density' and 'sound_speed'"), while
+    # the other way round ('steel: {reflectivity: 0.7}') kept the built-in albedo. A new name still needs them.
+    path = tmp_path / "mats.yaml"
+    path.write_text("materials:\n  Sand: {albedo: [0.6, 0.55, 0.4]}\n")
+    sand = MaterialTable.from_yaml(path)["sand"]
+    assert sand.albedo == (0.6, 0.55, 0.4)
+    assert sand.reflectivity == pytest.approx(0.149797, abs=1e-6)
+    assert (sand.density, sand.sound_speed) == (1990.0, 1750.0)
+    path.write_text("materials:\n  kelp: {albedo: [0.1, 0.3, 0.1]}\n")
+    with pytest.raises(ConfigError, match="give 'reflectivity'"):
+        MaterialTable.from_yaml(path)

@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scene", help="scene tools (from-bathymetry)")
     ssub = p.add_subparsers(dest="scene_command", required=True)
     b = ssub.add_parser("from-bathymetry", help="turn a GeoTIFF / NetCDF / ESRI ASCII / XYZ grid into a .usda scene")
-    b.add_argument("grid", help="bathymetry file (.tif/.tiff/.asc, .nc/.grd, .xyz/.txt/.csv)")
+    b.add_argument("grid", help="bathymetry file (.tif/.tiff/.asc, .nc/.grd (NetCDF or Surfer), .xyz/.txt/.csv)")
     b.add_argument("--out", required=True, help="the .usda file to write (written to a temporary name, then renamed)")
     b.add_argument("--bounds", type=float, nargs=4, metavar=("XMIN", "YMIN", "XMAX", "YMAX"), default=None,
                    help="crop, in the grid's own coordinates (degrees for lon/lat grids)")
@@ -23,6 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--geographic", choices=["auto", "yes", "no"], default="auto",
                    help="lon/lat degrees (yes) or projected metres (no); auto: from the CRS")
     b.add_argument("--material", default="sand", help="material of the seafloor (default sand)")
+    b.add_argument("--materials", default=None, metavar="YAML",
+                   help="materials file adding the names --material and --band may use (load the scene with it)")
     b.add_argument("--band", action="append", default=[], metavar="MIN:MAX:MATERIAL",
                    help="material for triangles whose depth (m) lies in [MIN, MAX); repeatable")
     b.add_argument("--tile-size", type=int, default=None, help="cells per tile side (default 1024)")
@@ -49,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     geographic = {"auto": None, "yes": True, "no": False}[args.geographic]
     scene_from_bathymetry(args.grid, out, bounds=args.bounds, resolution=args.resolution, values=args.values,
                           geographic=geographic, material=args.material, depth_bands=bands,
-                          tile_size=args.tile_size or TILE_SIZE, build_scene=False)
+                          tile_size=TILE_SIZE if args.tile_size is None else args.tile_size,
+                          materials=args.materials, build_scene=False)
     print(f"wrote {out}")
     return 0

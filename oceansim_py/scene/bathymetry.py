@@ -1,28 +1,32 @@
 """Survey bathymetry grids -> seafloor scenes: GeoTIFF, NetCDF, ESRI ASCII grid and XYZ point files.
 
-Readers (optional extra ``bathymetry``): GeoTIFF and ESRI ASCII grids (``.tif``/``.tiff``/``.asc``) through
-``rasterio``; NetCDF (``.nc``/``.grd``, GEBCO/EMODnet/GMT style) through ``netCDF4``; XYZ text (``.xyz``,
-``.txt``, ``.csv``: ``x y z`` per line, separated by spaces, tabs, commas or semicolons; in a line separated by
-semicolons a comma is the decimal mark) with numpy.
+Readers (optional extra ``bathymetry``): GeoTIFF and ESRI ASCII grids (``.tif``/``.tiff``/``.asc``) and Surfer
+grids (``.grd`` starting ``DSAA``/``DSBB``/``DSRB``) through ``rasterio``; NetCDF (``.nc``/``.grd``,
+GEBCO/EMODnet/GMT style) through ``netCDF4``; XYZ text (``.xyz``, ``.txt``, ``.csv``: ``x y z`` per line,
+separated by spaces, tabs, commas or semicolons; in a line separated by semicolons a comma is the decimal mark)
+with numpy.
 
 Conventions (the package's world frame: Z up, metres, sea surface at z = 0):
 
 - **Sign.** Grid values are *elevations* (up positive, so the seafloor 30 m down is -30) unless they are
-  *depths* (down positive): a NetCDF variable named ``depth`` or carrying ``positive = "down"``, or
+  *depths* (down positive): a NetCDF variable named ``depth`` or carrying ``positive = "down"``, an XYZ file
+  whose header line names its columns x, y and ``depth`` (``depth_m``, ``Depth (m)``, ``bathymetry``), or
   ``values="depth"`` given by the caller. A depth ``d`` becomes ``z = -d``.
 - **Nodata** (the raster's nodata value, NetCDF ``_FillValue``/``missing_value``, NaN, XYZ lattice points that are
   absent) is masked: a grid cell whose four corners are not all valid gets no triangles.
 - **Local frame.** Origin at the centre of the (cropped) grid's extent; x east, y north, metres. A projected
-  grid (or one without a CRS) is used as is, its coordinates shifted by the origin. A geographic grid
-  (lon/lat degrees: a geographic CRS, NetCDF ``lat``/``lon`` axes or units ``degrees_*``) is mapped to metres
-  by an equirectangular (local tangent-plane) approximation about the centre ``(lon0, lat0)`` on the WGS84
-  ellipsoid: ``x = N(lat0) cos(lat0) (lon - lon0)``, ``y = M(lat0) (lat - lat0)`` with ``M``, ``N`` the
-  meridional and prime-vertical radii of curvature (angles in radians). Within 10 km of the centre the
-  error is below ~0.1 %. The origin and CRS are kept in the scene metadata (``bathymetry``).
+  grid (or one without a CRS) is used as is, its coordinates shifted by the origin (and converted to metres
+  when its CRS's linear unit is the foot or US survey foot, as in US State Plane zones). A geographic grid
+  (lon/lat degrees: a geographic CRS, NetCDF ``lat``/``lon`` axes or units ``degrees_*``, an XYZ header
+  ``lon lat ...``) is mapped to metres by an equirectangular (local tangent-plane) approximation about the
+  centre ``(lon0, lat0)`` on the WGS84 ellipsoid: ``x = N(lat0) cos(lat0) (lon - lon0)``,
+  ``y = M(lat0) (lat - lat0)`` with ``M``, ``N`` the meridional and prime-vertical radii of curvature (angles
+  in radians). Within 10 km of the centre the error is below ~0.1 %. The origin and CRS are kept in the
+  scene metadata (``bathymetry``).
 - **Raster values** are ``raw * scale + offset`` (the GeoTIFF's GDAL scale/offset metadata, e.g. int16
-  decimetres), before the sign convention, in the band's unit (GDAL unit type: feet, US survey feet and
-  fathoms are converted to metres; any other unit is taken as metres); samples sit at pixel centres
-  (``xllcorner``/``xllcenter`` of an ESRI grid both honoured).
+  decimetres), before the sign convention, in the band's unit (GDAL unit type: feet, US survey feet,
+  fathoms, decimetres, centimetres and millimetres are converted to metres; any other unit is taken as
+  metres); samples sit at pixel centres (``xllcorner``/``xllcenter`` of an ESRI grid both honoured).
 - **Crop** ``bounds=(xmin, ymin, xmax, ymax)`` is in the grid's own coordinates (degrees for a geographic
   grid), applied before anything else: it keeps the samples (pixel centres) that lie inside the bounds.
   **Resample** ``resolution`` (m) re-grids the cropped grid by bilinear interpolation onto a regular grid of
@@ -34,8 +38,11 @@ Conventions (the package's world frame: Z up, metres, sea surface at z = 0):
 - **Materials.** Every tile takes ``material`` (default ``sand``); ``depth_bands`` ``[(d0, d1, name), ...]``
   give triangles whose centroid depth ``-z`` lies in ``[d0, d1)`` metres the material ``name`` (first band
   that matches; the others keep ``material``). A tile with several materials becomes one node per material.
-- **Scattered XYZ points** (not on a lattice) are gridded: the mean z of the points in each cell of a grid of
-  spacing ``resolution`` (default: the mean point spacing, ``sqrt(area / n)``); empty cells are nodata.
+- **XYZ lattice**: points whose x and y each sit on a regular spacing (within 0.05 of it, so coordinates printed
+  to a few decimals count) and of which at least half have a lattice neighbour east or north are that grid
+  (absent points: nodata). **Scattered XYZ points** (any other set, e.g. soundings rounded to cm) are gridded:
+  the mean z of the points in each cell of a grid of spacing ``resolution`` (default: the mean point spacing,
+  ``sqrt(area / n)``); empty cells are nodata.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ import dataclasses
 import importlib
 import math
 import numbers
+import re
 import warnings
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -84,6 +92,8 @@ class BathymetryGrid:
     x: (nx,) ascending sample x coordinates; y: (ny,) ascending sample y coordinates. In the source's own
     units until :meth:`to_local` maps them to local metres.
     geographic: coordinates are lon/lat degrees. crs: the source CRS as text (WKT/EPSG), or ``None``.
+    metres_per_unit: metres per x/y unit of a projected grid (a CRS in feet or US survey feet: 0.3048,
+    0.3048006; else 1), applied by :meth:`to_local`.
     """
 
     z: np.ndarray
@@ -93,6 +103,7 @@ class BathymetryGrid:
     crs: str | None
     source: str
     origin: tuple[float, float] = (0.0, 0.0)
+    metres_per_unit: float = 1.0
 
     def crop(self, bounds: Sequence[float]) -> "BathymetryGrid":
         """The samples inside ``(xmin, ymin, xmax, ymax)`` (source units)."""
@@ -117,8 +128,8 @@ class BathymetryGrid:
             x = (self.x - cx) * math.radians(1.0) * n_rad * math.cos(lat0)
             y = (self.y - cy) * math.radians(1.0) * m_rad
         else:
-            x, y = self.x - cx, self.y - cy
-        return dataclasses.replace(self, x=x, y=y, origin=(float(cx), float(cy)))
+            x, y = (self.x - cx) * self.metres_per_unit, (self.y - cy) * self.metres_per_unit
+        return dataclasses.replace(self, x=x, y=y, origin=(float(cx), float(cy)), metres_per_unit=1.0)
 
     def resample(self, resolution: float) -> "BathymetryGrid":
         """Bilinear re-gridding onto spacing ``resolution`` (same units as x, y) over the same extent."""
@@ -221,14 +232,20 @@ def _read_raster_window(path: Path, bounds: Sequence[float] | None, max_bytes: i
         crs = ds.crs
         geographic = bool(crs is not None and crs.is_geographic)
         crs_text = crs.to_string() if crs is not None else None
+        # a projected CRS in feet (e.g. a US State Plane zone in US survey feet): x, y are feet
+        horizontal = float(crs.linear_units_factor[1]) if crs is not None and crs.is_projected else 1.0
     x, y, z = _ascending(x, y, z)
-    return BathymetryGrid(z, x, y, geographic, crs_text, str(path))
+    return BathymetryGrid(z, x, y, geographic, crs_text, str(path), metres_per_unit=horizontal)
 
 
 #: Metres per vertical unit, by the band's unit name (lower case, spaces and dashes removed); other names: metres.
 _VERTICAL_UNITS = {"ft": 0.3048, "foot": 0.3048, "feet": 0.3048, "internationalfoot": 0.3048,
                    "ftus": 1200.0 / 3937.0, "usft": 1200.0 / 3937.0, "ussurveyfoot": 1200.0 / 3937.0,
-                   "ussurveyfeet": 1200.0 / 3937.0, "fathom": 1.8288, "fathoms": 1.8288, "fm": 1.8288}
+                   "ussurveyfeet": 1200.0 / 3937.0, "footus": 1200.0 / 3937.0, "feetus": 1200.0 / 3937.0,
+                   "fathom": 1.8288, "fathoms": 1.8288, "fm": 1.8288,
+                   "dm": 0.1, "decimetre": 0.1, "decimeter": 0.1, "decimetres": 0.1, "decimeters": 0.1,
+                   "cm": 0.01, "centimetre": 0.01, "centimeter": 0.01, "centimetres": 0.01, "centimeters": 0.01,
+                   "mm": 0.001, "millimetre": 0.001, "millimeter": 0.001, "millimetres": 0.001, "millimeters": 0.001}
 
 
 def _vertical_metres(units: str | None) -> float:
@@ -311,10 +328,18 @@ def _read_netcdf(path: Path, bounds: Sequence[float] | None, values: str | None,
     return BathymetryGrid(z, x, y, geographic, "EPSG:4326" if geographic else None, str(path)), kind
 
 
-def _read_xyz(path: Path, resolution: float | None, geographic: bool, max_bytes: int) -> BathymetryGrid:
-    """``x y z`` lines; a lattice (points on a regular spacing, some may be missing) becomes that grid, other
-    point sets are binned (mean z per cell)."""
+def _read_xyz(path: Path, resolution: float | None, geographic: bool | None, values: str | None,
+              max_bytes: int) -> tuple[BathymetryGrid, str]:
+    """``x y z`` lines; a lattice (points on a regular spacing, some may be missing) becomes that grid (the mean z
+    of points given twice), other point sets are binned (mean z per cell, ``resolution`` in metres for projected
+    points; geographic ones are binned at their mean spacing and resampled later).
+
+    A header line naming the columns x, y (``x``/``lon``/``longitude``/``easting``/``e``,
+    ``y``/``lat``/``latitude``/``northing``/``n``) and z says more: the kind is ``values``, else ``depth`` when
+    the third name is a depth (``depth``, ``depth_m``, ``Depth (m)``, ``bathymetry``), else ``elevation``; and
+    with ``geographic`` ``None`` the points are lon/lat degrees when the first two names are lon/lat."""
     rows = []
+    header: list[str] = []
     with open(path, encoding="utf-8", errors="replace") as fh:
         for lineno, line in enumerate(fh, 1):
             text = line.split("#", 1)[0]
@@ -327,9 +352,17 @@ def _read_xyz(path: Path, resolution: float | None, geographic: bool, max_bytes:
             except ValueError:
                 if rows:
                     raise SceneError(f"{path}:{lineno}: not three numbers 'x y z': {line.strip()!r}") from None
-                continue  # a header line
+                header = text  # a header line
+                continue
             if len(text) < 3:
                 raise SceneError(f"{path}:{lineno}: expected three columns 'x y z', got {line.strip()!r}")
+    names = [re.match(r"[a-z]*", h.lower()).group() for h in header[:3]]  # type: ignore[union-attr]
+    xy_header = len(names) == 3 and names[0] in _X_DIMS + ("e", "east") and names[1] in _Y_DIMS + ("n", "north")
+    kind = values or ("depth" if xy_header and names[2] in _DEPTH_NAMES else "elevation")
+    if geographic is None:
+        geographic = xy_header and names[0] in ("lon", "longitude") and names[1] in ("lat", "latitude")
+    if geographic:
+        resolution = None
     pts = np.asarray(rows, dtype=np.float64).reshape(-1, 3)
     pts = pts[np.isfinite(pts).all(axis=1)]
     if pts.shape[0] < 4:
@@ -338,39 +371,61 @@ def _read_xyz(path: Path, resolution: float | None, geographic: bool, max_bytes:
     lattice = _lattice(pts[:, 0]), _lattice(pts[:, 1])
     if lattice[0] is not None and lattice[1] is not None:
         (x0, dx, nx), (y0, dy, ny) = lattice
+        ix = np.rint((pts[:, 0] - x0) / dx).astype(np.int64)
+        iy = np.rint((pts[:, 1] - y0) / dy).astype(np.int64)
+    if lattice[0] is not None and lattice[1] is not None and _mostly_neighbours(ix, iy):
         _check_grid_bytes(nx * ny, path, max_bytes)
-        z = np.full((ny, nx), np.nan)
-        z[np.rint((pts[:, 1] - y0) / dy).astype(np.int64), np.rint((pts[:, 0] - x0) / dx).astype(np.int64)] = pts[:, 2]
-        return BathymetryGrid(z, x0 + dx * np.arange(nx), y0 + dy * np.arange(ny), geographic,
-                              "EPSG:4326" if geographic else None, src)
+        return BathymetryGrid(_cell_means(ix, iy, pts[:, 2], nx, ny), x0 + dx * np.arange(nx),
+                              y0 + dy * np.arange(ny), geographic, "EPSG:4326" if geographic else None, src), kind
     lo, hi = pts[:, :2].min(axis=0), pts[:, :2].max(axis=0)
     if resolution is None:
         resolution = math.sqrt(float(np.prod(hi - lo)) / pts.shape[0])
     if not (math.isfinite(resolution) and resolution > 0):
         raise SceneError(f"{path}: the points span no area; give a resolution > 0")
-    nx, ny = (int(v) for v in np.floor((hi - lo) / resolution).astype(np.int64) + 1)
+    # cell centres lo + k * resolution up to the one nearest hi: every point lies within half a cell of its centre
+    nx, ny = (int(v) for v in np.rint((hi - lo) / resolution).astype(np.int64) + 1)
     _check_grid_bytes(nx * ny, path, max_bytes)
-    ix = np.minimum(((pts[:, 0] - lo[0]) / resolution).round().astype(np.int64), nx - 1)
-    iy = np.minimum(((pts[:, 1] - lo[1]) / resolution).round().astype(np.int64), ny - 1)
+    ix = np.rint((pts[:, 0] - lo[0]) / resolution).astype(np.int64)
+    iy = np.rint((pts[:, 1] - lo[1]) / resolution).astype(np.int64)
+    return BathymetryGrid(_cell_means(ix, iy, pts[:, 2], nx, ny), lo[0] + resolution * np.arange(nx),
+                          lo[1] + resolution * np.arange(ny), geographic, "EPSG:4326" if geographic else None,
+                          src), kind
+
+
+def _cell_means(ix: np.ndarray, iy: np.ndarray, z: np.ndarray, nx: int, ny: int) -> np.ndarray:
+    """(ny, nx) grid of the mean ``z`` of the points in each cell ``(iy, ix)``; NaN where a cell has none."""
     flat = iy * nx + ix
-    total = np.bincount(flat, weights=pts[:, 2], minlength=nx * ny)
+    total = np.bincount(flat, weights=z, minlength=nx * ny)
     count = np.bincount(flat, minlength=nx * ny)
     with np.errstate(invalid="ignore", divide="ignore"):
-        z = np.where(count > 0, total / np.maximum(count, 1), np.nan).reshape(ny, nx)
-    return BathymetryGrid(z, lo[0] + resolution * np.arange(nx), lo[1] + resolution * np.arange(ny), geographic,
-                          "EPSG:4326" if geographic else None, src)
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan).reshape(ny, nx)
 
 
 def _lattice(values: np.ndarray) -> tuple[float, float, int] | None:
-    """(start, spacing, count) when every value sits on ``start + k * spacing`` (k integer), else ``None``."""
+    """(start, spacing, count) when every value sits within 0.05 spacing of ``start + k * spacing`` (k integer),
+    else ``None``. The spacing is the extent over its number of steps (the extent over the mean of the gaps near
+    the smallest, rounded), so coordinates printed with a few decimals (a 15 arc-second lattice written to 6 or 4
+    decimals of a degree) still form their lattice."""
     u = np.unique(values)
     if u.size < 2:
         return None
-    step = float(np.min(np.diff(u)))
+    extent = float(u[-1] - u[0])
+    gaps = np.diff(u)
+    steps = round(extent / float(np.mean(gaps[gaps <= 1.5 * gaps.min()])))
+    step = extent / steps
     k = (u - u[0]) / step
-    if step <= 0 or not np.allclose(k, np.rint(k), atol=1e-6):
+    if not np.all(np.abs(k - np.rint(k)) <= 0.05):
         return None
-    return float(u[0]), step, int(np.rint(k[-1])) + 1
+    return float(u[0]), step, steps + 1
+
+
+def _mostly_neighbours(ix: np.ndarray, iy: np.ndarray) -> bool:
+    """Whether at least half of the lattice nodes ``(ix, iy)`` have their east or north neighbour among them, as
+    in a grid written out sample by sample (holes allowed). Scattered soundings rounded to a few decimals also sit
+    on a (fine) lattice, but rarely next to each other; they are binned instead."""
+    nodes = set(zip(ix.tolist(), iy.tolist()))
+    linked = sum(1 for i, j in nodes if (i + 1, j) in nodes or (i, j + 1) in nodes)
+    return 2 * linked >= len(nodes)
 
 
 def _check_grid_bytes(samples: int, path: Path, max_bytes: int) -> None:
@@ -392,8 +447,8 @@ def read_bathymetry(path: str | Path, bounds: Sequence[float] | None = None, res
         resolution: target grid spacing in metres (``None``: keep the file's spacing).
         values: ``"elevation"`` (up positive) or ``"depth"`` (down positive); ``None``: from the file
             (NetCDF variable name / ``positive`` attribute), else elevation.
-        geographic: force lon/lat (``True``) or projected metres (``False``); ``None``: from the CRS (XYZ and
-            grids without a CRS: projected).
+        geographic: force lon/lat (``True``) or projected metres (``False``); ``None``: from the CRS (grids
+            without a CRS: projected; XYZ: lon/lat when its header names the columns lon, lat, else projected).
         max_memory_bytes: refuse grids that would need more host memory (default: half the available RAM).
 
     Returns: the grid in the local frame (module docstring), ``z`` up positive in metres.
@@ -409,12 +464,12 @@ def read_bathymetry(path: str | Path, bounds: Sequence[float] | None = None, res
     limit = int(max_memory_bytes) if max_memory_bytes is not None else _default_memory_limit()
     suffix = p.suffix.lower()
     kind = values or "elevation"
-    if suffix in GEOTIFF_SUFFIXES:
+    if suffix in GEOTIFF_SUFFIXES or (suffix == ".grd" and _is_surfer_grid(p)):
         grid = _read_raster(p, bounds, limit)
     elif suffix in NETCDF_SUFFIXES:
         grid, kind = _read_netcdf(p, bounds, values, limit)
     elif suffix in XYZ_SUFFIXES:
-        grid = _read_xyz(p, resolution if not geographic else None, bool(geographic), limit)
+        grid, kind = _read_xyz(p, resolution, geographic, values, limit)
         if bounds is not None:
             grid = grid.crop(bounds)
     else:
@@ -433,6 +488,13 @@ def read_bathymetry(path: str | Path, bounds: Sequence[float] | None = None, res
                                                                                 + 1), p, limit)
         grid = grid.resample(resolution)
     return grid
+
+
+def _is_surfer_grid(path: Path) -> bool:
+    """Whether a ``.grd`` file is a Golden Software Surfer grid (ASCII ``DSAA``, binary ``DSBB``/``DSRB``; read
+    through rasterio, samples at its nodes, the blanking value 1.70141e38 nodata) rather than a GMT NetCDF one."""
+    with open(path, "rb") as fh:
+        return fh.read(4) in (b"DSAA", b"DSBB", b"DSRB")
 
 
 def _default_memory_limit() -> int:
@@ -476,8 +538,8 @@ def iter_tiles(grid: BathymetryGrid, material: str = "sand", depth_bands: Sequen
     table = materials or MaterialTable()
     material_named(table, material, grid.source)
     bands = _parse_bands(depth_bands, table, grid.source)
-    if tile_size < 1:
-        raise SceneError(f"{grid.source}: tile_size must be >= 1 cells, got {tile_size}")
+    if isinstance(tile_size, bool) or not isinstance(tile_size, numbers.Integral) or tile_size < 1:
+        raise SceneError(f"{grid.source}: tile_size must be a whole number of cells >= 1, got {tile_size!r}")
     ny, nx = grid.z.shape
     for tr, r0 in enumerate(range(0, ny - 1, tile_size)):
         r1 = min(r0 + tile_size, ny - 1)
@@ -541,16 +603,17 @@ def scene_from_bathymetry(path: str | Path, out: str | Path | None = None, *, bo
                           resolution: float | None = None, values: str | None = None,
                           geographic: bool | None = None, material: str = "sand",
                           depth_bands: Sequence[Sequence[Any]] | None = None, tile_size: int = TILE_SIZE,
-                          materials: MaterialTable | None = None, device: Any = None, build_scene: bool = True,
-                          max_memory_bytes: int | None = None) -> Scene | None:
+                          materials: MaterialTable | str | Path | None = None, device: Any = None,
+                          build_scene: bool = True, max_memory_bytes: int | None = None) -> Scene | None:
     """A seafloor scene from a bathymetry grid (see the module docstring for every convention).
 
     ``out``: also write the scene as a ``.usda`` stage (streamed tile by tile, through a temporary file renamed
     into place). ``build_scene=False`` with ``out`` writes the file only (memory: the grid and one tile) and
     returns ``None``. Otherwise returns the :class:`Scene` with its BVH on ``device``; grids whose scene would
     need more than ``max_memory_bytes`` (default: half the available RAM) are refused with the estimate.
+    ``materials``: a :class:`MaterialTable` or a YAML file of extra materials (as :func:`load_scene` takes).
     """
-    table = materials or MaterialTable()
+    table = MaterialTable.from_yaml(materials) if isinstance(materials, (str, Path)) else materials or MaterialTable()
     limit = int(max_memory_bytes) if max_memory_bytes is not None else _default_memory_limit()
     grid = read_bathymetry(path, bounds=bounds, resolution=resolution, values=values, geographic=geographic,
                            max_memory_bytes=limit)

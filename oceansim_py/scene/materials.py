@@ -135,7 +135,8 @@ _MATERIAL_KEYS = {"reflectivity", "density", "sound_speed", "albedo", "scatterin
 
 
 class MaterialTable:
-    """Name -> :class:`Material`, starting from the built-in table; user YAML entries add or override.
+    """Name -> :class:`Material`, starting from the built-in table; user YAML entries add or override. An entry
+    for a known name may give its albedo alone (the acoustics are kept) or its acoustics alone (the albedo is kept).
 
     YAML layout::
 
@@ -186,11 +187,17 @@ class MaterialTable:
             albedo = fields.get("albedo", base.albedo if base else BUILTIN_MATERIALS["default"].albedo)
             if not isinstance(albedo, (list, tuple)) or len(albedo) != 3:
                 raise ConfigError(f"{source}: material '{name}': albedo must be a list of three numbers")
-            self.add(Material.from_properties(
-                str(name), tuple(albedo),  # type: ignore[arg-type]
-                reflectivity=fields.get("reflectivity"), density=fields.get("density"),
-                sound_speed=fields.get("sound_speed"), scattering_strength=fields.get("scattering_strength"),
-                source=source))
+            alb: Any = tuple(albedo)
+            acoustic = {key: fields.get(key) for key in ("reflectivity", "density", "sound_speed",
+                                                         "scattering_strength")}
+            if base is not None and all(value is None for value in acoustic.values()):
+                # an entry that gives only the albedo of a known material keeps that material's acoustics
+                material = dataclasses.replace(
+                    Material.from_properties(str(name), alb, reflectivity=base.reflectivity, source=source),
+                    density=base.density, sound_speed=base.sound_speed)
+            else:
+                material = Material.from_properties(str(name), alb, source=source, **acoustic)
+            self.add(material)
 
     @classmethod
     def from_yaml(cls, path: str | Path, base: "MaterialTable | None" = None) -> "MaterialTable":
