@@ -48,7 +48,7 @@ SEABED = "seabed_1M"
 
 def seabed_scene(backend: str, cells: int = 707) -> Scene:
     """A 200 m x 200 m rippled, sloping seabed of ``2 * cells**2`` triangles (999 698 for 707), in 16 tiles,
-    with a sensor 5 m above it looking 20 deg down."""
+    with a sensor 7.3 m above it (at x = -60 m, y = 0 the floor is at -22.27 m) looking 20 deg down."""
     nodes = [Node("/Seabed")]
     tile = cells // 4 + 1
     edges = np.linspace(-100.0, 100.0, cells + 1)
