@@ -185,6 +185,20 @@ def surface_plane_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(
             obj[i] = plane_obj
 
 
+
+@wp.kernel
+def primary_distance_kernel(hit_distance: wp.array(dtype=wp.float32), hit_face: wp.array(dtype=wp.int32),
+                            hit_obj: wp.array(dtype=wp.int32), law: SurfaceLaw, out: wp.array(dtype=wp.float32),
+                            start: int):
+    """Ray i's primary hit distance (m) kept for the sensor's first return (side-scan altitude, single-beam
+    first_return_range): the hit's distance, +inf for a miss and for a hit of the analytic surface plane that gives
+    no echo (surface reverberation off: the plane only mirrors, as :func:`echoes` decides)."""
+    i = wp.tid() + start
+    d = hit_distance[i]
+    if hit_face[i] >= 0 and hit_obj[i] == law.plane_obj and law.reverberation == 0:
+        d = float(wp.inf)
+    out[i] = d
+
 @wp.kernel
 def fan_bounce_init_kernel(poses: wp.array(dtype=wp.transform), bearing_cos_sin: wp.array(dtype=wp.vec2),
                            bearing_cell: float, elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float,
