@@ -124,3 +124,96 @@ def test_msis_surface_ghost_and_mixed_ghost():
     same, both = (Msis(c, device="cpu").render(scene, pose).clean_intensity[0].astype(np.float64)
                   for c in (cfg.replace(multipath_mixed_paths=False), cfg))
     _check_ghosts(same, both)
+
+
+def test_profiling_sonar_nadir_beam_second_bottom_echoes():
+    # A profiling sonar looking down at depth s = 2 m over mud at altitude A = 3 m, two bounces, its nadir beam
+    # (11 beams over 20 deg): the bottom at A = 3 m (the sounding, unchanged by the bounces), the mixed second bottom
+    # echo (floor -> surface -> floor out, straight back) at 2 A + s = 8 m, the same-path one at A + 2 (A + s) = 13 m;
+    # without mixed paths nothing at 8 m.
+    A, s = 3.0, 2.0
+    floor = seafloor(Material.from_properties("mud", (0.4, 0.4, 0.4), reflectivity=0.25), s + A)
+    cfg = ProfilingSonarConfig(model="device", swath_width=20.0, n_beams=11, min_range=0.5, max_range=20.0,
+                               range_bins=1950, absorption=ALPHA, tvg="none", normalisation="none",
+                               multiplicative_sigma=0.0, additive_sigma=0.0, multipath_bounces=2, **QUIET)
+    pose = np.array([0.0, 0.0, -s, 0.0, 0.0, 0.0, 1.0])
+    for mixed in (True, False):
+        out = ProfilingSonar(cfg.replace(multipath_mixed_paths=mixed), device="cpu").render(floor, pose).numpy()
+        nadir, ranges = out["clean_image"][0][:, 5].astype(np.float64), out["ranges"]
+        assert float(out["bottom_range"][0][5]) == pytest.approx(A, abs=0.01)
+        assert onset(nadir, ranges, 12.0, 14.0) == pytest.approx(A + 2 * (A + s), abs=0.011)
+        if mixed:
+            assert onset(nadir, ranges, 7.0, 9.5) == pytest.approx(2 * A + s, abs=0.011)
+        else:
+            assert window(nadir, ranges, 7.0, 9.5) == 0.0
+
+
+def test_multibeam_surface_reverberation_beam_by_beam_against_a_lambert_plane():
+    # A BlueView P900 multibeam (900 kHz, 90 deg swath, 64 beams) at depth 10 m pitched up 90 deg: beam j meets the
+    # flat surface at incidence t_j = its beam angle. Surface reverberation at U10 = 8 m/s (15.5508 kn) against a
+    # Lambert plane (mu = 1) in the same place without it: per ray S_s w / (r^2 cos t) over mu cos t w / r^2, so
+    # beam j's ratio is S_s(90 - t_j) - 20 log10 cos t_j (dB); beta = 158 (15.5508 x 900000^(1/3))^-0.58 = 2.27137.
+    # Beam 40 at t = (40.5 / 64 - 1/2) 90 = 11.953 deg: S_s(78.047) = 3.3 x 2.27137 x log10(78.047 / 30)
+    # - 42.4 log10(2.27137) + 2.6 = 3.1124 - 15.1066 + 2.6 = -9.3942 dB, -20 log10 cos t = +0.1904: -9.204 dB; the
+    # other beams by the host twin chapman_harris_db.
+    up = np.array([0.0, 0.0, -10.0, 0.0, -math.sin(math.pi / 4), 0.0, math.cos(math.pi / 4)])
+    open_sea = make_scene(("far_wall", quad([500.0, 0.0, -10.0], [-1.0, 0.0, 0.0], 10.0), 0.5))
+    lambert = make_scene(("plane", quad([0.0, 0.0, 0.0], [0.0, 0.0, -1.0], 80.0), 1.0))
+    lambert.metadata["surface_z"] = 100.0
+    cfg = MultibeamSonarConfig.preset("blueview_p900", max_range=20.0, n_beams=64, tvg="none",
+                                      absorption_model="fixed", absorption=0.1, **QUIET)
+    assert cfg.frequency == 900e3
+    a = MultibeamSonar(cfg.replace(surface_reverberation=True, surface_wind_speed=8.0), device="cpu").render(
+        open_sea, up).numpy()
+    b = MultibeamSonar(cfg, device="cpu").render(lambert, up).numpy()
+    per_a = a["clean_intensity"][0].astype(np.float64).sum(0)
+    per_b = b["clean_intensity"][0].astype(np.float64).sum(0)
+    beta = 158.0 * (8.0 * 1.9438444924406046 * 900e3 ** (1 / 3)) ** -0.58
+    assert beta == pytest.approx(2.27137, abs=1e-4)
+    for j in (40, 44, 48, 56):
+        t = abs(float(a["bearings"][j]))
+        hand = float(chapman_harris_db(90.0 - math.degrees(t), 8.0, 900e3)) - 20 * math.log10(math.cos(t))
+        if j == 40:
+            assert math.degrees(t) == pytest.approx(11.953, abs=1e-3)
+            assert hand == pytest.approx(-9.204, abs=0.01)
+        assert 10 * math.log10(per_a[j] / per_b[j]) == pytest.approx(hand, abs=0.1)
+    # the surface return of the nadir beam starts at the depth, 10 m
+    col, ranges = a["clean_intensity"][0][:, 32].astype(np.float64), a["ranges"]
+    assert ranges[np.argmax(col > 0.01 * col.max())] == pytest.approx(10.0, abs=0.05)
+
+
+def test_imaging_sonar_ghost_follows_the_moving_surface_at_the_bounce_point():
+    # An imaging sonar at depth s = 3 m, a sphere (a = 0.3 m) at depth 3 m, R = 20 m ahead, under a long-crested
+    # Bretschneider swell (Hs 1 m, Tp 10 s, 16 components, linear) whose patch is centred on the bounce point
+    # (10, 0). The ghost's leading edge is the shortest reflected path S -> X -> sphere over the surface profile
+    # eta(x, t) along the beam (Fermat: the image source of the local tangent plane), min_x sqrt(x^2 + (s + eta)^2)
+    # + sqrt((R - x)^2 + (d + eta)^2) - a, i.e. about sqrt(R^2 + (s + d + 2 eta(R / 2))^2) - a; the surface height at
+    # the sensor (a different phase of the wave, k x = 0.4 rad away) would put it elsewhere: at t = 0 eta(0) =
+    # +0.196 m but eta(10) = +0.018 m. By hand from the sampled profile: 20.566, 20.734, 20.593, 20.423 m at t = 0,
+    # 2.5, 5, 7.5 s (the imaging sonar's ghost onsets, bins of 1 cm: 20.56, 20.73, 20.59, 20.42). The surface echo
+    # itself (the patch's Lambert mu = 1) is in both renders: the ghost is their difference. The sea's wind for
+    # Chapman-Harris (Pierson-Moskowitz wind of Hs): U19.5 = sqrt(Hs g / 0.21) = 6.8336, U10 = 6.8336 / 1.026
+    # = 6.6604 m/s.
+    s, d, R, a = 3.0, 3.0, 20.0, 0.3
+    scene = make_scene(("ball", sphere([R, 0.0, -d], a), 0.5))
+    scene.add_sea_surface(dict(spectrum="bretschneider", significant_wave_height=1.0, peak_period=10.0,
+                               spreading="none", steepness=0.0, n_frequencies=16), size=80.0, resolution=0.5,
+                          center=(10.0, 0.0))
+    assert sea_state_wind(scene) == pytest.approx(6.6604, abs=1e-4)
+    cfg = fls(1, horizontal_fov=4.0, vertical_fov=50.0, n_beams=4, rays_per_beam=10, elevation_rays=3000,
+              min_range=15.0, max_range=25.0, range_bins=1000, multipath_mixed_paths=False, frequency=2e3)
+    with_ghost, direct = ImagingSonar(cfg, device="cpu"), ImagingSonar(cfg.replace(multipath_bounces=0), device="cpu")
+    pose = np.array([0.0, 0.0, -s, 0.0, 0.0, 0.0, 1.0])
+    ranges = 15.0 + (np.arange(1000) + 0.5) * 0.01
+    xs = np.linspace(0.0, R, 201)
+    fine = np.linspace(0.0, R, 20001)
+    onsets = []
+    for t in (0.0, 2.5, 5.0, 7.5):
+        scene.set_time(t)
+        eta = np.interp(fine, xs, scene.surface_height(np.stack([xs, np.zeros_like(xs)], axis=1)))
+        hand = float((np.hypot(fine, s + eta) + np.hypot(R - fine, d + eta)).min()) - a
+        ghost = (with_ghost.render(scene, pose).numpy()["clean_intensity"][0].sum(1).astype(np.float64)
+                 - direct.render(scene, pose).numpy()["clean_intensity"][0].sum(1).astype(np.float64))
+        onsets.append(onset(ghost, ranges, 20.3, 24.9))
+        assert onsets[-1] == pytest.approx(hand, abs=0.011)
+    assert max(onsets) - min(onsets) > 0.25
