@@ -217,3 +217,34 @@ def test_imaging_sonar_ghost_follows_the_moving_surface_at_the_bounce_point():
         onsets.append(onset(ghost, ranges, 20.3, 24.9))
         assert onsets[-1] == pytest.approx(hand, abs=0.011)
     assert max(onsets) - min(onsets) > 0.25
+
+
+def test_usbl_and_lbl_surface_bounce_under_a_swell_is_not_blocked_by_the_surface_itself():
+    # tests/test_positioning_multipath.py's wall (x = 3 m, top z = -6) between a head 10 m deep and a beacon 10 m
+    # ahead at the same depth: the reply heard by its surface reflection, image beacon at z = +10, range
+    # sqrt(10^2 + 20^2) = 22.3607 m (the surface flat at its mean z = 0, as documented), reflection point (5, 0, 0).
+    # Now under a long-crested swell (Hs 1 m, Tp 10 s) whose patch covers that point: at t = 5 and 7.5 s a trough
+    # lies there (eta = -0.138, -0.210 m), so the leg's ray meets the wave mesh 0.14-0.21 m / sin(63.4 deg) short of
+    # the mean-level point. The surface is the reflector, not an obstacle: the fix must stay (22.3607 m), as at
+    # t = 0 and 2.5 s (crests, +0.207, +0.275 m). Before the fix the troughs gave no fix. A wall that cuts the
+    # reflected path (top z = -3) still does.
+    from test_positioning_multipath import BEACON, HEAD, wall_scene
+    from oceansim_py.sensors.lbl import LBL, LBLConfig
+    from oceansim_py.sensors.usbl import USBL, USBLConfig
+    swell = dict(spectrum="bretschneider", significant_wave_height=1.0, peak_period=10.0, spreading="none",
+                 steepness=0.0, n_frequencies=16)
+    usbl = USBL(USBLConfig(beacon_positions=(BEACON,), noise=False, surface_multipath=True))
+    lbl = LBL(LBLConfig(beacon_ids=(1,), beacon_positions=(BEACON,), noise=False, surface_multipath=True))
+    scene = wall_scene(top=-6.0)
+    scene.add_sea_surface(swell, size=60.0, resolution=0.5, center=(5.0, 0.0))
+    cut = wall_scene(top=-3.0)
+    cut.add_sea_surface(swell, size=60.0, resolution=0.5, center=(5.0, 0.0))
+    for t, eta in ((0.0, 0.207), (2.5, 0.275), (5.0, -0.138), (7.5, -0.210)):
+        scene.set_time(t)
+        cut.set_time(t)
+        assert float(scene.surface_height([5.0, 0.0])[0]) == pytest.approx(eta, abs=1e-3)
+        u = usbl.measure(HEAD, scene=scene)
+        assert u.fix[0, 0] and u.slant_range[0, 0] == pytest.approx(math.hypot(10.0, 20.0), abs=1e-9)
+        r = lbl.measure(HEAD, scene=scene)
+        assert r.fix[0, 0] and r.range[0, 0] == pytest.approx(math.hypot(10.0, 20.0), abs=1e-9)
+        assert not usbl.measure(HEAD, scene=cut).fix[0, 0]
