@@ -248,3 +248,33 @@ def test_usbl_and_lbl_surface_bounce_under_a_swell_is_not_blocked_by_the_surface
         r = lbl.measure(HEAD, scene=scene)
         assert r.fix[0, 0] and r.range[0, 0] == pytest.approx(math.hypot(10.0, 20.0), abs=1e-9)
         assert not usbl.measure(HEAD, scene=cut).fix[0, 0]
+
+
+def test_msis_sweep_under_a_moving_surface_sees_the_surface_of_each_steps_time():
+    # An MSIS 10 m deep, head scanning a 4-step sector (step 0.9 deg) pitched up 90 deg: each step's beam looks
+    # straight up at the surface of its own time t_k = start + k T (T = ping_period 2.5 s), under a long-crested
+    # Bretschneider swell (Hs 1 m, Tp 10 s) with surface reverberation (the sea's wind): the surface return's onset
+    # is the depth below the instantaneous surface, 10 + eta(0, t_k) (eta = +0.196, +0.363, -0.208, -0.264 m at
+    # 0, 2.5, 5, 7.5 s; tests/test_multipath_hand.py), the same as a single-step render after set_time(t_k). Before
+    # the fix the sweep rendered every step at the scene's current time: four onsets at 10 + eta(0, 0).
+    scene = make_scene(("far_wall", quad([500.0, 0.0, -10.0], [-1.0, 0.0, 0.0], 10.0), 0.5))
+    scene.add_sea_surface(dict(spectrum="bretschneider", significant_wave_height=1.0, peak_period=10.0,
+                               spreading="none", steepness=0.0, n_frequencies=16), size=80.0, resolution=0.5,
+                          center=(0.0, 0.0))
+    cfg = MsisConfig(horizontal_beamwidth=2.0, vertical_beamwidth=2.0, horizontal_rays=8, vertical_rays=8,
+                     step_angle=0.9, sector_width=3.6, ping_period=2.5, min_range=5.0, max_range=15.0,
+                     range_bins=1000, tvg="none", normalisation="none", surface_reverberation=True, **QUIET)
+    up = np.array([0.0, 0.0, -10.0, 0.0, -math.sin(math.pi / 4), 0.0, math.cos(math.pi / 4)])
+    sonar = Msis(cfg, device="cpu")
+    ranges = cfg.ranges()
+    scene.set_time(0.0)
+    sweep = sonar.render_sweep(scene, up, sweep=0, start_time=0.0)
+    assert sweep.times[:4] == pytest.approx([0.0, 2.5, 5.0, 7.5])
+    for k, eta in enumerate((0.196, 0.363, -0.208, -0.264)):
+        t = float(sweep.times[k])
+        assert float(scene.surface_height([0.0, 0.0], t)[0]) == pytest.approx(eta, abs=1e-3)
+        row = sweep.clean_intensity[k].astype(np.float64)
+        assert onset(row, ranges, 9.0, 11.0) == pytest.approx(10.0 + eta, abs=0.015)
+        scene.set_time(t)
+        single = sonar.render(scene, up, int(sweep.steps[k])).clean_intensity[0]
+        np.testing.assert_array_equal(single, sweep.clean_intensity[k])
