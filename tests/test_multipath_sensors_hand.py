@@ -278,3 +278,33 @@ def test_msis_sweep_under_a_moving_surface_sees_the_surface_of_each_steps_time()
         scene.set_time(t)
         single = sonar.render(scene, up, int(sweep.steps[k])).clean_intensity[0]
         np.testing.assert_array_equal(single, sweep.clean_intensity[k])
+
+
+def test_msis_ghost_in_a_mud_seabed_with_no_critical_angle():
+    # The MSIS of test_msis_surface_ghost_and_mixed_ghost 1.5 m above a mud floor (1420 kg/m^3, 1490 m/s: slower
+    # than water, so no critical angle; Lambert mu 0 so that only its mirror is seen), a sphere (a = 0.2 m) 8 m
+    # ahead at the sensor's height, the surface far above. Image sphere at sqrt(8^2 + 3^2) = 8.5440 m (onset
+    # 8.3440), incidence cos t1 = 3 / 8.5440 = 0.35112 (grazing 20.56 deg); Snell sin^2 t2 = (1490 / 1500)^2
+    # (1 - 0.35112^2) = 0.86506, cos t2 = 0.36734; Z2 / Z1 = 1420 x 1490 / (1026 x 1500) = 1.37479; R = (1.37479 x
+    # 0.35112 - 0.36734) / (0.48272 + 0.36734) = 0.13573: ghost / direct = 40 log10 0.13573 + 40 log10(8 / 8.5440)
+    # - 0.2 x 0.5440 = -34.6926 - 1.1429 - 0.1088 = -35.944 dB. (Sand, beyond its critical angle, would give
+    # -1.25 dB: tests/test_multipath_hand.py.)
+    from oceansim_py.scene import Node, Scene
+    mud = Material.from_properties("mud", (0.2, 0.2, 0.2), density=1420.0, sound_speed=1490.0, reflectivity=0.0)
+    ball = Material.from_properties("ball", (0.5, 0.5, 0.5), reflectivity=0.5)
+    root = Node("/World")
+    scene = Scene([root, Node("/World/floor", mesh=quad([0.0, 0.0, -10.0], [0.0, 0.0, 1.0], 80.0), material=mud,
+                              label="floor", parent=root),
+                   Node("/World/ball", mesh=sphere([8.0, 0.0, -8.5], 0.2), material=ball, label="ball",
+                        parent=root)], device="cpu")
+    scene.metadata["surface_z"] = 100.0
+    assert float(fluid_reflection(1420.0, 1490.0, 3.0 / math.hypot(8.0, 3.0))) == pytest.approx(0.13573, abs=1e-5)
+    cfg = MsisConfig(horizontal_beamwidth=3.0, vertical_beamwidth=60.0, horizontal_rays=30, vertical_rays=1500,
+                     min_range=5.0, max_range=12.0, range_bins=700, absorption=ALPHA, tvg="none",
+                     normalisation="none", multipath_bounces=1, multipath_mixed_paths=False, **QUIET)
+    p = Msis(cfg, device="cpu").render(scene, np.array([0.0, 0.0, -8.5, 0.0, 0.0, 0.0, 1.0])).clean_intensity[
+        0].astype(np.float64)
+    d_g = math.hypot(8.0, 3.0)
+    assert onset(p, RANGES_5_12, d_g - 0.3, d_g + 0.2) == pytest.approx(d_g - 0.2, abs=0.011)
+    ratio = window(p, RANGES_5_12, d_g - 0.25, d_g + 0.2) / window(p, RANGES_5_12, 7.75, 8.2)
+    assert 10 * math.log10(ratio) == pytest.approx(-35.944, abs=0.15)
