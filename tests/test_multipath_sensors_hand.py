@@ -308,3 +308,23 @@ def test_msis_ghost_in_a_mud_seabed_with_no_critical_angle():
     assert onset(p, RANGES_5_12, d_g - 0.3, d_g + 0.2) == pytest.approx(d_g - 0.2, abs=0.011)
     ratio = window(p, RANGES_5_12, d_g - 0.25, d_g + 0.2) / window(p, RANGES_5_12, 7.75, 8.2)
     assert 10 * math.log10(ratio) == pytest.approx(-35.944, abs=0.15)
+
+
+@pytest.mark.parametrize("spreading, hand_db", [(False, -1.1580), (True, -2.1271)])
+def test_side_scan_peer_surface_ghost_in_its_own_law(spreading, hand_db):
+    # The side-scan scene above with the peer model (one bounce, its law s = R^4 mu cos(psi) w 10^(-2 alpha L / 10),
+    # times (1 m / L)^2 with `spreading`): a sphere's summed echo is mu a^2 F(0) / D^2 without spreading (the rays'
+    # solid angle over the sphere, pi a^2 / D^2 weighted by cos psi) and / D^4 with it, so ghost / direct
+    # = 20 log10(8 / 8.94427) - 0.18885 = -0.96910 - 0.18885 = -1.1580 dB, or 40 log10(...) - 0.18885 = -2.1271 dB;
+    # ghost onset 8.744 m either way.
+    scene = make_scene(("ball", sphere([0.0, -R8, -D2], A02), 0.5))
+    cfg = SidescanSonarConfig(model="peer", along_track_beamwidth=6.0, vertical_beamwidth=80.0, depression=0.0,
+                              min_range=5.0, max_range=12.0, range_bins=700, along_track_rays=40,
+                              across_track_rays=2000, absorption=ALPHA, spreading=spreading, normalisation="none",
+                              multiplicative_sigma=0.0, additive_sigma=0.0, beam_pattern="flat", multipath_bounces=1)
+    p = SidescanSonar(cfg, device="cpu").render(scene, np.array([0.0, 0.0, -S2, 0.0, 0.0, 0.0, 1.0])).numpy()[
+        "clean_intensity"][0][:, 1].astype(np.float64)
+    r_m = math.hypot(R8, S2 + D2)
+    assert onset(p, RANGES_5_12, 8.3, 9.5) == pytest.approx(r_m - A02, abs=0.011)
+    ratio = window(p, RANGES_5_12, 8.3, 9.5) / window(p, RANGES_5_12, 7.0, 8.2)
+    assert 10 * math.log10(ratio) == pytest.approx(hand_db, abs=0.1)
