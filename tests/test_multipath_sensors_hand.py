@@ -1,9 +1,10 @@
 """Multipath, the sea surface and surface reverberation of the sensors and scenes the other multipath tests do not
-use (audit MP2), against hand numbers: the side-scan's and the MSIS's surface ghost and mixed ghost, the profiling
-sonar's second bottom echoes, the multibeam's Chapman-Harris surface return beam by beam, a Bretschneider sea's
-wind, a mud seabed (no critical angle), the imaging sonar's ghost following a moving surface at the bounce point
-away from the sensor, and the first return of the side-scan and single-beam, which the silent flat surface must not
-become when multipath is on."""
+use (audit MP2), against hand numbers: the side-scan's (device and peer) and the MSIS's surface ghost and mixed
+ghost, the MSIS's ghost in a mud seabed (no critical angle), the profiling sonar's second bottom echoes, the
+multibeam's Chapman-Harris surface return beam by beam, a Bretschneider sea's wind, the imaging sonar's ghost
+following a moving surface at the bounce point away from the sensor, an MSIS sweep under a moving surface, the
+USBL/LBL surface bounce under a swell, and the first return of the side-scan and single-beam, which the silent flat
+surface must not become when multipath is on."""
 
 from __future__ import annotations
 
