@@ -185,6 +185,20 @@ def surface_plane_kernel(origins: wp.array(dtype=wp.vec3), directions: wp.array(
             obj[i] = plane_obj
 
 
+
+@wp.kernel
+def primary_distance_kernel(hit_distance: wp.array(dtype=wp.float32), hit_face: wp.array(dtype=wp.int32),
+                            hit_obj: wp.array(dtype=wp.int32), law: SurfaceLaw, out: wp.array(dtype=wp.float32),
+                            start: int):
+    """Ray i's primary hit distance (m) kept for the sensor's first return (side-scan altitude, single-beam
+    first_return_range): the hit's distance, +inf for a miss and for a hit of the analytic surface plane that gives
+    no echo (surface reverberation off: the plane only mirrors, as :func:`echoes` decides)."""
+    i = wp.tid() + start
+    d = hit_distance[i]
+    if hit_face[i] >= 0 and hit_obj[i] == law.plane_obj and law.reverberation == 0:
+        d = float(wp.inf)
+    out[i] = d
+
 @wp.kernel
 def fan_bounce_init_kernel(poses: wp.array(dtype=wp.transform), bearing_cos_sin: wp.array(dtype=wp.vec2),
                            bearing_cell: float, elevation_table: wp.array(dtype=wp.vec3), elevation_cell: float,
@@ -628,7 +642,8 @@ def chain_mixed_echo_table_kernel(origins: wp.array(dtype=wp.vec3), directions: 
                                   cross_channel: wp.array(dtype=wp.int32), start: int):
     """Ray i's mixed-path arrivals of bounce ``bounce`` for a table fan (side-scan, profiling, single-beam, MSIS):
     as :func:`chain_mixed_echo_fan_kernel`, P's receiving ray t the table ray nearest P's sensor-frame direction
-    u (largest u . d_t) whose cell holds it (|(u - d_t) . a_t| <= |a_t|^2 / 2, the same for b_t), its channel
+    u (smallest |u - d_t|^2: in float32, u . d_t = 1 - theta^2 / 2 cannot tell apart rays less than ~0.03 deg
+    from u, finer than a fine table's cells) whose cell holds it (|(u - d_t) . a_t| <= |a_t|^2 / 2, the same for b_t), its channel
     t // rays_per_channel (side-scan: port or starboard; single-beam: its one beam, if inside the cone), pattern
     sqrt(g_t / g_k), g = w / |a x b|. The search: the table's rays in a spatially compact order ``table_order``
     (Z-order of their bearing and elevation), in runs of ``cone_size`` rays, each with a bounding cone
@@ -653,15 +668,15 @@ def chain_mixed_echo_table_kernel(origins: wp.array(dtype=wp.vec3), directions: 
     if e.valid == 1:
         u = wp.quat_rotate_inv(wp.transform_get_rotation(pose), e.away)
         best = int(-1)
-        best_dot = float(-2.0)
+        best_gap = float(5.0)
         for run in range(table_cones.shape[0]):
             cone = table_cones[run]
             if u[0] * cone[0] + u[1] * cone[1] + u[2] * cone[2] >= cone[3]:
                 for r in range(run * cone_size, wp.min((run + 1) * cone_size, rays_per_pose)):
                     t = table_order[r]
-                    c = wp.dot(u, table_directions[t])
-                    if c > best_dot or (c == best_dot and t < best):
-                        best_dot = c
+                    gap = wp.length_sq(u - table_directions[t])
+                    if gap < best_gap or (gap == best_gap and t < best):
+                        best_gap = gap
                         best = t
         inside = int(0)
         if best >= 0:

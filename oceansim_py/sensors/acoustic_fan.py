@@ -297,7 +297,8 @@ class AcousticFan:
                        float(c.absorption), int(c.spreading), block, buf.blocks, self.rays_per_channel,
                        buf.echo_value, buf.echo_bin, buf.echo_label], dev)
             if block == 0:
-                wp.copy(buf.ray_range, rays.hits.distance)
+                launch_1d(km.primary_distance_kernel, n_rays, [rays.hits.distance, rays.hits.face, rays.hits.obj, law,
+                                                               buf.ray_range], dev)
 
         self._tracer.trace(scene, rays, state, float(c.max_range), init, echo)
         launch_1d(km.fan_peer_first_block_kernel, n_rays,

@@ -153,7 +153,8 @@ def surface_bounce(times: np.ndarray, poses: np.ndarray, along: Any, beacons: np
     bounced once off the surface (pressure release, flat at the scene's mean ``surface_z``). By the image-source
     method the reflected path from the head to the beacon is the straight path to the beacon mirrored in the
     surface, z' = 2 z_s - z, so its timing is :func:`interrogate` with the mirrored beacons; it is usable where both
-    of its legs below the surface (head -> reflection point -> beacon, outbound and inbound) are clear, the head and
+    of its legs below the surface (head -> reflection point -> beacon, outbound and inbound) are clear (a moving sea
+    surface met on the way, a trough below the mean level, is the reflector, not an obstacle), the head and
     the beacon are under water, and the reflected range is within ``max_range``. The head then measures the
     reflected travel time and the direction of the image (a ghost fix above the true beacon), as real USBLs do
     behind obstacles. ``backend``: as for :func:`interrogate`."""
@@ -165,6 +166,8 @@ def surface_bounce(times: np.ndarray, poses: np.ndarray, along: Any, beacons: np
     under = (beacons[None, :, 2] < z_s) & (poses[:, None, 2] < z_s)
     clear = np.ones((b, n), dtype=bool)
     if scene is not None:
+        # the moving sea surface is the reflector: a leg that meets it (a trough below the mean level) reaches it
+        sea = next((node.id for node in scene.nodes if getattr(node, "sea_surface", None) is not None), None)
         heads = (np.broadcast_to(poses[:, None, :3], (b, n, 3)), geo.receive_pose[..., :3])
         for head in heads:
             head = head.reshape(-1, 3)
@@ -175,7 +178,8 @@ def surface_bounce(times: np.ndarray, poses: np.ndarray, along: Any, beacons: np
             point = head + frac[:, None] * (img - head)               # where the path meets the surface
             leg_head = np.linalg.norm(point - head, axis=1)
             leg_beacon = np.linalg.norm(point - bea, axis=1)
-            bad = blocked(scene, head, point, leg_head, backend) | blocked(scene, bea, point, leg_beacon, backend)
+            bad = (blocked(scene, head, point, leg_head, backend, sea)
+                   | blocked(scene, bea, point, leg_beacon, backend, sea))
             clear &= ~bad.reshape(b, n)
     usable = direct.occluded & clear & under & ~geo.out_of_range
     return SurfaceBounce(usable, geo, image)
@@ -228,16 +232,19 @@ def exchange(config: Any, times: np.ndarray | None, poses: np.ndarray, along: An
 
 
 def blocked(scene: Any, origins: np.ndarray, targets: np.ndarray, distance: np.ndarray,
-            backend: str | None) -> np.ndarray:
+            backend: str | None, reflector: int | None = None) -> np.ndarray:
     """(N,) True where the scene blocks the straight path from ``origins`` to ``targets`` (world, m): a ray cast
     (through the sensor config's ``raycast_backend``, ``backend``; ``None``: the scene's) hit more than
-    :data:`OCCLUSION_TOLERANCE` short of the target."""
+    :data:`OCCLUSION_TOLERANCE` short of the target, unless it hit object ``reflector`` (the node id of the
+    surface the path reflects off, which it reaches there)."""
     out = np.zeros(distance.shape, dtype=bool)
     ok = distance > OCCLUSION_TOLERANCE
     if not ok.any():
         return out
     hit = scene.raycast(origins[ok], targets[ok] - origins[ok], distance[ok], backend=backend).numpy()
     out[ok] = (hit["face"] >= 0) & (hit["distance"] < distance[ok] - OCCLUSION_TOLERANCE)
+    if reflector is not None:
+        out[ok] &= hit["object"] != reflector
     return out
 
 

@@ -440,7 +440,9 @@ class Msis:
         """Render sweep ``sweep``: its steps k fire at ``start_time + k * step_period`` (k the global step index)
         at the sensor pose of that time (``sweep`` an integer >= 0, ``start_time`` finite s). ``motion``: a (7,)
         pose (a still sonar), a ``Trajectory`` / ``TimedPoses`` (anything with ``at(times) -> (N, 7)``), or a
-        callable ``times -> (N, 7)``."""
+        callable ``times -> (N, 7)``. In an animated scene (moving nodes, a moving sea surface) each step sees
+        the scene at its own time: the steps render one at a time after ``scene.set_time`` (the scene is left at
+        the last step's time)."""
         require(isinstance(sweep, (int, np.integer)) and not isinstance(sweep, bool) and sweep >= 0,
                 "Msis.render_sweep", "sweep", f"must be an integer >= 0 (the sweep index), got {sweep!r}")
         require_finite(start_time, "Msis.render_sweep", "start_time")
@@ -453,7 +455,16 @@ class Msis:
             poses = np.asarray(motion(times), dtype=np.float64)
         else:
             poses = np.repeat(as_poses(motion).astype(np.float64), steps.size, axis=0)
-        return self.render(scene, poses, int(steps[0]), times)
+        if not getattr(scene, "is_animated", False):
+            return self.render(scene, poses, int(steps[0]), times)
+        parts = []
+        for k in range(steps.size):
+            scene.set_time(float(times[k]))
+            parts.append(self.render(scene, poses[k:k + 1], int(steps[k]), times[k:k + 1]))
+        first = parts[0]
+        return MsisResult(*(np.concatenate([getattr(r, f) for r in parts]) for f in
+                            ("intensity", "clean_intensity", "hit_count", "label_id", "head_angle", "steps")),
+                          first.ranges, first.label_names, first.config, times)
 
 
 def assemble_sweeps(samples: Sequence[dict[str, Any]] | Any, config: MsisConfig | dict[str, Any],

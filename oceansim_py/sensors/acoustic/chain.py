@@ -526,7 +526,8 @@ class DeviceChain:
                        blocks, lay.rays_per_channel, buf.echo_intensity, buf.echo_range, buf.echo_bin,
                        buf.echo_label], dev)
             if block == 0:
-                wp.copy(buf.ray_distance, rays.hits.distance)
+                launch_1d(km.primary_distance_kernel, n_rays, [rays.hits.distance, rays.hits.face, rays.hits.obj, law,
+                                                               buf.ray_distance], dev)
             elif mixed is not None:
                 self._tracer.visibility(scene, rays, mixed.rays, mixed.remaining, buf.poses, lay.rays_per_pose, iface,
                                         law)

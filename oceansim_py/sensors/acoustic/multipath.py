@@ -25,7 +25,8 @@ Choices, where the issue left them open:
   with bounces > 0 or surface reverberation on, rays also meet that analytic plane (no triangles, no BVH cost).
   With a wave patch, the plane stands in for the surface beyond the patch's horizontal extent (with the sea
   state's roughness and wind, still).
-  Without reverberation the plane gives no echo of its own; it only mirrors. It carries label -1.
+  Without reverberation the plane gives no echo of its own; it only mirrors (and is no first return: the
+  side-scan's altitude and the single-beam's first_return_range skip it). It carries label -1.
 - **Surface reverberation** (``surface_reverberation``, off by default): a sea-surface hit (wave patch or plane)
   backscatters with Chapman & Harris (1962) S_s(psi, wind) per unit area instead of the Lambert law of its
   material. The wind speed is the scene's sea state's U10 (for a Bretschneider sea, the Pierson-Moskowitz wind of
