@@ -55,6 +55,20 @@ def wall_scene() -> Scene:
     return make_scene(("wall", quad([5.0, 0.0, 0.0], [-1.0, 0.0, 0.0], 40.0), 0.5))
 
 
+def generate_from_rig(folder, rig: dict):  # noqa: ANN001, ANN201 - a Path in, the loaded dataset out
+    """Write ``rig`` to ``folder/rig.yaml``, run ``oceansim-py generate`` on the CPU into ``folder/ds`` as a user
+    would, and return the dataset read back (``oceansim_py.dataset.load``)."""
+    import yaml
+
+    from oceansim_py.cli import main
+    from oceansim_py.dataset import load
+
+    (folder / "rig.yaml").write_text(yaml.safe_dump(rig))
+    assert main(["generate", "--rig", str(folder / "rig.yaml"), "--out", str(folder / "ds"), "--no-progress",
+                 "--device", "cpu"]) == 0
+    return load(folder / "ds")
+
+
 def run_in_threads(worker, n: int) -> None:  # noqa: ANN001 - any callable of the thread index
     """Run ``worker(k)`` for k = 0..n-1, each in its own thread, wait for all, and re-raise the first error."""
     import threading

@@ -8,11 +8,8 @@ import math
 from pathlib import Path
 
 import numpy as np
-import yaml
 
-from conftest import make_scene, quad
-from oceansim_py.cli import main
-from oceansim_py.dataset import load
+from conftest import generate_from_rig, make_scene, quad
 from oceansim_py.poses import compose_poses, pose_from_euler, quat_to_matrix
 from oceansim_py.sensors.camera import UnderwaterCamera, UnderwaterCameraConfig
 from oceansim_py.sensors.dvl import DVL, DVLConfig
@@ -119,11 +116,7 @@ def test_rig_clocks_and_mounted_dvl_imu_barometer_magnetometer(tmp_path: Path) -
                 "config": {"noise": False}},
                {"name": "mag", "type": "magnetometer", "rate_hz": 10.0, "mount": [0, 0, 0, 0, 0, 90],
                 "config": {"noise": False, "declination": 0.0, "inclination": 60.0, "intensity": 50.0}}]}
-    (tmp_path / "rig.yaml").write_text(yaml.safe_dump(rig))
-    out = tmp_path / "ds"
-    assert main(["generate", "--rig", str(tmp_path / "rig.yaml"), "--out", str(out), "--no-progress",
-                 "--device", "cpu"]) == 0
-    ds = load(out)
+    ds = generate_from_rig(tmp_path, rig)
     assert len(ds) == 100
     assert {s: ds.num_samples(s) for s in ("dvl", "imu", "baro", "mag")} == {"dvl": 10, "imu": 100, "baro": 10,
                                                                              "mag": 10}

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from oceansim_py.cli import main
-from oceansim_py.dataset import load
+from conftest import generate_from_rig
 from oceansim_py.dataset.rig import load_rig
 from oceansim_py.dataset.shards import plan_shards, sample_range
 from oceansim_py.dataset.worker import sample_times
@@ -100,11 +99,7 @@ def test_generated_dataset_times_frames_and_mounted_poses(tmp_path: Path) -> Non
                 "config": {"noise": False}, "products": ["matrix"]},
                {"name": "p5", "type": "pose", "rate_hz": 5.0, "config": {"noise": False}, "products": ["matrix"]},
                {"name": "p3", "type": "pose", "rate_hz": 3.0, "config": {"noise": False}, "products": ["matrix"]}]}
-    (tmp_path / "rig.yaml").write_text(yaml.safe_dump(rig))
-    out = tmp_path / "ds"
-    assert main(["generate", "--rig", str(tmp_path / "rig.yaml"), "--out", str(out), "--no-progress",
-                 "--device", "cpu"]) == 0
-    ds = load(out)
+    ds = generate_from_rig(tmp_path, rig)
     assert len(ds) == 20
     assert {s: ds.num_samples(s) for s in ("p10", "p5", "p3")} == {"p10": 20, "p5": 10, "p3": 6}
     for name, rate in (("p10", 10.0), ("p5", 5.0), ("p3", 3.0)):
