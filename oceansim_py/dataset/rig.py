@@ -258,6 +258,8 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
             raise ConfigError(f"{_where(source, key)}: unknown key(s) {unknown}; valid keys are "
                               f"{sorted(_SENSOR_KEYS)}{did_you_mean(unknown, _SENSOR_KEYS)}")
         stype = s.get("type")
+        if isinstance(stype, str) and stype not in registry.kind_names():   # an alias: the kind's own name
+            stype = next((k.name for k in registry.all_kinds(on_error="skip") if stype in k.aliases), stype)
         if not isinstance(stype, str) or stype not in registry.kind_names():
             raise ConfigError(f"{_where(source, key + '.type')}: unknown sensor type {stype!r}; types are "
                               f"{sorted(registry.kind_names())}")
