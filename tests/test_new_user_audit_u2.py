@@ -34,6 +34,18 @@ def test_a_rig_may_name_a_sensor_by_the_alias_describe_shows(tmp_path: Path, cap
     assert manifest["sensors"]["scan"]["type"] == "msis"
 
 
+def test_a_warning_raised_per_batch_is_printed_once_per_command(tmp_path: Path, capsys) -> None:
+    # 4 samples in 2 batches: the MSIS rate warning was printed once per batch (8 times for the 8 frames of a
+    # user's rig); the same line once is enough
+    rig = _msis_rig(tmp_path, "msis")
+    assert main(["generate", "--rig", str(rig), "--out", str(tmp_path / "out"), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("is not the head's step rate") == 1, err
+    # and a second command in the same process says it again
+    assert main(["generate", "--rig", str(rig), "--out", str(tmp_path / "out2"), "--no-progress"]) == 0
+    assert capsys.readouterr().err.count("is not the head's step rate") == 1
+
+
 def test_render_takes_every_name_of_a_kind(tmp_path: Path, capsys) -> None:
     # `describe msis` lists the alias scanning_sonar; `render scanning_sonar` was an argparse "invalid choice"
     out = tmp_path / "scan"
