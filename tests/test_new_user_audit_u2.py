@@ -53,3 +53,51 @@ def test_render_takes_every_name_of_a_kind(tmp_path: Path, capsys) -> None:
                  "--set", "range_bins=40", "--out", str(out)]) == 0
     assert (out / "msis_polar.npy").is_file()
 
+
+def test_usbl_with_its_default_products_exports_its_beacon_points() -> None:
+    # A rig's USBL writes slant_range, bearing, elevation, fix, reply_time by default, not position; the export
+    # skipped the whole stream ("no 'position' product"). It now rebuilds the point as USBL.measure does:
+    # r (cos e cos b, -cos e sin b, sin e), bearing b + starboard, elevation e + up, FLU.
+    # Hand: r = 10 m, b = 30 deg, e = -10 deg -> (8.5287, -4.9240, -1.7365) m; beacon 7 without a fix: no message.
+    import math
+
+    import numpy as np
+    import pytest
+
+    pytest.importorskip("rosbags")
+    from oceansim_py.export.marine_msgs import ros_typestore
+    from oceansim_py.export.ros_messages import RosMessageFactory
+
+    factory = RosMessageFactory(ros_typestore())
+    meta = {"beacon_ids": [3, 7]}
+    sample = {"time": 1.0, "sample": 0, "slant_range": np.array([10.0, np.nan]),
+              "bearing": np.radians([30.0, np.nan]), "elevation": np.radians([-10.0, np.nan])}
+    out = factory.usbl("usbl", meta, sample)
+    assert [topic for topic, _, _ in out] == ["/usbl/beacon_3"]
+    p = out[0][2].point
+    c = math.cos(math.radians(10.0))
+    assert [p.x, p.y, p.z] == pytest.approx([10 * c * math.cos(math.radians(30)), -10 * c * 0.5,
+                                             -10 * math.sin(math.radians(10))], abs=1e-12)
+    assert [p.x, p.y, p.z] == pytest.approx([8.5287, -4.9240, -1.7365], abs=1e-4)
+
+
+def test_usbl_points_from_angles_equal_the_position_product() -> None:
+    # the same point as the measured position of USBL.measure (noisy head, three beacons around it)
+    import numpy as np
+    import pytest
+
+    pytest.importorskip("rosbags")
+    from oceansim_py.export.marine_msgs import ros_typestore
+    from oceansim_py.export.ros_messages import RosMessageFactory
+    from oceansim_py.sensors.usbl import USBL, USBLConfig
+
+    cfg = USBLConfig.preset("seatrac_x150", beacon_ids=(1, 2, 3),
+                            beacon_positions=((20.0, 5.0, -12.0), (15.0, -8.0, -3.0), (30.0, 1.0, -20.0)))
+    r = USBL(cfg).measure(np.array([[0.0, 0.0, -10.0, 0.0, 0.0, 0.0, 1.0]]))
+    assert r.fix.all()
+    factory = RosMessageFactory(ros_typestore())
+    meta = {"beacon_ids": [1, 2, 3]}
+    angles = {"time": 0.0, "sample": 0, "slant_range": r.slant_range[0], "bearing": r.bearing[0],
+              "elevation": r.elevation[0]}
+    got = [[m.point.x, m.point.y, m.point.z] for _, _, m in factory.usbl("usbl", meta, angles)]
+    assert np.allclose(got, r.position[0], rtol=0, atol=1e-9)
