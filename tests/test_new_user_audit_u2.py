@@ -101,3 +101,41 @@ def test_usbl_points_from_angles_equal_the_position_product() -> None:
               "elevation": r.elevation[0]}
     got = [[m.point.x, m.point.y, m.point.z] for _, _, m in factory.usbl("usbl", meta, angles)]
     assert np.allclose(got, r.position[0], rtol=0, atol=1e-9)
+
+
+def test_a_run_that_starts_beyond_the_scene_reports_the_first_ping_that_sees_ground() -> None:
+    # render sidescan/singlebeam on a mesh file: the framed run starts a margin (max(2 m, 25 % of the subject's
+    # length)) before the subject, so for a mesh whose floor is the subject the first pings see nothing and the
+    # summary said "altitude of the first ping nan m"
+    import numpy as np
+
+    from oceansim_py.sensors.registry import first_ping_text
+
+    nan = float("nan")
+    assert first_ping_text("altitude", np.array([9.3612, nan]), 2) == "altitude of the first ping 9.36 m"
+    assert first_ping_text("altitude", np.array([nan, nan, 6.4031, 6.5]), 2) == \
+        "altitude 6.40 m from ping 2 (the pings before it see nothing)"
+    assert first_ping_text("first-return range", np.full(3, nan), 3) == \
+        "no first-return range at any ping (nothing within range)"
+
+
+def test_render_singlebeam_summary_names_the_first_ping_over_ground(tmp_path: Path, capsys) -> None:
+    # a 10 x 10 m floor (x, y in [-5, 5] m, top at z = -10 m); the holoocean_default altimeter (30 deg cone, 15 deg
+    # half-angle) 5 m above it looking down, pings 1 m apart from x = -20 m. Its footprint reaches 5 tan 15 deg =
+    # 1.34 m around the nadir, so ping 14 (x = -6 m, the edge 1 m away) is the first to see the floor, at a range
+    # between sqrt(5^2 + 1^2) = 5.099 m and 5 / cos 15 deg = 5.176 m; ping 13 (2 m from the edge) sees nothing
+    import re
+
+    import trimesh
+
+    floor = trimesh.creation.box(bounds=[(-5.0, -5.0, -10.5), (5.0, 5.0, -10.0)])
+    path = tmp_path / "floor.obj"
+    path.write_text("".join(f"v {x} {y} {z}\n" for x, y, z in floor.vertices)
+                    + "".join(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in floor.faces))
+    assert main(["render", "singlebeam", "--scene", str(path), "--pose", "-20,0,-5,0,90,0", "--step", "1,0,0",
+                 "--pings", "30", "--set", "max_range=8", "--out", str(tmp_path / "sb")]) == 0
+    out = capsys.readouterr().out
+    m = re.search(r"first-return range ([0-9.]+) m from ping (\d+) \(the pings before it see nothing\)", out)
+    assert m is not None, out
+    assert int(m.group(2)) == 14 and 5.099 <= float(m.group(1)) <= 5.176
+    assert "nan" not in out

@@ -458,6 +458,17 @@ def iter_cli_targets(on_error: str = "warn") -> Iterator[tuple[str, SensorKind]]
             yield kind.cli.name or kind.name, kind
 
 
+def first_ping_text(what: str, values: np.ndarray, digits: int) -> str:
+    """``"<what> of the first ping 9.36 m"`` for a run's per-ping values (m, NaN where the ping saw nothing); when
+    the first ping saw nothing (a run that starts beyond the scene), the first ping that did, or that none did."""
+    seen = np.flatnonzero(np.isfinite(np.asarray(values, dtype=np.float64)))
+    if seen.size == 0:
+        return f"no {what} at any ping (nothing within range)"
+    if seen[0] == 0:
+        return f"{what} of the first ping {values[0]:.{digits}f} m"
+    return f"{what} {values[seen[0]]:.{digits}f} m from ping {seen[0]} (the pings before it see nothing)"
+
+
 def warn_if_blind(sensor: str, hit_fraction: float, output: CliOutput, max_range: float) -> None:
     """:func:`oceansim_py.diagnostics.warn_if_blind` for a ``render`` target's output (its poses' positions), and
     :func:`~oceansim_py.diagnostics.warn_if_above_surface` for a pose above the sea surface: an acoustic sensor
