@@ -1,10 +1,14 @@
-"""Audit U2 (a new user's first hour, a third pass): names that ``describe`` shows work everywhere, and a warning
-raised per batch is said once per command."""
+"""Audit U2 (a new user's first hour, a third pass): names that ``describe`` shows work everywhere, a warning raised
+per batch is said once per command, a USBL's default products export, run summaries and trajectory errors say what
+a user needs."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import numpy as np
+import pytest
 import yaml
 
 from oceansim_py.cli import main
@@ -61,9 +65,6 @@ def test_usbl_with_its_default_products_exports_its_beacon_points() -> None:
     # Hand: r = 10 m, b = 30 deg, e = -10 deg -> (8.5287, -4.9240, -1.7365) m; beacon 7 without a fix: no message.
     import math
 
-    import numpy as np
-    import pytest
-
     pytest.importorskip("rosbags")
     from oceansim_py.export.marine_msgs import ros_typestore
     from oceansim_py.export.ros_messages import RosMessageFactory
@@ -83,9 +84,6 @@ def test_usbl_with_its_default_products_exports_its_beacon_points() -> None:
 
 def test_usbl_points_from_angles_equal_the_position_product() -> None:
     # the same point as the measured position of USBL.measure (noisy head, three beacons around it)
-    import numpy as np
-    import pytest
-
     pytest.importorskip("rosbags")
     from oceansim_py.export.marine_msgs import ros_typestore
     from oceansim_py.export.ros_messages import RosMessageFactory
@@ -107,7 +105,6 @@ def test_a_run_that_starts_beyond_the_scene_reports_the_first_ping_that_sees_gro
     # render sidescan/singlebeam on a mesh file: the framed run starts a margin (max(2 m, 25 % of the subject's
     # length)) before the subject, so for a mesh whose floor is the subject the first pings see nothing and the
     # summary said "altitude of the first ping nan m"
-    import numpy as np
 
     from oceansim_py.sensors.registry import first_ping_text
 
@@ -124,8 +121,6 @@ def test_render_singlebeam_summary_names_the_first_ping_over_ground(tmp_path: Pa
     # half-angle) 5 m above it looking down, pings 1 m apart from x = -20 m. Its footprint reaches 5 tan 15 deg =
     # 1.34 m around the nadir, so ping 14 (x = -6 m, the edge 1 m away) is the first to see the floor, at a range
     # between sqrt(5^2 + 1^2) = 5.099 m and 5 / cos 15 deg = 5.176 m; ping 13 (2 m from the edge) sees nothing
-    import re
-
     import trimesh
 
     floor = trimesh.creation.box(bounds=[(-5.0, -5.0, -10.5), (5.0, 5.0, -10.0)])
@@ -139,3 +134,39 @@ def test_render_singlebeam_summary_names_the_first_ping_over_ground(tmp_path: Pa
     assert m is not None, out
     assert int(m.group(2)) == 14 and 5.099 <= float(m.group(1)) <= 5.176
     assert "nan" not in out
+
+
+def test_trajectory_time_errors_print_plain_numbers(tmp_path: Path) -> None:
+    # numpy 2 reprs leaked into the messages: "sample 2 (t = np.float64(0.5) s) is not after sample 1
+    # (t = np.float64(1.0) s)"; the times are now printed as Python floats (shortest round trip)
+    from oceansim_py import ConfigError
+    from oceansim_py.trajectory import Trajectory
+
+    path = tmp_path / "nonmono.csv"
+    path.write_text("t,px,py,pz,qx,qy,qz,qw\n0,0,0,-5,0,0,0,1\n1,1,0,-5,0,0,0,1\n0.5,2,0,-5,0,0,0,1\n")
+    with pytest.raises(ConfigError, match=r"sample 2 \(t = 0\.5 s\) is not after sample 1 \(t = 1\.0 s\)"):
+        Trajectory.from_csv(path)
+    poses = np.tile([0.0, 0, -5, 0, 0, 0, 1], (2, 1))
+    with pytest.raises(ConfigError, match=r"time 1 \(1\.0 s\) is not after time 0 \(1\.0 s\)"):
+        Trajectory.from_arrays([1.0, 1.0], poses)
+    traj = Trajectory.from_arrays([0.0, 2.5], poses)
+    with pytest.raises(ConfigError, match=r"time 3\.0 s \(index 1\) is outside the trajectory's span \[0\.0, 2\.5\] s"):
+        traj.at([1.0, 3.0])
+
+
+@pytest.mark.parametrize("trajectory, missing", [({"type": "csv"}, "['path']"),
+                                                 ({"type": "transect", "start": [0, 0, -5], "speed": 1}, "['end']"),
+                                                 ({"type": "usd_prim", "path": "x.usda"}, "['prim_path']")])
+def test_a_rig_trajectory_without_a_required_key_is_refused_when_loaded(tmp_path: Path, trajectory, missing) -> None:
+    # {type: csv} without path loaded, then failed at render time with Python's words: "TimedPoses.from_csv()
+    # missing 1 required positional argument: 'path'"
+    from oceansim_py import ConfigError
+    from oceansim_py.dataset.rig import load_rig
+
+    rig = {"name": "r", "scene": "tank", "frames": 2, "trajectory": trajectory,
+           "sensors": [{"name": "pose", "type": "pose", "rate_hz": 1.0}]}
+    path = tmp_path / "rig.yaml"
+    path.write_text(yaml.safe_dump(rig))
+    with pytest.raises(ConfigError, match=rf"trajectory: type '{trajectory['type']}' needs the key\(s\) "
+                                          rf"{re.escape(missing)}"):
+        load_rig(path)

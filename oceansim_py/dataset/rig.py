@@ -421,6 +421,10 @@ def _check_trajectory(traj: dict[str, Any], source: str, base: Path) -> None:
     if unknown:
         raise ConfigError(f"{source}: trajectory: unknown key(s) {unknown} for type {kind!r}; valid keys are "
                           f"{sorted(allowed)}{did_you_mean(unknown, allowed)}")
+    missing = [k for k in allowed if params[k].default is inspect.Parameter.empty and k not in traj]
+    if missing:   # else a TypeError's words ("from_csv() missing 1 required positional argument") at render time
+        raise ConfigError(f"{source}: trajectory: type {kind!r} needs the key(s) {sorted(missing)}; valid keys are "
+                          f"{sorted(allowed)}")
     hints = typing.get_type_hints(ctor)
     for k in list(traj):
         if k != "type":
