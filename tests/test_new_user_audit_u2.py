@@ -170,3 +170,21 @@ def test_a_rig_trajectory_without_a_required_key_is_refused_when_loaded(tmp_path
     with pytest.raises(ConfigError, match=rf"trajectory: type '{trajectory['type']}' needs the key\(s\) "
                                           rf"{re.escape(missing)}"):
         load_rig(path)
+
+
+def test_a_product_listed_under_its_current_and_former_names_says_so(tmp_path: Path) -> None:
+    # [first_return_range, altitude] (altitude: the single-beam's former name) said only "['first_return_range']
+    # listed more than once", a name the user had listed once
+    from oceansim_py import ConfigError
+    from oceansim_py.dataset.rig import load_rig
+
+    rig = {"name": "r", "scene": "tank", "frames": 2,
+           "trajectory": {"type": "transect", "start": [0, 0, -1.5], "end": [1, 0, -1.5], "speed": 0.5},
+           "sensors": [{"name": "alt", "type": "singlebeam", "rate_hz": 1.0,
+                        "products": ["first_return_range", "altitude"]}]}
+    path = tmp_path / "rig.yaml"
+    path.write_text(yaml.safe_dump(rig))
+    with pytest.warns(DeprecationWarning), pytest.raises(
+            ConfigError, match=re.escape("['first_return_range'] listed more than once (['altitude'] the former "
+                                         "name(s) of the same product)")):
+        load_rig(path)

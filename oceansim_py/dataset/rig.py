@@ -293,9 +293,11 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
                 or not all(isinstance(p, str) for p in products):
             raise ConfigError(f"{_where(source, key + '.products')}: expected a list, e.g. "
                               f"{list(kind.products)}")
-        products = _current_products(kind, products, _where(source, key + ".products"))
+        listed, products = products, _current_products(kind, products, _where(source, key + ".products"))
         if twice := sorted({p for p in products if products.count(p) > 1}):
-            raise ConfigError(f"{_where(source, key + '.products')}: {twice} listed more than once")
+            former = sorted({old for old in listed if old not in twice and kind.renamed_products().get(old) in twice})
+            raise ConfigError(f"{_where(source, key + '.products')}: {twice} listed more than once"
+                              + (f" ({former} the former name(s) of the same product)" if former else ""))
         bad = sorted(set(products) - set(kind.products))
         if bad or not products:
             raise ConfigError(f"{_where(source, key + '.products')}: unknown product(s) {bad or '(none given)'} "
