@@ -188,3 +188,23 @@ def test_a_product_listed_under_its_current_and_former_names_says_so(tmp_path: P
             ConfigError, match=re.escape("['first_return_range'] listed more than once (['altitude'] the former "
                                          "name(s) of the same product)")):
         load_rig(path)
+
+
+def test_render_modem_writes_its_events_as_named_records(tmp_path: Path) -> None:
+    # acoustic_modem_events.json held rows of 11 unnamed codes ([0.0, 2.0, 2.0007, ..., 1.0, 0.0, 0.0, 1.0, ...]):
+    # now records. Hand: the modem 1 m down at (0, 0, -1) m, topside at the origin: 1 m apart; sent at 2 s, it
+    # arrives 1 / 1500 s later; pings 1 s apart, so the event is in a sample after t = 2 s
+    import json
+
+    out = tmp_path / "modem"
+    assert main(["render", "acoustic_modem", "--scene", "tank", "--pose", "0,0,-1,0,0,0", "--step", "0,0,0",
+                 "--pings", "5", "--set", "messages=[[2.0, vehicle, topside, hello]]", "--out", str(out)]) == 0
+    pings = json.loads((out / "acoustic_modem_events.json").read_text())
+    assert len(pings) == 5
+    events = [e for ping in pings for e in ping]
+    assert len(events) == 1 and not pings[0] and not pings[1]
+    e = events[0]
+    assert (e["sender"], e["receiver"], e["reason"], e["delivered"]) == ("vehicle", "topside", "delivered", True)
+    assert e["payload_hex"] == b"hello".hex() and e["send_time"] == 2.0
+    assert e["distance"] == pytest.approx(1.0, abs=1e-9)
+    assert e["arrival_time"] - e["send_time"] == pytest.approx(1.0 / 1500.0, rel=1e-6)
