@@ -208,3 +208,10 @@ def test_render_modem_writes_its_events_as_named_records(tmp_path: Path) -> None
     assert e["payload_hex"] == b"hello".hex() and e["send_time"] == 2.0
     assert e["distance"] == pytest.approx(1.0, abs=1e-9)
     assert e["arrival_time"] - e["send_time"] == pytest.approx(1.0 / 1500.0, rel=1e-6)
+
+
+def test_scenes_out_without_regenerate_is_refused(tmp_path: Path, capsys) -> None:
+    # `oceansim-py scenes --out DIR` printed the list and wrote nothing into DIR, silently
+    assert main(["scenes", "--out", str(tmp_path / "s")]) == 2
+    assert "only with --regenerate" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()
