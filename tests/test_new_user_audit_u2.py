@@ -215,3 +215,12 @@ def test_scenes_out_without_regenerate_is_refused(tmp_path: Path, capsys) -> Non
     assert main(["scenes", "--out", str(tmp_path / "s")]) == 2
     assert "only with --regenerate" in capsys.readouterr().err
     assert not (tmp_path / "s").exists()
+
+
+def test_render_multibeam_spectral_with_the_default_preset_says_which_presets_take_it(tmp_path: Path,
+                                                                                      capsys) -> None:
+    # README: `multibeam` takes `--method time|spectral`; with the default preset (blueview_p900, the device model)
+    # spectral failed with a message that named neither the flag nor a way out
+    assert main(["render", "multibeam", "--scene", "tank", "--method", "spectral", "--out", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err
+    assert "--method spectral:" in err and "blueview_p900_peer" in err and "model 'peer'" in err
