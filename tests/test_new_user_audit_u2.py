@@ -224,3 +224,11 @@ def test_render_multibeam_spectral_with_the_default_preset_says_which_presets_ta
     assert main(["render", "multibeam", "--scene", "tank", "--method", "spectral", "--out", str(tmp_path / "m")]) == 2
     err = capsys.readouterr().err
     assert "--method spectral:" in err and "blueview_p900_peer" in err and "model 'peer'" in err
+
+
+def test_describe_a_kind_without_a_default_preset_says_what_render_uses(capsys) -> None:
+    # `describe camera` said "(default preset none)", which reads as a preset called none
+    assert main(["describe", "camera"]) == 0
+    out = capsys.readouterr().out
+    assert "render: oceansim-py render camera (default: UnderwaterCameraConfig() without a preset)" in out
+    assert "preset none" not in out

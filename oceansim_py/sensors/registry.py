@@ -309,7 +309,8 @@ class SensorKind:
         lines.append(f"  config: {self.config_class.__name__}; presets: {', '.join(self.preset_names()) or '-'}")
         if self.cli is not None:
             lines.append(f"  render: oceansim-py render {self.cli.name or self.name}"
-                         f" (default preset {self.cli.default_preset or 'none'})")
+                         + (f" (default preset {self.cli.default_preset})" if self.cli.default_preset
+                            else f" (default: {self.config_class.__name__}() without a preset)"))
         lines.append(f"  products (default: {', '.join(self.default_products)}):")
         for p in self.schema:
             frame = f"; frame: {p.frame}" if p.frame else ""
