@@ -232,3 +232,22 @@ def test_describe_a_kind_without_a_default_preset_says_what_render_uses(capsys) 
     out = capsys.readouterr().out
     assert "render: oceansim-py render camera (default: UnderwaterCameraConfig() without a preset)" in out
     assert "preset none" not in out
+
+
+def test_a_stage_with_a_missing_reference_loads_from_the_cli_with_missing_references_warn(tmp_path: Path,
+                                                                                          capsys) -> None:
+    # the error said to load with missing_references="warn", a Python argument no command took; a 2 m cube 5 m
+    # ahead and 5 m down loads without the missing reference (bounds 4..6, -1..1, -6..-4 m)
+    stage = tmp_path / "ref.usda"
+    stage.write_text('#usda 1.0\n(\n    upAxis = "Z"\n    metersPerUnit = 1\n)\ndef Xform "World"\n{\n'
+                     '    def Xform "Missing" (\n        references = @./does_not_exist.usda@\n    )\n    {\n    }\n'
+                     '    def Cube "Box"\n    {\n        double size = 2\n'
+                     '        double3 xformOp:translate = (5, 0, -5)\n'
+                     '        uniform token[] xformOpOrder = ["xformOp:translate"]\n    }\n}\n')
+    assert main(["describe", str(stage)]) == 2
+    assert "--missing-references warn" in capsys.readouterr().err
+    assert main(["describe", str(stage), "--missing-references", "warn"]) == 0
+    assert "bounds min [4.0, -1.0, -6.0] max [6.0, 1.0, -4.0] (m)" in capsys.readouterr().out
+    assert main(["render", "sonar", "--scene", str(stage), "--missing-references", "warn", "--pose", "0,0,-5,0,0,0",
+                 "--set", "max_range=10", "--out", str(tmp_path / "s")]) == 0
+    assert (tmp_path / "s" / "sonar.npy").is_file()

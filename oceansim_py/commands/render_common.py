@@ -36,8 +36,15 @@ MAX_SCALE = 1.0e6
 T = TypeVar("T")
 
 
+def add_missing_references_argument(p: argparse.ArgumentParser) -> None:
+    """``--missing-references error|warn``: :func:`oceansim_py.load_scene`'s ``missing_references`` (USD)."""
+    p.add_argument("--missing-references", default="error", choices=["error", "warn"],
+                   help="USD only: a reference, payload or sublayer that does not resolve is an error (default), or "
+                        "with 'warn' logged and left out")
+
+
 def add_render_arguments(p: argparse.ArgumentParser, config_cls: Any, default_preset: str | None) -> None:
-    """--scene, --scale, --up-axis, --sea-state, --preset, --config, --set, --pose, --frame-index, --device, --out."""
+    """--scene, --scale, --up-axis, --missing-references, --sea-state, --preset, --config, --set, --pose, --frame-index, --device, --out."""
     name = config_cls.__name__
     p.add_argument("--scene", default=DEFAULT_SCENE,
                    help=f"a USD or mesh file, or a built-in scene name (default {DEFAULT_SCENE})")
@@ -47,6 +54,7 @@ def add_render_arguments(p: argparse.ArgumentParser, config_cls: Any, default_pr
     p.add_argument("--up-axis", default=None, choices=["Y", "Z", "y", "z"],
                    help="mesh files only: the file's up axis (default: Y for glTF/GLB, as its specification says; "
                         "Z for OBJ/STL/PLY/OFF, which have no convention)")
+    add_missing_references_argument(p)
     p.add_argument("--sea-state", default=None, metavar="NAME",
                    help="the moving sea surface: a sea-state preset (calm, moderate, rough, harbour_chop) or 'flat' "
                         "for none (default: the scene's own, e.g. the harbour's wind sea; else flat)")
@@ -173,6 +181,8 @@ def load_cli_scene(args: argparse.Namespace) -> Any:
         options["scale"] = scale
     if getattr(args, "up_axis", None):
         options["up_axis"] = args.up_axis.upper()
+    if getattr(args, "missing_references", "error") != "error":
+        options["missing_references"] = args.missing_references
     if getattr(args, "sea_state", None) is not None:
         sea_state = args.sea_state
         flagged("--sea-state", sea_state, lambda: None if sea_state == FLAT_SEA else sea_state_or_flat(sea_state))
