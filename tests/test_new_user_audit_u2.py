@@ -251,3 +251,12 @@ def test_a_stage_with_a_missing_reference_loads_from_the_cli_with_missing_refere
     assert main(["render", "sonar", "--scene", str(stage), "--missing-references", "warn", "--pose", "0,0,-5,0,0,0",
                  "--set", "max_range=10", "--out", str(tmp_path / "s")]) == 0
     assert (tmp_path / "s" / "sonar.npy").is_file()
+
+
+def test_export_bad_gps_datum_names_the_flag(tmp_path: Path, capsys) -> None:
+    # "gps_datum (lat, lon, alt) = (100.0, 0.0, 0.0): ..." named the Python argument, not the flag typed; it is
+    # checked before the dataset is read (an empty folder would otherwise be the first error)
+    (tmp_path / "ds").mkdir()
+    assert main(["export", str(tmp_path / "ds"), "--out", str(tmp_path / "b"), "--gps-datum", "100", "0", "0"]) == 2
+    assert "--gps-datum 100 0 0: gps_datum" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()
