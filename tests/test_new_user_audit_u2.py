@@ -260,3 +260,20 @@ def test_export_bad_gps_datum_names_the_flag(tmp_path: Path, capsys) -> None:
     assert main(["export", str(tmp_path / "ds"), "--out", str(tmp_path / "b"), "--gps-datum", "100", "0", "0"]) == 2
     assert "--gps-datum 100 0 0: gps_datum" in capsys.readouterr().err
     assert not (tmp_path / "b").exists()
+
+
+def test_a_rig_starting_before_its_trajectory_says_to_move_start_time(tmp_path: Path) -> None:
+    # start_time -5 s on a trajectory from 0 s: the advice was "lower 'frames' (at most 48)", which cannot help
+    from oceansim_py import ConfigError
+    from oceansim_py.dataset.generate import generate
+    from oceansim_py.dataset.rig import load_rig
+
+    rig = {"name": "r", "scene": "tank", "frames": 2, "tick_rate_hz": 2.0, "start_time": -5.0,
+           "trajectory": {"type": "transect", "start": [0, 0, -1.5], "end": [1, 0, -1.5], "speed": 0.5},
+           "sensors": [{"name": "pose", "type": "pose", "rate_hz": 2.0}]}
+    path = tmp_path / "rig.yaml"
+    path.write_text(yaml.safe_dump(rig))
+    with pytest.raises(ConfigError, match=r"start_time -5 s is before the trajectory's start \(0 s\); set start_time "
+                                          r"within the trajectory's span 0 \.\. 2 s"):
+        generate(load_rig(path), tmp_path / "out", progress=False)
+    assert not (tmp_path / "out" / "manifest.json").exists()
