@@ -277,3 +277,20 @@ def test_a_rig_starting_before_its_trajectory_says_to_move_start_time(tmp_path: 
                                           r"within the trajectory's span 0 \.\. 2 s"):
         generate(load_rig(path), tmp_path / "out", progress=False)
     assert not (tmp_path / "out" / "manifest.json").exists()
+
+
+@pytest.mark.parametrize("key, value, message", [("seed", -1, "seed: must be >= 0, got -1"),
+                                                 ("shard_size", 0, "shard_size: must be > 0, got 0"),
+                                                 ("tick_rate_hz", -2, "tick_rate_hz: must be > 0, got -2.0")])
+def test_rig_integer_fields_are_quoted_as_integers(tmp_path: Path, key, value, message) -> None:
+    # "seed: must be >= 0, got -1.0" for a seed the user wrote as -1
+    from oceansim_py import ConfigError
+    from oceansim_py.dataset.rig import load_rig
+
+    rig = {"name": "r", "scene": "tank", "frames": 2, key: value,
+           "trajectory": {"type": "transect", "start": [0, 0, -1.5], "end": [1, 0, -1.5], "speed": 0.5},
+           "sensors": [{"name": "pose", "type": "pose", "rate_hz": 2.0}]}
+    path = tmp_path / "rig.yaml"
+    path.write_text(yaml.safe_dump(rig))
+    with pytest.raises(ConfigError, match=re.escape(message) + "$"):
+        load_rig(path)

@@ -159,7 +159,7 @@ def _number(value: Any, where: str, kind: type = float, positive: bool = True, a
     if kind is int and not float(value).is_integer():
         raise ConfigError(f"{where}: expected an integer, got {value!r}")
     if positive and (value < 0 or (value == 0 and not allow_zero)):
-        raise ConfigError(f"{where}: must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+        raise ConfigError(f"{where}: must be {'>= 0' if allow_zero else '> 0'}, got {kind(value)!r}")
     return kind(value)
 
 
