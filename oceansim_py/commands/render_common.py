@@ -44,7 +44,8 @@ def add_missing_references_argument(p: argparse.ArgumentParser) -> None:
 
 
 def add_render_arguments(p: argparse.ArgumentParser, config_cls: Any, default_preset: str | None) -> None:
-    """--scene, --scale, --up-axis, --missing-references, --sea-state, --preset, --config, --set, --pose, --frame-index, --device, --out."""
+    """--scene, --scale, --up-axis, --missing-references, --sea-state, --preset, --config, --set, --pose,
+    --frame-index, --device, --out."""
     name = config_cls.__name__
     p.add_argument("--scene", default=DEFAULT_SCENE,
                    help=f"a USD or mesh file, or a built-in scene name (default {DEFAULT_SCENE})")
