@@ -294,3 +294,15 @@ def test_rig_integer_fields_are_quoted_as_integers(tmp_path: Path, key, value, m
     path.write_text(yaml.safe_dump(rig))
     with pytest.raises(ConfigError, match=re.escape(message) + "$"):
         load_rig(path)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["camera", "--water", "jerlov_3C", "--set", "water=jerlov_IB"],
+     "--water jerlov_3C and --set water=jerlov_IB: water given twice; give it once"),
+    (["sonar", "--set", "max_range=5", "--set", "max_range=6"],
+     "--set max_range=5 and --set max_range=6: max_range given twice; give it once")])
+def test_a_field_given_twice_on_the_command_line_is_refused(tmp_path: Path, capsys, argv, message) -> None:
+    # one of the two won silently (--water over --set water=..., the last --set over the first)
+    assert main(["render", *argv, "--out", str(tmp_path / "r")]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()

@@ -133,10 +133,17 @@ def build_config(args: argparse.Namespace, config_cls: Any, **extra: Any) -> Any
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise ConfigError(f"--set {item}: {config_cls.__name__} has no field {key!r}; {hint}valid fields are "
                               f"{sorted(fields)}")
+        before = next((t for k, _, t in typed if k == key), None)
+        if before is not None:                              # the last one won, silently
+            raise ConfigError(f"--set {before} and --set {item}: {key} given twice; give it once")
         values[key] = parse_yaml(text, f"--set {item}")     # malformed YAML: a ConfigError naming the flag
         typed.append((key, "--set", item))
     for key, v in extra.items():
         if v is not None:
+            before = next((t for k, _, t in typed if k == key), None)
+            if before is not None:                          # the option won over --set, silently
+                raise ConfigError(f"--{key.replace('_', '-')} {v} and --set {before}: {key} given twice; give it "
+                                  f"once")
             values[key] = v
             typed.append((key, f"--{key.replace('_', '-')}", str(v)))
     try:
