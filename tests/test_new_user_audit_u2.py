@@ -306,3 +306,24 @@ def test_a_field_given_twice_on_the_command_line_is_refused(tmp_path: Path, caps
     assert main(["render", *argv, "--out", str(tmp_path / "r")]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_view_without_a_viewer_executable_says_to_save_a_recording(tmp_path: Path, capsys, monkeypatch) -> None:
+    # `oceansim-py view DATASET` on a machine without the Rerun viewer binary: a RuntimeError traceback
+    rr = pytest.importorskip("rerun")
+    rig = {"name": "r", "scene": "tank", "frames": 2, "tick_rate_hz": 2.0,
+           "trajectory": {"type": "transect", "start": [0, 0, -1.5], "end": [1, 0, -1.5], "speed": 0.5},
+           "sensors": [{"name": "pose", "type": "pose", "rate_hz": 2.0}]}
+    path = tmp_path / "rig.yaml"
+    path.write_text(yaml.safe_dump(rig))
+    assert main(["generate", "--rig", str(path), "--out", str(tmp_path / "ds"), "--no-progress"]) == 0
+
+    def no_viewer(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003 - RecordingStream.spawn's signature
+        raise RuntimeError("Failed to find Rerun Viewer executable in PATH.\n\n    You can install ...")
+
+    monkeypatch.setattr(rr.RecordingStream, "spawn", no_viewer)
+    capsys.readouterr()
+    assert main(["view", str(tmp_path / "ds")]) == 2
+    err = capsys.readouterr().err
+    assert "could not start the Rerun viewer (Failed to find Rerun Viewer executable in PATH.)" in err
+    assert "--save run.rrd" in err and "Traceback" not in err
