@@ -116,7 +116,9 @@ def main(argv: list[str] | None = None) -> int:
         with warnings.catch_warnings():
             from oceansim_py.diagnostics import OceanSimWarning
 
-            warnings.simplefilter("always", OceanSimWarning)
+            # each distinct warning once per command: a warning raised per batch or per sample (an MSIS rig rate
+            # that is not the head's step rate) said the same line once per batch, 8 times for 8 frames
+            warnings.simplefilter("default", OceanSimWarning)
             check_bounds(args)
             if args.command == "generate":   # name the flag of a rig that does not load
                 from oceansim_py.commands.render_common import flagged

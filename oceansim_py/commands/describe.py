@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from oceansim_py.commands.render_common import add_missing_references_argument
 from oceansim_py.errors import ConfigError
 
 
@@ -19,6 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                  "sensor kind (imaging_sonar, dvl, ...) to print what it writes")
     p.add_argument("--device", default=None, help="Warp device (default: cuda:0 if present, else cpu)")
     p.add_argument("--nodes", action="store_true", help="list every node")
+    add_missing_references_argument(p)
     p.set_defaults(func=run)
 
 
@@ -41,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
                               f"sensor kind ({registry.kind_names()}); check the name or the path")
 
     t0 = time.perf_counter()
-    scene = load_scene(args.scene, device=args.device)
+    scene = load_scene(args.scene, device=args.device, missing_references=args.missing_references)
     t1 = time.perf_counter()
     print(scene.summary())
     print(f"  loaded in {t1 - t0:.2f} s (BVH build {scene.geometry.build_seconds:.3f} s)")

@@ -22,8 +22,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from oceansim_py.export.bag import ExportWarning, export_dataset
+    from oceansim_py.commands.render_common import flagged
+    from oceansim_py.export.bag import ExportWarning, check_gps_datum, export_dataset
 
+    flagged("--gps-datum", " ".join(f"{v:g}" for v in args.gps_datum), lambda: check_gps_datum(args.gps_datum))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ExportWarning)
         summary = export_dataset(args.dataset, args.out, format=args.format, overwrite=args.overwrite,

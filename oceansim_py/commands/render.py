@@ -1,6 +1,7 @@
 """``oceansim-py render KIND``: one sensor of the registry (oceansim_py/sensors/registry.py) rendered into a
 folder. Every kind with a :class:`~oceansim_py.sensors.registry.CliTarget` gets a subcommand, named by the
-target (``sonar``) with the kind's name as an alias when they differ (``imaging_sonar``).
+target (``sonar``) with the kind's name and its registry aliases as aliases where they differ (``imaging_sonar``;
+``scanning_sonar`` for ``msis``), so every name ``describe`` and a rig accept also renders.
 
 The shared options come from :mod:`oceansim_py.commands.render_common`; a ``run`` target (side-scan,
 profiling, single-beam) adds ``--pings`` and ``--step`` (:mod:`oceansim_py.commands.render_run`); the kind's own
@@ -30,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     for target, kind in registry.iter_cli_targets():
         cli = kind.cli
         assert cli is not None
-        aliases = [kind.name] if kind.name != target else []
+        aliases = [name for name in (kind.name, *kind.aliases) if name != target]
         p = rsub.add_parser(target, aliases=aliases, help=cli.help)
         if cli.poses == registry.RUN:
             add_run_arguments(p, kind.config_class, cli.default_preset)

@@ -36,8 +36,16 @@ MAX_SCALE = 1.0e6
 T = TypeVar("T")
 
 
+def add_missing_references_argument(p: argparse.ArgumentParser) -> None:
+    """``--missing-references error|warn``: :func:`oceansim_py.load_scene`'s ``missing_references`` (USD)."""
+    p.add_argument("--missing-references", default="error", choices=["error", "warn"],
+                   help="USD only: a reference, payload or sublayer that does not resolve is an error (default), or "
+                        "with 'warn' logged and left out")
+
+
 def add_render_arguments(p: argparse.ArgumentParser, config_cls: Any, default_preset: str | None) -> None:
-    """--scene, --scale, --up-axis, --sea-state, --preset, --config, --set, --pose, --frame-index, --device, --out."""
+    """--scene, --scale, --up-axis, --missing-references, --sea-state, --preset, --config, --set, --pose,
+    --frame-index, --device, --out."""
     name = config_cls.__name__
     p.add_argument("--scene", default=DEFAULT_SCENE,
                    help=f"a USD or mesh file, or a built-in scene name (default {DEFAULT_SCENE})")
@@ -47,6 +55,7 @@ def add_render_arguments(p: argparse.ArgumentParser, config_cls: Any, default_pr
     p.add_argument("--up-axis", default=None, choices=["Y", "Z", "y", "z"],
                    help="mesh files only: the file's up axis (default: Y for glTF/GLB, as its specification says; "
                         "Z for OBJ/STL/PLY/OFF, which have no convention)")
+    add_missing_references_argument(p)
     p.add_argument("--sea-state", default=None, metavar="NAME",
                    help="the moving sea surface: a sea-state preset (calm, moderate, rough, harbour_chop) or 'flat' "
                         "for none (default: the scene's own, e.g. the harbour's wind sea; else flat)")
@@ -124,10 +133,17 @@ def build_config(args: argparse.Namespace, config_cls: Any, **extra: Any) -> Any
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise ConfigError(f"--set {item}: {config_cls.__name__} has no field {key!r}; {hint}valid fields are "
                               f"{sorted(fields)}")
+        before = next((t for k, _, t in typed if k == key), None)
+        if before is not None:                              # the last one won, silently
+            raise ConfigError(f"--set {before} and --set {item}: {key} given twice; give it once")
         values[key] = parse_yaml(text, f"--set {item}")     # malformed YAML: a ConfigError naming the flag
         typed.append((key, "--set", item))
     for key, v in extra.items():
         if v is not None:
+            before = next((t for k, _, t in typed if k == key), None)
+            if before is not None:                          # the option won over --set, silently
+                raise ConfigError(f"--{key.replace('_', '-')} {v} and --set {before}: {key} given twice; give it "
+                                  f"once")
             values[key] = v
             typed.append((key, f"--{key.replace('_', '-')}", str(v)))
     try:
@@ -173,6 +189,8 @@ def load_cli_scene(args: argparse.Namespace) -> Any:
         options["scale"] = scale
     if getattr(args, "up_axis", None):
         options["up_axis"] = args.up_axis.upper()
+    if getattr(args, "missing_references", "error") != "error":
+        options["missing_references"] = args.missing_references
     if getattr(args, "sea_state", None) is not None:
         sea_state = args.sea_state
         flagged("--sea-state", sea_state, lambda: None if sea_state == FLAT_SEA else sea_state_or_flat(sea_state))

@@ -21,6 +21,9 @@ def run(args: argparse.Namespace) -> int:
     from oceansim_py.scene import builtin_scene_names, scenes_dir
     from oceansim_py.scene.procedural import BUILTIN_SCENES, write_builtin_scenes
 
+    if args.out is not None and not args.regenerate:   # it was ignored: the list printed, nothing written there
+        raise ConfigError(f"--out {args.out}: only with --regenerate (oceansim-py scenes --regenerate --out DIR "
+                          f"writes the built-in scenes there)")
     if args.regenerate:
         folder = Path(args.out) if args.out else scenes_dir()
         if folder.exists() and not os.access(folder, os.W_OK):

@@ -159,7 +159,7 @@ def _number(value: Any, where: str, kind: type = float, positive: bool = True, a
     if kind is int and not float(value).is_integer():
         raise ConfigError(f"{where}: expected an integer, got {value!r}")
     if positive and (value < 0 or (value == 0 and not allow_zero)):
-        raise ConfigError(f"{where}: must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+        raise ConfigError(f"{where}: must be {'>= 0' if allow_zero else '> 0'}, got {kind(value)!r}")
     return kind(value)
 
 
@@ -258,6 +258,8 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
             raise ConfigError(f"{_where(source, key)}: unknown key(s) {unknown}; valid keys are "
                               f"{sorted(_SENSOR_KEYS)}{did_you_mean(unknown, _SENSOR_KEYS)}")
         stype = s.get("type")
+        if isinstance(stype, str) and stype not in registry.kind_names():   # an alias: the kind's own name
+            stype = next((k.name for k in registry.all_kinds(on_error="skip") if stype in k.aliases), stype)
         if not isinstance(stype, str) or stype not in registry.kind_names():
             raise ConfigError(f"{_where(source, key + '.type')}: unknown sensor type {stype!r}; types are "
                               f"{sorted(registry.kind_names())}")
@@ -291,9 +293,11 @@ def parse_rig(data: Any, source: str, base: Path | None = None) -> Rig:
                 or not all(isinstance(p, str) for p in products):
             raise ConfigError(f"{_where(source, key + '.products')}: expected a list, e.g. "
                               f"{list(kind.products)}")
-        products = _current_products(kind, products, _where(source, key + ".products"))
+        listed, products = products, _current_products(kind, products, _where(source, key + ".products"))
         if twice := sorted({p for p in products if products.count(p) > 1}):
-            raise ConfigError(f"{_where(source, key + '.products')}: {twice} listed more than once")
+            former = sorted({old for old in listed if old not in twice and kind.renamed_products().get(old) in twice})
+            raise ConfigError(f"{_where(source, key + '.products')}: {twice} listed more than once"
+                              + (f" ({former} the former name(s) of the same product)" if former else ""))
         bad = sorted(set(products) - set(kind.products))
         if bad or not products:
             raise ConfigError(f"{_where(source, key + '.products')}: unknown product(s) {bad or '(none given)'} "
@@ -419,6 +423,10 @@ def _check_trajectory(traj: dict[str, Any], source: str, base: Path) -> None:
     if unknown:
         raise ConfigError(f"{source}: trajectory: unknown key(s) {unknown} for type {kind!r}; valid keys are "
                           f"{sorted(allowed)}{did_you_mean(unknown, allowed)}")
+    missing = [k for k in allowed if params[k].default is inspect.Parameter.empty and k not in traj]
+    if missing:   # else a TypeError's words ("from_csv() missing 1 required positional argument") at render time
+        raise ConfigError(f"{source}: trajectory: type {kind!r} needs the key(s) {sorted(missing)}; valid keys are "
+                          f"{sorted(allowed)}")
     hints = typing.get_type_hints(ctor)
     for k in list(traj):
         if k != "type":

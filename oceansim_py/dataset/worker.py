@@ -87,7 +87,11 @@ class ShardWorker:
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="oceansim-writer")
         end = last_sample_time(rig, rig.frames)
         t0, t1 = float(self.trajectory.start_time), float(self.trajectory.end_time)
-        if rig.start_time < t0 - 1e-9 or end > t1 + 1e-6:
+        if rig.start_time < t0 - 1e-9:   # no frame count helps: the first tick is before the trajectory
+            raise ConfigError(
+                f"{rig.source}: start_time {rig.start_time:g} s is before the trajectory's start ({t0:g} s); set "
+                f"start_time within the trajectory's span {t0:g} .. {t1:g} s")
+        if end > t1 + 1e-6:
             fits = most_frames_within(rig, t1)
             raise ConfigError(
                 f"{rig.source}: the run needs the poses of t = {rig.start_time:g} .. {end:g} s ({rig.frames} frames at "

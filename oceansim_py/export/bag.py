@@ -175,7 +175,7 @@ def export_dataset(path: str | Path, out: str | Path, format: str = "rosbag2", o
     """
     if format not in FORMATS:
         raise DatasetError(f"export format {format!r} unknown; use one of {', '.join(FORMATS)}")
-    gps_datum = _check_datum(gps_datum)
+    gps_datum = check_gps_datum(gps_datum)
     _require_libraries(format)
     src, target = Path(path), Path(out)
     reader = DatasetReader(src)
@@ -212,7 +212,7 @@ def export_dataset(path: str | Path, out: str | Path, format: str = "rosbag2", o
     return summary
 
 
-def _check_datum(datum: Any) -> tuple[float, float, float]:
+def check_gps_datum(datum: Any) -> tuple[float, float, float]:
     """``datum`` as (lat deg, lon deg, alt m); a ``ConfigError`` naming ``gps_datum`` unless it is three finite
     numbers with latitude strictly inside (-90, 90) (the tangent-plane conversion divides by cos(lat)) and
     longitude in [-180, 180]."""

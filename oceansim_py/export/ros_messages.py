@@ -41,7 +41,8 @@ Mapping (sensor type: topic -> message):
 * pose: ``pose`` -> geometry_msgs/PoseStamped of the measured sensor pose in ``map``;
 * magnetometer: ``field`` -> sensor_msgs/MagneticField (tesla; the dataset holds uT);
 * usbl: ``beacon_<id>`` -> geometry_msgs/PointStamped of each beacon with a fix, in the sensor's FLU frame
-  (slant range x measured direction), stamped at the ping; beacons without a fix send nothing;
+  (slant range x measured direction: the ``position`` product, or from the default products ``slant_range``,
+  ``bearing`` and ``elevation`` when it was not written), stamped at the ping; beacons without a fix send nothing;
 * lbl: ``range_<id>`` -> sensor_msgs/Range (radiation_type ULTRASOUND, field_of_view 0) of each beacon with a
   fix, stamped at the ping;
 * acoustic_modem, optical_modem: ``events`` -> std_msgs/String, one per event, logged at its ``receive_time``
@@ -493,9 +494,13 @@ class RosMessageFactory:
         return [(f"/{name}/field", "sensor_msgs/msg/MagneticField", msg)]
 
     def usbl(self, name: str, meta: dict[str, Any], sample: dict[str, Any]) -> list[Message]:
-        pos = self.need(sample, "position", name).astype(np.float64).reshape(-1, 3)
+        pos = product(sample, "position")
+        if pos is None:   # the default products: r (cos e cos b, -cos e sin b, sin e), as USBL.measure's position
+            r, b, e = (self.need(sample, k, name).astype(np.float64).reshape(-1)
+                       for k in ("slant_range", "bearing", "elevation"))
+            pos = r[:, None] * np.stack([np.cos(e) * np.cos(b), -np.cos(e) * np.sin(b), np.sin(e)], axis=-1)
         out: list[Message] = []
-        for beacon, p in zip(meta["beacon_ids"], pos):
+        for beacon, p in zip(meta["beacon_ids"], np.asarray(pos, dtype=np.float64).reshape(-1, 3)):
             if np.all(np.isfinite(p)):
                 msg = self.new("geometry_msgs/msg/PointStamped", header=self.header(sample["time"], sensor_frame(name)),
                                point=self.new("geometry_msgs/msg/Point", x=p[0], y=p[1], z=p[2]))

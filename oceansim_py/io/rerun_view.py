@@ -163,7 +163,13 @@ def view_dataset(path: str | Path, save: str | Path | None = None, spawn: bool =
     rec = rr.RecordingStream("oceansim_py", recording_id=str(reader.manifest.get("fingerprint", ""))[:32] or None)
     if save is None:
         if spawn:
-            rec.spawn()
+            try:
+                rec.spawn()
+            except RuntimeError as exc:   # no viewer executable (a headless machine, or rerun-sdk without it)
+                first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+                raise OceanSimError(f"{path}: could not start the Rerun viewer ({first}); write a recording with "
+                                    f"--save run.rrd (Python: save='run.rrd') and open it with `rerun run.rrd` "
+                                    f"where a viewer runs") from exc
         log_dataset(reader, rec, scene=scene)
         rec.flush()
         return rec

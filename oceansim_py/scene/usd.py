@@ -944,7 +944,8 @@ def check_composition(path: Path, stage: Usd.Stage, missing_references: str = "e
             log.warning("%s: %s (loaded without it)", path, line)
         return
     raise SceneError(f"{path}: {len(lines)} missing reference(s): " + "; ".join(lines) + " -- fix the asset "
-                     "paths, or load with missing_references=\"warn\" to drop what they would add")
+                     "paths, or load with missing_references=\"warn\" (oceansim-py render/describe: "
+                     "--missing-references warn) to drop what they would add")
 
 
 def read_usd(path: Path, materials: MaterialTable,

@@ -659,7 +659,9 @@ class MultibeamSonar:
             raise ConfigError(f"MultibeamSonar.render: method must be 'time' or 'spectral', got {method!r}")
         if c.model == "device" and method != "time":
             raise ConfigError(f"MultibeamSonar.render: method must be 'time' with model 'device' (the spectral "
-                              f"method is the peer model's reference), got {method!r}")
+                              f"method is the peer model's reference), got {method!r}; for the spectral method use "
+                              f"a peer preset ({', '.join(sorted(k for k in c.PRESETS if k.endswith('_peer')))}) "
+                              f"or model 'peer'")
         p = check_render_call("MultibeamSonar", scene, self.device, poses, frame_index)
         check_out_type("MultibeamSonar", out, MultibeamResult)
         batch = p.shape[0]
@@ -846,6 +848,16 @@ def _cli_write(o: _reg.CliOutput) -> list[str]:
             f"wrote {out / 'multibeam_polar.png'}, {out / 'multibeam_fan.png'}, {out / 'multibeam_time_series.npy'}"]
 
 
+def _cli_render(sensor: MultibeamSonar, scene: Any, poses: Any, frame_index: int, args: Any) -> Any:
+    """``oceansim-py render multibeam``: the render with ``--method``; an error of the method names the flag."""
+    try:
+        return sensor.render(scene, poses, frame_index=frame_index, method=args.method)
+    except ConfigError as exc:
+        if args.method is None or "method" not in str(exc):
+            raise
+        raise ConfigError(f"--method {args.method}: {exc}") from exc
+
+
 SENSOR_KIND = _reg.SensorKind(
     name="multibeam", description="multibeam echosounder: per-beam complex baseband time series",
     config_class=MultibeamSonarConfig, sensor_class=MultibeamSonar,
@@ -875,14 +887,14 @@ SENSOR_KIND = _reg.SensorKind(
         default_preset="blueview_p900", framing="multibeam", reach=lambda c: (c.max_range, c.fov),
         options=(
             _reg.CliOption(("--method",), {"default": None, "choices": ["time", "spectral"],
-                                           "help": "time-series method (default: the config's, normally 'time')"}),
+                                           "help": "time-series method (default: the config's, normally 'time'; "
+                                                   "spectral: the peer model's, e.g. --preset blueview_p900_peer)"}),
             _reg.CliOption(("--fan-width",), {"type": _reg.cli_number(int, 2, MAX_FAN_WIDTH, "pixels"),
                                               "default": 800,
                                               "help": "width of the fan image in pixels (default 800)"}),
             _reg.CliOption(("--db-range",), {"type": _reg.cli_number(float, 1.0, 200.0, "dB"), "default": 60.0,
                                              "help": "dynamic range of the PNGs in dB (default 60)"}),
         ),
-        render=lambda sensor, scene, poses, frame_index, args: sensor.render(scene, poses, frame_index=frame_index,
-                                                                               method=args.method),
+        render=_cli_render,
         write=_cli_write),
 )

@@ -183,8 +183,9 @@ def timed_run_target(help: str, default_preset: str | None = None, uses_scene: b
     """The ``oceansim-py render KIND`` target of a sensor whose measurement depends on time (positioning,
     modems, magnetometer): a straight run of ``--pings`` poses ``--step`` apart (over the scene's subject without
     ``--pose``), one every ``--interval`` seconds, measured as a trajectory (so travel times see the motion);
-    every product is written as ``TARGET_<product>.npy`` stacked over the pings, ragged products (a modem's events)
-    as ``TARGET_<product>.json`` lists."""
+    every product is written as ``TARGET_<product>.npy`` stacked over the pings, ragged products as
+    ``TARGET_<product>.json`` lists, one per ping; a modem's events as records with named fields (node names,
+    reason text, ``payload_hex``: :func:`~oceansim_py.sensors.modem_common.decode_events`), not rows of codes."""
     from oceansim_py.sensors import registry
 
     def render(sensor: Any, scene: Any, poses: np.ndarray, frame_index: int, args: Any) -> Any:
@@ -222,6 +223,7 @@ def write_timed_run(o: Any) -> list[str]:
     from oceansim_py.io.images import save_npy
 
     written = []
+    meta = o.kind.metadata(o.config)
     for p in o.kind.schema:
         value = o.data.get(p.name)
         if value is None:
@@ -229,8 +231,16 @@ def write_timed_run(o: Any) -> list[str]:
         if isinstance(value, list):
             path = o.out / f"{o.target}_{p.name}.json"
             o.out.mkdir(parents=True, exist_ok=True)
+            if p.name == "events" and "event_columns" in meta:   # a modem's: records, not rows of 11 codes
+                from oceansim_py.sensors.modem_common import decode_events
+
+                lists = [[{k: v for k, v in rec.items() if k != "payload"}
+                          for rec in decode_events({"events": events, "payload": payload}, meta)]
+                         for events, payload in zip(value, o.data["payload"])]
+            else:
+                lists = [np.asarray(v).tolist() for v in value]
             try:
-                atomic_write_text(path, json.dumps([np.asarray(v).tolist() for v in value]))
+                atomic_write_text(path, json.dumps(lists))
             except OSError as exc:
                 raise cannot_write(path, f"the {p.name} lists", exc) from exc
             written.append(path)

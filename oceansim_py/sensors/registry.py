@@ -309,7 +309,8 @@ class SensorKind:
         lines.append(f"  config: {self.config_class.__name__}; presets: {', '.join(self.preset_names()) or '-'}")
         if self.cli is not None:
             lines.append(f"  render: oceansim-py render {self.cli.name or self.name}"
-                         f" (default preset {self.cli.default_preset or 'none'})")
+                         + (f" (default preset {self.cli.default_preset})" if self.cli.default_preset
+                            else f" (default: {self.config_class.__name__}() without a preset)"))
         lines.append(f"  products (default: {', '.join(self.default_products)}):")
         for p in self.schema:
             frame = f"; frame: {p.frame}" if p.frame else ""
@@ -456,6 +457,17 @@ def iter_cli_targets(on_error: str = "warn") -> Iterator[tuple[str, SensorKind]]
     for kind in all_kinds(on_error=on_error):
         if kind.cli is not None:
             yield kind.cli.name or kind.name, kind
+
+
+def first_ping_text(what: str, values: np.ndarray, digits: int) -> str:
+    """``"<what> of the first ping 9.36 m"`` for a run's per-ping values (m, NaN where the ping saw nothing); when
+    the first ping saw nothing (a run that starts beyond the scene), the first ping that did, or that none did."""
+    seen = np.flatnonzero(np.isfinite(np.asarray(values, dtype=np.float64)))
+    if seen.size == 0:
+        return f"no {what} at any ping (nothing within range)"
+    if seen[0] == 0:
+        return f"{what} of the first ping {values[0]:.{digits}f} m"
+    return f"{what} {values[seen[0]]:.{digits}f} m from ping {seen[0]} (the pings before it see nothing)"
 
 
 def warn_if_blind(sensor: str, hit_fraction: float, output: CliOutput, max_range: float) -> None:

@@ -347,8 +347,8 @@ def _cli_write(o: _reg.CliOutput) -> list[str]:
                        ("sidescan_altitude", "altitude"), ("sidescan_ranges", "ranges")):
         images.save_npy(out / f"{file}.npy", data[name])
     return [f"rendered {len(o.poses)} side-scan ping(s) of {c.range_bins} bins per side ({c.rays_per_pose} rays "
-            f"each) of {o.scene.source} in {o.seconds:.3f} s (first call: includes kernel loading); altitude of "
-            f"the first ping {data['altitude'][0]:.2f} m",
+            f"each) of {o.scene.source} in {o.seconds:.3f} s (first call: includes kernel loading); "
+            f"{_reg.first_ping_text('altitude', data['altitude'], 2)}",
             f"wrote {out / 'sidescan_waterfall.png'}, {out / 'sidescan_ground_waterfall.png'}, {out / 'sidescan.npy'}"]
 
 

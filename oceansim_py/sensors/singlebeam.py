@@ -279,8 +279,8 @@ def _cli_write(o: _reg.CliOutput) -> list[str]:
                        ("singlebeam_ranges", "ranges")):
         images.save_npy(out / f"{file}.npy", data[name])
     return [f"rendered {len(o.poses)} single-beam ping(s) of {c.range_bins} bins ({c.rays_per_pose} rays each) of "
-            f"{o.scene.source} in {o.seconds:.3f} s (first call: includes kernel loading); first-return range "
-            f"of the first ping {data['first_return_range'][0]:.3f} m",
+            f"{o.scene.source} in {o.seconds:.3f} s (first call: includes kernel loading); "
+            f"{_reg.first_ping_text('first-return range', data['first_return_range'], 3)}",
             f"wrote {out / 'singlebeam_echogram.png'}, {out / 'singlebeam.npy'}, "
             f"{out / 'singlebeam_first_return_range.npy'}"]
 

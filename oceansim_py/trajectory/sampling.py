@@ -59,8 +59,8 @@ class TimedPoses:
         steps = np.diff(t)
         if (steps <= 0).any():
             i = int(np.argmax(steps <= 0)) + 1
-            raise ConfigError(f"{source}: times must be strictly increasing, but time {i} ({t[i]!r} s) is not "
-                              f"after time {i - 1} ({t[i - 1]!r} s); sort the samples and drop duplicates")
+            raise ConfigError(f"{source}: times must be strictly increasing, but time {i} ({float(t[i])!r} s) is not "
+                              f"after time {i - 1} ({float(t[i - 1])!r} s); sort the samples and drop duplicates")
         p[:, 3:] = normalise_quats(p[:, 3:], source)
         self.times = t
         self.poses = p
@@ -151,8 +151,8 @@ class TimedPoses:
         steps = np.diff(times)
         if (steps <= 0).any():
             i = int(np.argmax(steps <= 0)) + 1
-            raise ConfigError(f"{name}: sample {i} (t = {times[i]!r} s) is not after sample {i - 1} "
-                              f"(t = {times[i - 1]!r} s); times must be strictly increasing")
+            raise ConfigError(f"{name}: sample {i} (t = {float(times[i])!r} s) is not after sample {i - 1} "
+                              f"(t = {float(times[i - 1])!r} s); times must be strictly increasing")
         return cls(times, arr[:, 1:], source=name)
 
     @staticmethod
@@ -216,8 +216,9 @@ class TimedPoses:
         out = (t < self.start_time - TIME_TOLERANCE) | (t > self.end_time + TIME_TOLERANCE)
         if out.any():
             i = int(np.argmax(out))
-            raise ConfigError(f"{self.source}: time {t[i]!r} s (index {i}) is outside the trajectory's span "
-                              f"[{self.start_time!r}, {self.end_time!r}] s; trajectories are not extrapolated")
+            raise ConfigError(f"{self.source}: time {float(t[i])!r} s (index {i}) is outside the trajectory's span "
+                              f"[{float(self.start_time)!r}, {float(self.end_time)!r}] s; trajectories are not "
+                              f"extrapolated")
         return np.clip(t, self.start_time, self.end_time)
 
     def _segments(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
