@@ -43,14 +43,14 @@ def sample_times(rig: Rig, rate_hz: float, lo: int, hi: int) -> np.ndarray:
 
 def last_sample_time(rig: Rig, frames: int) -> float:
     """Time (s) of the last pose a run of ``frames`` ticks needs: its last tick (``start_time + (frames - 1) /
-    tick_rate``; the run records the trajectory at every tick) or the last sample of any of the rig's sensors (sample
-    m at ``start_time + m / rate`` for the samples :func:`~oceansim_py.dataset.shards.sample_range` gives the ticks
-    0 .. frames - 1), whichever is later."""
+    tick_rate``; the run records the trajectory at every tick) or the last sample of any of the rig's sensors (:func:`sample_times`
+    of the samples :func:`~oceansim_py.dataset.shards.sample_range` gives the ticks 0 .. frames - 1), whichever is
+    later."""
     last = rig.start_time + max(frames - 1, 0) / rig.tick_rate_hz
     for spec in rig.sensors:
         lo, hi = sample_range(0, frames, rig.tick_rate_hz, spec.rate_hz)
         if hi > lo:
-            last = max(last, rig.start_time + (hi - 1) / spec.rate_hz)
+            last = max(last, float(sample_times(rig, spec.rate_hz, hi - 1, hi)[0]))
     return last
 
 
